@@ -1,0 +1,84 @@
+// The one configuration schema: every key with its environment variable, default and doc.
+import { z } from 'zod';
+
+export interface ConfigKey {
+  env: string;
+  doc: string;
+  schema: z.ZodType;
+  default?: string;
+}
+
+const port = z.coerce.number().int().min(0).max(65535);
+const url = z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, ''));
+const positiveInt = z.coerce.number().int().positive();
+const bool = z
+  .enum(['0', '1', 'true', 'false', 'yes', 'no', 'on', 'off'])
+  .transform((v) => ['1', 'true', 'yes', 'on'].includes(v));
+const list = z.string().transform((s) =>
+  s
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean),
+);
+
+/** Every setting carecircle reads, in the order the README lists them. */
+export const CONFIG_KEYS = {
+  nodeEnv: { env: 'NODE_ENV', doc: 'development or production; production refuses development-only features.', schema: z.enum(['development', 'production', 'test']), default: 'development' },
+  logLevel: { env: 'LOG_LEVEL', doc: 'pino log level: fatal, error, warn, info, debug, trace or silent.', schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), default: 'info' },
+  bindHost: { env: 'BIND_HOST', doc: 'Address every listener binds to. Use 0.0.0.0 behind a load balancer or in a container.', schema: z.string().min(1), default: '127.0.0.1' },
+  sitePort: { env: 'SITE_PORT', doc: 'Port of the public site (directory, discovery, site API).', schema: port, default: '8080' },
+  siteUrl: { env: 'SITE_URL', doc: 'Public URL of the site host ({base_url}).', schema: url, default: 'http://localhost:8080' },
+  appUrl: { env: 'APP_URL', doc: 'Public URL of the application host ({app_url}).', schema: url, default: 'http://localhost:8081' },
+  authUrl: { env: 'AUTH_URL', doc: 'Issuer URL of the authorization server ({auth_url}).', schema: url, default: 'http://localhost:8082' },
+  pipeUrl: { env: 'PIPE_URL', doc: 'Public URL of the partner ingest host ({pipe_url}).', schema: url, default: 'http://localhost:8083' },
+  apexUrl: { env: 'APEX_URL', doc: 'Public URL of the apex host, which redirects to SITE_URL.', schema: url, default: 'http://localhost:8079' },
+  inboxDomain: { env: 'INBOX_DOMAIN', doc: 'Mail domain of family inbox addresses.', schema: z.string().min(1), default: 'inbox.localhost' },
+  trustProxy: { env: 'TRUST_PROXY', doc: 'Trust X-Forwarded-For for the client address (set when behind a proxy you control).', schema: bool, default: 'false' },
+  mongoUrl: { env: 'MONGO_URL', doc: 'MongoDB connection string (database name in the path, default carecircle). Unset: a local MongoDB-compatible server is started under DATA_DIR.', schema: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must start with mongodb:// or mongodb+srv://').optional() },
+  natsUrl: { env: 'NATS_URL', doc: 'NATS server URL(s), comma-separated. Unset: the in-process bus (single process only).', schema: z.string().min(1).optional() },
+  dataDir: { env: 'DATA_DIR', doc: 'Where the embedded run keeps its local database and tools.', schema: z.string().min(1), default: '.carecircle' },
+  busNamespace: { env: 'BUS_NAMESPACE', doc: 'Prefix for every bus subject, so deployments can share a NATS cluster. Empty: none.', schema: z.string().regex(/^([A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*)?$/, 'letters, digits, _ and - in dot-separated tokens'), default: '' },
+  busTimeoutMs: { env: 'BUS_TIMEOUT_MS', doc: 'How long a gateway waits for one worker reply before trying again.', schema: positiveInt, default: '5000' },
+  gatewayRetryWindowMs: { env: 'GATEWAY_RETRY_WINDOW_MS', doc: 'How long a gateway keeps retrying an idempotent request when no worker answers, before replying 503.', schema: positiveInt, default: '10000' },
+  workerConcurrency: { env: 'WORKER_CONCURRENCY', doc: 'Requests one worker process handles at once.', schema: positiveInt, default: '64' },
+  shutdownGraceMs: { env: 'SHUTDOWN_GRACE_MS', doc: 'How long shutdown waits for in-flight work before closing connections.', schema: positiveInt, default: '10000' },
+  mcpAllowedOrigins: { env: 'MCP_ALLOWED_ORIGINS', doc: 'Browser origins allowed on the MCP endpoints, comma-separated, or * for any. Empty: the site and app origins.', schema: list, default: '' },
+  rateDirectoryMcpPerMin: { env: 'RATE_DIRECTORY_MCP_PER_MIN', doc: 'Requests per minute per client address on the public directory MCP endpoint.', schema: positiveInt, default: '120' },
+  opsNotify: { env: 'OPS_NOTIFY', doc: 'Emit best-effort internal ops notifications on the bus.', schema: bool, default: 'true' },
+} satisfies Record<string, ConfigKey>;
+
+type Keys = typeof CONFIG_KEYS;
+export type Config = { readonly [K in keyof Keys]: z.output<Keys[K]['schema']> };
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Parse the environment once; a bad value stops start-up with the variable named. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const out: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [name, key] of Object.entries(CONFIG_KEYS) as [string, ConfigKey][]) {
+    const raw = env[key.env];
+    const value = raw === undefined || raw === '' ? key.default : raw;
+    const parsed = key.schema.safeParse(value);
+    if (parsed.success) out[name] = parsed.data;
+    else problems.push(`${key.env}=${JSON.stringify(raw ?? '')}: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
+  }
+  if (problems.length) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
+  return Object.freeze(out) as Config;
+}
+
+/** The README's configuration table, generated from the schema (a test keeps them equal). */
+export function configMarkdownTable(): string {
+  const rows = Object.values(CONFIG_KEYS as Record<string, ConfigKey>).map(
+    (k) => `| \`${k.env}\` | ${k.default === undefined ? '(unset)' : k.default === '' ? '(empty)' : `\`${k.default}\``} | ${k.doc} |`,
+  );
+  return ['| variable | default | meaning |', '| --- | --- | --- |', ...rows].join('\n');
+}
+
+/** Origins allowed to call the MCP endpoints from a browser. */
+export function allowedOrigins(config: Config): string[] {
+  if (config.mcpAllowedOrigins.length) return config.mcpAllowedOrigins;
+  return [config.siteUrl, config.appUrl, config.apexUrl].map((u) => new URL(u).origin);
+}
