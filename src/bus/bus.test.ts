@@ -1,0 +1,113 @@
+// One behaviour suite, run against both bus implementations.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { createLogger } from '../log.js';
+import { NoRespondersError, RemoteHandlerError, RequestTimeoutError } from './errors.js';
+import { MemoryBus } from './memory.js';
+import { NatsBus } from './nats.js';
+import type { Bus } from './types.js';
+
+const log = createLogger('silent');
+const impls: [string, () => Promise<Bus>][] = [
+  ['memory', async () => new MemoryBus()],
+  ['nats', () => NatsBus.connect(inject('natsUrl'), log, 'bus-test')],
+];
+let subjectSeq = 0;
+const subject = () => `test.bus.${process.pid}.${Date.now()}.${subjectSeq++}`;
+
+describe.each(impls)('bus (%s)', (_name, open) => {
+  const opened: Bus[] = [];
+  const bus = async () => {
+    const b = await open();
+    opened.push(b);
+    return b;
+  };
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((b) => b.close()));
+  });
+
+  it('request/reply carries data and headers, as a copy', async () => {
+    const a = await bus();
+    const s = subject();
+    const sent = { n: 1, nested: { list: [1, 2] } };
+    a.serve(s, 'q', async (msg) => ({ got: msg.data, rid: msg.headers['cc-request-id'] }));
+    const reply = (await a.request(s, sent, { timeoutMs: 2000, headers: { 'cc-request-id': 'abc' } })) as any;
+    expect(reply).toEqual({ got: sent, rid: 'abc' });
+    expect(reply.got).not.toBe(sent);
+  });
+
+  it('no responders fails fast with NoRespondersError', async () => {
+    const a = await bus();
+    await expect(a.request(subject(), {}, { timeoutMs: 2000 })).rejects.toBeInstanceOf(NoRespondersError);
+  });
+
+  it('a slow handler times out with RequestTimeoutError', async () => {
+    const a = await bus();
+    const s = subject();
+    a.serve(s, 'q', async () => sleep(500));
+    await expect(a.request(s, {}, { timeoutMs: 50 })).rejects.toBeInstanceOf(RequestTimeoutError);
+  });
+
+  it('a failing handler becomes RemoteHandlerError with its message', async () => {
+    const a = await bus();
+    const s = subject();
+    a.serve(s, 'q', async () => {
+      throw new Error('boom');
+    });
+    await expect(a.request(s, {}, { timeoutMs: 2000 })).rejects.toThrow(RemoteHandlerError);
+  });
+
+  it('a queue group gives each request to exactly one member, and spreads them', async () => {
+    const a = await bus();
+    const b = await bus();
+    const s = subject();
+    const served: string[] = [];
+    a.serve(s, 'workers', async () => void served.push('a'));
+    b.serve(s, 'workers', async () => void served.push('b'));
+    if (a.kind === 'nats') await Promise.all([(a as NatsBus).nc.flush(), (b as NatsBus).nc.flush()]);
+    // For the memory bus both members live on one bus instance's registry: serve on the caller's bus.
+    const caller = a.kind === 'memory' ? a : b;
+    if (a.kind === 'memory') caller.serve(s, 'workers', async () => void served.push('a2'));
+    for (let i = 0; i < 40; i++) await caller.request(s, i, { timeoutMs: 2000 });
+    expect(served).toHaveLength(40);
+    expect(new Set(served).size).toBeGreaterThan(1);
+  });
+
+  it('drain waits for the handlers in flight, then takes no more', async () => {
+    const a = await bus();
+    const caller = a.kind === 'memory' ? a : await bus();
+    const s = subject();
+    let finished = 0;
+    const sub = a.serve(s, 'q', async () => {
+      await sleep(100);
+      finished++;
+      return 'done';
+    });
+    if (a.kind === 'nats') await (a as NatsBus).nc.flush();
+    const pending = caller.request(s, {}, { timeoutMs: 2000 });
+    await sleep(20);
+    await sub.drain();
+    expect(finished).toBe(1);
+    await expect(pending).resolves.toBe('done');
+    await expect(caller.request(s, {}, { timeoutMs: 300 })).rejects.toBeInstanceOf(NoRespondersError);
+  });
+
+  it('publish reaches every subscriber', async () => {
+    const a = await bus();
+    const s = subject();
+    const got: unknown[] = [];
+    a.subscribe(s, (m) => got.push(m.data));
+    a.subscribe(s, (m) => got.push(m.data));
+    if (a.kind === 'nats') await (a as NatsBus).nc.flush();
+    a.publish(s, { hello: 1 });
+    for (let i = 0; i < 50 && got.length < 2; i++) await sleep(10);
+    expect(got).toEqual([{ hello: 1 }, { hello: 1 }]);
+  });
+
+  it('ready() is true while open and false after close', async () => {
+    const a = await open();
+    expect(a.ready()).toBe(true);
+    await a.close();
+    expect(a.ready()).toBe(false);
+  });
+});

@@ -1,0 +1,94 @@
+// In-process bus: the embedded default. Same semantics as NATS (queue groups, copies, timeouts).
+import { BusClosedError, NoRespondersError, RemoteHandlerError, RequestTimeoutError } from './errors.js';
+import type { Bus, BusHandler, BusHeaders, BusMessage, RequestOptions, Subscription } from './types.js';
+
+interface Member {
+  handler: BusHandler;
+  inflight: Set<Promise<unknown>>;
+  closed: boolean;
+}
+
+/** Messages cross the bus as JSON, as they would over the network: no shared references. */
+const copy = (data: unknown): unknown => (data === undefined ? undefined : JSON.parse(JSON.stringify(data)));
+
+export class MemoryBus implements Bus {
+  readonly kind = 'memory' as const;
+  private readonly groups = new Map<string, Map<string, { members: Member[]; next: number }>>();
+  private readonly listeners = new Map<string, Set<(msg: BusMessage) => void>>();
+  private closed = false;
+
+  ready(): boolean {
+    return !this.closed;
+  }
+
+  request(subject: string, data: unknown, options: RequestOptions): Promise<unknown> {
+    if (this.closed) return Promise.reject(new BusClosedError());
+    const member = this.pick(subject);
+    if (!member) return Promise.reject(new NoRespondersError(subject));
+    const msg: BusMessage = { subject, data: copy(data), headers: { ...options.headers } };
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new RequestTimeoutError(subject, options.timeoutMs)), options.timeoutMs);
+      const run = member.handler(msg);
+      member.inflight.add(run);
+      run
+        .then(
+          (reply) => resolve(copy(reply)),
+          (err: unknown) => reject(new RemoteHandlerError(subject, err instanceof Error ? err.message : String(err))),
+        )
+        .finally(() => {
+          clearTimeout(timer);
+          member.inflight.delete(run);
+        });
+    });
+  }
+
+  serve(subject: string, queue: string, handler: BusHandler): Subscription {
+    let bySubject = this.groups.get(subject);
+    if (!bySubject) this.groups.set(subject, (bySubject = new Map()));
+    let group = bySubject.get(queue);
+    if (!group) bySubject.set(queue, (group = { members: [], next: 0 }));
+    const member: Member = { handler, inflight: new Set(), closed: false };
+    group.members.push(member);
+    const members = group.members;
+    return {
+      drain: async () => {
+        member.closed = true;
+        members.splice(members.indexOf(member), 1);
+        await Promise.allSettled([...member.inflight]);
+      },
+    };
+  }
+
+  publish(subject: string, data: unknown, headers: BusHeaders = {}): void {
+    if (this.closed) return;
+    for (const listener of this.listeners.get(subject) ?? []) {
+      queueMicrotask(() => listener({ subject, data: copy(data), headers: { ...headers } }));
+    }
+  }
+
+  subscribe(subject: string, handler: (msg: BusMessage) => void): Subscription {
+    let set = this.listeners.get(subject);
+    if (!set) this.listeners.set(subject, (set = new Set()));
+    set.add(handler);
+    return { drain: async () => void set.delete(handler) };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const all = [...this.groups.values()].flatMap((g) => [...g.values()].flatMap((q) => q.members));
+    await Promise.allSettled(all.flatMap((m) => [...m.inflight]));
+    this.groups.clear();
+    this.listeners.clear();
+  }
+
+  /** One member per queue group is chosen, round-robin; with several groups the first answers. */
+  private pick(subject: string): Member | undefined {
+    for (const group of this.groups.get(subject)?.values() ?? []) {
+      if (!group.members.length) continue;
+      const member = group.members[group.next % group.members.length];
+      group.next = (group.next + 1) % group.members.length;
+      if (member && !member.closed) return member;
+    }
+    return undefined;
+  }
+}

@@ -1,0 +1,132 @@
+// NATS bus: the distributed engine operators scale on. Reconnects forever; drains on close.
+import { connect, ErrorCode, headers as natsHeaders, JSONCodec, NatsError, type NatsConnection, type Msg } from 'nats';
+import type { Logger } from '../log.js';
+import { BusClosedError, BusError, NoRespondersError, RemoteHandlerError, RequestTimeoutError } from './errors.js';
+import type { Bus, BusHandler, BusHeaders, BusMessage, ReplyEnvelope, RequestOptions, Subscription } from './types.js';
+
+const codec = JSONCodec<unknown>();
+
+function toNatsHeaders(h: BusHeaders | undefined) {
+  const out = natsHeaders();
+  for (const [k, v] of Object.entries(h ?? {})) out.set(k, v);
+  return out;
+}
+
+function fromNatsHeaders(msg: Msg): BusHeaders {
+  const out: BusHeaders = {};
+  if (!msg.headers) return out;
+  for (const [k, v] of msg.headers) if (v[0] !== undefined) out[k.toLowerCase()] = v[0];
+  return out;
+}
+
+const decode = (msg: Msg): unknown => (msg.data.length ? codec.decode(msg.data) : undefined);
+
+export class NatsBus implements Bus {
+  readonly kind = 'nats' as const;
+  private readonly subs = new Set<{ drain(): Promise<void> }>();
+  private connected = true;
+
+  private constructor(
+    readonly nc: NatsConnection,
+    private readonly log: Logger,
+  ) {}
+
+  static async connect(servers: string, log: Logger, name = 'carecircle'): Promise<NatsBus> {
+    const nc = await connect({
+      servers: servers.split(',').map((s) => s.trim()),
+      name: `${name}-${process.pid}`,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 500,
+    });
+    const bus = new NatsBus(nc, log);
+    void (async () => {
+      for await (const s of nc.status()) {
+        if (s.type === 'disconnect') bus.connected = false;
+        if (s.type === 'reconnect') bus.connected = true;
+        if (s.type === 'disconnect' || s.type === 'reconnect') log.warn({ nats: s.type }, `nats ${s.type}`);
+      }
+    })();
+    return bus;
+  }
+
+  ready(): boolean {
+    return this.connected && !this.nc.isClosed() && !this.nc.isDraining();
+  }
+
+  async request(subject: string, data: unknown, options: RequestOptions): Promise<unknown> {
+    if (this.nc.isClosed() || this.nc.isDraining()) throw new BusClosedError();
+    let reply: Msg;
+    try {
+      reply = await this.nc.request(subject, codec.encode(data), {
+        timeout: options.timeoutMs,
+        headers: toNatsHeaders(options.headers),
+      });
+    } catch (err) {
+      if (err instanceof NatsError) {
+        if (err.code === ErrorCode.NoResponders) throw new NoRespondersError(subject, { cause: err });
+        if (err.code === ErrorCode.Timeout) throw new RequestTimeoutError(subject, options.timeoutMs, { cause: err });
+        if (err.code === ErrorCode.ConnectionClosed || err.code === ErrorCode.ConnectionDraining)
+          throw new BusClosedError({ cause: err });
+      }
+      throw new BusError(`request on ${subject} failed`, { cause: err });
+    }
+    const env = decode(reply) as ReplyEnvelope;
+    if (!env.ok) throw new RemoteHandlerError(subject, env.error);
+    return env.data;
+  }
+
+  serve(subject: string, queue: string, handler: BusHandler): Subscription {
+    const inflight = new Set<Promise<void>>();
+    const sub = this.nc.subscribe(subject, {
+      queue,
+      callback: (err, msg) => {
+        if (err) {
+          this.log.error({ err, subject }, 'subscription error');
+          return;
+        }
+        const message: BusMessage = { subject, data: decode(msg), headers: fromNatsHeaders(msg) };
+        const run = handler(message).then(
+          (data): ReplyEnvelope => ({ ok: true, data }),
+          (e: unknown): ReplyEnvelope => ({ ok: false, error: e instanceof Error ? e.message : String(e) }),
+        );
+        const done = run.then((env) => {
+          if (msg.reply && !this.nc.isClosed()) msg.respond(codec.encode(env));
+        });
+        inflight.add(done);
+        void done.finally(() => inflight.delete(done));
+      },
+    });
+    const handle = {
+      drain: async () => {
+        this.subs.delete(handle);
+        if (!sub.isClosed()) await sub.drain().catch(() => undefined);
+        await Promise.allSettled([...inflight]);
+      },
+    };
+    this.subs.add(handle);
+    return handle;
+  }
+
+  publish(subject: string, data: unknown, headers?: BusHeaders): void {
+    if (this.nc.isClosed() || this.nc.isDraining()) return;
+    try {
+      this.nc.publish(subject, codec.encode(data), { headers: toNatsHeaders(headers) });
+    } catch (err) {
+      this.log.warn({ err, subject }, 'publish failed');
+    }
+  }
+
+  subscribe(subject: string, handler: (msg: BusMessage) => void): Subscription {
+    const sub = this.nc.subscribe(subject, {
+      callback: (err, msg) => {
+        if (!err) handler({ subject, data: decode(msg), headers: fromNatsHeaders(msg) });
+      },
+    });
+    return { drain: async () => void (await sub.drain().catch(() => undefined)) };
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.subs].map((s) => s.drain()));
+    if (!this.nc.isClosed()) await this.nc.drain().catch(() => this.nc.close());
+  }
+}

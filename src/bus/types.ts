@@ -1,0 +1,44 @@
+// The bus contract both implementations honour: request/reply on subjects, queue groups, headers, timeouts.
+
+/** Headers carried with every request. Names are lower-case. */
+export type BusHeaders = Record<string, string>;
+
+export const HEADER_REQUEST_ID = 'cc-request-id';
+export const HEADER_DEADLINE = 'cc-deadline';
+
+export interface BusMessage {
+  subject: string;
+  data: unknown;
+  headers: BusHeaders;
+}
+
+export type BusHandler = (msg: BusMessage) => Promise<unknown>;
+
+export interface RequestOptions {
+  timeoutMs: number;
+  headers?: BusHeaders;
+}
+
+export interface Subscription {
+  /** Stop taking new messages and wait for the handlers that are running. */
+  drain(): Promise<void>;
+}
+
+export interface Bus {
+  readonly kind: 'nats' | 'memory';
+  /** Send one request to one member of the subject's queue group and wait for its reply. */
+  request(subject: string, data: unknown, options: RequestOptions): Promise<unknown>;
+  /** Serve a subject as a member of a queue group: each request goes to one member. */
+  serve(subject: string, queue: string, handler: BusHandler): Subscription;
+  /** Fire-and-forget publish to every subscriber (no reply, best effort). */
+  publish(subject: string, data: unknown, headers?: BusHeaders): void;
+  /** Subscribe to fire-and-forget messages (every subscriber gets each). */
+  subscribe(subject: string, handler: (msg: BusMessage) => void): Subscription;
+  /** True while connected and able to carry requests. */
+  ready(): boolean;
+  /** Drain subscriptions, flush, and close. */
+  close(): Promise<void>;
+}
+
+/** Reply envelope on the wire: a worker's handler either returned data or failed. */
+export type ReplyEnvelope = { ok: true; data: unknown } | { ok: false; error: string };
