@@ -1,0 +1,38 @@
+// Every index carecircle relies on, declared in one place and created at start-up.
+import type { Db, IndexDescription } from 'mongodb';
+import type { Logger } from '../log.js';
+import { versionedIndexes } from './versioned.js';
+
+export const COLLECTIONS = {
+  rateBuckets: 'rate_buckets',
+  leases: 'leases',
+} as const;
+
+export const INDEXES: Record<string, IndexDescription[]> = {
+  [COLLECTIONS.rateBuckets]: versionedIndexes,
+  [COLLECTIONS.leases]: versionedIndexes,
+};
+
+/**
+ * Create the indexes that do not exist yet, by name. Asking FerretDB v1 to create an index that
+ * already exists can crash its connection, so existing ones are never re-sent; when two processes
+ * start at once and race, the loser looks again and finds nothing left to do.
+ */
+export async function ensureIndexes(db: Db, log: Logger): Promise<void> {
+  let created = 0;
+  for (const [collection, indexes] of Object.entries(INDEXES)) {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const existing = new Set((await db.collection(collection).listIndexes().toArray().catch(() => [])).map((i: { name?: string }) => i.name));
+        const missing = indexes.filter((i) => !existing.has(i.name));
+        if (missing.length) await db.collection(collection).createIndexes(missing);
+        created += missing.length;
+        break;
+      } catch (err) {
+        if (attempt >= 3) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+      }
+    }
+  }
+  log.debug({ created }, 'indexes ensured');
+}

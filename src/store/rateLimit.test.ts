@@ -1,0 +1,55 @@
+import { MongoClient } from 'mongodb';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { freshDatabaseUrl } from '../../test/harness/servers.js';
+import { databaseName } from './mongo.js';
+import { perMinute, RateLimiter } from './rateLimit.js';
+
+let client: MongoClient;
+let url: string;
+beforeAll(async () => {
+  url = freshDatabaseUrl(inject('mongoUrl'));
+  client = await new MongoClient(url).connect();
+});
+afterAll(async () => {
+  await client.db(databaseName(url)).dropDatabase();
+  await client.close();
+});
+
+describe('rate limiter - token bucket in MongoDB', () => {
+  it('admits the capacity, then refuses with a retry delay, then refills with time', async () => {
+    let now = 1_000_000;
+    const limiter = new RateLimiter(client.db(databaseName(url)), () => now);
+    const policy = { capacity: 3, refillMs: 10_000 };
+    const results = [];
+    for (let i = 0; i < 4; i++) results.push(await limiter.take('k1', policy));
+    expect(results.map((r) => r.allowed)).toEqual([true, true, true, false]);
+    expect(results[3]?.retryAfterSec).toBe(10);
+    now += 10_000;
+    expect((await limiter.take('k1', policy)).allowed).toBe(true);
+    expect((await limiter.take('k1', policy)).allowed).toBe(false);
+  });
+
+  it('concurrent takers from separate connections never spend the same token', async () => {
+    const other = await new MongoClient(url).connect();
+    try {
+      const a = new RateLimiter(client.db(databaseName(url)));
+      const b = new RateLimiter(other.db(databaseName(url)));
+      const policy = perMinute(10);
+      const takes = await Promise.all(Array.from({ length: 30 }, (_, i) => (i % 2 ? a : b).take('shared', policy)));
+      expect(takes.filter((t) => t.allowed)).toHaveLength(10);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('keys are independent, and sweep removes idle buckets', async () => {
+    let now = 5_000_000;
+    const limiter = new RateLimiter(client.db(databaseName(url)), () => now);
+    const policy = { capacity: 1, refillMs: 60_000 };
+    expect((await limiter.take('ip:1', policy)).allowed).toBe(true);
+    expect((await limiter.take('ip:2', policy)).allowed).toBe(true);
+    expect((await limiter.take('ip:1', policy)).allowed).toBe(false);
+    now += 2 * 86_400_000;
+    expect(await limiter.sweep(86_400_000)).toBeGreaterThanOrEqual(2);
+  });
+});
