@@ -1,0 +1,36 @@
+// Serving an MCP server over the forwarded HTTP envelope: GET descriptor, POST JSON-RPC.
+import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js';
+import type { Logger } from '../log.js';
+import { RPC } from './codes.js';
+import { RpcError } from './errors.js';
+import { failure, type McpServer } from './mcp.js';
+
+/** A GET that wants only an event stream gets 405: we never stream, and a 200 JSON would loop SSE clients. */
+export function wantsOnlyEventStream(accept: string | undefined): boolean {
+  if (!accept) return false;
+  const types = accept.split(',').map((t) => t.split(';')[0]?.trim().toLowerCase());
+  return types.includes('text/event-stream') && !types.some((t) => t === 'application/json' || t === '*/*' || t === 'application/*');
+}
+
+export async function serveMcp(
+  server: McpServer,
+  request: HttpRequestEnvelope,
+  describe: () => Record<string, unknown>,
+  log: Logger,
+  caller?: unknown,
+): Promise<HttpReplyEnvelope> {
+  if (request.method === 'GET') {
+    if (wantsOnlyEventStream(request.headers.accept)) {
+      const err = new RpcError(RPC.INVALID_REQUEST, 'This endpoint does not stream; POST JSON-RPC messages instead', undefined, 405);
+      return { status: 405, headers: { allow: 'POST' }, body: failure(null, err) };
+    }
+    return { status: 200, headers: { 'cache-control': 'public, max-age=300' }, body: describe() };
+  }
+  return server.handlePost(
+    { method: request.method, headers: request.headers, body: request.body },
+    { requestId: request.requestId, clientIp: request.clientIp, ...(caller === undefined ? {} : { caller }) },
+  ).catch((err: unknown) => {
+    log.error({ err }, 'mcp handler failure');
+    throw err;
+  });
+}
