@@ -1,0 +1,155 @@
+// The edge of an MCP endpoint: CORS, Origin, method, rate limit, body bounds, JSON parsing and
+// forwarding. Each step is one small middleware; the route reads as the table of its steps.
+import cors from '@koa/cors';
+import type { Context, Middleware, Next } from 'koa';
+import type { HttpRequestEnvelope } from '../bus/envelopes.js';
+import { allowedOrigins } from '../config.js';
+import { RPC } from '../rpc/codes.js';
+import { parseError, RpcError } from '../rpc/errors.js';
+import { rpcErrorBody } from '../rpc/mcp.js';
+import type { BucketPolicy } from '../store/rateLimit.js';
+import { BodyError, parseJson, readRawBody, requireJsonContentType } from './body.js';
+import type { GatewayDeps } from './context.js';
+import { forward, UnavailableError } from './forward.js';
+
+declare module 'koa' {
+  interface DefaultState {
+    rpcBody?: unknown;
+  }
+}
+
+export interface McpEdgeOptions {
+  subject: string;
+  bodyLimit: number;
+  /** The rate-limit bucket for this request, or undefined for none. */
+  bucket: (ctx: Context) => { key: string; policy: BucketPolicy } | undefined;
+  /** Request headers the worker needs (lower-case). */
+  forwardHeaders: readonly string[];
+}
+
+const ALLOWED_METHODS = 'GET, POST, OPTIONS';
+
+function sendRpcError(ctx: Context, err: RpcError): void {
+  ctx.status = err.httpStatus;
+  ctx.body = rpcErrorBody(err);
+}
+
+/** Turns every edge failure into a JSON-RPC error body with the right HTTP status. */
+export function rpc_error_boundary(deps: GatewayDeps) {
+  return async (ctx: Context, next: Next): Promise<void> => {
+    try {
+      await next();
+    } catch (err) {
+      if (err instanceof RpcError) return sendRpcError(ctx, err);
+      if (err instanceof BodyError) {
+        if (err.status === 400) return sendRpcError(ctx, parseError(err.message));
+        return sendRpcError(ctx, new RpcError(RPC.INVALID_REQUEST, err.message, { hint: err.status === 413 ? 'Send a smaller request.' : 'Send Content-Type: application/json.' }, err.status));
+      }
+      if (err instanceof UnavailableError) {
+        ctx.set('Retry-After', String(err.retryAfterSec));
+        return sendRpcError(ctx, new RpcError(RPC.UNAVAILABLE, 'Service temporarily unavailable', { hint: 'No worker answered in time; retry after the Retry-After delay.', retryAfterSec: err.retryAfterSec }, 503));
+      }
+      deps.log.error({ err, requestId: ctx.state.requestId }, 'mcp edge failure');
+      sendRpcError(ctx, new RpcError(RPC.INTERNAL_ERROR, 'Internal error', { hint: `Quote request id ${ctx.state.requestId} if it persists.` }, 500));
+    }
+  };
+}
+
+export function mcp_cors(deps: GatewayDeps): Middleware {
+  const allowed = allowedOrigins(deps.config);
+  return cors({
+    origin: (ctx) => {
+      const origin = ctx.get('origin');
+      return allowed.includes('*') || allowed.includes(origin) ? origin : '';
+    },
+    allowMethods: ALLOWED_METHODS,
+    allowHeaders: ['Authorization', 'Content-Type', 'MCP-Protocol-Version', 'Mcp-Session-Id', 'Last-Event-ID'],
+    exposeHeaders: ['WWW-Authenticate', 'Retry-After', 'X-Request-Id', 'Mcp-Session-Id'],
+    maxAge: 600,
+  });
+}
+
+/** A present Origin header must be one we serve (DNS-rebinding defence); absent is fine. */
+export function check_origin(deps: GatewayDeps) {
+  const allowed = allowedOrigins(deps.config);
+  return async (ctx: Context, next: Next): Promise<void> => {
+    const origin = ctx.get('origin');
+    if (origin && !allowed.includes('*') && !allowed.includes(origin))
+      throw new RpcError(RPC.INVALID_REQUEST, `Origin ${origin} is not allowed`, { hint: 'Call this endpoint from a server, or from a page on an allowed origin.' }, 403);
+    return next();
+  };
+}
+
+export async function allow_mcp_methods(ctx: Context, next: Next): Promise<void> {
+  if (ctx.method !== 'GET' && ctx.method !== 'POST') {
+    ctx.set('Allow', ALLOWED_METHODS);
+    throw new RpcError(RPC.INVALID_REQUEST, `Method ${ctx.method} not allowed`, { hint: `Use POST for JSON-RPC, GET for the descriptor.` }, 405);
+  }
+  return next();
+}
+
+export function rate_limit(deps: GatewayDeps, bucket: McpEdgeOptions['bucket']) {
+  return async (ctx: Context, next: Next): Promise<void> => {
+    const b = bucket(ctx);
+    if (b) {
+      const taken = await deps.limiter.take(b.key, b.policy);
+      if (!taken.allowed) {
+        ctx.set('Retry-After', String(taken.retryAfterSec));
+        throw new RpcError(RPC.RATE_LIMITED, 'Rate limit exceeded', { hint: `Wait ${taken.retryAfterSec} s before the next request.`, retryAfterSec: taken.retryAfterSec }, 429);
+      }
+    }
+    return next();
+  };
+}
+
+export function read_json_rpc_body(limit: number) {
+  return async (ctx: Context, next: Next): Promise<void> => {
+    if (ctx.method === 'POST') {
+      requireJsonContentType(ctx);
+      ctx.state.rpcBody = parseJson(await readRawBody(ctx, limit));
+    }
+    return next();
+  };
+}
+
+export function forward_to_workers(deps: GatewayDeps, subject: string, forwardHeaders: readonly string[]) {
+  return async (ctx: Context): Promise<void> => {
+    const headers: Record<string, string> = {};
+    for (const name of forwardHeaders) {
+      const value = ctx.get(name);
+      if (value) headers[name] = value;
+    }
+    const envelope: HttpRequestEnvelope = {
+      v: 1,
+      method: ctx.method,
+      path: ctx.path,
+      query: Object.fromEntries(Object.entries(ctx.query).map(([k, v]) => [k, Array.isArray(v) ? (v[0] ?? '') : (v ?? '')])),
+      headers,
+      body: ctx.state.rpcBody,
+      clientIp: ctx.ip,
+      requestId: ctx.state.requestId,
+    };
+    const reply = await forward(deps.bus, subject, envelope, {
+      timeoutMs: deps.config.busTimeoutMs,
+      retryWindowMs: deps.config.gatewayRetryWindowMs,
+      idempotent: true,
+    });
+    ctx.status = reply.status;
+    for (const [k, v] of Object.entries(reply.headers)) ctx.set(k, v);
+    if (reply.body !== undefined) ctx.body = reply.raw ? String(reply.body) : reply.body;
+    else if (reply.status === 204 || reply.status === 202) ctx.body = null;
+  };
+}
+
+/** The whole pipeline of an MCP endpoint, in order. */
+export function mcpEndpoint(deps: GatewayDeps, opts: McpEdgeOptions): Middleware[] {
+  return [
+    rpc_error_boundary(deps),
+    mcp_cors(deps),
+    check_origin(deps),
+    allow_mcp_methods,
+    rate_limit(deps, opts.bucket),
+    read_json_rpc_body(opts.bodyLimit),
+    forward_to_workers(deps, opts.subject, opts.forwardHeaders),
+  ];
+}

@@ -1,0 +1,53 @@
+// Middleware shared by every listener: request id, client address, access log, health probes.
+import { randomUUID } from 'node:crypto';
+import type { Context, Next } from 'koa';
+import type { GatewayDeps } from './context.js';
+
+declare module 'koa' {
+  interface DefaultState {
+    requestId: string;
+  }
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,100}$/;
+
+/** Take a well-formed X-Request-Id from upstream, or make one; echo it on the response. */
+export async function assign_request_id(ctx: Context, next: Next): Promise<void> {
+  const incoming = ctx.get('x-request-id');
+  ctx.state.requestId = REQUEST_ID.test(incoming) ? incoming : randomUUID();
+  ctx.set('X-Request-Id', ctx.state.requestId);
+  return next();
+}
+
+/** One line per request: method, path (no query: it may carry personal data), status, time. */
+export function log_request(deps: GatewayDeps, surface: string) {
+  return async (ctx: Context, next: Next): Promise<void> => {
+    const started = performance.now();
+    try {
+      await next();
+    } finally {
+      deps.log.info(
+        { surface, requestId: ctx.state.requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started) },
+        'request',
+      );
+    }
+  };
+}
+
+/** `/healthz`: the process is alive. `/readyz`: NATS (when used) and MongoDB are reachable. */
+export function serve_health(deps: GatewayDeps) {
+  return async (ctx: Context, next: Next): Promise<void> => {
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
+    if (ctx.path === '/healthz') {
+      ctx.body = { status: 'ok' };
+      return;
+    }
+    if (ctx.path === '/readyz') {
+      const [bus, mongo] = [deps.bus.ready(), await deps.store.ready()];
+      ctx.status = bus && mongo ? 200 : 503;
+      ctx.body = { status: bus && mongo ? 'ready' : 'not ready', bus: bus ? 'up' : 'down', busKind: deps.bus.kind, mongo: mongo ? 'up' : 'down' };
+      return;
+    }
+    return next();
+  };
+}
