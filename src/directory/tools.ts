@@ -1,0 +1,90 @@
+// The public directory's MCP tools: search, channel details, and the long-term-care cost calculator.
+import { z } from 'zod';
+import { ToolError } from '../rpc/errors.js';
+import { defineTool, type ToolDefinition } from '../rpc/mcp.js';
+import { calculateLongTermCareCost, costInputSchema, type CostData } from './cost.js';
+import type { DirectoryData } from './data.js';
+import type { DirectoryIndex } from './search.js';
+import { resolveState } from './states.js';
+
+export const RESOURCE_CATEGORIES = [
+  'helpline',
+  'government',
+  'dementia',
+  'disease-specific',
+  'respite',
+  'hospice-and-grief',
+  'medicare-and-insurance',
+  'benefits-and-money',
+  'legal',
+  'elder-abuse-and-fraud',
+  'crisis',
+  'veterans',
+  'caregiver-support',
+  'housing-and-facilities',
+  'nutrition-and-transport',
+  'care-management',
+] as const;
+
+const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
+
+const stateArg = z
+  .string()
+  .trim()
+  .refine((s) => resolveState(s) !== undefined, { message: 'must be a US state or DC, as a USPS code ("OH") or full name ("Ohio")' });
+
+export interface DirectoryDeps {
+  data: DirectoryData;
+  index: DirectoryIndex;
+  costs: CostData;
+  siteUrl: string;
+}
+
+export function directoryTools(deps: DirectoryDeps): ToolDefinition[] {
+  const slugs = deps.data.channels.map((c) => c.slug);
+  return [
+    defineTool({
+      name: 'search_care_resources',
+      title: 'Search care resources',
+      description:
+        'Search carecircle\'s directory of national US resources for family caregivers (helplines, respite, hospice, Medicare counseling, veterans, elder-abuse lines and more), community channels and care-planning glossary terms. Returns the best matches with phone numbers and links.',
+      input: z
+        .object({
+          query: z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters').describe('What to look for, in plain words: "respite care", "dementia helpline", "medicaid look-back".'),
+          limit: z.number().int().min(1).max(25).default(5).describe('How many results, 1-25 (default 5).'),
+          category: z.enum([...RESOURCE_CATEGORIES, 'channel', 'glossary']).optional().describe('Only this resource category, or only channels or glossary terms.'),
+          state: stateArg.optional().describe('A US state (USPS code or name): only resources that serve it.'),
+        })
+        .strict(),
+      annotations: READ_ONLY,
+      handler: async (args) => {
+        const hits = deps.index.search(args.query, { limit: args.limit, ...(args.category ? { category: args.category } : {}), ...(args.state ? { state: resolveState(args.state)?.code ?? args.state } : {}) });
+        return { structured: { query: args.query, count: hits.length, results: hits } };
+      },
+    }),
+    defineTool({
+      name: 'get_channel',
+      title: 'Get a community channel',
+      description: 'Details of one carecircle community channel (what it is for, its topics, language and link), by its slug.',
+      input: z.object({ slug: z.string().trim().min(1, 'must not be empty').max(100).describe(`The channel slug, for example "${slugs[0] ?? 'dementia-and-alzheimers'}".`) }).strict(),
+      annotations: READ_ONLY,
+      handler: async ({ slug }) => {
+        const channel = deps.data.channels.find((c) => c.slug === slug.toLowerCase());
+        if (!channel)
+          throw new ToolError(
+            `Unknown channel "${slug}". Valid slugs come from search_care_resources with category "channel" (or ${deps.siteUrl}/channels): ${slugs.join(', ')}.`,
+          );
+        return { structured: { ...channel, url: `${deps.siteUrl}/channels/${channel.slug}` } };
+      },
+    }),
+    defineTool({
+      name: 'calculate_long_term_care_cost',
+      title: 'Estimate long-term care costs',
+      description:
+        'Estimate what long-term care costs, nationally or in one US state, from published survey medians (CareScout/Genworth Cost of Care Survey): monthly, annual, and year-by-year with an annual increase, plus the data year and source.',
+      input: costInputSchema,
+      annotations: READ_ONLY,
+      handler: async (args) => ({ structured: { ...calculateLongTermCareCost(args, deps.costs) } }),
+    }),
+  ];
+}
