@@ -1,0 +1,60 @@
+// The carecircle command: start a role, or print the configuration table.
+import { parseArgs } from 'node:util';
+import { ConfigError, configMarkdownTable, loadConfig } from './config.js';
+import { createLogger } from './log.js';
+import { ROLES, startService, type Role } from './service.js';
+
+const USAGE = `usage:
+  carecircle start [--role all|gateway|worker|cron]   start carecircle (default role: all)
+  carecircle config                                   print the configuration table (markdown)`;
+
+async function start(args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { role: { type: 'string', default: 'all' } } });
+  const role = values.role as Role;
+  if (!(ROLES as readonly string[]).includes(role)) {
+    process.stderr.write(`carecircle: unknown role "${values.role}"; roles: ${ROLES.join(', ')}\n`);
+    process.exit(2);
+  }
+  const config = loadConfig();
+  const log = createLogger(config.logLevel);
+  const service = await startService(role, config, log);
+  for (const [surface, url] of Object.entries(service.urls)) process.stderr.write(`carecircle ${surface} listening on ${url}\n`);
+
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    const force = setTimeout(() => {
+      log.error('shutdown took too long; exiting');
+      process.exit(1);
+    }, config.shutdownGraceMs + 5_000);
+    force.unref();
+    void service.stop().then(() => {
+      log.info('stopped');
+      process.exit(0);
+    });
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'start':
+      return start(rest);
+    case 'config':
+      process.stdout.write(`${configMarkdownTable()}\n`);
+      return;
+    default:
+      process.stderr.write(`${USAGE}\n`);
+      process.exit(command ? 2 : 0);
+  }
+}
+
+main(process.argv.slice(2)).catch((err: unknown) => {
+  if (err instanceof ConfigError) process.stderr.write(`carecircle: ${err.message}\n`);
+  else process.stderr.write(`carecircle: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,112 @@
+// Starting and stopping carecircle in any role: all (embedded default), gateway, worker, cron.
+import { once } from 'node:events';
+import { createServer, type RequestListener, type Server } from 'node:http';
+import path from 'node:path';
+import { openBus } from './bus/index.js';
+import type { Bus } from './bus/types.js';
+import type { Config } from './config.js';
+import { startCron, type CronRole } from './cron/index.js';
+import { directoryHandler } from './directory/handler.js';
+import type { GatewayDeps } from './gateway/context.js';
+import { createSiteApp } from './gateway/site.js';
+import type { Logger } from './log.js';
+import { startEmbeddedMongo, type EmbeddedMongo } from './store/embeddedMongo.js';
+import { openStore, type Store } from './store/mongo.js';
+import { RateLimiter } from './store/rateLimit.js';
+import { PACKAGE_ROOT } from './version.js';
+import { startWorkers, type HttpHandler, type WorkerPool } from './worker/runtime.js';
+
+export const ROLES = ['all', 'gateway', 'worker', 'cron'] as const;
+export type Role = (typeof ROLES)[number];
+
+export interface RunningService {
+  role: Role;
+  /** Listener URLs by surface, with the ports actually bound (port 0 picks a free one). */
+  urls: Record<string, string>;
+  bus: Bus;
+  store: Store;
+  cron?: CronRole;
+  stop(): Promise<void>;
+}
+
+
+/** Every worker handler, in one list. */
+export function workerHandlers(config: Config, log: Logger): HttpHandler[] {
+  return [directoryHandler(config, log)];
+}
+
+async function listen(app: { callback(): RequestListener }, host: string, port: number): Promise<Server> {
+  const server = createServer(app.callback());
+  server.keepAliveTimeout = 5_000;
+  server.listen(port, host);
+  await once(server, 'listening');
+  return server;
+}
+
+function urlOf(server: Server, host: string): string {
+  const addr = server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : 0;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+async function closeServer(server: Server, graceMs: number): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+  await closed;
+  clearTimeout(timer);
+}
+
+export async function startService(role: Role, config: Config, log: Logger): Promise<RunningService> {
+  if (role === 'gateway' && !config.natsUrl)
+    throw new Error('--role gateway needs NATS_URL: without NATS no worker process can reach it (use --role all for a single process)');
+  if (role === 'worker' && !config.natsUrl) throw new Error('--role worker needs NATS_URL: it serves requests that gateways publish on NATS');
+
+  const stops: (() => Promise<void>)[] = [];
+  const stopAll = async () => {
+    for (const stop of stops.reverse()) await stop().catch((err: unknown) => log.error({ err }, 'shutdown step failed'));
+  };
+  try {
+    let mongoUrl = config.mongoUrl;
+    let embedded: EmbeddedMongo | undefined;
+    if (!mongoUrl) {
+      embedded = await startEmbeddedMongo({
+        dataDir: path.resolve(config.dataDir, 'db'),
+        binDir: path.resolve(config.dataDir, 'bin'),
+        repoRoot: PACKAGE_ROOT,
+        log: (line) => log.info(line),
+      });
+      mongoUrl = `${embedded.url.replace(/\/$/, '')}/carecircle`;
+      stops.push(() => embedded!.stop());
+      log.info({ mongo: 'embedded' }, 'local MongoDB-compatible server started');
+    }
+    const store = await openStore(mongoUrl, log);
+    stops.push(() => store.close());
+    const bus = await openBus(config.natsUrl, log);
+    stops.push(() => bus.close());
+
+    const urls: Record<string, string> = {};
+    let cronRole: CronRole | undefined;
+    let pool: WorkerPool | undefined;
+    if (role === 'all' || role === 'worker') {
+      pool = startWorkers(bus, workerHandlers(config, log), { concurrency: config.workerConcurrency, log });
+      stops.push(() => pool!.stop());
+    }
+    if (role === 'all' || role === 'gateway') {
+      const deps: GatewayDeps = { config, log, bus, store, limiter: new RateLimiter(store.db) };
+      const site = await listen(createSiteApp(deps), config.bindHost, config.sitePort);
+      urls.site = urlOf(site, config.bindHost);
+      // Listeners close first (stops are run in reverse), so no request arrives without a worker.
+      stops.push(() => closeServer(site, config.shutdownGraceMs));
+    }
+    if (role === 'all' || role === 'cron') {
+      cronRole = startCron(store, log);
+      stops.push(() => cronRole!.stop());
+    }
+    log.info({ role, urls, bus: bus.kind }, 'carecircle started');
+    return { role, urls, bus, store, ...(cronRole ? { cron: cronRole } : {}), stop: stopAll };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}
