@@ -1,0 +1,47 @@
+// Starting carecircle in-process for a test: real MongoDB-compatible server, real or in-process bus.
+import { randomBytes } from 'node:crypto';
+import { inject } from 'vitest';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createLogger } from '../../src/log.js';
+import { startService, type Role, type RunningService } from '../../src/service.js';
+import { freshDatabaseUrl } from './servers.js';
+
+export interface TestServiceOptions {
+  role?: Role;
+  /** Use the run's real NATS server instead of the in-process bus. */
+  nats?: boolean;
+  /** Share a database with another service in the same test. */
+  mongoUrl?: string;
+  env?: Record<string, string>;
+}
+
+export interface TestService extends RunningService {
+  config: Config;
+  mongoUrl: string;
+}
+
+export function testConfig(env: Record<string, string>): Config {
+  return loadConfig({ NODE_ENV: 'test', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', SITE_PORT: '0', ...env });
+}
+
+export async function startTestService(opts: TestServiceOptions = {}): Promise<TestService> {
+  const mongoUrl = opts.mongoUrl ?? freshDatabaseUrl(inject('mongoUrl'));
+  // Each service gets its own subject namespace on the shared NATS server unless told to share one.
+  const nats: Record<string, string> = opts.nats ? { NATS_URL: inject('natsUrl'), BUS_NAMESPACE: `t${randomBytes(4).toString('hex')}` } : {};
+  const config = testConfig({ MONGO_URL: mongoUrl, ...nats, ...opts.env });
+  const service = await startService(opts.role ?? 'all', config, createLogger(config.logLevel));
+  return { ...service, config, mongoUrl };
+}
+
+/** POST one JSON-RPC body (object, array or raw string) and return status, headers and parsed body. */
+export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, text, json: text ? (JSON.parse(text) as any) : undefined };
+}
+
+export const rpc = (method: string, params?: Record<string, unknown>, id: number | string = 1) => ({ jsonrpc: '2.0', id, method, ...(params ? { params } : {}) });
