@@ -23,10 +23,10 @@ export function defaultJobs(store: Store): SweepJob[] {
   const limiter = new RateLimiter(store.db);
   return [
     {
-      name: 'rate-buckets',
+      name: 'rate-tokens',
       schedule: '*/15 * * * *',
-      // A bucket untouched for a day is full again; dropping it changes nothing for its client.
-      run: async () => ({ removed: await limiter.sweep(24 * 60 * 60 * 1000) }),
+      // A spent token outside its window no longer limits anyone.
+      run: async () => ({ removed: await limiter.sweep() }),
     },
   ];
 }

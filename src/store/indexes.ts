@@ -1,15 +1,16 @@
 // Every index carecircle relies on, declared in one place and created at start-up.
 import type { Db, IndexDescription } from 'mongodb';
 import type { Logger } from '../log.js';
+import { RATE_TOKENS, rateTokenIndexes } from './rateLimit.js';
 import { versionedIndexes } from './versioned.js';
 
 export const COLLECTIONS = {
-  rateBuckets: 'rate_buckets',
+  rateTokens: RATE_TOKENS,
   leases: 'leases',
 } as const;
 
 export const INDEXES: Record<string, IndexDescription[]> = {
-  [COLLECTIONS.rateBuckets]: versionedIndexes,
+  [COLLECTIONS.rateTokens]: rateTokenIndexes,
   [COLLECTIONS.leases]: versionedIndexes,
 };
 

@@ -1,8 +1,15 @@
-// Token buckets shared by every gateway process, kept in MongoDB. Each take is a versioned
-// write (store/versioned.ts), so concurrent takers never spend the same token.
-import type { Db } from 'mongodb';
-import { COLLECTIONS } from './indexes.js';
-import { VersionedStore } from './versioned.js';
+// Token buckets shared by every gateway process, kept in MongoDB.
+//
+// A bucket of capacity C that gains one token every R ms is stored as the tokens that were
+// spent: token k is minted at time k·R and stays usable while it is among the C newest, so at
+// time t the usable tokens are those in (⌊t/R⌋ − C, ⌊t/R⌋] not yet spent. Spending one is an
+// insert of `<key>#<k>` on the unique `_id`, atomic on MongoDB and on FerretDB v1 alike, so two
+// gateways can never spend the same token. Spending the oldest unspent token first makes this
+// exactly a token bucket; under contention a taker may skip ahead a little, which can only
+// admit fewer requests, never more.
+import { randomInt } from 'node:crypto';
+import type { Collection, Db, IndexDescription } from 'mongodb';
+import { isDuplicateKey } from './errors.js';
 
 export interface BucketPolicy {
   /** Most tokens a bucket holds (the burst). */
@@ -13,52 +20,67 @@ export interface BucketPolicy {
 
 export interface TakeResult {
   allowed: boolean;
-  /** Whole tokens left after this request. */
+  /** Tokens left after this request. */
   remaining: number;
-  /** Seconds until one token is back (0 when allowed). */
+  /** Seconds until a token is back (0 when allowed). */
   retryAfterSec: number;
 }
 
-interface Bucket {
-  tokens: number;
-  updatedAt: number;
+interface SpentToken {
+  _id: string;
+  key: string;
+  k: number;
+  /** When the token leaves the window (ms since the epoch): safe to delete after. */
+  expires: number;
 }
 
 export type Clock = () => number;
 
-const MAX_ATTEMPTS = 25;
+export const RATE_TOKENS = 'rate_tokens';
+export const rateTokenIndexes: IndexDescription[] = [
+  { key: { key: 1, k: -1 }, name: 'by_key_token' },
+  { key: { expires: 1 }, name: 'by_expiry' },
+];
+
+const MAX_ATTEMPTS = 30;
 
 export class RateLimiter {
-  private readonly buckets: VersionedStore<Bucket>;
+  private readonly tokens: Collection<SpentToken>;
 
   constructor(db: Db, private readonly clock: Clock = Date.now) {
-    this.buckets = new VersionedStore<Bucket>(db, COLLECTIONS.rateBuckets);
+    this.tokens = db.collection<SpentToken>(RATE_TOKENS);
   }
 
-  /** Take one token from the bucket `key`. */
+  /** Spend one token from the bucket `key`. */
   async take(key: string, policy: BucketPolicy): Promise<TakeResult> {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const now = this.clock();
-      const current = await this.buckets.latest(key);
-      const last = current?.state ?? { tokens: policy.capacity, updatedAt: now };
-      const elapsed = Math.max(0, now - last.updatedAt);
-      const tokens = Math.min(policy.capacity, last.tokens + elapsed / policy.refillMs);
-      if (tokens < 1) {
-        return { allowed: false, remaining: 0, retryAfterSec: Math.max(1, Math.ceil(((1 - tokens) * policy.refillMs) / 1000)) };
+      const newest = Math.floor(now / policy.refillMs);
+      const oldest = newest - policy.capacity + 1;
+      const last = await this.tokens.find({ key, k: { $gte: oldest } }, { projection: { k: 1 } }).sort({ k: -1 }).limit(1).next();
+      const first = Math.max(oldest, (last?.k ?? oldest - 1) + 1);
+      const available = newest - first + 1;
+      if (available <= 0) {
+        return { allowed: false, remaining: 0, retryAfterSec: Math.max(1, Math.ceil(((newest + 1) * policy.refillMs - now) / 1000)) };
       }
-      const next = { tokens: tokens - 1, updatedAt: Math.max(now, last.updatedAt) };
-      if (await this.buckets.tryWrite(key, (current?.v ?? 0) + 1, next, now)) {
-        return { allowed: true, remaining: Math.floor(next.tokens), retryAfterSec: 0 };
+      // First try the oldest unspent token; after a collision, spread out so racing takers
+      // stop choosing the same one.
+      const k = first + (attempt === 0 ? 0 : randomInt(Math.min(available, 2 ** Math.min(attempt, 10))));
+      try {
+        await this.tokens.insertOne({ _id: `${key}#${k}`, key, k, expires: (k + policy.capacity + 1) * policy.refillMs });
+        return { allowed: true, remaining: newest - k, retryAfterSec: 0 };
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err;
       }
-      // Another process took a token between our read and write: read again.
     }
     // Extreme contention on one key: refuse rather than over-admit.
     return { allowed: false, remaining: 0, retryAfterSec: 1 };
   }
 
-  /** Remove bucket states untouched for `olderThanMs` (such a bucket is full again anyway). */
-  async sweep(olderThanMs: number): Promise<number> {
-    return this.buckets.sweep(this.clock() - olderThanMs);
+  /** Delete spent tokens that have left their window (they can no longer matter). */
+  async sweep(): Promise<number> {
+    const res = await this.tokens.deleteMany({ expires: { $lt: this.clock() } });
+    return res.deletedCount;
   }
 }
 
