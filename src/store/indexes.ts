@@ -1,16 +1,18 @@
 // Every index carecircle relies on, declared in one place and created at start-up.
 import type { Db, IndexDescription } from 'mongodb';
 import type { Logger } from '../log.js';
-import { RATE_TOKENS, rateTokenIndexes } from './rateLimit.js';
+import { RATE_HEADS, RATE_TOKENS, rateTokenIndexes } from './rateLimit.js';
 import { versionedIndexes } from './versioned.js';
 
 export const COLLECTIONS = {
   rateTokens: RATE_TOKENS,
+  rateHeads: RATE_HEADS,
   leases: 'leases',
 } as const;
 
 export const INDEXES: Record<string, IndexDescription[]> = {
   [COLLECTIONS.rateTokens]: rateTokenIndexes,
+  [COLLECTIONS.rateHeads]: rateTokenIndexes,
   [COLLECTIONS.leases]: versionedIndexes,
 };
 
