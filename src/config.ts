@@ -27,6 +27,8 @@ export const CONFIG_KEYS = {
   logLevel: { env: 'LOG_LEVEL', doc: 'pino log level: fatal, error, warn, info, debug, trace or silent.', schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), default: 'info' },
   bindHost: { env: 'BIND_HOST', doc: 'Address every listener binds to. Use 0.0.0.0 behind a load balancer or in a container.', schema: z.string().min(1), default: '127.0.0.1' },
   sitePort: { env: 'SITE_PORT', doc: 'Port of the public site (directory, discovery, site API).', schema: port, default: '8080' },
+  appPort: { env: 'APP_PORT', doc: 'Port of the application host (workspace, settings, workspace MCP).', schema: port, default: '8081' },
+  authPort: { env: 'AUTH_PORT', doc: 'Port of the authorization host (sign-in, OAuth).', schema: port, default: '8082' },
   siteUrl: { env: 'SITE_URL', doc: 'Public URL of the site host ({base_url}).', schema: url, default: 'http://localhost:8080' },
   appUrl: { env: 'APP_URL', doc: 'Public URL of the application host ({app_url}).', schema: url, default: 'http://localhost:8081' },
   authUrl: { env: 'AUTH_URL', doc: 'Issuer URL of the authorization server ({auth_url}).', schema: url, default: 'http://localhost:8082' },
@@ -34,6 +36,13 @@ export const CONFIG_KEYS = {
   apexUrl: { env: 'APEX_URL', doc: 'Public URL of the apex host, which redirects to SITE_URL.', schema: url, default: 'http://localhost:8079' },
   inboxDomain: { env: 'INBOX_DOMAIN', doc: 'Mail domain of family inbox addresses.', schema: z.string().min(1), default: 'inbox.localhost' },
   trustProxy: { env: 'TRUST_PROXY', doc: 'Trust X-Forwarded-For for the client address (set when behind a proxy you control).', schema: bool, default: 'false' },
+  idpIssuer: { env: 'IDP_ISSUER', doc: 'Issuer of the identity provider\'s ID tokens. Empty: the development provider at AUTH_URL/dev.', schema: z.string(), default: '' },
+  idpJwksUrl: { env: 'IDP_JWKS_URL', doc: 'Key set of the identity provider. Empty: the development provider\'s.', schema: z.string(), default: '' },
+  idpAudience: { env: 'IDP_AUDIENCE', doc: 'Audience (client id) the ID tokens must carry.', schema: z.string().min(1), default: 'carecircle' },
+  idpLoginUrl: { env: 'IDP_LOGIN_URL', doc: 'Where people are sent to sign in (gets ?return_to=). Empty: the development provider\'s page.', schema: z.string(), default: '' },
+  devIdp: { env: 'DEV_IDP', doc: 'Serve the development identity provider (sign in as any email) on the auth host. Refused when NODE_ENV=production.', schema: bool, default: 'true' },
+  sessionCookieDomain: { env: 'SESSION_COOKIE_DOMAIN', doc: 'Domain attribute of the cc_session cookie, so one sign-in covers site and app hosts (for example .carecircle.example). Empty: host-only.', schema: z.string(), default: '' },
+  tenants: { env: 'TENANTS', doc: 'Tenants provisioned in this deployment, comma-separated: family, agency.', schema: list.pipe(z.array(z.enum(['family', 'agency']))), default: 'family,agency' },
   mongoUrl: { env: 'MONGO_URL', doc: 'MongoDB connection string (database name in the path, default carecircle). Unset: a local MongoDB-compatible server is started under DATA_DIR.', schema: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must start with mongodb:// or mongodb+srv://').optional() },
   natsUrl: { env: 'NATS_URL', doc: 'NATS server URL(s), comma-separated. Unset: the in-process bus (single process only).', schema: z.string().min(1).optional() },
   dataDir: { env: 'DATA_DIR', doc: 'Where the embedded run keeps its local database and tools.', schema: z.string().min(1), default: '.carecircle' },
@@ -66,7 +75,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     else problems.push(`${key.env}=${JSON.stringify(raw ?? '')}: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
   }
   if (problems.length) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
-  return Object.freeze(out) as Config;
+  const config = Object.freeze(out) as Config;
+  if (config.nodeEnv === 'production' && config.devIdp)
+    throw new ConfigError('invalid configuration:\n  DEV_IDP=true: the development identity provider signs anyone in; set DEV_IDP=false and IDP_ISSUER, IDP_JWKS_URL and IDP_LOGIN_URL for production');
+  return config;
 }
 
 /** The README's configuration table, generated from the schema (a test keeps them equal). */
@@ -75,6 +87,26 @@ export function configMarkdownTable(): string {
     (k) => `| \`${k.env}\` | ${k.default === undefined ? '(unset)' : k.default === '' ? '(empty)' : `\`${k.default}\``} | ${k.doc} |`,
   );
   return ['| variable | default | meaning |', '| --- | --- | --- |', ...rows].join('\n');
+}
+
+export interface IdentityProviderSettings {
+  issuer: string;
+  jwksUrl: string;
+  audience: string;
+  loginUrl: string;
+  development: boolean;
+}
+
+/** The identity provider to trust: configured, or the development one on the auth host. */
+export function identityProvider(config: Config): IdentityProviderSettings {
+  const dev = `${config.authUrl}/dev`;
+  return {
+    issuer: config.idpIssuer || dev,
+    jwksUrl: config.idpJwksUrl || `${dev}/jwks.json`,
+    audience: config.idpAudience,
+    loginUrl: config.idpLoginUrl || `${dev}/login`,
+    development: config.devIdp && !config.idpIssuer,
+  };
 }
 
 /** Origins allowed to call the MCP endpoints from a browser. */

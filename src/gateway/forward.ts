@@ -1,8 +1,10 @@
 // Forwarding a request to the worker pool, retrying while no worker can answer.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { NoRespondersError, RemoteHandlerError, RequestTimeoutError } from '../bus/errors.js';
+import type { Context } from 'koa';
 import { httpReplyEnvelope, type HttpRequestEnvelope } from '../bus/envelopes.js';
 import { HEADER_DEADLINE, HEADER_REQUEST_ID, type Bus } from '../bus/types.js';
+import type { GatewayDeps } from './context.js';
 
 export interface ForwardOptions {
   /** Per-attempt reply timeout. */
@@ -45,4 +47,24 @@ export async function forward(bus: Bus, subject: string, envelope: HttpRequestEn
       backoff = Math.min(backoff * 2, 500);
     }
   }
+}
+
+/** Build the envelope for this Koa request (headers filtered to `names`) and forward it. */
+export function forwardRequest(deps: GatewayDeps, ctx: Context, subject: string, names: readonly string[], idempotent: boolean) {
+  const headers: Record<string, string> = {};
+  for (const name of names) {
+    const value = ctx.get(name);
+    if (value) headers[name] = value;
+  }
+  const envelope: HttpRequestEnvelope = {
+    v: 1,
+    method: ctx.method,
+    path: ctx.path,
+    query: Object.fromEntries(Object.entries(ctx.query).map(([k, v]) => [k, Array.isArray(v) ? (v[0] ?? '') : (v ?? '')])),
+    headers,
+    body: ctx.state.rpcBody,
+    clientIp: ctx.ip,
+    requestId: ctx.state.requestId,
+  };
+  return forward(deps.bus, subject, envelope, { timeoutMs: deps.config.busTimeoutMs, retryWindowMs: deps.config.gatewayRetryWindowMs, idempotent });
 }

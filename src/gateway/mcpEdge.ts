@@ -2,7 +2,6 @@
 // forwarding. Each step is one small middleware; the route reads as the table of its steps.
 import cors from '@koa/cors';
 import type { Context, Middleware, Next } from 'koa';
-import type { HttpRequestEnvelope } from '../bus/envelopes.js';
 import { allowedOrigins } from '../config.js';
 import { RPC } from '../rpc/codes.js';
 import { parseError, RpcError } from '../rpc/errors.js';
@@ -10,7 +9,7 @@ import { rpcErrorBody } from '../rpc/mcp.js';
 import type { BucketPolicy } from '../store/rateLimit.js';
 import { BodyError, parseJson, readRawBody, requireJsonContentType } from './body.js';
 import type { GatewayDeps } from './context.js';
-import { forward, UnavailableError } from './forward.js';
+import { forwardRequest, UnavailableError } from './forward.js';
 
 declare module 'koa' {
   interface DefaultState {
@@ -114,26 +113,7 @@ export function read_json_rpc_body(limit: number) {
 
 export function forward_to_workers(deps: GatewayDeps, subject: string, forwardHeaders: readonly string[]) {
   return async (ctx: Context): Promise<void> => {
-    const headers: Record<string, string> = {};
-    for (const name of forwardHeaders) {
-      const value = ctx.get(name);
-      if (value) headers[name] = value;
-    }
-    const envelope: HttpRequestEnvelope = {
-      v: 1,
-      method: ctx.method,
-      path: ctx.path,
-      query: Object.fromEntries(Object.entries(ctx.query).map(([k, v]) => [k, Array.isArray(v) ? (v[0] ?? '') : (v ?? '')])),
-      headers,
-      body: ctx.state.rpcBody,
-      clientIp: ctx.ip,
-      requestId: ctx.state.requestId,
-    };
-    const reply = await forward(deps.bus, subject, envelope, {
-      timeoutMs: deps.config.busTimeoutMs,
-      retryWindowMs: deps.config.gatewayRetryWindowMs,
-      idempotent: true,
-    });
+    const reply = await forwardRequest(deps, ctx, subject, forwardHeaders, true);
     ctx.status = reply.status;
     for (const [k, v] of Object.entries(reply.headers)) ctx.set(k, v);
     if (reply.body !== undefined) ctx.body = reply.raw ? String(reply.body) : reply.body;
