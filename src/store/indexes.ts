@@ -2,6 +2,8 @@
 import type { Db, IndexDescription } from 'mongodb';
 import type { Logger } from '../log.js';
 import { RATE_HEADS, RATE_TOKENS, rateTokenIndexes } from './rateLimit.js';
+import { WORKSPACE_INDEXES } from '../workspace/records.js';
+import { ENTITY_SNAPSHOTS } from './entities.js';
 import { versionedIndexes } from './versioned.js';
 
 export const COLLECTIONS = {
@@ -11,9 +13,11 @@ export const COLLECTIONS = {
 } as const;
 
 export const INDEXES: Record<string, IndexDescription[]> = {
+  ...WORKSPACE_INDEXES,
   [COLLECTIONS.rateTokens]: rateTokenIndexes,
   [COLLECTIONS.rateHeads]: rateTokenIndexes,
   [COLLECTIONS.leases]: versionedIndexes,
+  [ENTITY_SNAPSHOTS]: versionedIndexes,
 };
 
 /**

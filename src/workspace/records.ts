@@ -1,0 +1,185 @@
+// The family workspace's records and the one place that reads and writes them.
+// Every read that serves a caller takes the caller's uid and re-derives ownership from it.
+import type { Collection, Db, IndexDescription } from 'mongodb';
+import { newId, randomBase32 } from '../store/ids.js';
+
+export type Tenant = 'family' | 'agency';
+export type MemberRole = 'caregiver' | 'family_member';
+
+export interface UserRecord {
+  _id: string; // uid from the identity provider
+  email: string;
+  name?: string;
+  tenant: Tenant;
+  createdAt: Date;
+  lastSignInAt: Date;
+}
+
+export interface WorkspaceRecord {
+  _id: string;
+  name: string;
+  ownerUid: string;
+  sandbox: boolean;
+  createdAt: Date;
+  careContext?: string;
+  primaryCaregiverEmail?: string;
+}
+
+export interface MemberRecord {
+  _id: string; // `${workspaceId}:${uid}`
+  workspaceId: string;
+  uid: string;
+  email: string;
+  role: MemberRole;
+  joinedAt: Date;
+}
+
+export interface LovedOneRecord {
+  _id: string;
+  workspaceId: string;
+  firstName: string;
+  lastName: string;
+  displayName: string;
+  inboxAddress: string;
+  sandbox: boolean;
+  createdAt: Date;
+}
+
+export interface CareEventRecord {
+  _id: string;
+  lovedOneId: string;
+  workspaceId: string;
+  source: 'partner' | 'inbox';
+  institutionId?: string;
+  eventType: string;
+  occurredAt: Date;
+  receivedAt: Date;
+  payload: Record<string, unknown>;
+  sourceEventId?: string;
+}
+
+export const WORKSPACE_COLLECTIONS = {
+  users: 'users',
+  workspaces: 'workspaces',
+  members: 'workspace_members',
+  lovedOnes: 'loved_ones',
+  careEvents: 'care_events',
+} as const;
+
+export const WORKSPACE_INDEXES: Record<string, IndexDescription[]> = {
+  [WORKSPACE_COLLECTIONS.users]: [{ key: { email: 1 }, name: 'by_email' }],
+  [WORKSPACE_COLLECTIONS.workspaces]: [{ key: { ownerUid: 1 }, name: 'by_owner' }],
+  [WORKSPACE_COLLECTIONS.members]: [{ key: { uid: 1 }, name: 'by_uid' }, { key: { workspaceId: 1 }, name: 'by_workspace' }],
+  [WORKSPACE_COLLECTIONS.lovedOnes]: [{ key: { workspaceId: 1 }, name: 'by_workspace' }, { key: { inboxAddress: 1 }, name: 'by_inbox', unique: true }],
+  [WORKSPACE_COLLECTIONS.careEvents]: [{ key: { lovedOneId: 1, occurredAt: -1 }, name: 'by_loved_one_time' }, { key: { workspaceId: 1 }, name: 'by_workspace' }],
+};
+
+/** `<first>-<last>-<8 random base32>`: readable, unguessable, ASCII only. */
+export function inboxSlug(firstName: string, lastName: string): string {
+  const part = (s: string) =>
+    s
+      .normalize('NFKD')
+      .replace(/[\u0300-\u036f]/g, '')
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 20) || 'family';
+  return `${part(firstName)}-${part(lastName)}-${randomBase32(8)}`;
+}
+
+export class WorkspaceStore {
+  readonly users: Collection<UserRecord>;
+  readonly workspaces: Collection<WorkspaceRecord>;
+  readonly members: Collection<MemberRecord>;
+  readonly lovedOnes: Collection<LovedOneRecord>;
+  readonly careEvents: Collection<CareEventRecord>;
+
+  constructor(
+    db: Db,
+    private readonly inboxDomain: string,
+  ) {
+    this.users = db.collection(WORKSPACE_COLLECTIONS.users);
+    this.workspaces = db.collection(WORKSPACE_COLLECTIONS.workspaces);
+    this.members = db.collection(WORKSPACE_COLLECTIONS.members);
+    this.lovedOnes = db.collection(WORKSPACE_COLLECTIONS.lovedOnes);
+    this.careEvents = db.collection(WORKSPACE_COLLECTIONS.careEvents);
+  }
+
+  /** Record a verified sign-in; the tenant of a new user is `family`. */
+  async upsertUser(identity: { uid: string; email: string; name?: string }, now = new Date()): Promise<UserRecord> {
+    await this.users.updateOne(
+      { _id: identity.uid },
+      { $set: { email: identity.email, lastSignInAt: now, ...(identity.name ? { name: identity.name } : {}) }, $setOnInsert: { tenant: 'family', createdAt: now } },
+      { upsert: true },
+    );
+    return (await this.users.findOne({ _id: identity.uid }))!;
+  }
+
+  user(uid: string): Promise<UserRecord | null> {
+    return this.users.findOne({ _id: uid });
+  }
+
+  /** The family workspace the user belongs to, if any. */
+  async workspaceOf(uid: string): Promise<{ workspace: WorkspaceRecord; member: MemberRecord } | null> {
+    const member = await this.members.findOne({ uid });
+    if (!member) return null;
+    const workspace = await this.workspaces.findOne({ _id: member.workspaceId });
+    return workspace ? { workspace, member } : null;
+  }
+
+  memberCount(workspaceId: string): Promise<number> {
+    return this.members.countDocuments({ workspaceId });
+  }
+
+  async createWorkspace(input: { name: string; owner: { uid: string; email: string }; sandbox: boolean; careContext?: string; primaryCaregiverEmail?: string }, now = new Date()): Promise<WorkspaceRecord> {
+    const workspace: WorkspaceRecord = {
+      _id: newId('ws'),
+      name: input.name,
+      ownerUid: input.owner.uid,
+      sandbox: input.sandbox,
+      createdAt: now,
+      ...(input.careContext ? { careContext: input.careContext } : {}),
+      ...(input.primaryCaregiverEmail ? { primaryCaregiverEmail: input.primaryCaregiverEmail } : {}),
+    };
+    await this.workspaces.insertOne(workspace);
+    if (!input.sandbox) await this.addMember(workspace._id, input.owner, 'caregiver', now);
+    return workspace;
+  }
+
+  async addMember(workspaceId: string, who: { uid: string; email: string }, role: MemberRole, now = new Date()): Promise<void> {
+    await this.members.updateOne(
+      { _id: `${workspaceId}:${who.uid}` },
+      { $setOnInsert: { workspaceId, uid: who.uid, email: who.email, role, joinedAt: now } },
+      { upsert: true },
+    );
+  }
+
+  async addLovedOne(workspaceId: string, name: { firstName: string; lastName: string }, sandbox: boolean, now = new Date()): Promise<LovedOneRecord> {
+    const lovedOne: LovedOneRecord = {
+      _id: newId('lo'),
+      workspaceId,
+      firstName: name.firstName,
+      lastName: name.lastName,
+      displayName: `${name.firstName} ${name.lastName}`,
+      inboxAddress: `${inboxSlug(name.firstName, name.lastName)}@${this.inboxDomain}`,
+      sandbox,
+      createdAt: now,
+    };
+    await this.lovedOnes.insertOne(lovedOne);
+    return lovedOne;
+  }
+
+  lovedOnesOf(workspaceId: string): Promise<LovedOneRecord[]> {
+    return this.lovedOnes.find({ workspaceId }).sort({ createdAt: 1 }).toArray();
+  }
+
+  /** The loved one only if it is in the given workspace: ownership is never taken on trust. */
+  lovedOneIn(workspaceId: string, lovedOneId: string): Promise<LovedOneRecord | null> {
+    return this.lovedOnes.findOne({ _id: lovedOneId, workspaceId });
+  }
+
+  /** Newest care events of one loved one. */
+  recentEvents(lovedOneId: string, limit: number): Promise<CareEventRecord[]> {
+    return this.careEvents.find({ lovedOneId }).sort({ occurredAt: -1, _id: -1 }).limit(limit).toArray();
+  }
+}
