@@ -25,4 +25,10 @@ export default tseslint.config(
   },
   { files: ['**/*.js'], ...tseslint.configs.disableTypeChecked },
   { files: ['**/*.js'], languageOptions: { globals: { process: 'readonly', URL: 'readonly', console: 'readonly' } } },
+  {
+    files: ['src/**/assets/*.js'],
+    languageOptions: {
+      globals: { window: 'readonly', document: 'readonly', location: 'readonly', history: 'readonly', navigator: 'readonly', fetch: 'readonly', URLSearchParams: 'readonly' },
+    },
+  },
 );

@@ -29,6 +29,7 @@ export const CONFIG_KEYS = {
   sitePort: { env: 'SITE_PORT', doc: 'Port of the public site (directory, discovery, site API).', schema: port, default: '8080' },
   appPort: { env: 'APP_PORT', doc: 'Port of the application host (workspace, settings, workspace MCP).', schema: port, default: '8081' },
   authPort: { env: 'AUTH_PORT', doc: 'Port of the authorization host (sign-in, OAuth).', schema: port, default: '8082' },
+  apexPort: { env: 'APEX_PORT', doc: 'Port of the apex host, which answers every path with a permanent redirect to the same path and query on SITE_URL.', schema: port, default: '8079' },
   siteUrl: { env: 'SITE_URL', doc: 'Public URL of the site host ({base_url}).', schema: url, default: 'http://localhost:8080' },
   appUrl: { env: 'APP_URL', doc: 'Public URL of the application host ({app_url}).', schema: url, default: 'http://localhost:8081' },
   authUrl: { env: 'AUTH_URL', doc: 'Issuer URL of the authorization server ({auth_url}).', schema: url, default: 'http://localhost:8082' },
@@ -53,6 +54,14 @@ export const CONFIG_KEYS = {
   shutdownGraceMs: { env: 'SHUTDOWN_GRACE_MS', doc: 'How long shutdown waits for in-flight work before closing connections.', schema: positiveInt, default: '10000' },
   mcpAllowedOrigins: { env: 'MCP_ALLOWED_ORIGINS', doc: 'Browser origins allowed on the MCP endpoints, comma-separated, or * for any. Empty: the site and app origins.', schema: list, default: '' },
   rateDirectoryMcpPerMin: { env: 'RATE_DIRECTORY_MCP_PER_MIN', doc: 'Requests per minute per client address on the public directory MCP endpoint.', schema: positiveInt, default: '120' },
+  rateNewsletterPerHour: { env: 'RATE_NEWSLETTER_PER_HOUR', doc: 'Newsletter sign-ups per hour per client address.', schema: positiveInt, default: '5' },
+  rateCommunityWritesPerMin: { env: 'RATE_COMMUNITY_WRITES_PER_MIN', doc: 'Community writes (join, leave, thread, comment) per minute per signed-in user.', schema: positiveInt, default: '30' },
+  newsletterSecret: { env: 'NEWSLETTER_SECRET', doc: 'Key that signs newsletter confirm and unsubscribe links (HMAC-SHA256). Empty: a fixed development key, refused when NODE_ENV=production.', schema: z.string(), default: '' },
+  recaptchaSecret: { env: 'RECAPTCHA_SECRET', doc: 'reCAPTCHA secret; when set, newsletter sign-ups need a recaptchaToken that RECAPTCHA_VERIFY_URL accepts. Empty: no reCAPTCHA.', schema: z.string(), default: '' },
+  recaptchaVerifyUrl: { env: 'RECAPTCHA_VERIFY_URL', doc: 'Where reCAPTCHA tokens are verified (siteverify).', schema: url, default: 'https://www.google.com/recaptcha/api/siteverify' },
+  recaptchaMinScore: { env: 'RECAPTCHA_MIN_SCORE', doc: 'Lowest reCAPTCHA v3 score accepted (0-1); tokens without a score only need success.', schema: z.coerce.number().min(0).max(1), default: '0.5' },
+  smtpUrl: { env: 'SMTP_URL', doc: 'SMTP server for outgoing mail (smtp:// or smtps://, credentials in the URL). Set: newsletter sign-ups are double opt-in by a confirmation mail. Empty: no mail; sign-ups are active at once.', schema: z.string().regex(/^(smtps?:\/\/.+)?$/, 'must be empty or start with smtp:// or smtps://'), default: '' },
+  mailFrom: { env: 'MAIL_FROM', doc: 'From address of outgoing mail.', schema: z.string().min(3), default: 'carecircle <no-reply@localhost>' },
   opsNotify: { env: 'OPS_NOTIFY', doc: 'Emit best-effort internal ops notifications on the bus.', schema: bool, default: 'true' },
 } satisfies Record<string, ConfigKey>;
 
@@ -78,6 +87,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const config = Object.freeze(out) as Config;
   if (config.nodeEnv === 'production' && config.devIdp)
     throw new ConfigError('invalid configuration:\n  DEV_IDP=true: the development identity provider signs anyone in; set DEV_IDP=false and IDP_ISSUER, IDP_JWKS_URL and IDP_LOGIN_URL for production');
+  if (config.nodeEnv === 'production' && !config.newsletterSecret)
+    throw new ConfigError('invalid configuration:\n  NEWSLETTER_SECRET is empty: newsletter links would be signed with the public development key; set a long random value');
   return config;
 }
 

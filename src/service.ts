@@ -9,6 +9,16 @@ import { startCron, type CronRole } from './cron/index.js';
 import { directoryHandler } from './directory/handler.js';
 import type { GatewayDeps } from './gateway/context.js';
 import { createSiteApp } from './gateway/site.js';
+import { createAppApp } from './gateway/app.js';
+import { createAuthApp } from './gateway/auth.js';
+import { createApexApp } from './gateway/apex.js';
+import { siteHandlers } from './site/handlers.js';
+import { appRoutes } from './app/routes.js';
+import { sessionHandler } from './session/handler.js';
+import { workspaceMcpHandler } from './workspace/handler.js';
+import { subjects } from './bus/subjects.js';
+import type Koa from 'koa';
+import type { Db } from 'mongodb';
 import type { Logger } from './log.js';
 import { startEmbeddedMongo, type EmbeddedMongo } from './store/embeddedMongo.js';
 import { openStore, type Store } from './store/mongo.js';
@@ -31,8 +41,15 @@ export interface RunningService {
 
 
 /** Every worker handler, in one list. */
-export function workerHandlers(config: Config, log: Logger): HttpHandler[] {
-  return [directoryHandler(config, log)];
+export function workerHandlers(config: Config, log: Logger, db: Db): HttpHandler[] {
+  const s = subjects(config.busNamespace);
+  return [
+    directoryHandler(config, log),
+    sessionHandler(s.session, config, db),
+    workspaceMcpHandler(s.appMcp, config, db, log),
+    appRoutes(s.appWeb, { config, db }),
+    ...siteHandlers(config, db),
+  ];
 }
 
 async function listen(app: { callback(): RequestListener }, host: string, port: number): Promise<Server> {
@@ -89,15 +106,23 @@ export async function startService(role: Role, config: Config, log: Logger): Pro
     let cronRole: CronRole | undefined;
     let pool: WorkerPool | undefined;
     if (role === 'all' || role === 'worker') {
-      pool = startWorkers(bus, workerHandlers(config, log), { concurrency: config.workerConcurrency, log });
+      pool = startWorkers(bus, workerHandlers(config, log, store.db), { concurrency: config.workerConcurrency, log });
       stops.push(() => pool!.stop());
     }
     if (role === 'all' || role === 'gateway') {
       const deps: GatewayDeps = { config, log, bus, store, limiter: new RateLimiter(store.db) };
-      const site = await listen(createSiteApp(deps), config.bindHost, config.sitePort);
-      urls.site = urlOf(site, config.bindHost);
-      // Listeners close first (stops are run in reverse), so no request arrives without a worker.
-      stops.push(() => closeServer(site, config.shutdownGraceMs));
+      const listeners: [string, Koa, number][] = [
+        ['site', createSiteApp(deps), config.sitePort],
+        ['app', createAppApp(deps), config.appPort],
+        ['auth', createAuthApp(deps), config.authPort],
+        ['apex', createApexApp(config), config.apexPort],
+      ];
+      for (const [surface, koa, port] of listeners) {
+        const server = await listen(koa, config.bindHost, port);
+        urls[surface] = urlOf(server, config.bindHost);
+        // Listeners close first (stops are run in reverse), so no request arrives without a worker.
+        stops.push(() => closeServer(server, config.shutdownGraceMs));
+      }
     }
     if (role === 'all' || role === 'cron') {
       cronRole = startCron(store, log);

@@ -146,10 +146,11 @@ describe.each([['in-process bus', false], ['NATS bus', true]] as const)('directo
   it('when a browser on a foreign origin calls, then 403; an allowed origin gets CORS headers', async () => {
     const bad = await postJson(mcp, rpc('ping'), { origin: 'https://evil.example' });
     expect(bad.status).toBe(403);
-    const good = await postJson(mcp, rpc('ping'), { origin: 'http://localhost:8080' });
+    const site = new URL(svc.config.siteUrl).origin;
+    const good = await postJson(mcp, rpc('ping'), { origin: site });
     expect(good.status).toBe(200);
-    expect(good.headers.get('access-control-allow-origin')).toBe('http://localhost:8080');
-    const pre = await fetch(mcp, { method: 'OPTIONS', headers: { origin: 'http://localhost:8080', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, mcp-protocol-version' } });
+    expect(good.headers.get('access-control-allow-origin')).toBe(site);
+    const pre = await fetch(mcp, { method: 'OPTIONS', headers: { origin: site, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, mcp-protocol-version' } });
     expect(pre.status).toBe(204);
     expect(pre.headers.get('access-control-allow-headers')).toMatch(/MCP-Protocol-Version/i);
   });

@@ -3,6 +3,13 @@
 
 const NAMES = {
   directoryMcp: 'cc.site.mcp',
+  siteDiscovery: 'cc.site.discovery',
+  sitePages: 'cc.site.pages',
+  newsletter: 'cc.site.newsletter',
+  community: 'cc.site.community',
+  session: 'cc.session',
+  appMcp: 'cc.app.mcp',
+  appWeb: 'cc.app.web',
   opsSandboxCreated: 'ops.sandbox.created',
 } as const;
 

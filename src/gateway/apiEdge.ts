@@ -86,7 +86,8 @@ export function read_api_body(limit: number) {
     if (['POST', 'PUT', 'PATCH', 'DELETE'].includes(ctx.method)) {
       const type = (ctx.get('content-type') || '').split(';')[0]?.trim().toLowerCase();
       const raw = await readRawBody(ctx, limit);
-      if (raw.length === 0 && ctx.method !== 'POST') ctx.state.rpcBody = undefined;
+      // An empty body (a bare POST to sign out or revoke) needs no content type.
+      if (raw.length === 0) ctx.state.rpcBody = undefined;
       else if (type === 'application/x-www-form-urlencoded') ctx.state.rpcBody = Object.fromEntries(new URLSearchParams(raw.toString('utf8')));
       else {
         requireJsonContentType(ctx);

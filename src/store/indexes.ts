@@ -2,7 +2,12 @@
 import type { Db, IndexDescription } from 'mongodb';
 import type { Logger } from '../log.js';
 import { RATE_HEADS, RATE_TOKENS, rateTokenIndexes } from './rateLimit.js';
+import { API_KEY_INDEXES, API_KEYS } from '../keys/keys.js';
+import { SESSION_INDEXES, SESSIONS } from '../session/sessions.js';
+import { AUDIT_INDEXES, MCP_AUDIT_LOG } from '../workspace/audit.js';
 import { WORKSPACE_INDEXES } from '../workspace/records.js';
+import { COMMUNITY_INDEXES } from '../community/store.js';
+import { NEWSLETTER_INDEXES } from '../newsletter/store.js';
 import { ENTITY_SNAPSHOTS } from './entities.js';
 import { versionedIndexes } from './versioned.js';
 
@@ -14,6 +19,11 @@ export const COLLECTIONS = {
 
 export const INDEXES: Record<string, IndexDescription[]> = {
   ...WORKSPACE_INDEXES,
+  ...COMMUNITY_INDEXES,
+  ...NEWSLETTER_INDEXES,
+  [SESSIONS]: SESSION_INDEXES,
+  [API_KEYS]: API_KEY_INDEXES,
+  [MCP_AUDIT_LOG]: AUDIT_INDEXES,
   [COLLECTIONS.rateTokens]: rateTokenIndexes,
   [COLLECTIONS.rateHeads]: rateTokenIndexes,
   [COLLECTIONS.leases]: versionedIndexes,

@@ -36,10 +36,7 @@ describe('rate limiter - token bucket in MongoDB', () => {
       const b = new RateLimiter(other.db(databaseName(url)));
       const policy = perMinute(10);
       const takes = await Promise.all(Array.from({ length: 30 }, (_, i) => (i % 2 ? a : b).take('shared', policy)));
-      const admitted = takes.filter((t) => t.allowed).length;
-      // Never more than the capacity; under contention a taker may skip a token, never reuse one.
-      expect(admitted).toBeLessThanOrEqual(10);
-      expect(admitted).toBeGreaterThanOrEqual(8);
+      expect(takes.filter((t) => t.allowed)).toHaveLength(10);
     } finally {
       await other.close();
     }

@@ -4,7 +4,7 @@ import { inject } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { startService, type Role, type RunningService } from '../../src/service.js';
-import { freshDatabaseUrl } from './servers.js';
+import { freePort, freshDatabaseUrl } from './servers.js';
 
 export interface TestServiceOptions {
   role?: Role;
@@ -21,14 +21,34 @@ export interface TestService extends RunningService {
 }
 
 export function testConfig(env: Record<string, string>): Config {
-  return loadConfig({ NODE_ENV: 'test', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', SITE_PORT: '0', ...env });
+  return loadConfig({ NODE_ENV: 'test', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', SITE_PORT: '0', APP_PORT: '0', AUTH_PORT: '0', ...env });
+}
+
+/** Listener ports and the public URLs that name them, so links, issuers and origins are right. */
+const SURFACES = [
+  ['SITE_PORT', 'SITE_URL'],
+  ['APP_PORT', 'APP_URL'],
+  ['AUTH_PORT', 'AUTH_URL'],
+  ['PIPE_PORT', 'PIPE_URL'],
+  ['APEX_PORT', 'APEX_URL'],
+  ['SMTP_PORT', ''],
+] as const;
+
+export async function surfaceEnv(): Promise<Record<string, string>> {
+  const env: Record<string, string> = {};
+  for (const [portKey, urlKey] of SURFACES) {
+    const port = await freePort();
+    env[portKey] = String(port);
+    if (urlKey) env[urlKey] = `http://127.0.0.1:${port}`;
+  }
+  return env;
 }
 
 export async function startTestService(opts: TestServiceOptions = {}): Promise<TestService> {
   const mongoUrl = opts.mongoUrl ?? freshDatabaseUrl(inject('mongoUrl'));
   // Each service gets its own subject namespace on the shared NATS server unless told to share one.
   const nats: Record<string, string> = opts.nats ? { NATS_URL: inject('natsUrl'), BUS_NAMESPACE: `t${randomBytes(4).toString('hex')}` } : {};
-  const config = testConfig({ MONGO_URL: mongoUrl, ...nats, ...opts.env });
+  const config = testConfig({ ...(await surfaceEnv()), MONGO_URL: mongoUrl, ...nats, ...opts.env });
   const service = await startService(opts.role ?? 'all', config, createLogger(config.logLevel));
   return { ...service, config, mongoUrl };
 }

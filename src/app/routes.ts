@@ -1,0 +1,269 @@
+// The app host's pages and JSON API: sign-in, the family workspace, and Settings (MCP API keys,
+// recent MCP activity). Everything here acts for the signed-in caller only.
+import { readFileSync } from 'node:fs';
+import type { Db } from 'mongodb';
+import { z } from 'zod';
+import type { HttpRequestEnvelope } from '../bus/envelopes.js';
+import { identityProvider, type Config } from '../config.js';
+import { KeyNotFound, KeyStore, TooManyKeys, type ApiKeyView } from '../keys/keys.js';
+import { describeIssues } from '../rpc/envelope.js';
+import { clearedSessionCookie, readCookie, SESSION_COOKIE, sessionCaller, SessionStore, type SessionCaller } from '../session/sessions.js';
+import { escapeHtml } from '../web/html.js';
+import { page, redirect } from '../web/page.js';
+import { ApiProblem, json, Routes, text } from '../worker/http.js';
+import type { HttpHandler } from '../worker/runtime.js';
+import { AuditLog } from '../workspace/audit.js';
+import { WorkspaceStore, type LovedOneRecord } from '../workspace/records.js';
+
+const asset = (name: string) => readFileSync(new URL(`./assets/${name}`, import.meta.url), 'utf8');
+
+const name = z.string().trim().min(1, 'is required').max(60, 'must be at most 60 characters');
+const workspaceInput = z.object({ familyName: z.string().trim().min(1, 'is required').max(120, 'must be at most 120 characters'), firstName: name, lastName: name });
+const lovedOneInput = z.object({ firstName: name, lastName: name });
+const keyInput = z.object({ name: z.string().trim().max(60, 'must be at most 60 characters').optional().default('') });
+
+export interface AppRoutesDeps {
+  config: Config;
+  db: Db;
+  /** Extra routes from other slices (sandbox claim, family-share link). */
+  extend?: (routes: Routes, helpers: AppHelpers) => void;
+}
+
+export interface AppHelpers {
+  requireCaller(req: HttpRequestEnvelope): Promise<SessionCaller>;
+  requireSameOrigin(req: HttpRequestEnvelope): void;
+  signInUrl(next: string): string;
+  store: WorkspaceStore;
+}
+
+export function appRoutes(subject: string, deps: AppRoutesDeps): HttpHandler {
+  const { config, db } = deps;
+  const store = new WorkspaceStore(db, config.inboxDomain);
+  const keys = new KeyStore(db);
+  const audit = new AuditLog(db);
+  const sessions = new SessionStore(db);
+  const idp = identityProvider(config);
+  const appOrigin = new URL(config.appUrl).origin;
+  const idpOrigin = new URL(idp.loginUrl).origin;
+  const css = asset('app.css');
+  const js = asset('app.js');
+
+  const signInUrl = (next: string) => `${idp.loginUrl}?return_to=${encodeURIComponent(`${config.appUrl}/auth/callback?next=${encodeURIComponent(next)}`)}`;
+  const currentCaller = (req: HttpRequestEnvelope) => sessionCaller(db, req.headers);
+  const requireCaller = async (req: HttpRequestEnvelope) => {
+    const caller = await currentCaller(req);
+    if (!caller) throw new ApiProblem(401, 'UNAUTHORIZED', 'Sign in first', `Sign in at ${config.appUrl}/signin.`);
+    return caller;
+  };
+  /** Cookie-authenticated changes must come from our own pages (CSRF defence). */
+  const requireSameOrigin = (req: HttpRequestEnvelope) => {
+    if (req.headers.origin !== appOrigin) throw new ApiProblem(403, 'FORBIDDEN', 'Cross-origin request refused', `Changes are accepted only from pages on ${appOrigin}.`);
+  };
+  const helpers: AppHelpers = { requireCaller, requireSameOrigin, signInUrl, store };
+
+  const pageFor = (status: number, title: string, body: string, caller?: SessionCaller | null, headers: Record<string, string> = {}) =>
+    page(status, { title, body, ...(caller ? { signedInAs: caller.email } : {}), formAction: idpOrigin }, headers);
+  const signedOutPage = (next: string) =>
+    pageFor(200, 'Sign in', `<h1>Welcome to carecircle</h1><section class="card"><p>Sign in to see your family workspace.</p><p><a href="${escapeHtml(signInUrl(next))}" id="signin">Sign in</a></p></section>`);
+  const formError = (err: z.ZodError) => `<p class="error" role="alert">${escapeHtml(describeIssues(err))}</p>`;
+
+  const lovedOneRows = (lovedOnes: LovedOneRecord[]) =>
+    lovedOnes.length
+      ? `<table><thead><tr><th>Name</th><th>Private inbox address</th><th>Id</th></tr></thead><tbody>${lovedOnes
+          .map((l) => `<tr><td>${escapeHtml(l.displayName)}</td><td><code>${escapeHtml(l.inboxAddress)}</code></td><td><code>${escapeHtml(l._id)}</code></td></tr>`)
+          .join('')}</tbody></table>`
+      : '<p class="muted">No loved ones yet.</p>';
+
+  const onboardingForm = (error = '') => `<h1>Create your family workspace</h1><section class="card">${error}
+<form method="post" action="/onboarding">
+<label for="familyName">Family name</label><input id="familyName" name="familyName" type="text" required maxlength="120" placeholder="The Rivera Family">
+<label for="firstName">Loved one's first name</label><input id="firstName" name="firstName" type="text" required maxlength="60">
+<label for="lastName">Loved one's last name</label><input id="lastName" name="lastName" type="text" required maxlength="60">
+<button type="submit">Create workspace</button></form></section>`;
+
+  const keyRows = (list: ApiKeyView[]) =>
+    list.length
+      ? `<table id="keys"><thead><tr><th>Name</th><th>Key</th><th>Created</th><th>Last used</th><th>Status</th><th></th></tr></thead><tbody>${list
+          .map(
+            (k) =>
+              `<tr data-key-id="${escapeHtml(k.id)}"><td>${escapeHtml(k.name)}</td><td><code>sk-svc-…${escapeHtml(k.last4)}</code></td><td>${escapeHtml(k.createdAt.slice(0, 16).replace('T', ' '))}</td><td>${escapeHtml(k.lastUsedAt ? k.lastUsedAt.slice(0, 16).replace('T', ' ') : 'never')}</td><td class="status-${k.status}">${k.status}</td><td>${
+                k.status === 'active' ? `<form method="post" action="/settings/keys/${escapeHtml(k.id)}/revoke"><button class="danger" type="submit">Revoke</button></form>` : ''
+              }</td></tr>`,
+          )
+          .join('')}</tbody></table>`
+      : '<p class="muted">No keys yet.</p>';
+
+  const settingsPage = async (caller: SessionCaller, minted?: { plaintext: string; key: ApiKeyView }, error = '') => {
+    const [list, activity] = await Promise.all([keys.list(caller.uid), audit.recent(caller.uid, 20)]);
+    const mintedBlock = minted
+      ? `<section class="card" id="minted"><h2>Your new key: copy it now</h2><p>This is the only time it is shown. Store it somewhere safe, such as your assistant's configuration.</p><p class="secret" id="new-key">${escapeHtml(minted.plaintext)}</p><button type="button" class="secondary" data-copy="new-key">Copy key</button></section>`
+      : '';
+    const activityRows = activity.length
+      ? `<table id="activity"><thead><tr><th>When</th><th>Method</th><th>Tool</th><th>Via</th><th>Result</th></tr></thead><tbody>${activity
+          .map((a) => `<tr><td>${escapeHtml(a.at.toISOString().slice(0, 19).replace('T', ' '))}</td><td>${escapeHtml(a.method)}</td><td>${escapeHtml(a.tool ?? '')}</td><td>${escapeHtml(a.authMethod)}</td><td>${a.success ? 'ok' : 'failed'}</td></tr>`)
+          .join('')}</tbody></table>`
+      : '<p class="muted">No MCP requests yet.</p>';
+    return pageFor(
+      200,
+      'Settings',
+      `<h1>Settings</h1>${mintedBlock}<section class="card"><h2 id="mcp-api-keys">MCP API keys</h2>
+<p>An MCP API key lets an AI assistant read your family workspace (read-only) at <code>${escapeHtml(config.appUrl)}/api/mcp</code>. Revoking a key stops it on its very next request.</p>${error}
+<form method="post" action="/settings/keys"><label for="key-name">Name (optional)</label><input id="key-name" name="name" type="text" maxlength="60" placeholder="Claude Desktop"><button type="submit">Mint a new key</button></form>
+<h2>Your keys</h2>${keyRows(list)}</section>
+<section class="card"><h2>Recent MCP activity</h2>${activityRows}</section>`,
+      caller,
+    );
+  };
+
+  const routes = new Routes()
+    .add('GET', '/assets/app.css', async () => text(200, css, 'text/css; charset=utf-8', { 'cache-control': 'public, max-age=300' }))
+    .add('GET', '/assets/app.js', async () => text(200, js, 'text/javascript; charset=utf-8', { 'cache-control': 'public, max-age=300' }))
+    .add('GET', '/signin', async (req) => redirect(signInUrl(req.query.next?.startsWith('/') ? req.query.next : '/')))
+    .add('GET', '/auth/callback', async (req) => {
+      const next = req.query.next?.startsWith('/') && !req.query.next.startsWith('//') ? req.query.next : '/';
+      return pageFor(200, 'Signing in', `<h1>Signing you in…</h1><p id="signin-callback" data-next="${escapeHtml(next)}" role="status">One moment.</p>`);
+    })
+    .add('POST', '/signout', async (req) => {
+      requireSameOrigin(req);
+      await sessions.revoke(readCookie(req.headers.cookie, SESSION_COOKIE));
+      return redirect('/', { 'set-cookie': clearedSessionCookie(config) });
+    })
+    .add('GET', '/', async (req) => {
+      const caller = await currentCaller(req);
+      if (!caller) return signedOutPage('/');
+      const membership = await store.workspaceOf(caller.uid);
+      if (!membership) return redirect('/onboarding');
+      const lovedOnes = await store.lovedOnesOf(membership.workspace._id);
+      return pageFor(
+        200,
+        membership.workspace.name,
+        `<h1>${escapeHtml(membership.workspace.name)}</h1><section class="card"><h2>Loved ones</h2>${lovedOneRows(lovedOnes)}
+<form method="post" action="/workspace/loved-ones"><h2>Add a loved one</h2><label for="firstName">First name</label><input id="firstName" name="firstName" type="text" required maxlength="60"><label for="lastName">Last name</label><input id="lastName" name="lastName" type="text" required maxlength="60"><button type="submit">Add</button></form></section>
+<section class="card"><h2>Connect an AI assistant</h2><p>Mint an MCP API key in <a href="/settings#mcp-api-keys">Settings</a>, then point your assistant at <code>${escapeHtml(config.appUrl)}/api/mcp</code>.</p></section>`,
+        caller,
+      );
+    })
+    .add('GET', '/onboarding', async (req) => {
+      const caller = await currentCaller(req);
+      if (!caller) return signedOutPage(`/onboarding${req.query.workspace ? `?workspace=${encodeURIComponent(req.query.workspace)}` : ''}`);
+      if (await store.workspaceOf(caller.uid)) return redirect('/');
+      return pageFor(200, 'Create your workspace', onboardingForm(), caller);
+    })
+    .add('POST', '/onboarding', async (req) => {
+      requireSameOrigin(req);
+      const caller = await currentCaller(req);
+      if (!caller) return redirect('/signin?next=/onboarding');
+      if (await store.workspaceOf(caller.uid)) return redirect('/');
+      const input = workspaceInput.safeParse(req.body ?? {});
+      if (!input.success) return pageFor(400, 'Create your workspace', onboardingForm(formError(input.error)), caller);
+      await createWorkspace(caller, input.data);
+      return redirect('/');
+    })
+    .add('POST', '/workspace/loved-ones', async (req) => {
+      requireSameOrigin(req);
+      const caller = await requireCaller(req);
+      const membership = await store.workspaceOf(caller.uid);
+      if (!membership) return redirect('/onboarding');
+      const input = lovedOneInput.safeParse(req.body ?? {});
+      if (!input.success) return pageFor(400, 'Add a loved one', `<h1>Add a loved one</h1>${formError(input.error)}<p><a href="/">Back to the workspace</a></p>`, caller);
+      await store.addLovedOne(membership.workspace._id, input.data, false);
+      return redirect('/');
+    })
+    .add('GET', '/settings', async (req) => {
+      const caller = await currentCaller(req);
+      if (!caller) return signedOutPage('/settings');
+      return settingsPage(caller);
+    })
+    .add('POST', '/settings/keys', async (req) => {
+      requireSameOrigin(req);
+      const caller = await currentCaller(req);
+      if (!caller) return redirect('/signin?next=/settings');
+      const input = keyInput.safeParse(req.body ?? {});
+      if (!input.success) return settingsPage(caller, undefined, formError(input.error));
+      try {
+        return await settingsPage(caller, await keys.mint(caller.uid, input.data.name));
+      } catch (err) {
+        if (err instanceof TooManyKeys) return settingsPage(caller, undefined, `<p class="error" role="alert">${escapeHtml(err.message)}: revoke one first.</p>`);
+        throw err;
+      }
+    })
+    .add('POST', '/settings/keys/:id/revoke', async (req, params) => {
+      requireSameOrigin(req);
+      const caller = await currentCaller(req);
+      if (!caller) return redirect('/signin?next=/settings');
+      await revokeKey(caller, params.id ?? '');
+      return redirect('/settings');
+    })
+    // JSON API for the same things, behind the session cookie.
+    .add('GET', '/api/workspace', async (req) => {
+      const caller = await requireCaller(req);
+      const membership = await store.workspaceOf(caller.uid);
+      if (!membership) return json(200, { workspace: null });
+      const lovedOnes = await store.lovedOnesOf(membership.workspace._id);
+      return json(200, {
+        workspace: { id: membership.workspace._id, name: membership.workspace.name, role: membership.member.role, familyMemberCount: await store.memberCount(membership.workspace._id) },
+        lovedOnes: lovedOnes.map((l) => ({ id: l._id, name: l.displayName, firstName: l.firstName, lastName: l.lastName, inboxAddress: l.inboxAddress })),
+      });
+    })
+    .add('POST', '/api/workspace', async (req) => {
+      requireSameOrigin(req);
+      const caller = await requireCaller(req);
+      if (await store.workspaceOf(caller.uid)) throw new ApiProblem(409, 'BAD_REQUEST', 'You already have a family workspace', 'GET /api/workspace shows it.');
+      const input = workspaceInput.safeParse(req.body ?? {});
+      if (!input.success) throw new ApiProblem(400, 'VALIDATION_FAILED', `Invalid body: ${describeIssues(input.error)}`, 'Send familyName (1-120 chars), firstName and lastName (1-60 chars each).');
+      const { workspace, lovedOne } = await createWorkspace(caller, input.data);
+      return json(201, { workspace: { id: workspace._id, name: workspace.name }, lovedOne: { id: lovedOne._id, name: lovedOne.displayName, inboxAddress: lovedOne.inboxAddress } });
+    })
+    .add('POST', '/api/workspace/loved-ones', async (req) => {
+      requireSameOrigin(req);
+      const caller = await requireCaller(req);
+      const membership = await store.workspaceOf(caller.uid);
+      if (!membership) throw new ApiProblem(404, 'NOT_FOUND', 'You have no family workspace yet', 'POST /api/workspace first.');
+      const input = lovedOneInput.safeParse(req.body ?? {});
+      if (!input.success) throw new ApiProblem(400, 'VALIDATION_FAILED', `Invalid body: ${describeIssues(input.error)}`, 'Send firstName and lastName (1-60 chars each).');
+      const l = await store.addLovedOne(membership.workspace._id, input.data, false);
+      return json(201, { id: l._id, name: l.displayName, inboxAddress: l.inboxAddress });
+    })
+    .add('GET', '/api/keys', async (req) => json(200, { keys: await keys.list((await requireCaller(req)).uid) }))
+    .add('POST', '/api/keys', async (req) => {
+      requireSameOrigin(req);
+      const caller = await requireCaller(req);
+      const input = keyInput.safeParse(req.body ?? {});
+      if (!input.success) throw new ApiProblem(400, 'VALIDATION_FAILED', `Invalid body: ${describeIssues(input.error)}`, 'Send {"name": "<up to 60 chars>"} or an empty object.');
+      try {
+        const minted = await keys.mint(caller.uid, input.data.name);
+        return json(201, { apiKey: minted.plaintext, key: minted.key, note: 'This is the only time the key is shown.' }, { 'cache-control': 'no-store' });
+      } catch (err) {
+        if (err instanceof TooManyKeys) throw new ApiProblem(400, 'VALIDATION_FAILED', err.message, 'Revoke a key you no longer use.');
+        throw err;
+      }
+    })
+    .add('POST', '/api/keys/:id/revoke', async (req, params) => {
+      requireSameOrigin(req);
+      const caller = await requireCaller(req);
+      return json(200, { key: await revokeKey(caller, params.id ?? '') });
+    })
+    .add('GET', '/api/activity', async (req) => {
+      const caller = await requireCaller(req);
+      const rows = await audit.recent(caller.uid, 50);
+      return json(200, { activity: rows.map((r) => ({ at: r.at.toISOString(), method: r.method, tool: r.tool, success: r.success, durationMs: r.durationMs, via: r.authMethod })) });
+    });
+
+  async function createWorkspace(caller: SessionCaller, input: z.infer<typeof workspaceInput>) {
+    const workspace = await store.createWorkspace({ name: input.familyName, owner: caller, sandbox: false });
+    const lovedOne = await store.addLovedOne(workspace._id, input, false);
+    return { workspace, lovedOne };
+  }
+
+  async function revokeKey(caller: SessionCaller, keyId: string) {
+    try {
+      return await keys.revoke(caller.uid, keyId);
+    } catch (err) {
+      if (err instanceof KeyNotFound) throw new ApiProblem(404, 'NOT_FOUND', 'No such key on your account', 'GET /api/keys lists your keys.');
+      throw err;
+    }
+  }
+
+  deps.extend?.(routes, helpers);
+  return routes.handler(subject);
+}

@@ -1,0 +1,59 @@
+// The app host ({app_url}): workspace MCP endpoint, session helpers, pages and JSON API.
+import { createHash } from 'node:crypto';
+import Router from '@koa/router';
+import Koa from 'koa';
+import { subjects } from '../bus/subjects.js';
+import { perMinute } from '../store/rateLimit.js';
+import { apiEndpoint } from './apiEdge.js';
+import { sendApiError } from './apiError.js';
+import type { GatewayDeps } from './context.js';
+import { mcp_cors, mcpEndpoint } from './mcpEdge.js';
+import { assign_request_id, log_request, serve_health } from './middleware.js';
+
+export const APP_MCP_BODY_LIMIT = 256 * 1024;
+/** SPEC: 60 requests per minute per API key, a bucket of 60 refilled at one a second. */
+export const KEY_POLICY = { capacity: 60, refillMs: 1000 };
+
+export function createAppApp(deps: GatewayDeps): Koa {
+  const app = new Koa({ proxy: deps.config.trustProxy });
+  const router = new Router();
+  const s = subjects(deps.config.busNamespace);
+  const sessionPolicy = perMinute(30);
+
+  router.all(
+    '/api/mcp',
+    ...mcpEndpoint(deps, {
+      subject: s.appMcp,
+      bodyLimit: APP_MCP_BODY_LIMIT,
+      // Bearer callers share a bucket per credential (hashed: the gateway never keeps it);
+      // session-cookie callers (in-app agents) are not rate-limited.
+      bucket: (ctx) => {
+        const auth = ctx.get('authorization');
+        return auth ? { key: `mcp-key:${createHash('sha256').update(auth).digest('hex')}`, policy: KEY_POLICY } : undefined;
+      },
+      forwardHeaders: ['authorization', 'cookie', 'accept', 'mcp-protocol-version'],
+    }),
+  );
+  router.all(['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/api/mcp'], mcp_cors(deps), ...apiEndpoint(deps, { subject: s.appWeb, methods: ['GET'] }));
+  router.all(
+    '/api/auth/session',
+    ...apiEndpoint(deps, { subject: s.session, methods: ['POST'], bodyLimit: 16 * 1024, bucket: (ctx) => ({ key: `session:ip:${ctx.ip}`, policy: sessionPolicy }) }),
+  );
+  router.all(['/api/auth/me', '/api/auth/signout'], ...apiEndpoint(deps, { subject: s.session, methods: ['GET', 'POST'], forwardHeaders: ['cookie'] }));
+  // Pages and the JSON API: the worker routes them and answers 404/405 itself.
+  router.all(/^\/(?!api\/mcp)(.*)$/, ...apiEndpoint(deps, { subject: s.appWeb, methods: ['GET', 'POST'], bodyLimit: 32 * 1024, forwardHeaders: ['cookie', 'origin', 'accept'] }));
+
+  app.use(assign_request_id);
+  app.use(log_request(deps, 'app'));
+  app.use(async (ctx, next) => {
+    try {
+      await next();
+    } catch (err) {
+      deps.log.error({ err, requestId: ctx.state.requestId }, 'app failure');
+      sendApiError(ctx, 500, 'INTERNAL', 'Something went wrong on our side', `Try again; quote request id ${ctx.state.requestId} if it persists.`);
+    }
+  });
+  app.use(serve_health(deps));
+  app.use(router.routes());
+  return app;
+}

@@ -1,0 +1,103 @@
+// MCP API keys: `sk-svc-<64 hex>`, shown once at mint time; only a SHA-256 hash is stored.
+// The lifecycle (active → revoked) is the apiKey machine; `status` on the key row is its
+// projection, written after the transition so authentication reads one row by hash.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Collection, Db, IndexDescription } from 'mongodb';
+import { API_KEY_MACHINE } from '../../machines/apiKey.js';
+import { EntityStore, TransitionRefused } from '../store/entities.js';
+import { newId } from '../store/ids.js';
+
+export const API_KEYS = 'api_keys';
+export const API_KEY_INDEXES: IndexDescription[] = [{ key: { hash: 1 }, name: 'by_hash', unique: true }, { key: { uid: 1 }, name: 'by_uid' }];
+export const API_KEY_FORMAT = /^sk-svc-[0-9a-f]{64}$/;
+export const MAX_KEYS_PER_USER = 25;
+
+export interface ApiKeyRecord {
+  _id: string;
+  uid: string;
+  name: string;
+  hash: string;
+  last4: string;
+  status: 'active' | 'revoked';
+  createdAt: Date;
+  lastUsedAt?: Date;
+  revokedAt?: Date;
+}
+
+/** What a caller may see of a key: never its hash. */
+export interface ApiKeyView {
+  id: string;
+  name: string;
+  last4: string;
+  status: 'active' | 'revoked';
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+export const hashKey = (plaintext: string): string => createHash('sha256').update(plaintext).digest('hex');
+
+export class KeyNotFound extends Error {
+  override name = 'KeyNotFound';
+}
+export class TooManyKeys extends Error {
+  override name = 'TooManyKeys';
+}
+
+export function viewOf(k: ApiKeyRecord): ApiKeyView {
+  return { id: k._id, name: k.name, last4: k.last4, status: k.status, createdAt: k.createdAt.toISOString(), lastUsedAt: k.lastUsedAt?.toISOString() ?? null, revokedAt: k.revokedAt?.toISOString() ?? null };
+}
+
+export class KeyStore {
+  private readonly keys: Collection<ApiKeyRecord>;
+  private readonly entities: EntityStore;
+
+  constructor(db: Db, private readonly clock: () => number = Date.now) {
+    this.keys = db.collection<ApiKeyRecord>(API_KEYS);
+    this.entities = new EntityStore(db, clock);
+  }
+
+  /** Mint a key for `uid`; the plaintext is returned here and nowhere else, ever. */
+  async mint(uid: string, name: string): Promise<{ plaintext: string; key: ApiKeyView }> {
+    if ((await this.keys.countDocuments({ uid, status: 'active' })) >= MAX_KEYS_PER_USER) throw new TooManyKeys(`at most ${MAX_KEYS_PER_USER} active keys`);
+    const plaintext = `sk-svc-${randomBytes(32).toString('hex')}`;
+    const id = newId('key');
+    await this.entities.create(API_KEY_MACHINE, id, { keyId: id, uid });
+    const record: ApiKeyRecord = { _id: id, uid, name: name || 'MCP key', hash: hashKey(plaintext), last4: plaintext.slice(-4), status: 'active', createdAt: new Date(this.clock()) };
+    await this.keys.insertOne(record);
+    return { plaintext, key: viewOf(record) };
+  }
+
+  async list(uid: string): Promise<ApiKeyView[]> {
+    return (await this.keys.find({ uid }).sort({ createdAt: -1 }).toArray()).map(viewOf);
+  }
+
+  /** Revoke the caller's own key; revoking twice is fine, another user's key is "not found". */
+  async revoke(uid: string, keyId: string): Promise<ApiKeyView> {
+    const key = await this.keys.findOne({ _id: keyId, uid });
+    if (!key) throw new KeyNotFound(`no key ${keyId} for this account`);
+    const at = new Date(this.clock());
+    try {
+      await this.entities.send(API_KEY_MACHINE, keyId, { type: 'REVOKE', at: at.toISOString(), by: uid });
+    } catch (err) {
+      if (!(err instanceof TransitionRefused)) throw err; // already revoked: re-apply the projection below
+    }
+    const state = await this.entities.load(API_KEY_MACHINE, keyId);
+    const revokedAt = state?.context.revokedAt ? new Date(state.context.revokedAt) : at;
+    await this.keys.updateOne({ _id: keyId }, { $set: { status: 'revoked', revokedAt } });
+    return viewOf({ ...key, status: 'revoked', revokedAt });
+  }
+
+  /** The key row for a presented plaintext (by hash), or null. No cache: revocation is immediate. */
+  async findByPlaintext(plaintext: string): Promise<ApiKeyRecord | null> {
+    const hash = hashKey(plaintext);
+    const key = await this.keys.findOne({ hash });
+    if (!key) return null;
+    // The index lookup found it by hash; confirm in constant time all the same.
+    return timingSafeEqual(Buffer.from(key.hash, 'hex'), Buffer.from(hash, 'hex')) ? key : null;
+  }
+
+  touch(keyId: string): void {
+    void this.keys.updateOne({ _id: keyId }, { $set: { lastUsedAt: new Date(this.clock()) } }).catch(() => undefined);
+  }
+}

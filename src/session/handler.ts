@@ -1,0 +1,62 @@
+// The session helpers of SPEC §A: POST /api/auth/session, GET /api/auth/me, POST /api/auth/signout.
+// Served on the site and app hosts alike, so one sign-in covers both.
+import type { Db } from 'mongodb';
+import { z } from 'zod';
+import type { Config } from '../config.js';
+import { identityProvider } from '../config.js';
+import { createIdTokenVerifier, IdTokenError, type IdTokenVerifier } from '../identity/verify.js';
+import { describeIssues } from '../rpc/envelope.js';
+import { ApiProblem, json, Routes } from '../worker/http.js';
+import type { HttpHandler } from '../worker/runtime.js';
+import { WorkspaceStore } from '../workspace/records.js';
+import { clearedSessionCookie, readCookie, SESSION_COOKIE, sessionCaller, sessionCookie, SessionStore } from './sessions.js';
+
+/** Providers demand a fresh sign-in before minting a long session from an old token. */
+export const FRESH_SIGN_IN_SEC = 5 * 60;
+
+const sessionBody = z.object({ idToken: z.string().min(1, 'is required').max(8192, 'is too long') });
+
+export function sessionHandler(subject: string, config: Config, db: Db, verify: IdTokenVerifier = createIdTokenVerifier(identityProvider(config)), clock: () => number = Date.now): HttpHandler {
+  const sessions = new SessionStore(db, clock);
+  const workspaces = new WorkspaceStore(db, config.inboxDomain);
+  return new Routes()
+    .add('POST', '/api/auth/session', async (req) => {
+      const body = sessionBody.safeParse(req.body ?? {});
+      if (!body.success) throw new ApiProblem(400, 'VALIDATION_FAILED', `Invalid body: ${describeIssues(body.error)}`, 'Send {"idToken": "<identity-provider ID token>"}.');
+      let identity;
+      try {
+        identity = await verify(body.data.idToken);
+      } catch (err) {
+        if (err instanceof IdTokenError) throw new ApiProblem(401, 'UNAUTHORIZED', `idToken rejected: ${err.message}`, 'Sign in again with the identity provider and send the new ID token.');
+        throw err;
+      }
+      if (identity.authTime !== undefined && clock() / 1000 - identity.authTime > FRESH_SIGN_IN_SEC) {
+        return json(200, { authenticated: false, refreshRequired: true, message: 'Sign-in is older than 5 minutes: refresh the ID token (or sign in again) and send it once more.' });
+      }
+      const user = await workspaces.upsertUser(identity, new Date(clock()));
+      const { token, expiresAt } = await sessions.create({ uid: user._id, email: user.email, ...(user.name ? { name: user.name } : {}), tenant: user.tenant });
+      return json(200, { authenticated: true, uid: user._id, email: user.email, name: user.name ?? null, tenant: user.tenant, expiresAt: expiresAt.toISOString() }, { 'set-cookie': sessionCookie(config, token, expiresAt), 'cache-control': 'no-store' });
+    })
+    .add('GET', '/api/auth/me', async (req) => {
+      const caller = await sessionCaller(db, req.headers);
+      if (!caller) return json(200, { authenticated: false }, { 'cache-control': 'no-store' });
+      const membership = await workspaces.workspaceOf(caller.uid);
+      return json(
+        200,
+        {
+          authenticated: true,
+          uid: caller.uid,
+          email: caller.email,
+          name: caller.name ?? null,
+          tenant: caller.tenant,
+          workspace: membership ? { id: membership.workspace._id, name: membership.workspace.name, role: membership.member.role } : null,
+        },
+        { 'cache-control': 'no-store' },
+      );
+    })
+    .add('POST', '/api/auth/signout', async (req) => {
+      await sessions.revoke(readCookie(req.headers.cookie, SESSION_COOKIE));
+      return json(200, { signedOut: true }, { 'set-cookie': clearedSessionCookie(config), 'cache-control': 'no-store' });
+    })
+    .handler(subject);
+}

@@ -1,0 +1,62 @@
+// Who is calling the workspace MCP endpoint, re-derived from the credentials on every request.
+import type { Db } from 'mongodb';
+import type { Config } from '../config.js';
+import { API_KEY_FORMAT, KeyStore } from '../keys/keys.js';
+import { RPC } from '../rpc/codes.js';
+import { RpcError } from '../rpc/errors.js';
+import { sessionCaller } from '../session/sessions.js';
+import type { AuthMethod } from './audit.js';
+import type { Tenant } from './records.js';
+import { WorkspaceStore } from './records.js';
+
+export const SCOPES = ['profile:read', 'care_circle:read'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export interface WorkspaceCaller {
+  uid: string;
+  email: string;
+  tenant: Tenant;
+  via: AuthMethod;
+  /** Scopes an OAuth caller approved; API keys and sessions are not scope-gated (SPEC). */
+  scopes: readonly Scope[] | 'all';
+  keyId?: string;
+}
+
+/** A refusal before any method routing: HTTP status, JSON-RPC -32001, and WWW-Authenticate. */
+export class AuthRefusal extends RpcError {
+  constructor(
+    httpStatus: 401 | 403,
+    message: string,
+    hint: string,
+    readonly wwwAuthenticate: string,
+  ) {
+    super(RPC.UNAUTHORIZED, message, { hint }, httpStatus);
+  }
+}
+
+export function resourceMetadataUrl(config: Config): string {
+  return `${config.appUrl}/.well-known/oauth-protected-resource`;
+}
+
+export async function authenticate(db: Db, config: Config, headers: Record<string, string>, keys: KeyStore, users: WorkspaceStore): Promise<WorkspaceCaller> {
+  const challenge = (error?: string) => `Bearer resource_metadata="${resourceMetadataUrl(config)}"${error ? `, error="${error}"` : ''}`;
+  const settings = `${config.appUrl}/settings`;
+  const auth = headers.authorization;
+  if (auth !== undefined) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(auth);
+    if (!match) throw new AuthRefusal(401, 'Malformed Authorization header', 'Send "Authorization: Bearer <API key>".', challenge('invalid_request'));
+    const token = match[1]!;
+    if (!token.startsWith('sk-svc-')) throw new AuthRefusal(401, 'Unknown credential', `Use an MCP API key (sk-svc-…) from ${settings}, or an OAuth access token from ${config.authUrl}.`, challenge('invalid_token'));
+    if (!API_KEY_FORMAT.test(token)) throw new AuthRefusal(401, 'Malformed API key', 'An API key is "sk-svc-" followed by 64 lowercase hex characters; copy it again from where you saved it.', challenge('invalid_token'));
+    const key = await keys.findByPlaintext(token);
+    if (!key) throw new AuthRefusal(401, 'Unknown API key', `Mint a key at ${settings}.`, challenge('invalid_token'));
+    if (key.status === 'revoked') throw new AuthRefusal(403, 'API key revoked', `This key was revoked; mint a new one at ${settings}.`, challenge('invalid_token'));
+    const user = await users.user(key.uid);
+    if (!user) throw new AuthRefusal(401, 'Unknown API key', `Mint a key at ${settings}.`, challenge('invalid_token'));
+    keys.touch(key._id);
+    return { uid: user._id, email: user.email, tenant: user.tenant, via: 'api-key', scopes: 'all', keyId: key._id };
+  }
+  const session = await sessionCaller(db, headers);
+  if (session) return { uid: session.uid, email: session.email, tenant: session.tenant, via: 'session', scopes: 'all' };
+  throw new AuthRefusal(401, 'Authentication required', `Send "Authorization: Bearer <API key>" (mint one at ${settings}) or connect with OAuth.`, challenge());
+}

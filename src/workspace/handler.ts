@@ -1,0 +1,84 @@
+// The worker handler behind {app_url}/api/mcp: authenticate first, then MCP, then the audit rows.
+import type { Db } from 'mongodb';
+import type { HttpReplyEnvelope } from '../bus/envelopes.js';
+import type { Config } from '../config.js';
+import { KeyStore } from '../keys/keys.js';
+import type { Logger } from '../log.js';
+import { RPC } from '../rpc/codes.js';
+import { RpcError } from '../rpc/errors.js';
+import { isNotification, rpcRequest, type RpcResponse } from '../rpc/envelope.js';
+import { failure, McpServer } from '../rpc/mcp.js';
+import { VERSION } from '../version.js';
+import type { HttpHandler } from '../worker/runtime.js';
+import { AuditLog } from './audit.js';
+import { authenticate, AuthRefusal, resourceMetadataUrl, type WorkspaceCaller } from './caller.js';
+import { WorkspaceStore } from './records.js';
+import { workspaceTools } from './tools.js';
+
+export function createWorkspaceServer(store: WorkspaceStore, log?: Logger): McpServer {
+  return new McpServer({
+    name: 'carecircle-workspace',
+    title: 'carecircle family workspace',
+    version: VERSION,
+    instructions: "Read-only access to the signed-in caregiver's own family workspace: profile, loved ones and recent care events. Write actions come in a later version.",
+    tools: workspaceTools(store),
+    notificationStatus: 202,
+    invalidArguments: 'error',
+    ...(log ? { onInternalError: (err: unknown, ctx: { requestId: string }) => log.error({ err, requestId: ctx.requestId }, 'workspace tool failed') } : {}),
+  });
+}
+
+/** method and tool of each message in a body, for the audit log (never arguments). */
+function auditedMessages(body: unknown): { id: unknown; method: string; tool: string | null }[] {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.flatMap((m) => {
+    const parsed = rpcRequest.safeParse(m);
+    if (!parsed.success) return [];
+    const tool = parsed.data.method === 'tools/call' && typeof parsed.data.params?.name === 'string' ? parsed.data.params.name.slice(0, 100) : null;
+    return [{ id: isNotification(parsed.data) ? undefined : parsed.data.id, method: parsed.data.method.slice(0, 100), tool }];
+  });
+}
+
+function succeeded(reply: HttpReplyEnvelope, id: unknown): boolean {
+  if (reply.status >= 400) return false;
+  if (reply.body === undefined) return true; // notifications
+  const responses = (Array.isArray(reply.body) ? reply.body : [reply.body]) as RpcResponse[];
+  const r = responses.find((x) => x.id === id);
+  if (!r) return true;
+  return !('error' in r) && (r.result as { isError?: boolean }).isError !== true;
+}
+
+export function workspaceMcpHandler(subject: string, config: Config, db: Db, log: Logger): HttpHandler {
+  const store = new WorkspaceStore(db, config.inboxDomain);
+  const keys = new KeyStore(db);
+  const audit = new AuditLog(db);
+  const server = createWorkspaceServer(store, log);
+  return {
+    subject,
+    handle: async (req, reqLog) => {
+      let caller: WorkspaceCaller;
+      try {
+        caller = await authenticate(db, config, req.headers, keys, store);
+      } catch (err) {
+        if (err instanceof AuthRefusal) return { status: err.httpStatus, headers: { 'www-authenticate': err.wwwAuthenticate }, body: failure(null, err) };
+        throw err;
+      }
+      if (req.method === 'GET') {
+        const err = new RpcError(RPC.INVALID_REQUEST, 'This endpoint does not stream; POST JSON-RPC messages instead', { hint: 'POST one JSON-RPC message per request.' }, 405);
+        return { status: 405, headers: { allow: 'POST' }, body: failure(null, err) };
+      }
+      const started = performance.now();
+      const reply = await server.handlePost({ method: req.method, headers: req.headers, body: req.body }, { requestId: req.requestId, clientIp: req.clientIp, caller });
+      const durationMs = Math.round(performance.now() - started);
+      const messages = auditedMessages(req.body);
+      await audit
+        .append(messages.map((m) => ({ uid: caller.uid, tenant: caller.tenant, method: m.method, tool: m.tool, success: succeeded(reply, m.id), durationMs, authMethod: caller.via, at: new Date() })))
+        .catch((err: unknown) => reqLog.error({ err }, 'audit append failed'));
+      // A missing OAuth scope is an HTTP-level refusal too, so clients can step up (RFC 6750).
+      const single = !Array.isArray(reply.body) ? (reply.body as RpcResponse | undefined) : undefined;
+      const scope = single && 'error' in single ? (single.error.data as { scope?: string } | undefined)?.scope : undefined;
+      if (scope) return { ...reply, status: 403, headers: { ...reply.headers, 'www-authenticate': `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${resourceMetadataUrl(config)}"` } };
+      return reply;
+    },
+  };
+}

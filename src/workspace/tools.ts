@@ -1,0 +1,121 @@
+// The workspace MCP tools (SPEC §B1). Each re-derives what the caller may see from the verified
+// caller alone: a lovedOneId from anywhere else is "not authorized", whether or not it exists.
+import { z } from 'zod';
+import { RPC } from '../rpc/codes.js';
+import { RpcError, ToolError } from '../rpc/errors.js';
+import { defineTool, type CallContext, type ToolDefinition } from '../rpc/mcp.js';
+import type { Scope, WorkspaceCaller } from './caller.js';
+import type { CareEventRecord, WorkspaceStore } from './records.js';
+
+export const DEFAULT_EVENTS_LIMIT = 20;
+const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
+
+/** Thrown when an OAuth caller lacks a scope; the endpoint answers 403 with insufficient_scope. */
+export class InsufficientScope extends RpcError {
+  constructor(readonly scope: Scope) {
+    super(RPC.UNAUTHORIZED, `This tool needs the ${scope} scope`, { hint: `Reconnect and approve ${scope}.`, scope });
+  }
+}
+
+function callerOf(ctx: CallContext, scope?: Scope): WorkspaceCaller {
+  const caller = ctx.caller as WorkspaceCaller;
+  if (scope && caller.scopes !== 'all' && !caller.scopes.includes(scope)) throw new InsufficientScope(scope);
+  return caller;
+}
+
+const notAuthorized = () => new RpcError(RPC.NOT_AUTHORIZED, 'Not authorized for this lovedOneId', { hint: "The id is not in your family workspace; call list_loved_ones for the ids you can read." });
+
+const eventView = (e: CareEventRecord) => ({
+  id: e._id,
+  lovedOneId: e.lovedOneId,
+  source: e.source,
+  eventType: e.eventType,
+  occurredAt: e.occurredAt.toISOString(),
+  receivedAt: e.receivedAt.toISOString(),
+  ...(e.institutionId ? { institutionId: e.institutionId } : {}),
+  payload: e.payload,
+});
+
+export function workspaceTools(store: WorkspaceStore, platform = 'carecircle'): ToolDefinition[] {
+  return [
+    defineTool({
+      name: 'ping',
+      title: 'Check the connection',
+      description: 'Confirms the connection and shows who you are connected as. No side effects.',
+      input: z.object({}).strict(),
+      annotations: READ_ONLY,
+      handler: async (_args, ctx) => {
+        const c = callerOf(ctx);
+        const text = `pong from ${platform} - uid=${c.uid} tenant=${c.tenant} via=${c.via}`;
+        return { summary: text, structured: { pong: true, platform, uid: c.uid, tenant: c.tenant, via: c.via } };
+      },
+    }),
+    defineTool({
+      name: 'get_user_profile',
+      title: 'Get my profile',
+      description: "Your account: uid, email and tenant; for family caregivers also the family workspace's name and how many family members it has.",
+      input: z.object({}).strict(),
+      annotations: READ_ONLY,
+      handler: async (_args, ctx) => {
+        const c = callerOf(ctx, 'profile:read');
+        const membership = c.tenant === 'family' ? await store.workspaceOf(c.uid) : null;
+        return {
+          structured: {
+            uid: c.uid,
+            email: c.email,
+            tenant: c.tenant,
+            ...(c.tenant === 'family'
+              ? { workspace: membership ? { id: membership.workspace._id, name: membership.workspace.name, role: membership.member.role, familyMemberCount: await store.memberCount(membership.workspace._id) } : null }
+              : {}),
+          },
+        };
+      },
+    }),
+    defineTool({
+      name: 'list_loved_ones',
+      title: 'List loved ones',
+      description: 'The loved ones (ids and names) in your family workspace. Use an id with list_care_events.',
+      input: z.object({}).strict(),
+      annotations: READ_ONLY,
+      handler: async (_args, ctx) => {
+        const c = callerOf(ctx, 'care_circle:read');
+        if (c.tenant !== 'family') throw new ToolError(`list_loved_ones is for family caregivers; this account's tenant is "${c.tenant}".`);
+        const membership = await store.workspaceOf(c.uid);
+        const lovedOnes = membership ? await store.lovedOnesOf(membership.workspace._id) : [];
+        return {
+          structured: {
+            workspaceId: membership?.workspace._id ?? null,
+            lovedOnes: lovedOnes.map((l) => ({ id: l._id, name: l.displayName, firstName: l.firstName, lastName: l.lastName, inboxAddress: l.inboxAddress })),
+          },
+        };
+      },
+    }),
+    defineTool({
+      name: 'list_care_events',
+      title: 'List recent care events',
+      description: 'Recent care events (visits, notes, medications, vitals, forwarded mail), newest first: for one loved one when lovedOneId is given, otherwise for each loved one in your workspace (limit applies per loved one).',
+      input: z
+        .object({
+          lovedOneId: z.string().min(1).max(64).optional().describe('One loved one (from list_loved_ones); omit for all.'),
+          limit: z.number().int().min(1).max(50).default(DEFAULT_EVENTS_LIMIT).describe('Events per loved one, 1-50 (default 20).'),
+        })
+        .strict(),
+      annotations: READ_ONLY,
+      handler: async ({ lovedOneId, limit }, ctx) => {
+        const c = callerOf(ctx, 'care_circle:read');
+        const membership = c.tenant === 'family' ? await store.workspaceOf(c.uid) : null;
+        if (lovedOneId !== undefined) {
+          const lovedOne = membership ? await store.lovedOneIn(membership.workspace._id, lovedOneId) : null;
+          if (!lovedOne) throw notAuthorized();
+          const events = await store.recentEvents(lovedOne._id, limit);
+          return { structured: { lovedOneId: lovedOne._id, count: events.length, events: events.map(eventView) } };
+        }
+        if (!membership) return { structured: { count: 0, events: [], byLovedOne: [] } };
+        const lovedOnes = await store.lovedOnesOf(membership.workspace._id);
+        const byLovedOne = await Promise.all(lovedOnes.map(async (l) => ({ lovedOneId: l._id, name: l.displayName, events: (await store.recentEvents(l._id, limit)).map(eventView) })));
+        const events = byLovedOne.flatMap((b) => b.events).sort((a, b) => b.occurredAt.localeCompare(a.occurredAt));
+        return { structured: { count: events.length, events, byLovedOne } };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,50 @@
+// Signing in through the development identity provider over real HTTP, as a browser would.
+import type { TestService } from './service.js';
+
+/** An ID token from the development provider's sign-in form. */
+export async function devIdToken(svc: TestService, email: string, name = 'Test Caregiver'): Promise<string> {
+  const returnTo = `${svc.config.appUrl}/auth/callback?next=/`;
+  const res = await fetch(`${svc.urls.auth}/dev/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ email, name, return_to: returnTo }).toString(),
+    redirect: 'manual',
+  });
+  if (res.status !== 303) throw new Error(`dev sign-in answered ${res.status}: ${await res.text()}`);
+  const token = new URL(res.headers.get('location')!).hash.replace(/^#id_token=/, '');
+  if (!token) throw new Error('dev sign-in returned no token');
+  return token;
+}
+
+/** A `cc_session=…` cookie for `email`, from POST /api/auth/session on the app host. */
+export async function signIn(svc: TestService, email: string, name?: string): Promise<string> {
+  const res = await fetch(`${svc.urls.app}/api/auth/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ idToken: await devIdToken(svc, email, name) }),
+  });
+  const cookie = res.headers.get('set-cookie');
+  if (res.status !== 200 || !cookie) throw new Error(`session answered ${res.status}: ${await res.text()}`);
+  return cookie.split(';')[0]!;
+}
+
+/** A JSON call to the app host as a signed-in page would make it (cookie + same Origin). */
+export async function appCall(svc: TestService, cookie: string, method: string, path: string, body?: unknown) {
+  const res = await fetch(`${svc.urls.app}${path}`, {
+    method,
+    headers: { cookie, origin: new URL(svc.config.appUrl).origin, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, json: text ? (JSON.parse(text) as any) : undefined };
+}
+
+/** A signed-in caregiver with a workspace, a loved one and a minted API key. */
+export async function caregiverWithKey(svc: TestService, email: string, lovedOne = { firstName: 'Rosa', lastName: 'Rivera' }) {
+  const cookie = await signIn(svc, email);
+  const ws = await appCall(svc, cookie, 'POST', '/api/workspace', { familyName: `Family of ${email}`, ...lovedOne });
+  if (ws.status !== 201) throw new Error(`workspace answered ${ws.status}: ${JSON.stringify(ws.json)}`);
+  const key = await appCall(svc, cookie, 'POST', '/api/keys', { name: 'test' });
+  if (key.status !== 201) throw new Error(`key answered ${key.status}: ${JSON.stringify(key.json)}`);
+  return { cookie, apiKey: key.json.apiKey as string, keyId: key.json.key.id as string, workspaceId: ws.json.workspace.id as string, lovedOneId: ws.json.lovedOne.id as string };
+}
