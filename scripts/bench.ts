@@ -89,8 +89,48 @@ async function benchDirectory(): Promise<void> {
   process.stdout.write(`\nEvery HTTP path includes the shared per-IP rate limit (one read and one insert in MongoDB per request),\nso against FerretDB's SQLite backend the HTTP rows are bounded by the rate-limit row.\n`);
 }
 
+async function benchWorkspace(): Promise<void> {
+  process.stderr.write(`workspace bench: ${REQUESTS} requests, ${CONCURRENCY} concurrent; starting NATS and a MongoDB-compatible server…\n`);
+  const [mongo, nats] = await Promise.all([startMongo(), startNats({ jetstream: false })]);
+  const { freePort } = await import('../test/harness/servers.js');
+  const [app, auth, site] = await Promise.all([freePort(), freePort(), freePort()]);
+  const config = loadConfig({
+    LOG_LEVEL: 'silent', MONGO_URL: mongo.url, NATS_URL: nats.url, RATE_MCP_KEY_PER_MIN: '100000000',
+    SITE_PORT: String(site), APP_PORT: String(app), AUTH_PORT: String(auth),
+    SITE_URL: `http://127.0.0.1:${site}`, APP_URL: `http://127.0.0.1:${app}`, AUTH_URL: `http://127.0.0.1:${auth}`,
+  });
+  const svc = await startService('all', config, log);
+  const results: Result[] = [];
+  try {
+    const { mintDevIdToken } = await import('../src/identity/devIdp.js');
+    const idToken = await mintDevIdToken(svc.store.db, config, { email: 'bench@example.com' });
+    const session = await fetch(`${svc.urls.app}/api/auth/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ idToken }) });
+    const cookie = session.headers.get('set-cookie')!.split(';')[0]!;
+    const post = (path: string, body: unknown) =>
+      fetch(`${svc.urls.app}${path}`, { method: 'POST', headers: { cookie, origin: config.appUrl, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<any>);
+    const ws = await post('/api/workspace', { familyName: 'Bench family', firstName: 'Ada', lastName: 'Bench' });
+    const { apiKey } = await post('/api/keys', { name: 'bench' });
+    const events = svc.store.db.collection('care_events');
+    await events.insertMany(Array.from({ length: 50 }, (_, i) => ({ _id: `evt_bench_${i}`, lovedOneId: ws.lovedOne.id, workspaceId: ws.workspace.id, source: 'partner', eventType: 'visit_started', occurredAt: new Date(Date.now() - i * 60_000), receivedAt: new Date(), payload: { caregiver_id: 'c1' } }) as any));
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_care_events', arguments: { limit: 20 } } });
+    const call = (headers: Record<string, string>) => async () => {
+      const res = await fetch(`${svc.urls.app}/api/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+      if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${await res.text()}`);
+      await res.arrayBuffer();
+    };
+    results.push(await measure('session cookie (no rate limit)', call({ cookie })));
+    results.push(await measure('API key (rate limit + key lookup)', call({ authorization: `Bearer ${apiKey}` })));
+  } finally {
+    await svc.stop();
+    await Promise.all([mongo.stop(), nats.stop()]);
+  }
+  const base = results[0]!.rps;
+  process.stdout.write(`\ntools/call list_care_events over HTTP → NATS → worker, auth and audit on:\n\n| caller | req/s | p50 ms | p99 ms | vs session cookie |\n| --- | ---: | ---: | ---: | ---: |\n`);
+  for (const r of results) process.stdout.write(`| ${r.label} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${(r.rps / base).toFixed(3)}× |\n`);
+}
+
 const which = process.argv[2] ?? 'directory';
-const benches: Record<string, () => Promise<void>> = { directory: benchDirectory };
+const benches: Record<string, () => Promise<void>> = { directory: benchDirectory, workspace: benchWorkspace };
 const bench = benches[which];
 if (!bench) {
   process.stderr.write(`unknown bench "${which}"; available: ${Object.keys(benches).join(', ')}\n`);

@@ -29,6 +29,7 @@ export const CONFIG_KEYS = {
   sitePort: { env: 'SITE_PORT', doc: 'Port of the public site (directory, discovery, site API).', schema: port, default: '8080' },
   appPort: { env: 'APP_PORT', doc: 'Port of the application host (workspace, settings, workspace MCP).', schema: port, default: '8081' },
   authPort: { env: 'AUTH_PORT', doc: 'Port of the authorization host (sign-in, OAuth).', schema: port, default: '8082' },
+  pipePort: { env: 'PIPE_PORT', doc: 'Port of the partner ingest host (signed events and agency calls).', schema: port, default: '8083' },
   apexPort: { env: 'APEX_PORT', doc: 'Port of the apex host, which answers every path with a permanent redirect to the same path and query on SITE_URL.', schema: port, default: '8079' },
   siteUrl: { env: 'SITE_URL', doc: 'Public URL of the site host ({base_url}).', schema: url, default: 'http://localhost:8080' },
   appUrl: { env: 'APP_URL', doc: 'Public URL of the application host ({app_url}).', schema: url, default: 'http://localhost:8081' },
@@ -53,9 +54,14 @@ export const CONFIG_KEYS = {
   workerConcurrency: { env: 'WORKER_CONCURRENCY', doc: 'Requests one worker process handles at once.', schema: positiveInt, default: '64' },
   shutdownGraceMs: { env: 'SHUTDOWN_GRACE_MS', doc: 'How long shutdown waits for in-flight work before closing connections.', schema: positiveInt, default: '10000' },
   mcpAllowedOrigins: { env: 'MCP_ALLOWED_ORIGINS', doc: 'Browser origins allowed on the MCP endpoints, comma-separated, or * for any. Empty: the site and app origins.', schema: list, default: '' },
+  rateMcpKeyPerMin: { env: 'RATE_MCP_KEY_PER_MIN', doc: 'Requests per minute per credential on the workspace MCP endpoint: a bucket of this size refilled evenly over the minute.', schema: positiveInt, default: '60' },
   rateDirectoryMcpPerMin: { env: 'RATE_DIRECTORY_MCP_PER_MIN', doc: 'Requests per minute per client address on the public directory MCP endpoint.', schema: positiveInt, default: '120' },
   rateNewsletterPerHour: { env: 'RATE_NEWSLETTER_PER_HOUR', doc: 'Newsletter sign-ups per hour per client address.', schema: positiveInt, default: '5' },
   rateCommunityWritesPerMin: { env: 'RATE_COMMUNITY_WRITES_PER_MIN', doc: 'Community writes (join, leave, thread, comment) per minute per signed-in user.', schema: positiveInt, default: '30' },
+  rateIngestPerMin: { env: 'RATE_INGEST_PER_MIN', doc: 'Signed ingest requests per minute per partner institution (429 with Retry-After above).', schema: positiveInt, default: '1200' },
+  dataKey: { env: 'DATA_KEY', doc: 'Key that encrypts partner signing secrets at rest (AES-256-GCM): 32 bytes as base64 or 64 hex characters (openssl rand -base64 32). Unset: one is generated once in DATA_DIR/data.key; refused when NODE_ENV=production.', schema: z.string().regex(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/_-]{43}=?)$/, 'must be 32 bytes: base64 or 64 hex characters').optional() },
+  ingestDedupeDays: { env: 'INGEST_DEDUPE_DAYS', doc: 'Days a partner event id (or body hash) is remembered for de-duplication; older occurred_at values are refused. At least 30.', schema: z.coerce.number().int().min(30), default: '30' },
+  ingestAckWaitMs: { env: 'INGEST_ACK_WAIT_MS', doc: 'How long JetStream waits for a worker to store an ingest event before delivering it to another worker.', schema: positiveInt, default: '30000' },
   newsletterSecret: { env: 'NEWSLETTER_SECRET', doc: 'Key that signs newsletter confirm and unsubscribe links (HMAC-SHA256). Empty: a fixed development key, refused when NODE_ENV=production.', schema: z.string(), default: '' },
   recaptchaSecret: { env: 'RECAPTCHA_SECRET', doc: 'reCAPTCHA secret; when set, newsletter sign-ups need a recaptchaToken that RECAPTCHA_VERIFY_URL accepts. Empty: no reCAPTCHA.', schema: z.string(), default: '' },
   recaptchaVerifyUrl: { env: 'RECAPTCHA_VERIFY_URL', doc: 'Where reCAPTCHA tokens are verified (siteverify).', schema: url, default: 'https://www.google.com/recaptcha/api/siteverify' },
@@ -89,6 +95,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError('invalid configuration:\n  DEV_IDP=true: the development identity provider signs anyone in; set DEV_IDP=false and IDP_ISSUER, IDP_JWKS_URL and IDP_LOGIN_URL for production');
   if (config.nodeEnv === 'production' && !config.newsletterSecret)
     throw new ConfigError('invalid configuration:\n  NEWSLETTER_SECRET is empty: newsletter links would be signed with the public development key; set a long random value');
+  if (config.nodeEnv === 'production' && !config.dataKey)
+    throw new ConfigError('invalid configuration:\n  DATA_KEY is unset: partner secrets need an encryption key kept outside the database; set DATA_KEY=$(openssl rand -base64 32)');
   return config;
 }
 

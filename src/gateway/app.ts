@@ -11,14 +11,14 @@ import { mcp_cors, mcpEndpoint } from './mcpEdge.js';
 import { assign_request_id, log_request, serve_health } from './middleware.js';
 
 export const APP_MCP_BODY_LIMIT = 256 * 1024;
-/** SPEC: 60 requests per minute per API key, a bucket of 60 refilled at one a second. */
-export const KEY_POLICY = { capacity: 60, refillMs: 1000 };
 
 export function createAppApp(deps: GatewayDeps): Koa {
   const app = new Koa({ proxy: deps.config.trustProxy });
   const router = new Router();
   const s = subjects(deps.config.busNamespace);
   const sessionPolicy = perMinute(30);
+  // SPEC: 60 requests per minute per API key, a bucket of 60 refilled at one a second.
+  const keyPolicy = perMinute(deps.config.rateMcpKeyPerMin);
 
   router.all(
     '/api/mcp',
@@ -29,7 +29,7 @@ export function createAppApp(deps: GatewayDeps): Koa {
       // session-cookie callers (in-app agents) are not rate-limited.
       bucket: (ctx) => {
         const auth = ctx.get('authorization');
-        return auth ? { key: `mcp-key:${createHash('sha256').update(auth).digest('hex')}`, policy: KEY_POLICY } : undefined;
+        return auth ? { key: `mcp-key:${createHash('sha256').update(auth).digest('hex')}`, policy: keyPolicy } : undefined;
       },
       forwardHeaders: ['authorization', 'cookie', 'accept', 'mcp-protocol-version'],
     }),

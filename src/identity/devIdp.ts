@@ -76,16 +76,18 @@ export function safeReturnTo(config: Config, returnTo: string | undefined): stri
 }
 
 function page(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title>
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title><link rel="icon" href="data:,">
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;color:#1f2937}label{display:block;margin:.75rem 0 .25rem;font-weight:600}input{width:100%;padding:.5rem;font-size:1rem;box-sizing:border-box}button{margin-top:1rem;padding:.6rem 1.2rem;font-size:1rem;background:#0f766e;color:#fff;border:0;border-radius:.3rem;cursor:pointer}.note{background:#fef3c7;padding:.75rem;border-radius:.3rem;font-size:.9rem}</style></head><body>${body}</body></html>`;
 }
 
 export function devIdpRouter(config: Config, db: Db): Router {
   const router = new Router({ prefix: '/dev' });
+  const returnOrigins = [config.siteUrl, config.appUrl].map((u) => new URL(u).origin);
   const html = (ctx: Context, status: number, body: string) => {
     ctx.status = status;
     ctx.type = 'text/html; charset=utf-8';
-    ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
+    // form-action covers the redirect that follows the form, so our own hosts are listed too.
+    ctx.set('Content-Security-Policy', `default-src 'none'; img-src data:; style-src 'unsafe-inline'; form-action 'self' ${returnOrigins.join(' ')}; frame-ancestors 'none'; base-uri 'none'`);
     ctx.set('Cache-Control', 'no-store');
     ctx.body = body;
   };

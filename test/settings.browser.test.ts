@@ -1,0 +1,74 @@
+// Settings → MCP API keys in real headless Chromium, and the key used by the MCP SDK client.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser, newPage, screenshot } from './harness/browser.js';
+import { startTestService, type TestService } from './harness/service.js';
+
+let svc: TestService;
+let browser: Browser;
+beforeAll(async () => {
+  [svc, browser] = await Promise.all([startTestService({ nats: true }), launchBrowser()]);
+});
+afterAll(async () => {
+  await browser?.close();
+  await svc?.stop();
+});
+
+async function connect(apiKey: string): Promise<Client> {
+  const client = new Client({ name: 'settings-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${svc.urls.app}/api/mcp`), { requestInit: { headers: { authorization: `Bearer ${apiKey}` } } }));
+  return client;
+}
+
+describe('settings page - MCP API keys in a browser', () => {
+  it('when a caregiver signs in, creates a workspace and mints a key, then the key works until revoked', async () => {
+    const { page, errors } = await newPage(browser);
+    await page.goto(`${svc.config.appUrl}/settings`);
+    await page.click('#signin');
+    await page.waitForURL(/\/dev\/login/);
+    await screenshot(page, 'dev-sign-in');
+    await page.fill('#email', 'browser@example.com');
+    await page.fill('#name', 'Bea Browser');
+    await page.click('button[type=submit]');
+    await page.waitForURL(/\/settings$/);
+    expect(await page.textContent('header')).toContain('browser@example.com');
+
+    await page.goto(`${svc.config.appUrl}/onboarding`);
+    await page.fill('#familyName', 'The Browser Family');
+    await page.fill('#firstName', 'Grace');
+    await page.fill('#lastName', 'Browser');
+    await Promise.all([page.waitForURL(`${svc.config.appUrl}/`), page.click('main button[type=submit]')]);
+    expect(await page.textContent('main')).toContain('Grace Browser');
+    await screenshot(page, 'workspace');
+
+    await page.goto(`${svc.config.appUrl}/settings`);
+    await page.fill('#key-name', 'Desktop assistant');
+    await page.click('form[action="/settings/keys"] button');
+    const apiKey = (await page.textContent('#new-key'))!.trim();
+    expect(apiKey).toMatch(/^sk-svc-[0-9a-f]{64}$/);
+    await screenshot(page, 'settings-new-key');
+
+    // Shown once: a fresh load lists the key by its last four characters only.
+    await page.goto(`${svc.config.appUrl}/settings`);
+    expect(await page.locator('#new-key').count()).toBe(0);
+    expect(await page.content()).not.toContain(apiKey.slice(7));
+    expect(await page.textContent('#keys')).toContain(`sk-svc-…${apiKey.slice(-4)}`);
+
+    const client = await connect(apiKey);
+    const loved = await client.callTool({ name: 'list_loved_ones', arguments: {} });
+    expect(JSON.stringify(loved.content)).toContain('Grace Browser');
+
+    await page.reload();
+    expect(await page.textContent('#activity')).toContain('list_loved_ones');
+    await page.click('#keys button.danger');
+    await page.waitForURL(/\/settings$/);
+    expect(await page.textContent('#keys')).toContain('revoked');
+    await screenshot(page, 'settings-revoked');
+
+    await expect(client.callTool({ name: 'ping', arguments: {} })).rejects.toThrow(/403|revoked/i);
+    await client.close().catch(() => undefined);
+    expect(errors, errors.join("\n")).toEqual([]);
+  });
+});
