@@ -107,11 +107,11 @@ async function benchWorkspace(): Promise<void> {
     const session = await fetch(`${svc.urls.app}/api/auth/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ idToken }) });
     const cookie = session.headers.get('set-cookie')!.split(';')[0]!;
     const post = (path: string, body: unknown) =>
-      fetch(`${svc.urls.app}${path}`, { method: 'POST', headers: { cookie, origin: config.appUrl, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<any>);
+      fetch(`${svc.urls.app}${path}`, { method: 'POST', headers: { cookie, origin: config.appUrl, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<{ workspace: { id: string }; lovedOne: { id: string }; apiKey: string }>);
     const ws = await post('/api/workspace', { familyName: 'Bench family', firstName: 'Ada', lastName: 'Bench' });
     const { apiKey } = await post('/api/keys', { name: 'bench' });
     const events = svc.store.db.collection('care_events');
-    await events.insertMany(Array.from({ length: 50 }, (_, i) => ({ _id: `evt_bench_${i}`, lovedOneId: ws.lovedOne.id, workspaceId: ws.workspace.id, source: 'partner', eventType: 'visit_started', occurredAt: new Date(Date.now() - i * 60_000), receivedAt: new Date(), payload: { caregiver_id: 'c1' } }) as any));
+    await events.insertMany(Array.from({ length: 50 }, (_, i) => ({ _id: `evt_bench_${i}`, lovedOneId: ws.lovedOne.id, workspaceId: ws.workspace.id, source: 'partner', eventType: 'visit_started', occurredAt: new Date(Date.now() - i * 60_000), receivedAt: new Date(), payload: { caregiver_id: 'c1' } }) as never));
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_care_events', arguments: { limit: 20 } } });
     const call = (headers: Record<string, string>) => async () => {
       const res = await fetch(`${svc.urls.app}/api/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });

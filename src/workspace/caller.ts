@@ -1,13 +1,13 @@
 // Who is calling the workspace MCP endpoint, re-derived from the credentials on every request.
 import type { Db } from 'mongodb';
 import type { Config } from '../config.js';
-import { API_KEY_FORMAT, KeyStore } from '../keys/keys.js';
+import { API_KEY_FORMAT, type KeyStore } from '../keys/keys.js';
 import { RPC } from '../rpc/codes.js';
 import { RpcError } from '../rpc/errors.js';
 import { sessionCaller } from '../session/sessions.js';
 import type { AuthMethod } from './audit.js';
 import type { Tenant } from './records.js';
-import { WorkspaceStore } from './records.js';
+import { type WorkspaceStore } from './records.js';
 
 export const SCOPES = ['profile:read', 'care_circle:read'] as const;
 export type Scope = (typeof SCOPES)[number];
