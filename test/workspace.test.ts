@@ -124,6 +124,14 @@ describe('workspace MCP endpoint - authentication', () => {
     expect(get.headers.get('www-authenticate')).toMatch(/resource_metadata=/);
   });
 
+  it('when a client follows the challenge, then the protected-resource metadata names the endpoint, issuer and scopes', async () => {
+    for (const path of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/api/mcp']) {
+      const res = await fetch(`${svc.urls.app}${path}`);
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ resource: `${svc.config.appUrl}/api/mcp`, authorization_servers: [svc.config.authUrl], scopes_supported: ['profile:read', 'care_circle:read'], bearer_methods_supported: ['header'] });
+    }
+  });
+
   it('when the key is malformed or unknown, then 401 -32001 saying which', async () => {
     for (const [key, message] of [
       [`sk-svc-${'a'.repeat(63)}`, /Malformed API key/],

@@ -13,6 +13,7 @@ import { page, redirect } from '../web/page.js';
 import { ApiProblem, json, Routes, text } from '../worker/http.js';
 import type { HttpHandler } from '../worker/runtime.js';
 import { AuditLog } from '../workspace/audit.js';
+import { SCOPES } from '../workspace/caller.js';
 import { WorkspaceStore, type LovedOneRecord } from '../workspace/records.js';
 
 const asset = (name: string) => readFileSync(new URL(`./assets/${name}`, import.meta.url), 'utf8');
@@ -115,7 +116,24 @@ export function appRoutes(subject: string, deps: AppRoutesDeps): HttpHandler {
     );
   };
 
+  // RFC 9728 protected-resource metadata for the workspace MCP endpoint (root and path forms).
+  const protectedResource = async () =>
+    json(
+      200,
+      {
+        resource: `${config.appUrl}/api/mcp`,
+        authorization_servers: [config.authUrl],
+        scopes_supported: [...SCOPES],
+        bearer_methods_supported: ['header'],
+        resource_name: 'carecircle family workspace (MCP)',
+        resource_documentation: `${config.siteUrl}/llms.txt`,
+      },
+      { 'cache-control': 'public, max-age=300' },
+    );
+
   const routes = new Routes()
+    .add('GET', '/.well-known/oauth-protected-resource', protectedResource)
+    .add('GET', '/.well-known/oauth-protected-resource/api/mcp', protectedResource)
     .add('GET', '/assets/app.css', async () => text(200, css, 'text/css; charset=utf-8', { 'cache-control': 'public, max-age=300' }))
     .add('GET', '/assets/app.js', async () => text(200, js, 'text/javascript; charset=utf-8', { 'cache-control': 'public, max-age=300' }))
     .add('GET', '/signin', async (req) => redirect(signInUrl(req.query.next?.startsWith('/') ? req.query.next : '/')))
