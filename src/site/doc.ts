@@ -1,0 +1,262 @@
+// One page model, two renderings: HTML for people and markdown for agents come from the same
+// blocks, so they cannot drift apart. Everything that reaches either output is escaped here.
+
+/** A run of inline content: plain text, a link, strong text or code. */
+export type Inline = string | { text: string; href: string } | { strong: string } | { code: string };
+
+export interface FormField {
+  name: string;
+  label: string;
+  type: 'text' | 'search' | 'email' | 'number' | 'select' | 'hidden';
+  value?: string;
+  options?: readonly { value: string; label: string }[];
+  min?: number;
+  max?: number;
+  step?: string;
+  maxLength?: number;
+  required?: boolean;
+  autocomplete?: string;
+  hint?: string;
+  /** What is wrong with the submitted value, shown beside the field. */
+  error?: string;
+}
+
+export interface FormSpec {
+  action: string;
+  method: 'get' | 'post';
+  label: string;
+  fields: FormField[];
+  submit: string;
+  /** How an agent does the same thing; the markdown rendering shows this instead of the form. */
+  markdown: Inline[];
+}
+
+export type Block =
+  | { kind: 'heading'; level: 2 | 3; text: string; id?: string }
+  | { kind: 'para'; content: Inline[] }
+  | { kind: 'list'; items: Inline[][] }
+  | { kind: 'facts'; items: { term: string; value: Inline[] }[] }
+  | { kind: 'table'; caption: string; head: string[]; rows: Inline[][][] }
+  | { kind: 'form'; form: FormSpec }
+  /** Text someone wrote (a thread or comment body): paragraphs split on blank lines, never markup. */
+  | { kind: 'text'; text: string }
+  | { kind: 'notice'; tone: 'error' | 'info'; content: Inline[] }
+  | { kind: 'card'; blocks: Block[] };
+
+export interface Page {
+  status: number;
+  title: string;
+  description: string;
+  /** Site path of the page, with its query when the query changes the content. */
+  path: string;
+  blocks: Block[];
+  /** Messages naming each invalid input, for a 400 ApiError in the markdown API. */
+  errors?: { field: string; message: string }[];
+}
+
+// ---------------------------------------------------------------------------
+// HTML
+// ---------------------------------------------------------------------------
+
+const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+export function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c] ?? c);
+}
+
+/** Only http(s), mailto, tel and same-site links are rendered as links; anything else is text. */
+export function safeHref(href: string): string | undefined {
+  if (href.startsWith('/') && !href.startsWith('//')) return href;
+  if (href.startsWith('#')) return href;
+  return /^(https?:|mailto:|tel:)/i.test(href) ? href : undefined;
+}
+
+function inlineHtml(parts: readonly Inline[]): string {
+  return parts
+    .map((p) => {
+      if (typeof p === 'string') return escapeHtml(p);
+      if ('href' in p) {
+        const href = safeHref(p.href);
+        if (!href) return escapeHtml(p.text);
+        const external = /^https?:/i.test(href);
+        return `<a href="${escapeHtml(href)}"${external ? ' rel="noopener noreferrer"' : ''}>${escapeHtml(p.text)}</a>`;
+      }
+      if ('strong' in p) return `<strong>${escapeHtml(p.strong)}</strong>`;
+      return `<code>${escapeHtml(p.code)}</code>`;
+    })
+    .join('');
+}
+
+function fieldHtml(f: FormField, formId: string): string {
+  const id = `${formId}-${f.name}`;
+  if (f.type === 'hidden') return `<input type="hidden" name="${escapeHtml(f.name)}" value="${escapeHtml(f.value ?? '')}">`;
+  const described = [f.hint ? `${id}-hint` : '', f.error ? `${id}-error` : ''].filter(Boolean).join(' ');
+  const attrs = [
+    `id="${id}"`,
+    `name="${escapeHtml(f.name)}"`,
+    f.required ? 'required' : '',
+    described ? `aria-describedby="${described}"` : '',
+    f.error ? 'aria-invalid="true"' : '',
+    f.autocomplete ? `autocomplete="${escapeHtml(f.autocomplete)}"` : '',
+  ].filter(Boolean);
+  let control: string;
+  if (f.type === 'select') {
+    const options = (f.options ?? [])
+      .map((o) => `<option value="${escapeHtml(o.value)}"${o.value === (f.value ?? '') ? ' selected' : ''}>${escapeHtml(o.label)}</option>`)
+      .join('');
+    control = `<select ${attrs.join(' ')}>${options}</select>`;
+  } else {
+    const extra = [
+      f.min !== undefined ? `min="${f.min}"` : '',
+      f.max !== undefined ? `max="${f.max}"` : '',
+      f.step ? `step="${escapeHtml(f.step)}"` : '',
+      f.maxLength !== undefined ? `maxlength="${f.maxLength}"` : '',
+      f.type === 'number' ? 'inputmode="decimal"' : '',
+    ].filter(Boolean);
+    control = `<input type="${f.type}" ${[...attrs, ...extra].join(' ')} value="${escapeHtml(f.value ?? '')}">`;
+  }
+  return [
+    `<div class="field${f.error ? ' field-error' : ''}">`,
+    `<label for="${id}">${escapeHtml(f.label)}</label>`,
+    f.hint ? `<p class="hint" id="${id}-hint">${escapeHtml(f.hint)}</p>` : '',
+    f.error ? `<p class="error" id="${id}-error">${escapeHtml(f.error)}</p>` : '',
+    control,
+    '</div>',
+  ].join('');
+}
+
+/** Per-render state: form ids must be unique within one page. */
+interface HtmlRender {
+  forms: number;
+}
+
+function blockHtml(b: Block, r: HtmlRender): string {
+  switch (b.kind) {
+    case 'heading':
+      return `<h${b.level}${b.id ? ` id="${escapeHtml(b.id)}"` : ''}>${escapeHtml(b.text)}</h${b.level}>`;
+    case 'para':
+      return `<p>${inlineHtml(b.content)}</p>`;
+    case 'list':
+      return `<ul>${b.items.map((i) => `<li>${inlineHtml(i)}</li>`).join('')}</ul>`;
+    case 'facts':
+      return `<dl class="facts">${b.items.map((i) => `<dt>${escapeHtml(i.term)}</dt><dd>${inlineHtml(i.value)}</dd>`).join('')}</dl>`;
+    case 'table':
+      return [
+        '<div class="table-wrap"><table>',
+        `<caption>${escapeHtml(b.caption)}</caption>`,
+        `<thead><tr>${b.head.map((h) => `<th scope="col">${escapeHtml(h)}</th>`).join('')}</tr></thead>`,
+        `<tbody>${b.rows.map((r) => `<tr>${r.map((c) => `<td>${inlineHtml(c)}</td>`).join('')}</tr>`).join('')}</tbody>`,
+        '</table></div>',
+      ].join('');
+    case 'form': {
+      const id = `form${++r.forms}`;
+      const f = b.form;
+      return [
+        `<form class="form" action="${escapeHtml(f.action)}" method="${f.method}" aria-label="${escapeHtml(f.label)}">`,
+        f.fields.map((field) => fieldHtml(field, id)).join(''),
+        `<button type="submit">${escapeHtml(f.submit)}</button>`,
+        '</form>',
+      ].join('');
+    }
+    case 'text':
+      return `<div class="user-text">${paragraphs(b.text)
+        .map((p) => `<p>${escapeHtml(p).replace(/\n/g, '<br>')}</p>`)
+        .join('')}</div>`;
+    case 'notice':
+      return `<div class="notice notice-${b.tone}"${b.tone === 'error' ? ' role="alert"' : ''}><p>${inlineHtml(b.content)}</p></div>`;
+    case 'card':
+      return `<section class="card">${b.blocks.map((x) => blockHtml(x, r)).join('')}</section>`;
+  }
+}
+
+export function blocksHtml(blocks: readonly Block[]): string {
+  const r: HtmlRender = { forms: 0 };
+  return blocks.map((b) => blockHtml(b, r)).join('\n');
+}
+
+function paragraphs(text: string): string[] {
+  return text
+    .replace(/\r\n?/g, '\n')
+    .split(/\n{2,}/)
+    .map((p) => p.trim())
+    .filter(Boolean);
+}
+
+// ---------------------------------------------------------------------------
+// Markdown
+// ---------------------------------------------------------------------------
+
+/** Escape text so it reads as itself in CommonMark: no emphasis, links, HTML or headings. */
+export function escapeMarkdown(value: string): string {
+  return (
+    value
+      // Characters that open code, emphasis, links, HTML or table cells anywhere in a line.
+      .replace(/[\\`*[\]<>|~]/g, '\\$&')
+      // Underscores emphasise only at word edges (care_circle stays as it is).
+      .replace(/(^|[^\p{L}\p{N}])_|_(?=$|[^\p{L}\p{N}])/gu, (m) => m.replace('_', '\\_'))
+      // Line starts that would make a heading, quote, list or rule.
+      .replace(/^(\s*)([#+=-])/gm, '$1\\$2')
+      .replace(/^(\s*\d+)([.)])/gm, '$1\\$2')
+  );
+}
+
+function absolute(href: string, siteUrl: string): string {
+  return href.startsWith('/') && !href.startsWith('//') ? `${siteUrl}${href}` : href;
+}
+
+function mdUrl(href: string): string {
+  return href.replace(/[()\s<>]/g, (c) => encodeURIComponent(c));
+}
+
+function inlineMd(parts: readonly Inline[], siteUrl: string, cell = false): string {
+  const out = parts
+    .map((p) => {
+      if (typeof p === 'string') return escapeMarkdown(p);
+      if ('href' in p) {
+        const href = p.href.startsWith('#') ? p.href : safeHref(p.href);
+        if (!href) return escapeMarkdown(p.text);
+        return `[${escapeMarkdown(p.text)}](${mdUrl(absolute(href, siteUrl))})`;
+      }
+      if ('strong' in p) return `**${escapeMarkdown(p.strong)}**`;
+      return `\`${p.code.replace(/`/g, "'")}\``;
+    })
+    .join('');
+  return cell ? out.replace(/\n/g, ' ') : out;
+}
+
+function blockMd(b: Block, siteUrl: string): string {
+  switch (b.kind) {
+    case 'heading':
+      return `${'#'.repeat(b.level)} ${escapeMarkdown(b.text)}`;
+    case 'para':
+      return inlineMd(b.content, siteUrl);
+    case 'list':
+      return b.items.map((i) => `- ${inlineMd(i, siteUrl)}`).join('\n');
+    case 'facts':
+      return b.items.map((i) => `- **${escapeMarkdown(i.term)}:** ${inlineMd(i.value, siteUrl)}`).join('\n');
+    case 'table':
+      return [
+        `**${escapeMarkdown(b.caption)}**`,
+        '',
+        `| ${b.head.map(escapeMarkdown).join(' | ')} |`,
+        `| ${b.head.map(() => '---').join(' | ')} |`,
+        ...b.rows.map((r) => `| ${r.map((c) => inlineMd(c, siteUrl, true)).join(' | ')} |`),
+      ].join('\n');
+    case 'form':
+      return inlineMd(b.form.markdown, siteUrl);
+    case 'text':
+      return paragraphs(b.text)
+        .map((p) => escapeMarkdown(p).replace(/\n/g, '  \n'))
+        .join('\n\n');
+    case 'notice':
+      return `> ${inlineMd(b.content, siteUrl)}`;
+    case 'card':
+      return b.blocks.map((x) => blockMd(x, siteUrl)).join('\n\n');
+  }
+}
+
+/** The page as a markdown document: title, summary, canonical URL, then the same blocks as the HTML. */
+export function renderMarkdown(page: Page, siteUrl: string): string {
+  const body = page.blocks.map((b) => blockMd(b, siteUrl)).filter(Boolean);
+  return [`# ${escapeMarkdown(page.title)}`, `> ${escapeMarkdown(page.description)}`, `Source: ${mdUrl(`${siteUrl}${page.path}`)}`, ...body].join('\n\n') + '\n';
+}

@@ -1,0 +1,91 @@
+// The worker handler behind the directory pages: HTML for browsers, markdown for agents (by
+// `Accept: text/markdown` on the page itself, or through /api/md), the stylesheet and the icon.
+import { createHash } from 'node:crypto';
+import type { Db } from 'mongodb';
+import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js';
+import { subjects } from '../bus/subjects.js';
+import type { Config } from '../config.js';
+import { CommunityStore } from '../community/store.js';
+import type { DirectoryDeps } from '../directory/tools.js';
+import { ApiProblem, Routes, text } from '../worker/http.js';
+import type { HttpHandler } from '../worker/runtime.js';
+import { PAGE_ROUTES } from './catalog.js';
+import { renderMarkdown, type Page } from './doc.js';
+import { PAGE_HEADERS, renderHtml } from './layout.js';
+import { wantsMarkdown } from './negotiate.js';
+import { notFoundPage, resolvePage, type PagesDeps } from './pages.js';
+import { FAVICON_SVG, STYLESHEET } from './styles.js';
+
+export const MARKDOWN_TYPE = 'text/markdown; charset=utf-8';
+const HTML_TYPE = 'text/html; charset=utf-8';
+const VARY = 'Accept, Accept-Encoding';
+/** Directory pages change with a deployment; community pages with every post. */
+const STATIC_CACHE = 'public, max-age=300';
+const LIVE_CACHE = 'no-cache';
+const MAX_PATH = 2048;
+
+const etagOf = (body: string) => `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+
+/** A body with an ETag; a matching If-None-Match gets 304 with no body. */
+export function cacheable(req: HttpRequestEnvelope, status: number, body: string, contentType: string, headers: Record<string, string>): HttpReplyEnvelope {
+  const etag = etagOf(body);
+  const all = { ...headers, etag };
+  if (status === 200 && req.headers['if-none-match']?.split(',').some((t) => t.trim() === etag)) return { status: 304, headers: all };
+  return text(status, body, contentType, all);
+}
+
+const isLive = (path: string) => path.startsWith('/channels/');
+
+export function pageReply(req: HttpRequestEnvelope, page: Page, config: Config, markdown: boolean): HttpReplyEnvelope {
+  const cache = page.status === 200 ? (isLive(page.path) ? LIVE_CACHE : STATIC_CACHE) : 'no-store';
+  const common = { vary: VARY, 'cache-control': cache, link: `<${config.siteUrl}${page.path}>; rel="canonical"` };
+  if (markdown) return cacheable(req, page.status, renderMarkdown(page, config.siteUrl), MARKDOWN_TYPE, { ...common, 'x-content-type-options': 'nosniff' });
+  return cacheable(req, page.status, renderHtml(page, config.siteUrl), HTML_TYPE, { ...common, ...PAGE_HEADERS });
+}
+
+/** The site path /api/md should render: `?path=`, else the `x-md-original-path` header, else the home page. */
+export function markdownTarget(req: HttpRequestEnvelope, siteUrl: string): URL {
+  const raw = req.query.path ?? req.headers['x-md-original-path'] ?? '/';
+  const hint = 'Pass a path on this site, such as /resources/eldercare-locator or /calculator?careType=assisted_living; /llms.txt lists the pages.';
+  if (raw.length > MAX_PATH) throw new ApiProblem(400, 'VALIDATION_FAILED', `path must be at most ${MAX_PATH} characters`, hint);
+  let url: URL;
+  try {
+    url = new URL(raw, `${siteUrl}/`);
+  } catch {
+    throw new ApiProblem(400, 'VALIDATION_FAILED', 'path is not a valid URL path', hint);
+  }
+  if (url.origin !== new URL(siteUrl).origin || !(raw.startsWith('/') || raw.startsWith(siteUrl))) throw new ApiProblem(400, 'VALIDATION_FAILED', 'path must be a path on this site, starting with /', hint);
+  // `/api/md?path=/calculator?careType=x&state=OH` arrives with `state` as our own parameter:
+  // an unencoded query of the target is the common way to write it, so it belongs to the target.
+  if (req.query.path !== undefined) for (const [k, v] of Object.entries(req.query)) if (k !== 'path') url.searchParams.append(k, v);
+  return url;
+}
+
+export function pagesRoutes(deps: PagesDeps): Routes {
+  const { config } = deps;
+  const routes = new Routes()
+    .add('GET', '/styles.css', async (req) => cacheable(req, 200, STYLESHEET, 'text/css; charset=utf-8', { 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' }))
+    .add('GET', '/favicon.svg', async (req) => cacheable(req, 200, FAVICON_SVG, 'image/svg+xml', { 'cache-control': 'public, max-age=86400', 'x-content-type-options': 'nosniff' }))
+    .add('GET', '/api/md', async (req) => {
+      const url = markdownTarget(req, config.siteUrl);
+      const page = await resolvePage(deps, url.pathname, url.searchParams);
+      if (!page || page.status === 404)
+        throw new ApiProblem(404, 'NOT_FOUND', `No page at ${url.pathname}`, `The pages are listed in ${config.siteUrl}/llms.txt.`, { vary: VARY });
+      if (page.status === 400)
+        throw new ApiProblem(400, 'VALIDATION_FAILED', (page.errors ?? []).map((e) => (e.message.startsWith(e.field) ? e.message : `${e.field}: ${e.message}`)).join('; ') || 'invalid query', 'Correct the query of the path and try again.', { vary: VARY });
+      return pageReply(req, page, config, true);
+    });
+  for (const route of PAGE_ROUTES) {
+    if (route === '/styles.css' || route === '/favicon.svg') continue;
+    routes.add('GET', route, async (req) => {
+      const query = new URLSearchParams(req.query);
+      const page = (await resolvePage(deps, req.path, query)) ?? notFoundPage(req.path);
+      return pageReply(req, page, config, wantsMarkdown(req.headers.accept));
+    });
+  }
+  return routes;
+}
+
+export function pagesHandler(config: Config, db: Db, directory: DirectoryDeps): HttpHandler {
+  return pagesRoutes({ config, directory, community: new CommunityStore(db) }).handler(subjects(config.busNamespace).sitePages);
+}
