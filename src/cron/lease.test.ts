@@ -1,27 +1,16 @@
-import { MongoClient } from 'mongodb';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { freshDatabaseUrl } from '../../test/harness/servers.js';
-import { databaseName } from '../store/mongo.js';
+import { describe, expect, it } from 'vitest';
+import { useTestDatabase } from '../../test/harness/database.js';
 import { Lease } from './lease.js';
 
-let client: MongoClient;
-let url: string;
-beforeAll(async () => {
-  url = freshDatabaseUrl(inject('mongoUrl'));
-  client = await new MongoClient(url).connect();
-});
-afterAll(async () => {
-  await client.db(databaseName(url)).dropDatabase();
-  await client.close();
-});
+const t = useTestDatabase();
 
 describe('cron lease - one leader at a time', () => {
   it('when many contenders race, then exactly one leads; it renews; others take over only after expiry', async () => {
     let now = 1_000;
-    const db = client.db(databaseName(url));
-    const others = await Promise.all(Array.from({ length: 4 }, () => new MongoClient(url).connect()));
+    const db = t.db;
+    const others = await Promise.all(Array.from({ length: 4 }, () => t.connect()));
     try {
-      const contenders = others.map((c, i) => new Lease(c.db(databaseName(url)), 'race', `p${i}`, 60_000, () => now));
+      const contenders = others.map((c, i) => new Lease(c.db, 'race', `p${i}`, 60_000, () => now));
       const won = await Promise.all(contenders.map((l) => l.acquire()));
       expect(won.filter(Boolean)).toHaveLength(1);
       const leader = contenders[won.indexOf(true)]!;

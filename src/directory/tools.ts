@@ -3,28 +3,10 @@ import { z } from 'zod';
 import { ToolError } from '../rpc/errors.js';
 import { defineTool, type ToolDefinition } from '../rpc/mcp.js';
 import { calculateLongTermCareCost, costInputSchema, type CostData } from './cost.js';
-import type { DirectoryData } from './data.js';
+import { RESOURCE_CATEGORY_VALUES, type DirectoryData } from './data.js';
 import type { DirectoryIndex } from './search.js';
 import { resolveState } from './states.js';
 
-export const RESOURCE_CATEGORIES = [
-  'helpline',
-  'government',
-  'dementia',
-  'disease-specific',
-  'respite',
-  'hospice-and-grief',
-  'medicare-and-insurance',
-  'benefits-and-money',
-  'legal',
-  'elder-abuse-and-fraud',
-  'crisis',
-  'veterans',
-  'caregiver-support',
-  'housing-and-facilities',
-  'nutrition-and-transport',
-  'care-management',
-] as const;
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
 
@@ -52,7 +34,7 @@ export function directoryTools(deps: DirectoryDeps): ToolDefinition[] {
         .object({
           query: z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters').describe('What to look for, in plain words: "respite care", "dementia helpline", "medicaid look-back".'),
           limit: z.number().int().min(1).max(25).default(5).describe('How many results, 1-25 (default 5).'),
-          category: z.enum([...RESOURCE_CATEGORIES, 'channel', 'glossary']).optional().describe('Only this resource category, or only channels or glossary terms.'),
+          category: z.enum([...RESOURCE_CATEGORY_VALUES, 'channel', 'glossary']).optional().describe('Only this resource category, or only channels or glossary terms.'),
           state: stateArg.optional().describe('A US state (USPS code or name): only resources that serve it.'),
         })
         .strict(),

@@ -5,18 +5,20 @@ import Koa from 'koa';
 import { subjects } from '../bus/subjects.js';
 import { perMinute } from '../store/rateLimit.js';
 import { apiEndpoint } from './apiEdge.js';
-import { sendApiError } from './apiError.js';
 import type { GatewayDeps } from './context.js';
 import { mcp_cors, mcpEndpoint } from './mcpEdge.js';
-import { assign_request_id, log_request, serve_health } from './middleware.js';
+import { listenerBasics } from './middleware.js';
 
 export const APP_MCP_BODY_LIMIT = 256 * 1024;
+/** SPEC §B2: the sandbox body is limited to 64 KB. */
+export const SANDBOX_BODY_LIMIT = 64 * 1024;
 
 export function createAppApp(deps: GatewayDeps): Koa {
   const app = new Koa({ proxy: deps.config.trustProxy });
   const router = new Router();
   const s = subjects(deps.config.busNamespace);
   const sessionPolicy = perMinute(30);
+  const edgePolicy = perMinute(deps.config.rateDirectoryMcpPerMin);
   // SPEC: 60 requests per minute per API key, a bucket of 60 refilled at one a second.
   const keyPolicy = perMinute(deps.config.rateMcpKeyPerMin);
 
@@ -34,6 +36,17 @@ export function createAppApp(deps: GatewayDeps): Koa {
       forwardHeaders: ['authorization', 'cookie', 'accept', 'mcp-protocol-version'],
     }),
   );
+  router.all(
+    '/api/mcp/public',
+    ...mcpEndpoint(deps, {
+      subject: s.appSandbox,
+      bodyLimit: SANDBOX_BODY_LIMIT,
+      // The SPEC's 6-an-hour bucket is spent by creations, which only a worker can recognise;
+      // the edge keeps a general per-address limit on everything else.
+      bucket: (ctx) => ({ key: `sandbox-endpoint:ip:${ctx.ip}`, policy: edgePolicy }),
+      forwardHeaders: ['accept', 'mcp-protocol-version'],
+    }),
+  );
   router.all(['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/api/mcp'], mcp_cors(deps), ...apiEndpoint(deps, { subject: s.appWeb, methods: ['GET'] }));
   router.all(
     '/api/auth/session',
@@ -43,17 +56,7 @@ export function createAppApp(deps: GatewayDeps): Koa {
   // Pages and the JSON API: the worker routes them and answers 404/405 itself.
   router.all(/^\/(?!api\/mcp)(.*)$/, ...apiEndpoint(deps, { subject: s.appWeb, methods: ['GET', 'POST'], bodyLimit: 32 * 1024, forwardHeaders: ['cookie', 'origin', 'accept'] }));
 
-  app.use(assign_request_id);
-  app.use(log_request(deps, 'app'));
-  app.use(async (ctx, next) => {
-    try {
-      await next();
-    } catch (err) {
-      deps.log.error({ err, requestId: ctx.state.requestId }, 'app failure');
-      sendApiError(ctx, 500, 'INTERNAL', 'Something went wrong on our side', `Try again; quote request id ${ctx.state.requestId} if it persists.`);
-    }
-  });
-  app.use(serve_health(deps));
+  for (const m of listenerBasics(deps, 'app')) app.use(m);
   app.use(router.routes());
   return app;
 }

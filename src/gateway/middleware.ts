@@ -1,6 +1,7 @@
 // Middleware shared by every listener: request id, client address, access log, health probes.
 import { randomUUID } from 'node:crypto';
-import type { Context, Next } from 'koa';
+import type { Context, Middleware, Next } from 'koa';
+import { sendApiError } from './apiError.js';
 import type { GatewayDeps } from './context.js';
 
 declare module 'koa' {
@@ -50,4 +51,21 @@ export function serve_health(deps: GatewayDeps) {
     }
     return next();
   };
+}
+
+/** The last line of defence: anything unhandled is logged with the request id and answered 500. */
+export function catch_internal(deps: GatewayDeps, surface: string) {
+  return async (ctx: Context, next: Next): Promise<void> => {
+    try {
+      await next();
+    } catch (err) {
+      deps.log.error({ err, requestId: ctx.state.requestId }, `${surface} failure`);
+      sendApiError(ctx, 500, 'INTERNAL', 'Something went wrong on our side', `Try again; quote request id ${ctx.state.requestId} if it persists.`);
+    }
+  };
+}
+
+/** The middleware every listener starts with, in order. */
+export function listenerBasics(deps: GatewayDeps, surface: string): Middleware[] {
+  return [assign_request_id, log_request(deps, surface), catch_internal(deps, surface), serve_health(deps)];
 }

@@ -9,7 +9,7 @@ import { apiEndpoint } from './apiEdge.js';
 import { sendApiError } from './apiError.js';
 import type { GatewayDeps } from './context.js';
 import { mcpEndpoint } from './mcpEdge.js';
-import { assign_request_id, log_request, serve_health } from './middleware.js';
+import { listenerBasics } from './middleware.js';
 
 export const SITE_MCP_BODY_LIMIT = 256 * 1024;
 
@@ -49,17 +49,7 @@ export function createSiteApp(deps: GatewayDeps): Koa {
   for (const path of NEWSLETTER_PAGE_ROUTES) router.all(path, ...apiEndpoint(deps, { subject: site.newsletter, methods: ['GET', 'POST'], bodyLimit: 1024 }));
   router.all('/api/community', ...apiEndpoint(deps, { subject: site.community, methods: ['GET', 'POST'], bodyLimit: 32 * 1024, forwardHeaders: ['authorization'] }));
 
-  app.use(assign_request_id);
-  app.use(log_request(deps, 'site'));
-  app.use(async (ctx, next) => {
-    try {
-      await next();
-    } catch (err) {
-      deps.log.error({ err, requestId: ctx.state.requestId }, 'site failure');
-      sendApiError(ctx, 500, 'INTERNAL', 'Something went wrong on our side', `Try again; quote request id ${ctx.state.requestId} if it persists.`);
-    }
-  });
-  app.use(serve_health(deps));
+  for (const m of listenerBasics(deps, 'site')) app.use(m);
   app.use(router.routes());
   app.use(async (ctx) => {
     sendApiError(ctx, 404, 'NOT_FOUND', `Nothing at ${ctx.path}`, 'See /llms.txt for what this site serves.');

@@ -1,24 +1,13 @@
-import { MongoClient } from 'mongodb';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { freshDatabaseUrl } from '../../test/harness/servers.js';
-import { databaseName } from './mongo.js';
+import { describe, expect, it } from 'vitest';
+import { useTestDatabase } from '../../test/harness/database.js';
 import { perMinute, RateLimiter } from './rateLimit.js';
 
-let client: MongoClient;
-let url: string;
-beforeAll(async () => {
-  url = freshDatabaseUrl(inject('mongoUrl'));
-  client = await new MongoClient(url).connect();
-});
-afterAll(async () => {
-  await client.db(databaseName(url)).dropDatabase();
-  await client.close();
-});
+const t = useTestDatabase();
 
 describe('rate limiter - token bucket in MongoDB', () => {
   it('admits the capacity, then refuses with a retry delay, then refills with time', async () => {
     let now = 1_000_000;
-    const limiter = new RateLimiter(client.db(databaseName(url)), () => now);
+    const limiter = new RateLimiter(t.db, () => now);
     const policy = { capacity: 3, refillMs: 10_000 };
     const results = [];
     for (let i = 0; i < 4; i++) results.push(await limiter.take('k1', policy));
@@ -30,10 +19,10 @@ describe('rate limiter - token bucket in MongoDB', () => {
   });
 
   it('concurrent takers from separate connections never spend the same token', async () => {
-    const other = await new MongoClient(url).connect();
+    const other = await t.connect();
     try {
-      const a = new RateLimiter(client.db(databaseName(url)));
-      const b = new RateLimiter(other.db(databaseName(url)));
+      const a = new RateLimiter(t.db);
+      const b = new RateLimiter(other.db);
       const policy = perMinute(10);
       const takes = await Promise.all(Array.from({ length: 30 }, (_, i) => (i % 2 ? a : b).take('shared', policy)));
       expect(takes.filter((t) => t.allowed)).toHaveLength(10);
@@ -43,14 +32,14 @@ describe('rate limiter - token bucket in MongoDB', () => {
   });
 
   it('a burst far above the attempt limit is still admitted up to the capacity', async () => {
-    const limiter = new RateLimiter(client.db(databaseName(url)));
+    const limiter = new RateLimiter(t.db);
     const takes = await Promise.all(Array.from({ length: 80 }, () => limiter.take('hot', perMinute(1000))));
     expect(takes.filter((t) => !t.allowed)).toEqual([]);
   });
 
   it('keys are independent, and sweep removes tokens that left their window', async () => {
     let now = 5_000_000;
-    const limiter = new RateLimiter(client.db(databaseName(url)), () => now);
+    const limiter = new RateLimiter(t.db, () => now);
     const policy = { capacity: 1, refillMs: 60_000 };
     await limiter.sweep(); // earlier tests' tokens, minted at earlier fake times
     expect((await limiter.take('ip:1', policy)).allowed).toBe(true);
