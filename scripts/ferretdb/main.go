@@ -18,7 +18,15 @@ func main() {
 	listen := flag.String("listen-addr", "127.0.0.1:27017", "TCP address to listen on")
 	dir := flag.String("sqlite-dir", "data", "directory holding the SQLite databases")
 	level := flag.String("log-level", "warn", "debug, info, warn or error")
+	// WAL with synchronous=NORMAL survives a crash of this process (SQLite's documented
+	// guarantee); only a power loss can lose the last commits. Local runs and tests want speed.
+	synchronous := flag.String("synchronous", "normal", "SQLite synchronous pragma: normal or full")
 	flag.Parse()
+
+	if *synchronous != "normal" && *synchronous != "full" {
+		fmt.Fprintln(os.Stderr, "ferretdb: -synchronous must be normal or full")
+		os.Exit(2)
+	}
 
 	if err := os.MkdirAll(*dir, 0o700); err != nil {
 		fmt.Fprintln(os.Stderr, "ferretdb:", err)
@@ -36,7 +44,7 @@ func main() {
 		Listener:  ferretdb.ListenerConfig{TCP: *listen},
 		Logger:    logger,
 		Handler:   "sqlite",
-		SQLiteURL: "file:" + *dir + "/",
+		SQLiteURL: "file:" + *dir + "/?_pragma=synchronous(" + *synchronous + ")",
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ferretdb:", err)
