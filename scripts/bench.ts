@@ -1,5 +1,7 @@
 // Benchmarks, measured side by side in one run and reported as ratios (never as test assertions).
 //   npm run bench                 directory: tools/call search_care_resources, three ways
+//   npm run bench -- ingest       partner ingest: signed events through JetStream to MongoDB, beside raw insertOne
+//   npm run bench -- bridge       tools/call ping through the stdio bridge (carecircle-mcp), beside straight HTTP
 import { performance } from 'node:perf_hooks';
 import { loadConfig } from '../src/config.js';
 import { createDirectoryServer, loadDirectory } from '../src/directory/handler.js';
@@ -8,6 +10,8 @@ import { startService } from '../src/service.js';
 import { openStore } from '../src/store/mongo.js';
 import { perMinute, RateLimiter } from '../src/store/rateLimit.js';
 import { startMongo, startNats } from '../test/harness/servers.js';
+import { benchBridge } from './bench-bridge.js';
+import { benchIngest } from './bench-ingest.js';
 
 const log = createLogger('silent');
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
@@ -130,7 +134,7 @@ async function benchWorkspace(): Promise<void> {
 }
 
 const which = process.argv[2] ?? 'directory';
-const benches: Record<string, () => Promise<void>> = { directory: benchDirectory, workspace: benchWorkspace };
+const benches: Record<string, () => Promise<void>> = { directory: benchDirectory, workspace: benchWorkspace, ingest: benchIngest, bridge: benchBridge };
 const bench = benches[which];
 if (!bench) {
   process.stderr.write(`unknown bench "${which}"; available: ${Object.keys(benches).join(', ')}\n`);

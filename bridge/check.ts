@@ -1,0 +1,62 @@
+// `carecircle-mcp --check`: the steps a first connection takes, each with a plain result and, when
+// it fails, the fix. Uses the same Upstream as the bridge, so it fails the way the bridge would.
+import { performance } from 'node:perf_hooks';
+import type { RpcErrorObject } from './messages.js';
+import { describeKey, type BridgeOptions } from './options.js';
+import type { Exchange, Upstream } from './upstream.js';
+
+type Step = { ok: true; result: Record<string, unknown>; ms: number } | { ok: false; error: RpcErrorObject; ms: number };
+
+let nextId = 1;
+
+async function call(upstream: Upstream, method: string, params: Record<string, unknown>): Promise<Step> {
+  const started = performance.now();
+  const exchange: Exchange = await upstream.exchange(JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params }), `check ${method}`);
+  const ms = Math.round(performance.now() - started);
+  if (exchange.kind === 'failed') return { ok: false, error: exchange.error, ms };
+  const body = exchange.kind === 'reply' ? (exchange.body as { result?: Record<string, unknown>; error?: RpcErrorObject }) : undefined;
+  if (body?.error) return { ok: false, error: body.error, ms };
+  if (!body?.result) return { ok: false, error: { code: -32603, message: 'the server sent no result', data: { hint: "Check that CARECIRCLE_URL points at carecircle's app." } }, ms };
+  return { ok: true, result: body.result, ms };
+}
+
+/** Runs the check, writing a report with `print`; resolves to true when the bridge is ready. */
+export async function runCheck(options: BridgeOptions, upstream: Upstream, print: (line: string) => void): Promise<boolean> {
+  print(`carecircle-mcp --check`);
+  print(`  endpoint  ${options.endpoint}`);
+  print(`  key       ${options.apiKey ? `${describeKey(options.apiKey)} from ${options.credentialSource}` : options.credentialSource}`);
+  print('');
+  const fail = (what: string, step: Extract<Step, { ok: false }>): false => {
+    print(`  FAIL  ${what}: ${step.error.message} (${step.error.code})`);
+    const hint = step.error.data?.hint;
+    print(`        fix: ${typeof hint === 'string' ? hint : 'see the message above.'}`);
+    print('');
+    print('Verdict: NOT READY. Fix the step marked FAIL, then run carecircle-mcp --check again.');
+    return false;
+  };
+
+  const init = await call(upstream, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'carecircle-mcp-check', version: '1' } });
+  // A refused key still proves the server answered: say so before the key's own verdict.
+  if (!init.ok && init.error.code === -32001) print(`  ok    server reached (${init.ms} ms)`);
+  else if (!init.ok) return fail('reach the server', init);
+  else {
+    const info = init.result.serverInfo as { name?: string; version?: string } | undefined;
+    const version = typeof init.result.protocolVersion === 'string' ? init.result.protocolVersion : undefined;
+    if (version) upstream.protocolVersion = version;
+    print(`  ok    server reached: ${info?.name ?? 'unknown'} ${info?.version ?? ''} (MCP ${version ?? '?'}, ${init.ms} ms)`);
+  }
+  if (!init.ok) return fail('key accepted', init);
+
+  const ping = await call(upstream, 'tools/call', { name: 'ping', arguments: {} });
+  if (!ping.ok) return fail('key accepted', ping);
+  const pong = ((ping.result.content as { text?: string }[] | undefined) ?? []).map((c) => c.text ?? '').join(' ');
+  print(`  ok    key accepted: ${pong || 'ping answered'}`);
+
+  const list = await call(upstream, 'tools/list', {});
+  if (!list.ok) return fail('list the tools', list);
+  const names = ((list.result.tools as { name?: string }[] | undefined) ?? []).map((t) => t.name ?? '?');
+  print(`  ok    ${names.length} tools: ${names.join(', ')}`);
+  print('');
+  print('Verdict: READY. Add carecircle-mcp to your assistant (README, "Desktop assistants (stdio bridge)").');
+  return true;
+}

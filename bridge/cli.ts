@@ -1,0 +1,86 @@
+// carecircle-mcp: the stdio bridge's entry point. Reads options, then serves stdin until it
+// closes (or a signal), or runs --check. Everything it says goes to stderr, except --check,
+// --help and --version, which are for people and print on stdout.
+import { Console } from 'node:console';
+import { VERSION } from '../src/version.js';
+import { Bridge } from './bridge.js';
+import { runCheck } from './check.js';
+import { LineSplitter } from './framing.js';
+import { HELP } from './help.js';
+import { createLog } from './log.js';
+import { BridgeConfigError, describeKey, parseOptions, type BridgeOptions } from './options.js';
+import { Upstream } from './upstream.js';
+
+function upstreamFor(options: BridgeOptions, log: ReturnType<typeof createLog>): Upstream {
+  return new Upstream({ ...options, userAgent: `carecircle-mcp/${VERSION} node/${process.versions.node}`, log });
+}
+
+async function main(argv: string[]): Promise<void> {
+  let options: BridgeOptions;
+  try {
+    options = parseOptions(argv, process.env);
+  } catch (err) {
+    if (!(err instanceof BridgeConfigError)) throw err;
+    if (argv.includes('--check')) {
+      process.stdout.write(`carecircle-mcp --check\n\n  FAIL  configuration: ${err.message}\n\nVerdict: NOT READY. Fix the configuration, then run carecircle-mcp --check again.\n`);
+      process.exit(1);
+    }
+    process.stderr.write(`carecircle-mcp: ${err.message}\n`);
+    process.exit(2);
+  }
+  if (options.mode === 'help') return void process.stdout.write(HELP);
+  if (options.mode === 'version') return void process.stdout.write(`carecircle-mcp ${VERSION}\n`);
+
+  if (options.mode === 'check') {
+    const log = createLog(options.logLevel === 'info' ? 'warn' : options.logLevel);
+    const ready = await runCheck(options, upstreamFor(options, log), (line) => process.stdout.write(`${line}\n`));
+    process.exit(ready ? 0 : 1);
+  }
+  await serve(options);
+}
+
+async function serve(options: BridgeOptions): Promise<void> {
+  // Anything printed with console.* lands on stderr: a stray log line on stdout would corrupt the protocol.
+  globalThis.console = new Console({ stdout: process.stderr, stderr: process.stderr });
+  const log = createLog(options.logLevel);
+  const bridge = new Bridge(upstreamFor(options, log), (line) => process.stdout.write(`${line}\n`), log);
+  log.info(`${VERSION} → ${options.endpoint} (key ${options.apiKey ? describeKey(options.apiKey) : 'none'} from ${options.credentialSource}; timeout ${options.timeoutMs} ms)`);
+
+  // The client has gone: nobody is left to answer.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    log.info(`stdout closed (${err.code ?? err.message}); exiting`);
+    process.exit(0);
+  });
+
+  const splitter = new LineSplitter();
+  let stopping = false;
+  const stop = async (why: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    process.stdin.off('data', onData);
+    if (why !== 'stdin closed') process.stdin.destroy();
+    if (bridge.busy > 0) log.info(`${why}; answering ${bridge.busy} pending message(s) first`);
+    await bridge.drain();
+    // Exit only after stdout has taken every reply.
+    process.stdout.write('', () => process.exit(0));
+  };
+  const onData = (chunk: Buffer) => {
+    for (const frame of splitter.push(chunk)) bridge.handle(frame);
+  };
+  process.stdin.on('data', onData);
+  process.stdin.on('end', () => {
+    for (const frame of splitter.end()) bridge.handle(frame);
+    void stop('stdin closed');
+  });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      if (stopping) {
+        log.warn(`${signal} again; exiting without waiting`);
+        process.exit(signal === 'SIGINT' ? 130 : 143);
+      }
+      void stop(signal);
+    });
+  }
+}
+
+await main(process.argv.slice(2));

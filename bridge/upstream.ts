@@ -1,0 +1,201 @@
+// One HTTP exchange with the workspace MCP endpoint per stdin message: the headers, the
+// negotiated protocol version, the request timeout, one bounded retry on 429, and every HTTP or
+// network failure turned into the JSON-RPC error the client sees. This is the bridge's one
+// boundary between HTTP and JSON-RPC errors.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { RPC } from '../src/rpc/codes.js';
+import type { Log } from './log.js';
+import type { RpcErrorObject } from './messages.js';
+
+export type Exchange =
+  /** A JSON-RPC body to deliver: one response or a batch of them. */
+  | { kind: 'reply'; body: unknown }
+  /** 202/204: the server accepted notifications and sent nothing back. */
+  | { kind: 'empty' }
+  /** One error for every request the message carried. */
+  | { kind: 'failed'; error: RpcErrorObject };
+
+type Attempt = Exchange | { kind: 'limited'; retryAfterSec: number; server?: RpcErrorObject };
+
+export interface UpstreamOptions {
+  endpoint: string;
+  appUrl: string;
+  settingsUrl: string;
+  apiKey?: string;
+  credentialSource: string;
+  headers: Record<string, string>;
+  timeoutMs: number;
+  maxRetryWaitMs: number;
+  userAgent: string;
+  log: Log;
+}
+
+export class Upstream {
+  /** From the `initialize` result; sent on every later request as MCP-Protocol-Version. */
+  protocolVersion: string | undefined;
+  private sessionId: string | undefined;
+
+  constructor(private readonly o: UpstreamOptions) {}
+
+  /**
+   * POST one stdin message and interpret the answer. `stopWaiting` cuts a 429 wait short
+   * (shutdown): the request is then answered -32029 at once instead of retried.
+   */
+  async exchange(payload: string, label: string, stopWaiting?: AbortSignal): Promise<Exchange> {
+    let outcome = await this.attempt(payload);
+    if (outcome.kind !== 'limited') return outcome;
+    const waitMs = outcome.retryAfterSec * 1000;
+    if (waitMs <= this.o.maxRetryWaitMs && !stopWaiting?.aborted) {
+      this.o.log.info(`${label}: rate limited (429); retrying once in ${outcome.retryAfterSec} s`);
+      const waited = await sleep(waitMs, true, stopWaiting ? { signal: stopWaiting } : {}).catch(() => false);
+      if (waited) outcome = await this.attempt(payload);
+    }
+    if (outcome.kind !== 'limited') return outcome;
+    this.o.log.warn(`${label}: rate limited (429); answered -32029`);
+    return failed({
+      code: RPC.RATE_LIMITED,
+      message: outcome.server?.message ?? 'Rate limit exceeded',
+      data: {
+        ...outcome.server?.data,
+        retryAfterSec: outcome.retryAfterSec,
+        hint: `${outcome.server?.data?.hint ?? `Wait ${outcome.retryAfterSec} s before the next request.`} carecircle allows a fixed number of requests a minute per key.`,
+        httpStatus: 429,
+      },
+    });
+  }
+
+  private headers(): Record<string, string> {
+    return {
+      'user-agent': this.o.userAgent,
+      ...this.o.headers,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...(this.o.apiKey ? { authorization: `Bearer ${this.o.apiKey}` } : {}),
+      ...(this.protocolVersion ? { 'mcp-protocol-version': this.protocolVersion } : {}),
+      ...(this.sessionId ? { 'mcp-session-id': this.sessionId } : {}),
+    };
+  }
+
+  private async attempt(payload: string): Promise<Attempt> {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), this.o.timeoutMs);
+    try {
+      // Redirects are not followed: a POST turned into a GET, or a key sent elsewhere, would be worse than an error.
+      const res = await fetch(this.o.endpoint, { method: 'POST', headers: this.headers(), body: payload, redirect: 'manual', signal: controller.signal });
+      const text = await res.text();
+      return this.interpret(res, text);
+    } catch (err) {
+      if (controller.signal.aborted)
+        return failed({
+          code: RPC.INTERNAL_ERROR,
+          message: `carecircle did not answer within ${this.o.timeoutMs} ms`,
+          data: { hint: `Check that the service is healthy (${this.o.appUrl}/readyz). If requests are legitimately slow, raise --timeout-ms.` },
+        });
+      const { text, code } = describeCause(err);
+      return failed({ code: RPC.INTERNAL_ERROR, message: `Cannot reach carecircle at ${new URL(this.o.endpoint).host}: ${text}`, data: { hint: unreachableHint(code) } });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private interpret(res: Response, text: string): Attempt {
+    const status = res.status;
+    const sessionId = res.headers.get('mcp-session-id');
+    if (sessionId) this.sessionId = sessionId;
+    const contentType = res.headers.get('content-type') ?? '';
+    const body = parseBody(contentType, text);
+    const server = singleError(body);
+    const withStatus = (e: RpcErrorObject, hint?: string): RpcErrorObject => ({ ...e, data: { ...e.data, ...(hint ? { hint } : {}), httpStatus: status } });
+
+    if (status === 401 || status === 403) {
+      const serverHint = typeof server?.data?.hint === 'string' ? server.data.hint : `Check the key, or mint a new one at ${this.o.settingsUrl}.`;
+      return failed(withStatus({ code: RPC.UNAUTHORIZED, message: server?.message ?? (status === 401 ? 'Unauthorized' : 'Forbidden'), ...(server?.data ? { data: server.data } : {}) }, `${serverHint} The bridge sends the key from ${this.o.credentialSource}; update it there.`));
+    }
+    if (status === 429) return { kind: 'limited', retryAfterSec: retryAfterSec(res.headers.get('retry-after'), server), ...(server ? { server } : {}) };
+    if (status >= 300 && status < 400)
+      return failed({ code: RPC.INTERNAL_ERROR, message: `carecircle answered HTTP ${status}, a redirect to ${res.headers.get('location') ?? '(nowhere)'}`, data: { hint: 'Set CARECIRCLE_URL to the address it redirects to.', httpStatus: status } });
+    if (status >= 200 && status < 300) {
+      if (body === undefined) return { kind: 'empty' };
+      if (body !== NOT_JSON) return { kind: 'reply', body };
+    } else if (server) {
+      // The server's own JSON-RPC error (400, 413, 503 -32030, …) says best what happened.
+      return failed(withStatus(server));
+    }
+    if (status === 404)
+      return failed({ code: RPC.INTERNAL_ERROR, message: `No MCP endpoint at ${this.o.endpoint} (HTTP 404)`, data: { hint: "Set CARECIRCLE_URL to carecircle's app URL (APP_URL), for example http://localhost:8081.", httpStatus: status } });
+    return failed({
+      code: RPC.INTERNAL_ERROR,
+      message: `carecircle answered HTTP ${status}${contentType ? ` (${contentType.split(';')[0]})` : ''} without a JSON-RPC message`,
+      data: { hint: status >= 500 ? 'The service, or a proxy in front of it, failed; try again shortly.' : "Check that CARECIRCLE_URL points at carecircle's app.", httpStatus: status },
+    });
+  }
+}
+
+const failed = (error: RpcErrorObject): Exchange => ({ kind: 'failed', error });
+
+export const NOT_JSON = Symbol('not JSON');
+
+/** The JSON body, the messages of an event stream, undefined when empty, NOT_JSON otherwise. */
+export function parseBody(contentType: string, text: string): unknown {
+  if (text.trim() === '') return undefined;
+  if (contentType.toLowerCase().startsWith('text/event-stream')) {
+    const messages: unknown[] = [];
+    for (const event of text.split(/\r?\n\r?\n/)) {
+      const data = event
+        .split(/\r?\n/)
+        .filter((l) => l.startsWith('data:'))
+        .map((l) => l.slice(5).replace(/^ /, ''))
+        .join('\n');
+      if (!data) continue;
+      try {
+        messages.push(JSON.parse(data));
+      } catch {
+        return NOT_JSON;
+      }
+    }
+    return messages.length === 0 ? undefined : messages.length === 1 ? messages[0] : messages;
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return NOT_JSON;
+  }
+}
+
+/** The error of a body that is one JSON-RPC error response. */
+function singleError(body: unknown): RpcErrorObject | undefined {
+  if (typeof body !== 'object' || body === null || Array.isArray(body) || !('error' in body)) return undefined;
+  const error = (body as { error: unknown }).error;
+  if (typeof error !== 'object' || error === null) return undefined;
+  const { code, message, data } = error as Record<string, unknown>;
+  if (typeof code !== 'number' || typeof message !== 'string') return undefined;
+  return { code, message, ...(typeof data === 'object' && data !== null && !Array.isArray(data) ? { data: data as Record<string, unknown> } : {}) };
+}
+
+/** Seconds from Retry-After (seconds or an HTTP date), else the body's retryAfterSec, else 1. */
+export function retryAfterSec(header: string | null, server?: RpcErrorObject): number {
+  if (header && /^\d+$/.test(header.trim())) return Number(header.trim());
+  if (header) {
+    const at = Date.parse(header);
+    if (!Number.isNaN(at)) return Math.max(0, Math.ceil((at - Date.now()) / 1000));
+  }
+  const fromBody = server?.data?.retryAfterSec;
+  return typeof fromBody === 'number' && fromBody >= 0 ? Math.ceil(fromBody) : 1;
+}
+
+/** What went wrong under fetch's "fetch failed": the socket error(s), and their code. */
+export function describeCause(err: unknown): { text: string; code: string | undefined } {
+  let e: unknown = err;
+  while (e instanceof Error && e.message === 'fetch failed' && e.cause !== undefined) e = e.cause;
+  const errors = e instanceof AggregateError && e.errors.length > 0 ? e.errors : [e];
+  const texts = [...new Set(errors.map((x) => (x instanceof Error ? x.message || (x as NodeJS.ErrnoException).code || x.name : String(x))))];
+  const code = errors.map((x) => (x as NodeJS.ErrnoException | undefined)?.code).find((c) => typeof c === 'string') ?? (e as NodeJS.ErrnoException | undefined)?.code;
+  return { text: texts.join('; '), code };
+}
+
+function unreachableHint(code: string | undefined): string {
+  if (code === 'ECONNREFUSED') return 'Nothing is listening there: start carecircle (npm start), or set CARECIRCLE_URL to where it runs. The bridge keeps running and reaches it once it is up.';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'Check the host name in CARECIRCLE_URL, and your network.';
+  if (code && /CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code)) return "The server's TLS certificate was refused; check CARECIRCLE_URL, or the clock and certificate store of this machine.";
+  return 'Check your network and CARECIRCLE_URL. The bridge keeps running; the next request tries again.';
+}
