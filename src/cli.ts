@@ -2,11 +2,12 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, configMarkdownTable, loadConfig } from './config.js';
 import { createLogger } from './log.js';
-import { ROLES, startService, type Role } from './service.js';
+import { ROLES, type Role } from './roles.js';
 
 const USAGE = `usage:
-  carecircle start [--role all|gateway|worker|cron]   start carecircle (default role: all)
-  carecircle config                                   print the configuration table (markdown)`;
+  carecircle start [--role all|gateway|worker|cron|smtp]   start carecircle (default role: all)
+  carecircle config                                   print the configuration table (markdown)
+  carecircle partner <command>                        partner onboarding and a signed sender (carecircle partner help)`;
 
 async function start(args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { role: { type: 'string', default: 'all' } } });
@@ -17,6 +18,7 @@ async function start(args: string[]): Promise<void> {
   }
   const config = loadConfig();
   const log = createLogger(config.logLevel);
+  const { startService } = await import('./service.js');
   const service = await startService(role, config, log);
   for (const [surface, url] of Object.entries(service.urls)) process.stderr.write(`carecircle ${surface} listening on ${url}\n`);
 
@@ -44,6 +46,8 @@ async function main(argv: string[]): Promise<void> {
   switch (command) {
     case 'start':
       return start(rest);
+    case 'partner':
+      return process.exit(await (await import('./partner/cli.js')).partnerCommand(rest, loadConfig()));
     case 'config':
       process.stdout.write(`${configMarkdownTable()}\n`);
       return;

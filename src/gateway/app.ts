@@ -53,6 +53,8 @@ export function createAppApp(deps: GatewayDeps): Koa {
     ...apiEndpoint(deps, { subject: s.session, methods: ['POST'], bodyLimit: 16 * 1024, bucket: (ctx) => ({ key: `session:ip:${ctx.ip}`, policy: sessionPolicy }) }),
   );
   router.all(['/api/auth/me', '/api/auth/signout'], ...apiEndpoint(deps, { subject: s.session, methods: ['GET', 'POST'], forwardHeaders: ['cookie'] }));
+  // The family enters an agency's link code to bind a partner's client to a loved one.
+  router.all('/api/family-share/link', ...apiEndpoint(deps, { subject: s.familyShareLink, methods: ['POST'], bodyLimit: 4096, forwardHeaders: ['cookie', 'origin'], idempotent: false }));
   // Pages and the JSON API: the worker routes them and answers 404/405 itself.
   router.all(/^\/(?!api\/mcp)(.*)$/, ...apiEndpoint(deps, { subject: s.appWeb, methods: ['GET', 'POST'], bodyLimit: 32 * 1024, forwardHeaders: ['cookie', 'origin', 'accept'] }));
 

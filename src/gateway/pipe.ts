@@ -9,7 +9,7 @@ import { sendApiError } from './apiError.js';
 import { readRawBody, requireJsonContentType } from './body.js';
 import type { GatewayDeps } from './context.js';
 import { forwardRequest } from './forward.js';
-import { assign_request_id, serve_health } from './middleware.js';
+import { assign_request_id, catch_internal, serve_health } from './middleware.js';
 
 export const PIPE_BODY_LIMIT = 256 * 1024;
 
@@ -61,17 +61,8 @@ export function createPipeApp(deps: GatewayDeps): Koa {
   router.all('/pipe/v1/clients/:subject_ref/family-share', ...endpoint('PUT'));
   router.all('/pipe/v1/clients/:subject_ref/events', ...endpoint('DELETE'));
 
-  app.use(assign_request_id);
-  app.use(log_pipe_request(deps));
-  app.use(async (ctx, next) => {
-    try {
-      await next();
-    } catch (err) {
-      deps.log.error({ err, requestId: ctx.state.requestId }, 'pipe failure');
-      sendApiError(ctx, 500, 'INTERNAL', 'Something went wrong on our side', `Retry with backoff; quote request id ${ctx.state.requestId} if it persists.`);
-    }
-  });
-  app.use(serve_health(deps));
+  // The listener basics (middleware.ts), with an access log that leaves the subject out.
+  for (const m of [assign_request_id, log_pipe_request(deps), catch_internal(deps, 'pipe'), serve_health(deps)]) app.use(m);
   app.use(router.routes());
   app.use(async (ctx) => {
     sendApiError(ctx, 404, 'NOT_FOUND', `Nothing at ${ctx.path.slice(0, 200)}`, 'The ingest is POST /pipe/v1/events; see docs/partners.md.');

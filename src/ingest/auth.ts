@@ -1,0 +1,52 @@
+// Who is calling the pipe: the institution's integration must be active (403), the body must be
+// signed by one of its live secrets (401), the send time must be fresh (401), and the institution
+// must be within its rate (429). Checked in this order, before the body is parsed.
+import type { HttpRequestEnvelope } from '../bus/envelopes.js';
+import type { InstitutionRecord, PartnerStore } from '../partner/records.js';
+import { perMinute, type RateLimiter } from '../store/rateLimit.js';
+import { ApiProblem } from '../worker/http.js';
+import { timestampProblem, verifySignature, type TimestampProblem } from './signature.js';
+
+export interface VerifiedPartner {
+  institution: InstitutionRecord;
+  /** The secret that verified this request (recorded with what the request created). */
+  secretId: string;
+}
+
+const TIMESTAMP_MESSAGES: Record<TimestampProblem, string> = {
+  missing: 'X-Pipe-Timestamp is missing',
+  malformed: 'X-Pipe-Timestamp is not an ISO 8601 date-time with seconds and a zone',
+  too_old: 'X-Pipe-Timestamp is more than 5 minutes old',
+  too_new: 'X-Pipe-Timestamp is more than 5 minutes ahead of our clock',
+};
+
+export class PartnerAuth {
+  private readonly policy;
+
+  constructor(
+    private readonly partners: PartnerStore,
+    private readonly limiter: RateLimiter,
+    ratePerMin: number,
+    private readonly clock: () => number = Date.now,
+  ) {
+    this.policy = perMinute(ratePerMin);
+  }
+
+  async verify(req: HttpRequestEnvelope, raw: Buffer): Promise<VerifiedPartner> {
+    const institutionId = req.headers['x-pipe-institution']?.trim();
+    if (!institutionId) throw new ApiProblem(401, 'UNAUTHORIZED', 'X-Pipe-Institution is missing', 'Send your institution_id in X-Pipe-Institution.');
+    const institution = await this.partners.get(institutionId);
+    if (!institution || institution.status !== 'active')
+      throw new ApiProblem(403, 'FORBIDDEN', `Institution ${institutionId.slice(0, 64)} has no active integration`, 'Do not retry: contact carecircle partner support to activate the integration.');
+    const secretId = verifySignature(req.headers['x-pipe-signature'], raw, this.partners.liveSecrets(institution));
+    if (!secretId)
+      throw new ApiProblem(401, 'UNAUTHORIZED', 'Signature verification failed', 'X-Pipe-Signature must be sha256=<lowercase hex HMAC-SHA256 of the exact body bytes> under a live secret of this institution.');
+    const problem = timestampProblem(req.headers['x-pipe-timestamp'], this.clock());
+    if (problem) throw new ApiProblem(401, 'UNAUTHORIZED', TIMESTAMP_MESSAGES[problem], 'Send the current time, e.g. 2026-11-22T10:15:00Z, and keep your clock in sync (NTP).');
+    const taken = await this.limiter.take(`ingest:institution:${institution._id}`, this.policy);
+    if (!taken.allowed)
+      throw new ApiProblem(429, 'RATE_LIMITED', 'Too many requests for this institution', `Wait ${taken.retryAfterSec} s (Retry-After) and send again.`, { 'retry-after': String(taken.retryAfterSec) });
+    this.partners.recordUse(institution._id, secretId);
+    return { institution, secretId };
+  }
+}

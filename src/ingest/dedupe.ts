@@ -1,0 +1,91 @@
+// De-duplication of partner requests: a unique `_id` per institution and partner-side id (or per
+// canonical body), claimed insert-first so concurrent duplicates collapse on the index, never on a
+// read-then-write check. Kept for INGEST_DEDUPE_DAYS and swept by the cron role (no TTL index).
+import { createHash } from 'node:crypto';
+import type { Collection, Db, IndexDescription } from 'mongodb';
+import { isDuplicateKey } from '../store/errors.js';
+import type { EventEnvelope } from './envelope.js';
+
+export const INGEST_KEYS = 'ingest_keys';
+export const INGEST_KEY_INDEXES: IndexDescription[] = [{ key: { at: 1 }, name: 'by_time' }];
+
+export interface IngestKeyRecord {
+  _id: string;
+  kind: 'event' | 'control';
+  institutionId: string;
+  subjectRef: string;
+  /** The secret that verified the first request with this key. */
+  secretId: string;
+  requestId: string;
+  /** First receipt: the event's receivedAt, and what the sweep ages by. */
+  at: Date;
+  eventId?: string;
+  /** Agency calls: `accepted` once done; a retry that finds it `pending` does it again. */
+  status?: 'pending' | 'accepted';
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/** JSON with object keys sorted at every depth: equal data, equal text. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object')
+    return `{${Object.keys(value)
+      .sort()
+      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  return JSON.stringify(value) ?? 'null';
+}
+
+/**
+ * The de-duplication key of an event: the partner's id (`source_event_id`, or `Idempotency-Key`)
+ * when given, else a hash of the canonical envelope (institution, subject, type, instant, payload).
+ */
+export function eventKey(institutionId: string, event: EventEnvelope, sourceEventId: string | undefined): string {
+  if (sourceEventId) return `ev:${sha256(JSON.stringify([institutionId, 'id', sourceEventId]))}`;
+  const canonical = canonicalJson({
+    institution_id: event.institution_id,
+    subject_ref: event.subject_ref,
+    event_type: event.event_type,
+    occurred_at: new Date(event.occurred_at).toISOString(),
+    payload: event.payload,
+  });
+  return `ev:${sha256(JSON.stringify([institutionId, 'body', canonical]))}`;
+}
+
+/** Agency calls are single-use: the exact signed body, per institution. */
+export const controlKey = (institutionId: string, raw: Buffer): string => `ctl:${sha256(JSON.stringify([institutionId, 'control', raw.toString('base64')]))}`;
+
+export class IngestKeys {
+  readonly rows: Collection<IngestKeyRecord>;
+
+  constructor(db: Db) {
+    this.rows = db.collection(INGEST_KEYS);
+  }
+
+  /** Insert-first: `fresh` when this request owns the key, else the record that got there first. */
+  async claim(record: IngestKeyRecord): Promise<{ fresh: boolean; record: IngestKeyRecord }> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        await this.rows.insertOne(record);
+        return { fresh: true, record };
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err;
+      }
+      const existing = await this.rows.findOne({ _id: record._id });
+      if (existing) return { fresh: false, record: existing };
+      // Swept between our insert and our read: claim again.
+    }
+    throw new Error(`ingest key ${record._id} could not be claimed`);
+  }
+
+  async markAccepted(key: string): Promise<void> {
+    await this.rows.updateOne({ _id: key }, { $set: { status: 'accepted' } });
+  }
+
+  /** Remove keys first seen before `before`. */
+  async sweep(before: Date): Promise<number> {
+    return (await this.rows.deleteMany({ at: { $lt: before } })).deletedCount;
+  }
+}

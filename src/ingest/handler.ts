@@ -1,0 +1,183 @@
+// The worker side of the pipe host ({pipe_url}): partner events and the agency's family-share
+// calls. The gateway forwarded the exact body bytes; nothing is parsed before the signature check.
+import type { Db } from 'mongodb';
+import { z } from 'zod';
+import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js';
+import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import type { PartnerStore } from '../partner/records.js';
+import { newId } from '../store/ids.js';
+import type { RateLimiter } from '../store/rateLimit.js';
+import { WORKSPACE_COLLECTIONS, type LovedOneRecord } from '../workspace/records.js';
+import { ApiProblem, json, Routes } from '../worker/http.js';
+import type { HttpHandler } from '../worker/runtime.js';
+import { PartnerAuth, type VerifiedPartner } from './auth.js';
+import { controlKey, eventKey, IngestKeys } from './dedupe.js';
+import { describeIssues, familyShareBody, parseEvent, purgeBody } from './envelope.js';
+import { shareView, type FamilyShares } from './familyShare.js';
+import { parseIsoInstant, TIMESTAMP_TOLERANCE_MS } from './signature.js';
+import type { EventSink } from './stream.js';
+import type { CareEventWriter, QueuedEvent } from './writer.js';
+
+export const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** The gateway's envelope body: the request bytes, base64. */
+const rawBody = z.object({ raw: z.string() });
+
+export interface PipeDeps {
+  config: Config;
+  db: Db;
+  partners: PartnerStore;
+  shares: FamilyShares;
+  writer: CareEventWriter;
+  sink: EventSink;
+  limiter: RateLimiter;
+  clock?: () => number;
+}
+
+function bytesOf(req: HttpRequestEnvelope): Buffer {
+  const parsed = rawBody.safeParse(req.body);
+  if (!parsed.success) throw new ApiProblem(400, 'BAD_REQUEST', 'The request body is missing', 'Send the JSON body.');
+  return Buffer.from(parsed.data.raw, 'base64');
+}
+
+function parseJsonBytes(raw: Buffer): unknown {
+  try {
+    return JSON.parse(raw.toString('utf8')) as unknown;
+  } catch {
+    throw new ApiProblem(400, 'BAD_REQUEST', 'The body is not valid JSON', 'Send one JSON object (UTF-8). Do not retry this body as it is.');
+  }
+}
+
+const invalid = (message: string, hint = 'Fix the field and send the event again; do not retry this body as it is.') => new ApiProblem(400, 'VALIDATION_FAILED', message, hint);
+
+export function pipeHandler(subject: string, deps: PipeDeps): HttpHandler {
+  const clock = deps.clock ?? Date.now;
+  const auth = new PartnerAuth(deps.partners, deps.limiter, deps.config.rateIngestPerMin, clock);
+  const keys = new IngestKeys(deps.db);
+  const lovedOnes = deps.db.collection<LovedOneRecord>(WORKSPACE_COLLECTIONS.lovedOnes);
+  const retentionMs = deps.config.ingestDedupeDays * DAY_MS;
+
+  /** Past authentication, a failure to read or write is ours: 503, which partners retry. */
+  const guarded =
+    (fn: (req: HttpRequestEnvelope, params: Record<string, string>, log: Logger) => Promise<HttpReplyEnvelope>) =>
+    async (req: HttpRequestEnvelope, params: Record<string, string>, log: Logger): Promise<HttpReplyEnvelope> => {
+      try {
+        return await fn(req, params, log);
+      } catch (err) {
+        if (err instanceof ApiProblem) throw err;
+        log.error({ err }, 'pipe request failed');
+        throw new ApiProblem(503, 'UNAVAILABLE', 'The request could not be stored right now', 'Retry with exponential backoff (1, 2, 4, 8, 16, 32 s); nothing was lost on your side.', { 'retry-after': '2' });
+      }
+    };
+
+  async function acceptEvent(req: HttpRequestEnvelope, _params: Record<string, string>, log: Logger): Promise<HttpReplyEnvelope> {
+    const raw = bytesOf(req);
+    const { institution, secretId } = await auth.verify(req, raw);
+    const parsed = parseEvent(parseJsonBytes(raw));
+    if (!parsed.ok) throw invalid(parsed.message);
+    const event = parsed.event;
+    if (event.institution_id !== institution._id) throw invalid(`institution_id: "${event.institution_id.slice(0, 64)}" does not match X-Pipe-Institution`);
+    const now = clock();
+    const occurredAt = parseIsoInstant(event.occurred_at)!;
+    if (occurredAt - now > TIMESTAMP_TOLERANCE_MS) throw invalid('occurred_at: is in the future; send when the event has happened');
+    if (now - occurredAt > retentionMs)
+      throw invalid(`occurred_at: is more than ${deps.config.ingestDedupeDays} days old, beyond the replay window`, 'Contact carecircle partner support for a backfill; do not retry.');
+    const idempotencyKey = req.headers['idempotency-key']?.trim();
+    if (idempotencyKey !== undefined && (idempotencyKey.length < 1 || idempotencyKey.length > 200)) throw invalid('Idempotency-Key: must be 1-200 characters');
+    if (event.source_event_id && idempotencyKey && event.source_event_id !== idempotencyKey) throw invalid('source_event_id: differs from the Idempotency-Key header; send one id, or the same in both');
+    const sourceEventId = event.source_event_id ?? idempotencyKey;
+
+    const binding = await deps.shares.binding(institution._id, event.subject_ref);
+    const lovedOne = binding ? await lovedOnes.findOne({ _id: binding.link.lovedOneId, workspaceId: binding.link.workspaceId }, { projection: { _id: 1 } }) : null;
+    if (!binding || !lovedOne)
+      throw new ApiProblem(404, 'NOT_FOUND', 'No family-share mapping for this subject_ref', 'The client is not opted in to family-share, its family has not entered the link code yet, or the subject was deleted. Do not retry this event.');
+
+    const claim = await keys.claim({
+      _id: eventKey(institution._id, event, sourceEventId),
+      kind: 'event',
+      institutionId: institution._id,
+      subjectRef: event.subject_ref,
+      secretId,
+      requestId: req.requestId,
+      at: new Date(now),
+      eventId: newId('evt'),
+    });
+    const first = claim.record;
+    // The same request again (a gateway retry) is not a duplicate; anything else with this key is.
+    const duplicate = !claim.fresh && first.requestId !== req.requestId;
+    // A duplicate makes the first event durable again under its id: its first request may have
+    // failed after claiming the key. Both sinks are idempotent for an event id (JetStream's
+    // Nats-Msg-Id window, then the care event's `_id`), so this never stores it twice, and it
+    // saves a status write on every event.
+    const queued: QueuedEvent = {
+      v: 1,
+      eventId: first.eventId!,
+      institutionId: institution._id,
+      subjectRef: event.subject_ref,
+      eventType: event.event_type,
+      occurredAt: new Date(occurredAt).toISOString(),
+      receivedAt: first.at.toISOString(),
+      payload: event.payload,
+      ...(sourceEventId ? { sourceEventId } : {}),
+      linkId: binding.link.linkId,
+    };
+    await deps.sink.put(queued);
+    log.info({ institutionId: institution._id, secretId, eventId: queued.eventId, eventType: queued.eventType, duplicate, sink: deps.sink.kind }, 'event accepted');
+    return json(202, { event_id: queued.eventId, duplicate });
+  }
+
+  /** Agency calls: verified like events, the body names the subject and is fresh and single-use. */
+  async function control<T extends { subject_ref: string; requested_at: string }>(
+    req: HttpRequestEnvelope,
+    params: Record<string, string>,
+    schema: z.ZodType<T>,
+  ): Promise<{ partner: VerifiedPartner; body: T; replay: boolean; key: string }> {
+    const raw = bytesOf(req);
+    const partner = await auth.verify(req, raw);
+    const parsed = schema.safeParse(parseJsonBytes(raw));
+    if (!parsed.success) throw invalid(describeIssues(parsed.error), 'Fix the body and send it again.');
+    const body = parsed.data;
+    if (body.subject_ref !== params.subject_ref) throw invalid('subject_ref: differs from the subject in the path', 'Sign a body naming the subject you act on.');
+    const at = parseIsoInstant(body.requested_at)!;
+    if (Math.abs(clock() - at) > TIMESTAMP_TOLERANCE_MS)
+      throw new ApiProblem(401, 'UNAUTHORIZED', 'requested_at is more than 5 minutes from our clock', 'Sign a new body with the current time in requested_at.');
+    const key = controlKey(partner.institution._id, raw);
+    const claim = await keys.claim({ _id: key, kind: 'control', institutionId: partner.institution._id, subjectRef: body.subject_ref, secretId: partner.secretId, requestId: req.requestId, at: new Date(clock()), status: 'pending' });
+    return { partner, body, key, replay: !claim.fresh && claim.record.status === 'accepted' };
+  }
+
+  async function putFamilyShare(req: HttpRequestEnvelope, params: Record<string, string>, log: Logger): Promise<HttpReplyEnvelope> {
+    const { partner, body, replay, key } = await control(req, params, familyShareBody);
+    const inst = partner.institution._id;
+    if (replay) return json(200, { ...shareView(body.subject_ref, await deps.shares.load(inst, body.subject_ref)), replayed: true });
+    let reply: Record<string, unknown>;
+    if (body.enabled) {
+      const { snapshot, linkCode } = await deps.shares.enable(inst, body.subject_ref);
+      reply = { ...shareView(body.subject_ref, snapshot), ...(linkCode ? { link_code: linkCode.code, link_code_expires_at: linkCode.expiresAt.toISOString() } : {}) };
+    } else {
+      reply = shareView(body.subject_ref, await deps.shares.disable(inst, body.subject_ref));
+    }
+    await keys.markAccepted(key);
+    log.info({ institutionId: inst, secretId: partner.secretId, familyShare: reply.family_share }, 'family-share set');
+    return json(200, reply);
+  }
+
+  async function purgeEvents(req: HttpRequestEnvelope, params: Record<string, string>, log: Logger): Promise<HttpReplyEnvelope> {
+    const { partner, body, replay, key } = await control(req, params, purgeBody);
+    const inst = partner.institution._id;
+    if (replay) return json(200, { subject_ref: body.subject_ref, purged: 0, replayed: true });
+    // First the instant (so events still in flight are dropped), then what is stored.
+    await deps.shares.markPurged(inst, body.subject_ref);
+    const purged = await deps.writer.purge(inst, body.subject_ref);
+    await keys.markAccepted(key);
+    log.info({ institutionId: inst, secretId: partner.secretId, purged }, 'subject events purged');
+    return json(200, { subject_ref: body.subject_ref, purged });
+  }
+
+  return new Routes()
+    .add('POST', '/pipe/v1/events', guarded(acceptEvent))
+    .add('PUT', '/pipe/v1/clients/:subject_ref/family-share', guarded(putFamilyShare))
+    .add('DELETE', '/pipe/v1/clients/:subject_ref/events', guarded(purgeEvents))
+    .handler(subject);
+}

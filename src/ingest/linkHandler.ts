@@ -1,0 +1,72 @@
+// The family's side of family-share, on the app host behind the session cookie: entering the link
+// code an agency gave them binds that agency's client to one of their own loved ones.
+import type { Db } from 'mongodb';
+import { z } from 'zod';
+import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js';
+import type { Logger } from '../log.js';
+import { PARTNER_COLLECTIONS, type InstitutionRecord } from '../partner/records.js';
+import type { RateLimiter } from '../store/rateLimit.js';
+import { WorkspaceStore } from '../workspace/records.js';
+import { ApiProblem, json, Routes } from '../worker/http.js';
+import type { HttpHandler } from '../worker/runtime.js';
+import { describeIssues } from './envelope.js';
+import type { FamilyShares } from './familyShare.js';
+
+export const FAMILY_SHARE_LINK_PATH = '/api/family-share/link';
+
+/** The signed-in caller, from the forwarded headers (the session's `sessionCaller`). */
+export type CallerOf = (headers: Record<string, string>) => Promise<{ uid: string; email: string; tenant: string } | null>;
+
+const linkBody = z.object({
+  code: z.string().trim().min(1).max(40),
+  lovedOneId: z.string().trim().min(1).max(64),
+});
+
+/** Ten tries an hour per person: a code has 60 bits, this only keeps typos from turning into noise. */
+const LINK_POLICY = { capacity: 10, refillMs: 6 * 60 * 1000 };
+
+export interface LinkDeps {
+  db: Db;
+  /** Origin of APP_URL: cookie-authenticated changes are accepted only from our own pages (CSRF). */
+  appOrigin: string;
+  inboxDomain: string;
+  shares: FamilyShares;
+  limiter: RateLimiter;
+  callerOf: CallerOf;
+}
+
+/** POST {code, lovedOneId}: the whole binding, so it can be tested without HTTP. */
+export async function linkFamilyShare(deps: LinkDeps, req: HttpRequestEnvelope, log: Logger): Promise<HttpReplyEnvelope> {
+  const caller = await deps.callerOf(req.headers);
+  if (!caller) throw new ApiProblem(401, 'UNAUTHORIZED', 'Sign in first', 'Sign in to your family workspace, then enter the code again.');
+  if (req.headers.origin !== deps.appOrigin)
+    throw new ApiProblem(403, 'FORBIDDEN', 'Cross-origin request refused', `Enter the code on a page of ${deps.appOrigin}.`);
+  if (caller.tenant !== 'family') throw new ApiProblem(403, 'FORBIDDEN', 'Only family accounts can link a loved one', 'Sign in with your family account.');
+  const parsed = linkBody.safeParse(req.body);
+  if (!parsed.success) throw new ApiProblem(400, 'VALIDATION_FAILED', describeIssues(parsed.error), 'Send {"code": "<the code from the agency>", "lovedOneId": "<your loved one>"}.');
+  const taken = await deps.limiter.take(`family-share-link:uid:${caller.uid}`, LINK_POLICY);
+  if (!taken.allowed) throw new ApiProblem(429, 'RATE_LIMITED', 'Too many link attempts', `Wait ${taken.retryAfterSec} s and try again.`, { 'retry-after': String(taken.retryAfterSec) });
+
+  const workspaces = new WorkspaceStore(deps.db, deps.inboxDomain);
+  const membership = await workspaces.workspaceOf(caller.uid);
+  const lovedOne = membership ? await workspaces.lovedOneIn(membership.workspace._id, parsed.data.lovedOneId) : null;
+  if (!membership || !lovedOne) throw new ApiProblem(403, 'FORBIDDEN', 'That loved one is not in your workspace', 'Choose one of the loved ones in your own family workspace.');
+
+  const linked = await deps.shares.link(parsed.data.code, { lovedOneId: lovedOne._id, workspaceId: membership.workspace._id, uid: caller.uid });
+  if (!linked)
+    throw new ApiProblem(400, 'VALIDATION_FAILED', 'code: that link code is not valid', 'Check the code; each works once and for 14 days. Ask the agency for a new one if it expired.');
+  const institution = await deps.db.collection<InstitutionRecord>(PARTNER_COLLECTIONS.institutions).findOne({ _id: linked.institutionId }, { projection: { name: 1 } });
+  log.info({ uid: caller.uid, lovedOneId: lovedOne._id, institutionId: linked.institutionId, linkId: linked.link.linkId }, 'family-share linked');
+  return json(200, {
+    linked: true,
+    lovedOneId: lovedOne._id,
+    lovedOneName: lovedOne.displayName,
+    institutionId: linked.institutionId,
+    institutionName: institution?.name ?? linked.institutionId,
+    linkedAt: linked.link.linkedAt,
+  });
+}
+
+export function familyShareLinkHandler(subject: string, deps: LinkDeps): HttpHandler {
+  return new Routes().add('POST', FAMILY_SHARE_LINK_PATH, (req, _params, log) => linkFamilyShare(deps, req, log)).handler(subject);
+}

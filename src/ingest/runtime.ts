@@ -1,0 +1,61 @@
+// Wiring the ingest slice into a process: its worker handlers, its JetStream consumer (NATS mode)
+// and its cron sweeps. service.ts calls these three and nothing else of the slice.
+import type { Db } from 'mongodb';
+import { NatsBus } from '../bus/nats.js';
+import { subjects } from '../bus/subjects.js';
+import type { Bus } from '../bus/types.js';
+import type { Config } from '../config.js';
+import type { SweepJob } from '../cron/index.js';
+import type { Logger } from '../log.js';
+import { PartnerStore } from '../partner/records.js';
+import { resolveDataKey, SecretBox } from '../partner/secretBox.js';
+import { sessionCaller } from '../session/caller.js';
+import { RateLimiter } from '../store/rateLimit.js';
+import type { HttpHandler } from '../worker/runtime.js';
+import { startIngestConsumer, type IngestConsumer } from './consumer.js';
+import { IngestKeys } from './dedupe.js';
+import { FamilyShares } from './familyShare.js';
+import { DAY_MS, pipeHandler } from './handler.js';
+import { familyShareLinkHandler } from './linkHandler.js';
+import { ingestStream, JetStreamSink, MongoSink } from './stream.js';
+import { CareEventWriter } from './writer.js';
+
+/** The pipe host's handler and the app host's family-share link handler. */
+export function ingestWorkerHandlers(config: Config, log: Logger, db: Db, bus: Bus): HttpHandler[] {
+  const names = subjects(config.busNamespace);
+  const partners = new PartnerStore(db, new SecretBox(resolveDataKey(config, log)));
+  const shares = new FamilyShares(db);
+  const writer = new CareEventWriter(db, shares);
+  const limiter = new RateLimiter(db);
+  const sink = bus instanceof NatsBus ? new JetStreamSink(bus.nc, ingestStream(config.busNamespace, names.ingestEvents), config.ingestAckWaitMs) : new MongoSink(writer);
+  return [
+    pipeHandler(names.pipe, { config, db, partners, shares, writer, sink, limiter }),
+    familyShareLinkHandler(names.familyShareLink, { db, appOrigin: new URL(config.appUrl).origin, inboxDomain: config.inboxDomain, shares, limiter, callerOf: (headers) => sessionCaller(db, headers) }),
+  ];
+}
+
+/** The durable consumer writing care events; only with NATS (embedded runs write on accept). */
+export function startIngestWriter(config: Config, log: Logger, db: Db, bus: Bus): IngestConsumer | undefined {
+  if (!(bus instanceof NatsBus)) return undefined;
+  const writer = new CareEventWriter(db, new FamilyShares(db));
+  return startIngestConsumer(bus.nc, ingestStream(config.busNamespace, subjects(config.busNamespace).ingestEvents), writer, log.child({ component: 'ingest-consumer' }), {
+    concurrency: Math.min(config.workerConcurrency, 64),
+    ackWaitMs: config.ingestAckWaitMs,
+  });
+}
+
+/** De-duplication keys older than the retention, and link codes past their expiry. */
+export function ingestSweepJobs(config: Config, db: Db): SweepJob[] {
+  const keys = new IngestKeys(db);
+  const shares = new FamilyShares(db);
+  return [
+    {
+      name: 'ingest-keys',
+      schedule: '23 * * * *',
+      run: async () => ({
+        keys: await keys.sweep(new Date(Date.now() - config.ingestDedupeDays * DAY_MS)),
+        linkCodes: await shares.sweepCodes(),
+      }),
+    },
+  ];
+}

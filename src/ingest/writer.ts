@@ -1,0 +1,71 @@
+// Turning an accepted event into the family's care event, at most once per event id. Runs in the
+// JetStream consumer (NATS mode) or straight from the request (embedded mode).
+import type { Collection, Db, IndexDescription } from 'mongodb';
+import { isDuplicateKey } from '../store/errors.js';
+import { WORKSPACE_COLLECTIONS, type CareEventRecord } from '../workspace/records.js';
+import type { FamilyShares } from './familyShare.js';
+
+/** An accepted event as it travels to the writer (JetStream message body, JSON). */
+export interface QueuedEvent {
+  v: 1;
+  eventId: string;
+  institutionId: string;
+  subjectRef: string;
+  eventType: string;
+  occurredAt: string;
+  /** First receipt of this event (a duplicate that completes it keeps this instant). */
+  receivedAt: string;
+  payload: Record<string, unknown>;
+  sourceEventId?: string;
+  /** The binding the event was accepted under: it is stored only if that binding still holds. */
+  linkId: string;
+}
+
+/** A partner care event: the DESIGN record plus the partner's subject, for purges. */
+export type PartnerCareEvent = CareEventRecord & { subjectRef: string };
+
+export const PARTNER_CARE_EVENT_INDEXES: IndexDescription[] = [{ key: { institutionId: 1, subjectRef: 1 }, name: 'by_partner_subject' }];
+
+export type WriteOutcome = 'stored' | 'already_stored' | 'dropped';
+
+export class CareEventWriter {
+  readonly events: Collection<PartnerCareEvent>;
+
+  constructor(
+    db: Db,
+    private readonly shares: FamilyShares,
+  ) {
+    this.events = db.collection(WORKSPACE_COLLECTIONS.careEvents);
+  }
+
+  async write(e: QueuedEvent): Promise<WriteOutcome> {
+    // Family-share turned off, re-bound elsewhere, or purged since acceptance: the event stops here.
+    const binding = await this.shares.binding(e.institutionId, e.subjectRef);
+    if (!binding || binding.link.linkId !== e.linkId) return 'dropped';
+    if (binding.purgedAt && Date.parse(e.receivedAt) <= Date.parse(binding.purgedAt)) return 'dropped';
+    try {
+      await this.events.insertOne({
+        _id: e.eventId,
+        lovedOneId: binding.link.lovedOneId,
+        workspaceId: binding.link.workspaceId,
+        source: 'partner',
+        institutionId: e.institutionId,
+        subjectRef: e.subjectRef,
+        eventType: e.eventType,
+        occurredAt: new Date(e.occurredAt),
+        receivedAt: new Date(e.receivedAt),
+        payload: e.payload,
+        ...(e.sourceEventId ? { sourceEventId: e.sourceEventId } : {}),
+      });
+      return 'stored';
+    } catch (err) {
+      // The event id is the `_id`: a redelivery after a crash finds it stored and changes nothing.
+      if (isDuplicateKey(err)) return 'already_stored';
+      throw err;
+    }
+  }
+
+  async purge(institutionId: string, subjectRef: string): Promise<number> {
+    return (await this.events.deleteMany({ institutionId, subjectRef })).deletedCount;
+  }
+}

@@ -1,0 +1,205 @@
+// `carecircle partner …`: onboarding records for operators, and a signed sender for trying the ingest.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { MongoClient } from 'mongodb';
+import { pino } from 'pino';
+import type { Config } from '../config.js';
+import { REDACT_PATHS, type Logger } from '../log.js';
+import { startEmbeddedMongo } from '../store/embeddedMongo.js';
+import { openStore, type Store } from '../store/mongo.js';
+import { PACKAGE_ROOT } from '../version.js';
+import { PartnerClient, type PartnerEvent } from './client.js';
+import { PartnerError, PartnerStore, type InstitutionRecord } from './records.js';
+import { resolveDataKey, SecretBox } from './secretBox.js';
+
+export const PARTNER_USAGE = `usage:
+  carecircle partner create --name <name> [--id <institution_id>]   onboard an institution; prints its first secret once
+  carecircle partner rotate <institution_id>                        issue a second live secret (printed once)
+  carecircle partner retire <institution_id> <secret_id>            stop accepting an old secret
+  carecircle partner deactivate <institution_id>                    refuse every request (403)
+  carecircle partner activate <institution_id>                      accept requests again
+  carecircle partner list                                           institutions and their secrets
+  carecircle partner show <institution_id>                          one institution: secrets and when each last verified a request
+  carecircle partner send [--file <event.json>|-] [--idempotency-key <key>]
+  carecircle partner family-share <subject_ref> on|off
+  carecircle partner purge <subject_ref>
+Add --json for machine-readable output. send, family-share and purge sign with the secret in
+CARECIRCLE_PARTNER_SECRET (never on the command line) as CARECIRCLE_PARTNER_INSTITUTION (or
+--institution), to --url or PIPE_URL.`;
+
+const stderrLogger = (): Logger => pino({ name: 'carecircle', level: 'warn', redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, pino.destination(2));
+
+/** The database the service uses: MONGO_URL, else the running embedded server, else start it. */
+async function openPartnerStore(config: Config, log: Logger): Promise<{ store: Store; stop(): Promise<void> }> {
+  if (config.mongoUrl) {
+    const store = await openStore(config.mongoUrl, log);
+    return { store, stop: () => store.close() };
+  }
+  const local = 'mongodb://127.0.0.1:27017/carecircle';
+  const probe = new MongoClient(local, { serverSelectionTimeoutMS: 1_000 });
+  try {
+    await probe.connect();
+    await probe.db('admin').command({ ping: 1 });
+    await probe.close();
+    const store = await openStore(local, log);
+    return { store, stop: () => store.close() };
+  } catch {
+    await probe.close().catch(() => undefined);
+  }
+  const embedded = await startEmbeddedMongo({ dataDir: path.resolve(config.dataDir, 'db'), binDir: path.resolve(config.dataDir, 'bin'), repoRoot: PACKAGE_ROOT, log: (line) => process.stderr.write(`${line}\n`) });
+  const store = await openStore(`${embedded.url.replace(/\/$/, '')}/carecircle`, log);
+  return {
+    store,
+    stop: async () => {
+      await store.close();
+      await embedded.stop();
+    },
+  };
+}
+
+function institutionView(inst: InstitutionRecord, lastUse: Map<string, Date>) {
+  return {
+    institution_id: inst._id,
+    name: inst.name,
+    status: inst.status,
+    created_at: inst.createdAt.toISOString(),
+    secrets: inst.secrets.map((s) => ({
+      secret_id: s.id,
+      state: s.retiredAt ? 'retired' : 'live',
+      created_at: s.createdAt.toISOString(),
+      ...(s.retiredAt ? { retired_at: s.retiredAt.toISOString() } : {}),
+      last_verified_at: lastUse.get(s.id)?.toISOString() ?? null,
+    })),
+  };
+}
+
+function printInstitution(v: ReturnType<typeof institutionView>, out: (s: string) => void): void {
+  out(`${v.institution_id}  ${v.status}  ${v.name}`);
+  for (const s of v.secrets) out(`  ${s.secret_id}  ${s.state.padEnd(7)}  created ${s.created_at}  last verified ${s.last_verified_at ?? 'never'}`);
+}
+
+const SHOWN_ONCE = 'The secret is shown this once: hand it to the partner over a secure channel. carecircle keeps it encrypted and cannot show it again.';
+
+async function records(command: string, args: string[], config: Config, json: boolean): Promise<number> {
+  const out = (s: string) => process.stdout.write(`${s}\n`);
+  const log = stderrLogger();
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { name: { type: 'string' }, id: { type: 'string' }, json: { type: 'boolean' } } });
+  const need = (n: number, what: string) => {
+    if (positionals.length < n) throw new PartnerError(`missing ${what}\n${PARTNER_USAGE}`);
+  };
+  if (command === 'create' && !values.name) throw new PartnerError(`create needs --name\n${PARTNER_USAGE}`);
+  const key = resolveDataKey(config, log);
+  const { store, stop } = await openPartnerStore(config, log);
+  try {
+    const partners = new PartnerStore(store.db, new SecretBox(key));
+    switch (command) {
+      case 'create': {
+        const { institution, secret } = await partners.create({ name: values.name!, ...(values.id ? { id: values.id } : {}) });
+        if (json) out(JSON.stringify({ institution_id: institution._id, name: institution.name, secret_id: secret.id, secret: secret.value }));
+        else out(`institution_id  ${institution._id}\nname            ${institution.name}\nsecret_id       ${secret.id}\nsecret          ${secret.value}\n\n${SHOWN_ONCE}`);
+        return 0;
+      }
+      case 'rotate': {
+        need(1, '<institution_id>');
+        const secret = await partners.rotate(positionals[0]!);
+        if (json) out(JSON.stringify({ institution_id: positionals[0], secret_id: secret.id, secret: secret.value }));
+        else out(`secret_id  ${secret.id}\nsecret     ${secret.value}\n\nBoth secrets are accepted until you retire the old one (carecircle partner retire ${positionals[0]} <old secret_id>).\n${SHOWN_ONCE}`);
+        return 0;
+      }
+      case 'retire':
+        need(2, '<institution_id> <secret_id>');
+        await partners.retire(positionals[0]!, positionals[1]!);
+        out(json ? JSON.stringify({ institution_id: positionals[0], secret_id: positionals[1], state: 'retired' }) : `${positionals[1]} retired: requests signed with it now get 401`);
+        return 0;
+      case 'deactivate':
+      case 'activate':
+        need(1, '<institution_id>');
+        await (command === 'deactivate' ? partners.deactivate(positionals[0]!) : partners.activate(positionals[0]!));
+        out(json ? JSON.stringify({ institution_id: positionals[0], status: command === 'deactivate' ? 'inactive' : 'active' }) : command === 'deactivate' ? `${positionals[0]} deactivated: every request now gets 403` : `${positionals[0]} active again`);
+        return 0;
+      case 'list': {
+        const all = await partners.list();
+        const views = await Promise.all(all.map(async (i) => institutionView(i, await partners.lastUse(i._id))));
+        if (json) out(JSON.stringify(views));
+        else if (!views.length) out('no institutions yet: carecircle partner create --name "<name>"');
+        else views.forEach((v) => printInstitution(v, out));
+        return 0;
+      }
+      case 'show': {
+        need(1, '<institution_id>');
+        const inst = await partners.get(positionals[0]!);
+        if (!inst) throw new PartnerError(`no institution ${positionals[0]}`);
+        const v = institutionView(inst, await partners.lastUse(inst._id));
+        if (json) out(JSON.stringify(v));
+        else printInstitution(v, out);
+        return 0;
+      }
+      default:
+        throw new PartnerError(`unknown partner command "${command}"\n${PARTNER_USAGE}`);
+    }
+  } finally {
+    await stop();
+  }
+}
+
+async function sender(command: string, args: string[], config: Config, json: boolean): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { file: { type: 'string' }, url: { type: 'string' }, institution: { type: 'string' }, 'idempotency-key': { type: 'string' }, json: { type: 'boolean' } },
+  });
+  const secret = process.env.CARECIRCLE_PARTNER_SECRET;
+  const institutionId = values.institution ?? process.env.CARECIRCLE_PARTNER_INSTITUTION;
+  if (!secret || !institutionId) throw new PartnerError('set CARECIRCLE_PARTNER_SECRET and CARECIRCLE_PARTNER_INSTITUTION (or --institution)');
+  const client = new PartnerClient({
+    baseUrl: values.url ?? config.pipeUrl,
+    institutionId,
+    secret,
+    onAttempt: (a) => {
+      if (a.nextDelayMs !== undefined) process.stderr.write(`attempt ${a.attempt}: ${a.status ?? a.error}; next attempt in ${a.nextDelayMs / 1000} s\n`);
+    },
+  });
+  let result;
+  if (command === 'send') {
+    const file = values.file ?? '-';
+    const text = readFileSync(file === '-' ? 0 : file, 'utf8');
+    let event: PartnerEvent;
+    try {
+      event = JSON.parse(text) as PartnerEvent;
+    } catch {
+      throw new PartnerError(`${file === '-' ? 'stdin' : file} is not JSON`);
+    }
+    result = await client.sendEvent(event, values['idempotency-key'] ? { idempotencyKey: values['idempotency-key'] } : {});
+  } else if (command === 'family-share') {
+    const [subject, onOff] = positionals;
+    if (!subject || (onOff !== 'on' && onOff !== 'off')) throw new PartnerError(`family-share needs <subject_ref> on|off\n${PARTNER_USAGE}`);
+    result = await client.setFamilyShare(subject, onOff === 'on');
+  } else {
+    if (!positionals[0]) throw new PartnerError(`purge needs <subject_ref>\n${PARTNER_USAGE}`);
+    result = await client.purgeEvents(positionals[0]);
+  }
+  process.stdout.write(`${json ? JSON.stringify(result) : JSON.stringify(result.body ?? null, null, 2)}\n`);
+  process.stderr.write(`${result.ok ? 'done' : 'stopped'}: ${result.reason}\n`);
+  return result.ok ? 0 : 1;
+}
+
+/** Run one `partner` subcommand; returns the exit code. */
+export async function partnerCommand(args: string[], config: Config): Promise<number> {
+  const [command, ...rest] = args;
+  const json = rest.includes('--json');
+  try {
+    if (!command || command === 'help' || command === '--help') {
+      process.stdout.write(`${PARTNER_USAGE}\n`);
+      return command ? 0 : 2;
+    }
+    if (['send', 'family-share', 'purge'].includes(command)) return await sender(command, rest, config, json);
+    return await records(command, rest, config, json);
+  } catch (err) {
+    if (err instanceof PartnerError) {
+      process.stderr.write(`carecircle partner: ${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+}
