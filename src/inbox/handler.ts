@@ -1,0 +1,59 @@
+// The worker side of the family inbox: which addresses exist, and storing what arrives as an
+// inbox item and an `inbox_message` care event, for sandboxes too.
+import type { Db } from 'mongodb';
+import { z } from 'zod';
+import type { Config } from '../config.js';
+import { newId } from '../store/ids.js';
+import { ApiProblem, json, Routes } from '../worker/http.js';
+import type { HttpHandler } from '../worker/runtime.js';
+import { WorkspaceStore } from '../workspace/records.js';
+import { EXCERPT_CHARS, inboxItems } from './records.js';
+
+const recipientBody = z.object({ address: z.string().max(320) });
+export const deliveryBody = z.object({
+  recipients: z.array(z.string().max(320)).min(1).max(50),
+  from: z.string().max(500),
+  subject: z.string().max(1000),
+  text: z.string().max(EXCERPT_CHARS),
+  attachmentNames: z.array(z.string().max(300)).max(100),
+  messageId: z.string().max(500).optional(),
+  receivedAt: z.iso.datetime(),
+});
+export type Delivery = z.infer<typeof deliveryBody>;
+
+export function inboxHandler(subject: string, config: Config, db: Db): HttpHandler {
+  const store = new WorkspaceStore(db, config.inboxDomain);
+  const items = inboxItems(db);
+  const lovedOneAt = (address: string) => store.lovedOnes.findOne({ inboxAddress: address.trim().toLowerCase() });
+  return new Routes()
+    .add('POST', '/recipient', async (req) => {
+      const body = recipientBody.parse(req.body);
+      return json(200, { known: !!(await lovedOneAt(body.address)) });
+    })
+    .add('POST', '/deliver', async (req) => {
+      const parsed = deliveryBody.safeParse(req.body);
+      if (!parsed.success) throw new ApiProblem(400, 'VALIDATION_FAILED', 'bad delivery', 'internal');
+      const d = parsed.data;
+      let stored = 0;
+      for (const address of new Set(d.recipients.map((r) => r.toLowerCase()))) {
+        const lovedOne = await lovedOneAt(address);
+        if (!lovedOne) continue; // purged between RCPT and DATA: nothing to keep
+        const receivedAt = new Date(d.receivedAt);
+        const itemId = newId('mail');
+        await items.insertOne({ _id: itemId, lovedOneId: lovedOne._id, workspaceId: lovedOne.workspaceId, from: d.from, subject: d.subject, receivedAt, excerpt: d.text, attachmentNames: d.attachmentNames, ...(d.messageId ? { messageId: d.messageId } : {}) });
+        await store.careEvents.insertOne({
+          _id: newId('evt'),
+          lovedOneId: lovedOne._id,
+          workspaceId: lovedOne.workspaceId,
+          source: 'inbox',
+          eventType: 'inbox_message',
+          occurredAt: receivedAt,
+          receivedAt,
+          payload: { inboxItemId: itemId, from: d.from, subject: d.subject, receivedAt: d.receivedAt, excerpt: d.text, attachmentNames: d.attachmentNames },
+        });
+        stored++;
+      }
+      return json(200, { stored });
+    })
+    .handler(subject);
+}

@@ -1,0 +1,85 @@
+// The smtp role: receives mail for family inbox addresses. Only known inbox addresses are
+// accepted (550 at RCPT otherwise, so it is never a relay); messages are parsed here into a
+// bounded summary and stored by a worker before the 250, so an accepted message is durable.
+import { simpleParser } from 'mailparser';
+import { SMTPServer, type SMTPServerDataStream } from 'smtp-server';
+import { forward } from '../gateway/forward.js';
+import type { Bus } from '../bus/types.js';
+import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import { randomUUID } from 'node:crypto';
+import { EXCERPT_CHARS } from './records.js';
+import type { Delivery } from './handler.js';
+
+export interface InboxListener {
+  port: number;
+  close(): Promise<void>;
+}
+
+class SmtpReply extends Error {
+  constructor(
+    readonly responseCode: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export async function startInboxListener(config: Config, bus: Bus, subject: string, log: Logger): Promise<InboxListener> {
+  const ask = async (path: string, body: unknown) => {
+    const reply = await forward(bus, subject, { v: 1, method: 'POST', path, query: {}, headers: {}, body, clientIp: '', requestId: randomUUID() }, { timeoutMs: config.busTimeoutMs, retryWindowMs: config.gatewayRetryWindowMs, idempotent: path === '/recipient' });
+    if (reply.status !== 200) throw new Error(`inbox worker answered ${reply.status}`);
+    return reply.body as Record<string, unknown>;
+  };
+  const domain = `@${config.inboxDomain.toLowerCase()}`;
+
+  const server = new SMTPServer({
+    name: config.inboxDomain,
+    banner: 'carecircle family inbox',
+    authOptional: true,
+    disabledCommands: ['AUTH', 'STARTTLS'],
+    size: config.inboxMaxBytes,
+    logger: false,
+    onRcptTo(address, _session, callback) {
+      const rcpt = address.address.trim().toLowerCase();
+      if (!rcpt.endsWith(domain)) return callback(new SmtpReply(550, '5.7.1 Relaying denied: this server only receives mail for carecircle family inboxes'));
+      ask('/recipient', { address: rcpt }).then(
+        (r) => callback(r.known ? undefined : new SmtpReply(550, '5.1.1 No such family inbox')),
+        (err: unknown) => {
+          log.warn({ err }, 'inbox recipient check failed');
+          callback(new SmtpReply(451, '4.3.0 Temporary failure, try again later'));
+        },
+      );
+    },
+    onData(stream: SMTPServerDataStream, session, callback) {
+      simpleParser(stream, { skipHtmlToText: false, skipTextToHtml: true, skipImageLinks: true })
+        .then(async (mail) => {
+          if (stream.sizeExceeded) throw new SmtpReply(552, `5.3.4 Message too large: the limit is ${config.inboxMaxBytes} bytes`);
+          const delivery: Delivery = {
+            recipients: session.envelope.rcptTo.map((r) => r.address.toLowerCase()),
+            from: (mail.from?.text ?? (session.envelope.mailFrom ? session.envelope.mailFrom.address : '')).slice(0, 500),
+            subject: (mail.subject ?? '').slice(0, 1000),
+            text: (mail.text ?? '').replace(/\s+\n/g, '\n').trim().slice(0, EXCERPT_CHARS),
+            attachmentNames: (mail.attachments ?? []).map((a) => (a.filename ?? 'attachment').slice(0, 300)).slice(0, 100),
+            ...(mail.messageId ? { messageId: mail.messageId.slice(0, 500) } : {}),
+            receivedAt: new Date().toISOString(),
+          };
+          await ask('/deliver', delivery);
+          callback();
+        })
+        .catch((err: unknown) => {
+          if (err instanceof SmtpReply) return callback(err);
+          log.error({ err }, 'inbox delivery failed');
+          callback(new SmtpReply(451, '4.3.0 Temporary failure, try again later'));
+        });
+    },
+  });
+  server.on('error', (err) => log.error({ err }, 'smtp listener error'));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.smtpPort, config.bindHost, () => resolve());
+  });
+  const address = (server as unknown as { server: { address(): { port: number } } }).server.address();
+  log.info({ port: address.port }, 'family inbox listening');
+  return { port: address.port, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}

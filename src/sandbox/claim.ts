@@ -1,0 +1,110 @@
+// The human side of a sandbox: the claim page behind the link in the tool's result, sending the
+// invitation drafts once claimed, and a loved one's family inbox.
+import type { Db } from 'mongodb';
+import nodemailer from 'nodemailer';
+import type { AppHelpers } from '../app/routes.js';
+import type { Config } from '../config.js';
+import { inboxItems } from '../inbox/records.js';
+import { escapeHtml } from '../web/html.js';
+import { redirect } from '../web/page.js';
+import type { Routes } from '../worker/http.js';
+import { SandboxService } from './service.js';
+
+export function sandboxAppRoutes(routes: Routes, h: AppHelpers, config: Config, db: Db): void {
+  const service = new SandboxService(db, config.inboxDomain);
+  const items = inboxItems(db);
+  const claimPath = (id: string) => `/onboarding/claim?workspace=${encodeURIComponent(id)}`;
+  const notice = (title: string, text: string) => `<h1>${escapeHtml(title)}</h1><section class="card"><p>${text}</p><p><a href="/">Go to your workspace</a></p></section>`;
+
+  routes
+    .add('GET', '/onboarding/claim', async (req) => {
+      const id = req.query.workspace ?? '';
+      const caller = await h.currentCaller(req);
+      if (!caller) return h.signedOutPage(claimPath(id));
+      const workspace = await service.find(id);
+      const state = workspace ? await service.state(id) : null;
+      if (!workspace || state !== 'sandbox' || !workspace.sandbox)
+        return h.pageFor(404, 'Not claimable', notice('This sandbox cannot be claimed', 'The link is unknown, or the sandbox was already claimed, orphaned or deleted.'), caller);
+      return h.pageFor(
+        200,
+        'Claim your workspace',
+        `<h1>Claim “${escapeHtml(workspace.name)}”</h1><section class="card"><p>An assistant started this sandbox workspace for your family. Claiming it makes it yours: the loved one, the private inbox address and the invitation drafts are kept.</p>
+<p>You are signed in as <strong>${escapeHtml(caller.email)}</strong>. Only the email address the assistant named can claim it; any other account that tries makes it unclaimable.</p>
+<form method="post" action="/onboarding/claim"><input type="hidden" name="workspace" value="${escapeHtml(workspace._id)}"><button type="submit" id="claim">Claim this workspace</button></form></section>`,
+        caller,
+      );
+    })
+    .add('POST', '/onboarding/claim', async (req) => {
+      h.requireSameOrigin(req);
+      const id = String((req.body as { workspace?: unknown } | undefined)?.workspace ?? '');
+      const caller = await h.currentCaller(req);
+      if (!caller) return redirect(`/signin?next=${encodeURIComponent(claimPath(id))}`);
+      const result = await service.claim(id, caller);
+      switch (result.outcome) {
+        case 'claimed': {
+          const drafts = await service.drafts.countDocuments({ workspaceId: id, status: 'draft' });
+          return redirect(drafts ? '/workspace/invites' : '/');
+        }
+        case 'orphaned':
+          return h.pageFor(403, 'Not claimed', notice('This sandbox was started for a different email address', `You are signed in as ${escapeHtml(caller.email)}. The sandbox can no longer be claimed and will be deleted when it times out. You can <a href="/onboarding">create your own workspace</a>.`), caller);
+        case 'already_has_workspace':
+          return h.pageFor(409, 'Not claimed', notice('You already have a family workspace', 'An account has one family workspace; this sandbox was left as it was.'), caller);
+        default:
+          return h.pageFor(404, 'Not claimable', notice('This sandbox cannot be claimed', 'The link is unknown, or the sandbox was already claimed, orphaned or deleted.'), caller);
+      }
+    })
+    .add('GET', '/workspace/invites', async (req) => {
+      const caller = await h.currentCaller(req);
+      if (!caller) return h.signedOutPage('/workspace/invites');
+      const membership = await h.store.workspaceOf(caller.uid);
+      if (!membership) return redirect('/onboarding');
+      const drafts = await service.drafts.find({ workspaceId: membership.workspace._id }).sort({ createdAt: 1 }).toArray();
+      const rows = drafts.map((d) => `<tr><td>${escapeHtml(d.email)}</td><td>${escapeHtml(d.role.replace('_', ' '))}</td><td>${d.status === 'sent' ? `sent ${escapeHtml(d.sentAt?.toISOString().slice(0, 16).replace('T', ' ') ?? '')}` : 'draft'}</td></tr>`).join('');
+      const pending = drafts.some((d) => d.status === 'draft');
+      return h.pageFor(
+        200,
+        'Invitations',
+        `<h1>Invite your family</h1><section class="card">${drafts.length ? `<table id="invites"><thead><tr><th>Email</th><th>Role</th><th>Status</th></tr></thead><tbody>${rows}</tbody></table>` : '<p class="muted">No invitation drafts.</p>'}
+${pending ? (config.smtpUrl ? '<form method="post" action="/workspace/invites/send"><button type="submit" id="send-invites">Send invitations</button></form>' : '<p class="notice">Mail is not configured in this deployment (SMTP_URL), so invitations stay drafts.</p>') : ''}
+<p><a href="/">Go to your workspace</a></p></section>`,
+        caller,
+      );
+    })
+    .add('POST', '/workspace/invites/send', async (req) => {
+      h.requireSameOrigin(req);
+      const caller = await h.requireCaller(req);
+      const membership = await h.store.workspaceOf(caller.uid);
+      // Only a claimed (or ordinary) workspace sends mail: a sandbox never does.
+      if (!membership || membership.workspace.sandbox || !config.smtpUrl) return redirect('/workspace/invites');
+      const transport = nodemailer.createTransport(config.smtpUrl);
+      const drafts = await service.drafts.find({ workspaceId: membership.workspace._id, status: 'draft' }).toArray();
+      for (const d of drafts) {
+        await transport.sendMail({
+          from: config.mailFrom,
+          to: d.email,
+          subject: `You're invited to ${membership.workspace.name} on carecircle`,
+          text: `${caller.email} invited you to help coordinate care in the family workspace "${membership.workspace.name}" on carecircle.\n\nSign in with this email address at ${config.appUrl}/ to join.\n`,
+        });
+        await service.drafts.updateOne({ _id: d._id }, { $set: { status: 'sent', sentAt: new Date() } });
+      }
+      transport.close();
+      return redirect('/workspace/invites');
+    })
+    .add('GET', '/inbox/:lovedOneId', async (req, params) => {
+      const caller = await h.currentCaller(req);
+      if (!caller) return h.signedOutPage(`/inbox/${encodeURIComponent(params.lovedOneId ?? '')}`);
+      const membership = await h.store.workspaceOf(caller.uid);
+      const lovedOne = membership ? await h.store.lovedOneIn(membership.workspace._id, params.lovedOneId ?? '') : null;
+      if (!lovedOne) return h.pageFor(404, 'Not found', notice('No such loved one in your workspace', 'Pick a loved one from your workspace.'), caller);
+      const mail = await items.find({ lovedOneId: lovedOne._id }).sort({ receivedAt: -1 }).limit(50).toArray();
+      const list = mail.length
+        ? mail
+            .map(
+              (m) =>
+                `<article class="card"><h2>${escapeHtml(m.subject || '(no subject)')}</h2><p class="muted">From ${escapeHtml(m.from)} · ${escapeHtml(m.receivedAt.toISOString().slice(0, 16).replace('T', ' '))}${m.attachmentNames.length ? ` · attachments: ${escapeHtml(m.attachmentNames.join(', '))}` : ''}</p><p>${escapeHtml(m.excerpt).replace(/\n/g, '<br>')}</p></article>`,
+            )
+            .join('')
+        : '<p class="muted">No mail yet.</p>';
+      return h.pageFor(200, `${lovedOne.displayName}'s inbox`, `<h1>${escapeHtml(lovedOne.displayName)}'s inbox</h1><p>Forward provider mail to <code>${escapeHtml(lovedOne.inboxAddress)}</code>.</p><section id="inbox">${list}</section>`, caller);
+    });
+}

@@ -1,0 +1,84 @@
+// The worker handler behind {app_url}/api/mcp/public: the unauthenticated sandbox endpoint.
+import type { Db } from 'mongodb';
+import type { Bus } from '../bus/types.js';
+import { subjects } from '../bus/subjects.js';
+import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import { RPC } from '../rpc/codes.js';
+import { RpcError } from '../rpc/errors.js';
+import { serveMcp } from '../rpc/http.js';
+import { DEFAULT_PROTOCOL_VERSION, failure, McpServer, SUPPORTED_PROTOCOL_VERSIONS } from '../rpc/mcp.js';
+import { VERSION } from '../version.js';
+import type { HttpHandler } from '../worker/runtime.js';
+import { RateLimiter } from '../store/rateLimit.js';
+import { SandboxService } from './service.js';
+import { sandboxTools } from './tool.js';
+
+export function sandboxRateNote(config: Config): string {
+  return `Per client address: a burst of ${config.sandboxRateCapacity} workspaces, then one more every ${Math.round(config.sandboxRateRefill / 60_000)} minutes. Over the limit: HTTP 429, JSON-RPC -32029, Retry-After and error.data.retryAfterSec; wait that long and retry once.`;
+}
+
+export function createSandboxServer(config: Config, db: Db, bus: Bus, log?: Logger): McpServer {
+  return new McpServer({
+    name: 'carecircle-sandbox',
+    title: 'carecircle sandbox workspaces',
+    version: VERSION,
+    instructions: `Create a sandbox family care workspace with no sign-in (start_family_care_workspace, sandbox: true). Nothing is ever emailed from a sandbox. A person claims it by signing in at ${config.appUrl}/onboarding with the primaryCaregiverEmail you gave.`,
+    tools: sandboxTools({
+      service: new SandboxService(db, config.inboxDomain),
+      limiter: new RateLimiter(db),
+      policy: { capacity: config.sandboxRateCapacity, refillMs: config.sandboxRateRefill },
+      appUrl: config.appUrl,
+      inboxDomain: config.inboxDomain,
+      bus,
+      opsSubject: subjects(config.busNamespace).opsSandboxCreated,
+      opsNotify: config.opsNotify,
+    }),
+    notificationStatus: 202,
+    invalidArguments: 'result',
+    ...(log ? { onInternalError: (err: unknown, ctx: { requestId: string }) => log.error({ err, requestId: ctx.requestId }, 'sandbox tool failed') } : {}),
+  });
+}
+
+export function sandboxHandler(subject: string, config: Config, db: Db, bus: Bus, log: Logger): HttpHandler {
+  const server = createSandboxServer(config, db, bus, log);
+  const descriptor = {
+    name: server.options.name,
+    title: server.options.title,
+    version: server.options.version,
+    description: server.options.instructions,
+    transport: 'streamable-http',
+    protocolVersion: DEFAULT_PROTOCOL_VERSION,
+    supportedProtocolVersions: SUPPORTED_PROTOCOL_VERSIONS,
+    auth: 'none',
+    endpoint: `${config.appUrl}/api/mcp/public`,
+    handshake: 'optional: POST tools/call directly, no initialize needed',
+    methods: ['initialize', 'ping', 'tools/list', 'tools/call'],
+    rateLimit: sandboxRateNote(config),
+    maxBodyBytes: 65536,
+    claim: `${config.appUrl}/onboarding?workspace=<workspaceId>`,
+    tools: server.publicTools,
+    example: {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'start_family_care_workspace', arguments: { lovedOneFirstName: 'Rosa', lovedOneLastName: 'Rivera', sandbox: true, primaryCaregiverEmail: 'you@example.com' } },
+    },
+  };
+  return {
+    subject,
+    handle: async (req, reqLog) => {
+      if (!config.tenants.includes('family')) {
+        const err = new RpcError(RPC.UNAVAILABLE, 'Family workspaces are not provisioned in this deployment', { hint: 'Do not retry: this deployment has no family tenant (TENANTS).' }, 503);
+        return { status: 503, headers: {}, body: failure(null, err) };
+      }
+      const reply = await serveMcp(server, req, () => descriptor, reqLog);
+      // A refused creation is an HTTP-level 429 too, with Retry-After (SPEC sandbox errors).
+      const body = reply.body as { error?: { code: number; data?: { retryAfterSec?: number } } } | undefined;
+      if (!Array.isArray(reply.body) && body?.error?.code === RPC.RATE_LIMITED) {
+        return { ...reply, status: 429, headers: { ...reply.headers, 'retry-after': String(body.error.data?.retryAfterSec ?? 60) } };
+      }
+      return reply;
+    },
+  };
+}

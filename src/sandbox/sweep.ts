@@ -1,0 +1,14 @@
+// The cron job that purges sandboxes nobody claimed (and orphaned ones) after SANDBOX_TTL.
+import type { Db } from 'mongodb';
+import type { Config } from '../config.js';
+import type { SweepJob } from '../cron/index.js';
+import { SandboxService } from './service.js';
+
+export function sandboxSweepJob(config: Config, db: Db, clock: () => number = Date.now): SweepJob {
+  const service = new SandboxService(db, config.inboxDomain, clock);
+  return {
+    name: 'sandbox-sweep',
+    schedule: '*/15 * * * *',
+    run: () => service.sweep(new Date(clock() - config.sandboxTtl)),
+  };
+}
