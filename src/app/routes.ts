@@ -3,9 +3,11 @@
 import { readFileSync } from 'node:fs';
 import type { Db } from 'mongodb';
 import { z } from 'zod';
-import type { HttpRequestEnvelope } from '../bus/envelopes.js';
+import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js';
 import { identityProvider, type Config } from '../config.js';
 import { KeyNotFound, KeyStore, TooManyKeys, type ApiKeyView } from '../keys/keys.js';
+import { connectedAppsSection } from '../oauth/connectedApps.js';
+import { OAuthStore } from '../oauth/store.js';
 import { describeIssues } from '../rpc/envelope.js';
 import { clearedSessionCookie, readCookie, SESSION_COOKIE, sessionCaller, SessionStore, type SessionCaller } from '../session/sessions.js';
 import { escapeHtml } from '../web/html.js';
@@ -31,7 +33,12 @@ export interface AppRoutesDeps {
 }
 
 export interface AppHelpers {
+  currentCaller(req: HttpRequestEnvelope): Promise<SessionCaller | null>;
   requireCaller(req: HttpRequestEnvelope): Promise<SessionCaller>;
+  /** A page in the app's layout, signed-in header included. */
+  pageFor(status: number, title: string, body: string, caller?: SessionCaller | null): HttpReplyEnvelope;
+  /** The page a signed-out visitor sees, with a sign-in link that comes back to `next`. */
+  signedOutPage(next: string): HttpReplyEnvelope;
   requireSameOrigin(req: HttpRequestEnvelope): void;
   signInUrl(next: string): string;
   store: WorkspaceStore;
@@ -42,6 +49,7 @@ export function appRoutes(subject: string, deps: AppRoutesDeps): HttpHandler {
   const store = new WorkspaceStore(db, config.inboxDomain);
   const keys = new KeyStore(db);
   const audit = new AuditLog(db);
+  const oauthApps = new OAuthStore(db);
   const sessions = new SessionStore(db);
   const idp = identityProvider(config);
   const appOrigin = new URL(config.appUrl).origin;
@@ -60,7 +68,15 @@ export function appRoutes(subject: string, deps: AppRoutesDeps): HttpHandler {
   const requireSameOrigin = (req: HttpRequestEnvelope) => {
     if (req.headers.origin !== appOrigin) throw new ApiProblem(403, 'FORBIDDEN', 'Cross-origin request refused', `Changes are accepted only from pages on ${appOrigin}.`);
   };
-  const helpers: AppHelpers = { requireCaller, requireSameOrigin, signInUrl, store };
+  const helpers: AppHelpers = {
+    currentCaller,
+    requireCaller,
+    requireSameOrigin,
+    signInUrl,
+    store,
+    pageFor: (status, title, body, caller) => pageFor(status, title, body, caller),
+    signedOutPage: (next) => signedOutPage(next),
+  };
 
   const pageFor = (status: number, title: string, body: string, caller?: SessionCaller | null, headers: Record<string, string> = {}) =>
     page(status, { title, body, ...(caller ? { signedInAs: caller.email } : {}), formAction: idpOrigin }, headers);
@@ -71,7 +87,7 @@ export function appRoutes(subject: string, deps: AppRoutesDeps): HttpHandler {
   const lovedOneRows = (lovedOnes: LovedOneRecord[]) =>
     lovedOnes.length
       ? `<table><thead><tr><th>Name</th><th>Private inbox address</th><th>Id</th></tr></thead><tbody>${lovedOnes
-          .map((l) => `<tr><td>${escapeHtml(l.displayName)}</td><td><code>${escapeHtml(l.inboxAddress)}</code></td><td><code>${escapeHtml(l._id)}</code></td></tr>`)
+          .map((l) => `<tr><td>${escapeHtml(l.displayName)}</td><td><code>${escapeHtml(l.inboxAddress)}</code> · <a href="/inbox/${escapeHtml(l._id)}">inbox</a></td><td><code>${escapeHtml(l._id)}</code></td></tr>`)
           .join('')}</tbody></table>`
       : '<p class="muted">No loved ones yet.</p>';
 
@@ -95,7 +111,7 @@ export function appRoutes(subject: string, deps: AppRoutesDeps): HttpHandler {
       : '<p class="muted">No keys yet.</p>';
 
   const settingsPage = async (caller: SessionCaller, minted?: { plaintext: string; key: ApiKeyView }, error = '') => {
-    const [list, activity] = await Promise.all([keys.list(caller.uid), audit.recent(caller.uid, 20)]);
+    const [list, activity, apps] = await Promise.all([keys.list(caller.uid), audit.recent(caller.uid, 20), oauthApps.connectedApps(caller.uid)]);
     const mintedBlock = minted
       ? `<section class="card" id="minted"><h2>Your new key: copy it now</h2><p>This is the only time it is shown. Store it somewhere safe, such as your assistant's configuration.</p><p class="secret" id="new-key">${escapeHtml(minted.plaintext)}</p><button type="button" class="secondary" data-copy="new-key">Copy key</button></section>`
       : '';
@@ -111,6 +127,7 @@ export function appRoutes(subject: string, deps: AppRoutesDeps): HttpHandler {
 <p>An MCP API key lets an AI assistant read your family workspace (read-only) at <code>${escapeHtml(config.appUrl)}/api/mcp</code>. Revoking a key stops it on its very next request.</p>${error}
 <form method="post" action="/settings/keys"><label for="key-name">Name (optional)</label><input id="key-name" name="name" type="text" maxlength="60" placeholder="Claude Desktop"><button type="submit">Mint a new key</button></form>
 <h2>Your keys</h2>${keyRows(list)}</section>
+${connectedAppsSection(apps)}
 <section class="card"><h2>Recent MCP activity</h2>${activityRows}</section>`,
       caller,
     );
@@ -162,6 +179,8 @@ export function appRoutes(subject: string, deps: AppRoutesDeps): HttpHandler {
       );
     })
     .add('GET', '/onboarding', async (req) => {
+      // A sandbox claim link: /onboarding?workspace=<id> (the sandbox slice serves the claim page).
+      if (req.query.workspace) return redirect(`/onboarding/claim?workspace=${encodeURIComponent(req.query.workspace)}`);
       const caller = await currentCaller(req);
       if (!caller) return signedOutPage(`/onboarding${req.query.workspace ? `?workspace=${encodeURIComponent(req.query.workspace)}` : ''}`);
       if (await store.workspaceOf(caller.uid)) return redirect('/');

@@ -1,8 +1,9 @@
-// The authorization host ({auth_url}): sign-in. The one gateway with logic of its own (DESIGN
+// The authorization host ({auth_url}): sign-in and OAuth. The one gateway with logic of its own (DESIGN
 // rule 1): the identity and authorization servers are Koa apps storing state in MongoDB.
 import Koa from 'koa';
 import { identityProvider } from '../config.js';
 import { devIdpRouter } from '../identity/devIdp.js';
+import { authorizationServer } from '../oauth/server.js';
 import { sendApiError } from './apiError.js';
 import type { GatewayDeps } from './context.js';
 import { assign_request_id, log_request, serve_health } from './middleware.js';
@@ -25,6 +26,8 @@ export function createAuthApp(deps: GatewayDeps): Koa {
     app.use(dev.routes());
     app.use(dev.allowedMethods());
   }
-  app.use(async (ctx) => sendApiError(ctx, 404, 'NOT_FOUND', `Nothing at ${ctx.path}`, 'This host serves sign-in.'));
+  // The OAuth 2.1 authorization server (src/oauth/): /oauth/*, discovery and its key set.
+  for (const mw of authorizationServer(deps)) app.use(mw);
+  app.use(async (ctx) => sendApiError(ctx, 404, 'NOT_FOUND', `Nothing at ${ctx.path}`, 'This host serves sign-in and OAuth.'));
   return app;
 }

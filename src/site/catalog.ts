@@ -101,6 +101,7 @@ export function oauthAuthorizationServerMetadata(config: Config) {
     scopes_supported: [...OAUTH_SCOPES],
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
+    authorization_response_iss_parameter_supported: true,
     grant_types_supported: ['authorization_code', 'refresh_token'],
     code_challenge_methods_supported: ['S256'],
     token_endpoint_auth_methods_supported: ['none'],

@@ -2,6 +2,7 @@
 import type { Db } from 'mongodb';
 import type { Config } from '../config.js';
 import { API_KEY_FORMAT, type KeyStore } from '../keys/keys.js';
+import { AccessTokenError, accessTokenVerifier, looksLikeJwt } from '../oauth/accessTokens.js';
 import { RPC } from '../rpc/codes.js';
 import { RpcError } from '../rpc/errors.js';
 import { sessionCaller } from '../session/sessions.js';
@@ -34,6 +35,22 @@ export class AuthRefusal extends RpcError {
   }
 }
 
+/** An OAuth access token's caller: only the scopes the caregiver approved for that app. */
+async function oauthCaller(db: Db, config: Config, token: string, users: WorkspaceStore, challenge: (error?: string) => string): Promise<WorkspaceCaller> {
+  let verified;
+  try {
+    verified = await accessTokenVerifier(db, config).verify(token);
+  } catch (err) {
+    if (!(err instanceof AccessTokenError)) throw err;
+    const hint = err.problem === 'invalid' ? `Get a token for ${config.appUrl}/api/mcp from ${config.authUrl}.` : 'Refresh the token, or connect the app again.';
+    throw new AuthRefusal(401, err.message, hint, `${challenge('invalid_token')}, error_description="${err.message.replace(/["\\]/g, '')}"`);
+  }
+  const user = await users.user(verified.uid);
+  if (!user) throw new AuthRefusal(401, 'Unknown account', 'Connect the app again.', challenge('invalid_token'));
+  const granted = new Set(verified.scopes);
+  return { uid: user._id, email: user.email, tenant: user.tenant, via: 'oauth', scopes: SCOPES.filter((s) => granted.has(s)) };
+}
+
 export function resourceMetadataUrl(config: Config): string {
   return `${config.appUrl}/.well-known/oauth-protected-resource`;
 }
@@ -46,7 +63,10 @@ export async function authenticate(db: Db, config: Config, headers: Record<strin
     const match = /^Bearer\s+(\S+)\s*$/i.exec(auth);
     if (!match) throw new AuthRefusal(401, 'Malformed Authorization header', 'Send "Authorization: Bearer <API key>".', challenge('invalid_request'));
     const token = match[1]!;
-    if (!token.startsWith('sk-svc-')) throw new AuthRefusal(401, 'Unknown credential', `Use an MCP API key (sk-svc-…) from ${settings}, or an OAuth access token from ${config.authUrl}.`, challenge('invalid_token'));
+    if (!token.startsWith('sk-svc-')) {
+      if (looksLikeJwt(token)) return oauthCaller(db, config, token, users, challenge);
+      throw new AuthRefusal(401, 'Unknown credential', `Use an MCP API key (sk-svc-…) from ${settings}, or an OAuth access token from ${config.authUrl}.`, challenge('invalid_token'));
+    }
     if (!API_KEY_FORMAT.test(token)) throw new AuthRefusal(401, 'Malformed API key', 'An API key is "sk-svc-" followed by 64 lowercase hex characters; copy it again from where you saved it.', challenge('invalid_token'));
     const key = await keys.findByPlaintext(token);
     if (!key) throw new AuthRefusal(401, 'Unknown API key', `Mint a key at ${settings}.`, challenge('invalid_token'));

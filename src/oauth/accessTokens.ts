@@ -1,0 +1,116 @@
+// The resource-server side: an OAuth access token (RFC 9068 JWT) becomes a verified caller. The
+// signature is checked with jose against the authorization server's published keys, read from
+// MongoDB and cached (reloaded when a token names a key id we have not seen); then issuer,
+// audience, type and expiry; then the grant must still stand, so revoking it ends access at once.
+import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JWK, type JWTVerifyGetKey } from 'jose';
+import type { Db } from 'mongodb';
+import type { Config } from '../config.js';
+import { OAuthKeys } from './keys.js';
+import { OAuthStore } from './store.js';
+
+export type AccessTokenProblem = 'invalid' | 'expired' | 'revoked';
+
+export class AccessTokenError extends Error {
+  override name = 'AccessTokenError';
+  constructor(
+    readonly problem: AccessTokenProblem,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface VerifiedAccessToken {
+  uid: string;
+  clientId: string;
+  grantId: string;
+  /** Granted scopes as the token carries them (space-separated in `scope`). */
+  scopes: string[];
+}
+
+/** The audience the authorization server puts in its access tokens: the workspace MCP URL. */
+export const workspaceResource = (config: Pick<Config, 'appUrl'>): string => `${config.appUrl}/api/mcp`;
+
+/** The same resource with and without a trailing slash: clients differ, and both mean the endpoint. */
+export const workspaceResourceForms = (config: Pick<Config, 'appUrl'>): string[] => [workspaceResource(config), `${workspaceResource(config)}/`];
+
+export const looksLikeJwt = (token: string): boolean => /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token);
+
+/** An unknown kid reloads the keys at most this often (a flood of made-up kids costs one read per interval). */
+const RELOAD_COOLDOWN_MS = 5_000;
+/** Keys are reloaded this often anyway, so a retired key leaves the cache too. */
+const MAX_AGE_MS = 10 * 60_000;
+
+/** A key getter over the published keys, reloaded from the store when a token names an unknown kid. */
+export function storedKeySet(keys: OAuthKeys, clock: () => number = Date.now): JWTVerifyGetKey {
+  let jwks: JWTVerifyGetKey | undefined;
+  let loadedAt = -Infinity;
+  let loading: Promise<JWTVerifyGetKey> | undefined;
+  const load = () =>
+    (loading ??= keys
+      .publicKeys()
+      .then((list: JWK[]) => {
+        jwks = createLocalJWKSet({ keys: list });
+        loadedAt = clock();
+        return jwks;
+      })
+      .finally(() => (loading = undefined)));
+  return async (header, token) => {
+    const set = jwks && clock() - loadedAt < MAX_AGE_MS ? jwks : await load();
+    try {
+      return await set(header, token);
+    } catch (err) {
+      if (!(err instanceof joseErrors.JWKSNoMatchingKey) || clock() - loadedAt < RELOAD_COOLDOWN_MS) throw err;
+      return (await load())(header, token);
+    }
+  };
+}
+
+export class AccessTokenVerifier {
+  private readonly store: OAuthStore;
+  private readonly keySet: JWTVerifyGetKey;
+
+  constructor(
+    db: Db,
+    private readonly config: Pick<Config, 'appUrl' | 'authUrl' | 'oauthKeyRotation'>,
+    private readonly clock: () => number = Date.now,
+  ) {
+    this.store = new OAuthStore(db, clock);
+    this.keySet = storedKeySet(new OAuthKeys(db, config.oauthKeyRotation, undefined, clock), clock);
+  }
+
+  async verify(token: string): Promise<VerifiedAccessToken> {
+    let payload;
+    try {
+      ({ payload } = await jwtVerify(token, this.keySet, {
+        issuer: this.config.authUrl,
+        audience: workspaceResourceForms(this.config),
+        typ: 'at+jwt',
+        algorithms: ['ES256'],
+        requiredClaims: ['exp', 'sub', 'client_id'],
+        currentDate: new Date(this.clock()),
+        clockTolerance: 5,
+      }));
+    } catch (err) {
+      if (err instanceof joseErrors.JWTExpired) throw new AccessTokenError('expired', 'The access token has expired');
+      if (err instanceof joseErrors.JWTClaimValidationFailed && err.claim === 'aud') throw new AccessTokenError('invalid', `The access token is for another audience; this endpoint is ${workspaceResource(this.config)}`);
+      throw new AccessTokenError('invalid', 'The access token could not be verified');
+    }
+    const grantId = typeof payload.grant_id === 'string' ? payload.grant_id : '';
+    const clientId = typeof payload.client_id === 'string' ? payload.client_id : '';
+    if (!grantId || !payload.sub) throw new AccessTokenError('invalid', 'The access token lacks its grant');
+    const grant = await this.store.liveGrant(grantId);
+    if (!grant || grant.accountId !== payload.sub || grant.clientId !== clientId) throw new AccessTokenError('revoked', 'Access for this app was revoked or has expired');
+    this.store.touchGrant(grantId);
+    return { uid: payload.sub, clientId, grantId, scopes: typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : [] };
+  }
+}
+
+const verifiers = new WeakMap<Db, AccessTokenVerifier>();
+
+/** One verifier (and key cache) per database handle, for the life of the process. */
+export function accessTokenVerifier(db: Db, config: Pick<Config, 'appUrl' | 'authUrl' | 'oauthKeyRotation'>): AccessTokenVerifier {
+  let verifier = verifiers.get(db);
+  if (!verifier) verifiers.set(db, (verifier = new AccessTokenVerifier(db, config)));
+  return verifier;
+}

@@ -1,0 +1,54 @@
+// Settings → Connected apps on the app host: the OAuth grants a caregiver gave (app name, scopes,
+// last use) and revoking one, which ends the app's access on its very next request.
+import type { Db } from 'mongodb';
+import type { AppHelpers } from '../app/routes.js';
+import { escapeHtml } from '../web/html.js';
+import { redirect } from '../web/page.js';
+import { ApiProblem, json, type Routes } from '../worker/http.js';
+import { scopesIn, SCOPE_TEXT } from './scopes.js';
+import { OAuthStore, type ConnectedApp } from './store.js';
+
+const when = (d: Date | undefined) => (d ? d.toISOString().slice(0, 16).replace('T', ' ') : 'never');
+
+export function connectedAppsSection(apps: ConnectedApp[]): string {
+  const rows = apps.length
+    ? `<table id="connected-apps-list"><thead><tr><th>App</th><th>May read</th><th>Connected</th><th>Last used</th><th></th></tr></thead><tbody>${apps
+        .map((a) => {
+          const scopes = scopesIn(a.scope);
+          const reads = scopes.length ? scopes.map((s) => `${escapeHtml(SCOPE_TEXT[s].title)} <code>${escapeHtml(s)}</code>`).join('<br>') : '<span class="muted">nothing (connection check only)</span>';
+          return `<tr data-grant-id="${escapeHtml(a.grantId)}"><td>${escapeHtml(a.clientName)}<br><span class="muted">${escapeHtml(a.redirectHosts.join(', '))}</span></td><td class="scopes">${reads}</td><td>${when(a.createdAt)}</td><td class="last-used">${when(a.lastUsedAt)}</td><td><form method="post" action="/settings/apps/${encodeURIComponent(a.grantId)}/revoke"><button class="danger" type="submit">Revoke</button></form></td></tr>`;
+        })
+        .join('')}</tbody></table>`
+    : '<p class="muted">No apps connected yet.</p>';
+  return `<section class="card"><h2 id="connected-apps">Connected apps</h2>
+<p>Apps you connected with OAuth (an assistant that asked you to sign in and tick what it may read). Each reads only what you allowed; <strong>Revoke</strong> ends its access on its very next request.</p>${rows}</section>`;
+}
+
+const view = (a: ConnectedApp) => ({
+  grantId: a.grantId,
+  clientId: a.clientId,
+  clientName: a.clientName,
+  redirectHosts: a.redirectHosts,
+  scopes: scopesIn(a.scope),
+  connectedAt: a.createdAt.toISOString(),
+  lastUsedAt: a.lastUsedAt?.toISOString() ?? null,
+});
+
+/** The page form and the JSON API, behind the session cookie (mounted through appRoutes' extend hook). */
+export function connectedAppsRoutes(routes: Routes, helpers: AppHelpers, db: Db): void {
+  const store = new OAuthStore(db);
+  routes
+    .add('POST', '/settings/apps/:id/revoke', async (req, params) => {
+      helpers.requireSameOrigin(req);
+      const caller = await helpers.requireCaller(req);
+      await store.revokeGrantOf(caller.uid, params.id ?? '');
+      return redirect('/settings#connected-apps');
+    })
+    .add('GET', '/api/oauth/apps', async (req) => json(200, { apps: (await store.connectedApps((await helpers.requireCaller(req)).uid)).map(view) }))
+    .add('POST', '/api/oauth/apps/:id/revoke', async (req, params) => {
+      helpers.requireSameOrigin(req);
+      const caller = await helpers.requireCaller(req);
+      if (!(await store.revokeGrantOf(caller.uid, params.id ?? ''))) throw new ApiProblem(404, 'NOT_FOUND', 'No such connected app on your account', 'GET /api/oauth/apps lists them.');
+      return json(200, { revoked: true, grantId: params.id });
+    });
+}

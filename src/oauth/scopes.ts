@@ -1,0 +1,23 @@
+// The OAuth scopes of the workspace MCP endpoint, with the plain-language line the consent page shows.
+import { SCOPES, type Scope } from '../workspace/caller.js';
+
+export { SCOPES, type Scope };
+
+export const SCOPE_TEXT: Record<Scope, { title: string; reveals: string }> = {
+  'profile:read': {
+    title: 'Your profile',
+    reveals: 'Your name, email address and account type, and the name of your family workspace with how many people are in it.',
+  },
+  'care_circle:read': {
+    title: 'Your loved ones and their care events',
+    reveals: 'The names of the loved ones in your workspace and their recent care events: visits, notes, medications, vital signs and forwarded mail.',
+  },
+};
+
+export const isScope = (value: string): value is Scope => (SCOPES as readonly string[]).includes(value);
+
+/** The scopes named in a space-separated string that are ours, in our order, without repeats. */
+export function scopesIn(value: string | undefined): Scope[] {
+  const named = new Set((value ?? '').split(' ').filter(Boolean));
+  return SCOPES.filter((s) => named.has(s));
+}

@@ -1,0 +1,265 @@
+// The authorization server on the auth host ({auth_url}): oidc-provider mounted at the root with
+// its endpoints under /oauth/*, plus what is ours around it: the registration rate limit, sign-in
+// through the identity provider, the per-scope consent page, and key rotation (the provider is
+// rebuilt with the new keys when a rotation period begins).
+import Router from '@koa/router';
+import type { Context, Middleware, Next } from 'koa';
+import type Provider from 'oidc-provider';
+import { identityProvider } from '../config.js';
+import { BodyError, readRawBody } from '../gateway/body.js';
+import type { GatewayDeps } from '../gateway/context.js';
+import { createIdTokenVerifier, IdTokenError } from '../identity/verify.js';
+import { resolveDataKey, SecretBox } from '../partner/secretBox.js';
+import { WorkspaceStore } from '../workspace/records.js';
+import { workspaceResource, workspaceResourceForms } from './accessTokens.js';
+import { OAuthKeys } from './keys.js';
+import { ASSET_PATHS, consentPage, cspSourceFor, errorPage, OAUTH_CSS, OAUTH_JS, renderAsPage, signedInPage } from './pages.js';
+import { interactionPath, OAUTH_ROUTES } from './paths.js';
+import type * as ProviderModule from './provider.js';
+import { SCOPES, scopesIn } from './scopes.js';
+import { OAuthStore } from './store.js';
+
+const DISCOVERY_PATHS = new Set(['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']);
+const isProviderPath = (path: string) => path.startsWith('/oauth/') || DISCOVERY_PATHS.has(path) || path === OAUTH_ROUTES.jwks;
+
+interface Running {
+  period: number;
+  provider: Provider;
+  run: (ctx: Context, next: Next) => Promise<unknown>;
+}
+
+/** Koa's compose, for running the provider's middleware inside our app (as koa-mount would). */
+function compose(middleware: Middleware[]): (ctx: Context, next: Next) => Promise<unknown> {
+  return (ctx, next) => {
+    const dispatch = async (i: number): Promise<unknown> => (i === middleware.length ? next() : middleware[i]!(ctx, () => dispatch(i + 1) as Promise<void>));
+    return dispatch(0);
+  };
+}
+
+/** A refusal on one of our interaction pages, answered as an HTML page with the OAuth error code. */
+class InteractionProblem extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly hint: string,
+  ) {
+    super(message);
+  }
+}
+
+export function authorizationServer(deps: GatewayDeps): Middleware[] {
+  const { config, log } = deps;
+  const db = deps.store.db;
+  const store = new OAuthStore(db);
+  const users = new WorkspaceStore(db, config.inboxDomain);
+  const idp = identityProvider(config);
+  const verifyIdToken = createIdTokenVerifier(idp);
+  const authOrigin = new URL(config.authUrl).origin;
+  const resourceForms = workspaceResourceForms(config);
+  let keys: OAuthKeys | undefined;
+  let cookieKeys: string[] | undefined;
+  let running: Running | undefined;
+  let lib: typeof ProviderModule | undefined;
+  let building: Promise<Running> | undefined;
+
+  async function build(): Promise<Running> {
+    // The data key is resolved on first use: it may create DATA_DIR/data.key in a development run.
+    keys ??= new OAuthKeys(db, config.oauthKeyRotation, new SecretBox(resolveDataKey(config, log)));
+    cookieKeys ??= await keys.cookieKeys();
+    const signing = await keys.signingKeys();
+    // Loaded on first use: a process that never serves OAuth never loads oidc-provider.
+    lib ??= await import('./provider.js');
+    const provider = lib.createProvider({ config, log, store, users, signingKeys: signing.keys, signingKid: signing.kid, cookieKeys });
+    log.info({ period: signing.period, kid: signing.kid }, 'oauth signing key in use');
+    return { period: signing.period, provider, run: compose(provider.middleware as Middleware[]) };
+  }
+
+  /** The provider for the current rotation period (one build at a time; requests wait for it). */
+  async function current(): Promise<Running> {
+    if (running && keys && running.period === keys.period()) return running;
+    building ??= build()
+      .then((r) => (running = r))
+      .finally(() => (building = undefined));
+    return building;
+  }
+
+  const registrationPolicy = { capacity: config.rateOauthRegisterPerHour, refillMs: Math.ceil(3_600_000 / config.rateOauthRegisterPerHour) };
+  /** Open registration, callable from browser-based clients (CORS), rate-limited per address. */
+  const registration_edge: Middleware = async (ctx, next) => {
+    if (ctx.path !== OAUTH_ROUTES.registration) return next();
+    ctx.set('Access-Control-Allow-Origin', '*');
+    if (ctx.method === 'OPTIONS') {
+      ctx.set('Access-Control-Allow-Methods', 'POST');
+      ctx.set('Access-Control-Allow-Headers', 'Content-Type');
+      ctx.set('Access-Control-Max-Age', '3600');
+      ctx.status = 204;
+      return;
+    }
+    if (ctx.method !== 'POST') return next();
+    const taken = await deps.limiter.take(`oauth-register:ip:${ctx.ip}`, registrationPolicy);
+    if (taken.allowed) return next();
+    ctx.status = 429;
+    ctx.set('Retry-After', String(taken.retryAfterSec));
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = { error: 'temporarily_unavailable', error_description: `Too many client registrations from this address; try again in ${taken.retryAfterSec} s.` };
+  };
+
+  const serve_provider: Middleware = async (ctx, next) => {
+    if (!isProviderPath(ctx.path)) return next();
+    const { run } = await current();
+    // The provider's cookies are signed with keys every gateway process shares.
+    if (!ctx.app.keys) ctx.app.keys = cookieKeys!;
+    await run(ctx, next);
+    // Discovery lists the scopes of the workspace endpoint, not the OpenID ones we do not offer to apps.
+    if (DISCOVERY_PATHS.has(ctx.path) && ctx.status === 200 && ctx.body && typeof ctx.body === 'object') ctx.body = { ...(ctx.body as object), scopes_supported: [...SCOPES] };
+  };
+
+  const requireSameOrigin = (ctx: Context) => {
+    if (ctx.get('origin') && ctx.get('origin') !== authOrigin) throw new InteractionProblem(403, 'access_denied', 'This form was sent from another site.', 'Start the connection again from your app.');
+  };
+
+  async function details(ctx: Context, provider: Provider, expected: 'login' | 'consent' | undefined) {
+    let interaction;
+    try {
+      interaction = await provider.interactionDetails(ctx.req, ctx.res);
+    } catch (err) {
+      if (lib?.isSessionNotFound(err)) throw new InteractionProblem(400, 'invalid_request', 'This sign-in step has expired or was opened in another browser.', 'Go back to your app and connect again.');
+      throw err;
+    }
+    if (interaction.uid !== ctx.params.uid) throw new InteractionProblem(400, 'invalid_request', 'This sign-in step does not match the one in progress.', 'Go back to your app and connect again.');
+    if (expected && interaction.prompt.name !== expected) throw new InteractionProblem(400, 'invalid_request', 'This step is already done.', 'Go back to your app and connect again.');
+    return interaction;
+  }
+
+  const redirectUriOf = (params: Record<string, unknown>) => (typeof params.redirect_uri === 'string' ? params.redirect_uri : undefined);
+  const indicatorOf = (params: Record<string, unknown>) => (typeof params.resource === 'string' && resourceForms.includes(params.resource) ? params.resource : workspaceResource(config));
+  const formOf = async (ctx: Context) => new URLSearchParams((await readRawBody(ctx, 16 * 1024)).toString('utf8'));
+  const seeOther = (ctx: Context, location: string) => {
+    ctx.status = 303;
+    ctx.set('Cache-Control', 'no-store');
+    ctx.redirect(location);
+  };
+
+  type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
+  async function renderConsent(ctx: Context, provider: Provider, interaction: Interaction, problem?: string) {
+    const { params, session } = interaction;
+    const [client, user, grant] = await Promise.all([
+      provider.Client.find(String(params.client_id)),
+      session ? users.user(session.accountId) : null,
+      interaction.grantId ? provider.Grant.find(interaction.grantId) : undefined,
+    ]);
+    if (!client || !user) throw new InteractionProblem(400, 'invalid_request', 'The app or your account is no longer known.', 'Go back to your app and connect again.');
+    const redirectUri = redirectUriOf(params);
+    renderAsPage(
+      ctx,
+      problem ? 400 : 200,
+      'Connect an app',
+      consentPage({
+        uid: interaction.uid,
+        clientName: client.clientName ?? 'An unnamed app',
+        ...(client.clientUri ? { clientUri: client.clientUri } : {}),
+        ...(redirectUri ? { redirectUri } : {}),
+        email: user.email,
+        requested: scopesIn(typeof params.scope === 'string' ? params.scope : undefined),
+        approved: grant ? scopesIn(grant.getResourceScope(indicatorOf(params))) : [],
+        settingsUrl: `${config.appUrl}/settings#connected-apps`,
+        ...(problem ? { problem } : {}),
+      }),
+      cspSourceFor(redirectUri),
+    );
+  }
+
+  const router = new Router();
+  router.get(ASSET_PATHS.css, (ctx) => {
+    ctx.type = 'text/css; charset=utf-8';
+    ctx.set('Cache-Control', 'public, max-age=300');
+    ctx.body = OAUTH_CSS;
+  });
+  router.get(ASSET_PATHS.js, (ctx) => {
+    ctx.type = 'text/javascript; charset=utf-8';
+    ctx.set('Cache-Control', 'public, max-age=300');
+    ctx.body = OAUTH_JS;
+  });
+
+  // Where /oauth/authorize sends the browser: sign in first, then consent.
+  router.get('/oauth/interaction/:uid', async (ctx) => {
+    const { provider } = await current();
+    const interaction = await details(ctx, provider, undefined);
+    const { prompt } = interaction;
+    if (prompt.name === 'login') {
+      return seeOther(ctx, `${idp.loginUrl}?return_to=${encodeURIComponent(`${config.authUrl}${interactionPath(interaction.uid)}/signed-in`)}`);
+    }
+    if (prompt.name !== 'consent') throw new InteractionProblem(400, 'invalid_request', 'This step is not one we know.', 'Go back to your app and connect again.');
+    await renderConsent(ctx, provider, interaction);
+  });
+
+  // The identity provider returns here with the ID token in the fragment; the page posts it on.
+  router.get('/oauth/interaction/:uid/signed-in', async (ctx) => {
+    const { provider } = await current();
+    const interaction = await details(ctx, provider, 'login');
+    renderAsPage(ctx, 200, 'Signing in', signedInPage(interaction.uid), cspSourceFor(redirectUriOf(interaction.params)));
+  });
+
+  router.post('/oauth/interaction/:uid/login', async (ctx) => {
+    requireSameOrigin(ctx);
+    const { provider } = await current();
+    await details(ctx, provider, 'login');
+    const form = await formOf(ctx);
+    let identity;
+    try {
+      identity = await verifyIdToken(form.get('id_token') ?? '');
+    } catch (err) {
+      if (err instanceof IdTokenError) throw new InteractionProblem(401, 'login_required', `Sign-in failed: ${err.message}.`, 'Go back to your app and connect again.');
+      throw err;
+    }
+    await users.upsertUser(identity);
+    const to = await provider.interactionResult(ctx.req, ctx.res, { login: { accountId: identity.uid } }, { mergeWithLastSubmission: false });
+    seeOther(ctx, to);
+  });
+
+  router.post('/oauth/interaction/:uid/consent', async (ctx) => {
+    requireSameOrigin(ctx);
+    const { provider } = await current();
+    const interaction = await details(ctx, provider, 'consent');
+    const form = await formOf(ctx);
+    const { params, session } = interaction;
+    if (form.get('decision') !== 'allow' || !session) {
+      const to = await provider.interactionResult(ctx.req, ctx.res, { error: 'access_denied', error_description: 'The caregiver did not allow this app to connect.' }, { mergeWithLastSubmission: false });
+      return seeOther(ctx, to);
+    }
+    const requestedAll = new Set(typeof params.scope === 'string' ? params.scope.split(' ').filter(Boolean) : []);
+    const chosen = new Set(form.getAll('scope'));
+    const approved = scopesIn([...requestedAll].join(' ')).filter((s) => chosen.has(s));
+    // oidc-provider issues no code for a grant without scope, so an empty "allow" is asked again.
+    if (!approved.length) return renderConsent(ctx, provider, interaction, 'Tick at least one box to connect the app, or choose Deny.');
+    const declinedOidc = [...requestedAll].filter((s) => (s === 'openid' || (SCOPES as readonly string[]).includes(s)) && !(approved as string[]).includes(s));
+    const declined = scopesIn([...requestedAll].join(' ')).filter((s) => !approved.includes(s));
+    const indicator = indicatorOf(params);
+    const grant = (interaction.grantId ? await provider.Grant.find(interaction.grantId) : undefined) ?? new provider.Grant({ accountId: session.accountId, clientId: String(params.client_id) });
+    // This decision replaces any earlier one: exactly the ticked scopes are granted, the rest
+    // recorded as declined (so the provider does not ask again), and `openid` is never granted.
+    grant.openid = approved.length ? { scope: approved.join(' ') } : undefined;
+    grant.resources = approved.length ? { [indicator]: approved.join(' ') } : undefined;
+    (grant as unknown as { rejected?: object }).rejected = {
+      ...(declinedOidc.length ? { openid: { scope: declinedOidc.join(' ') } } : {}),
+      ...(declined.length ? { resources: { [indicator]: declined.join(' ') } } : {}),
+    };
+    const grantId = await grant.save();
+    const to = await provider.interactionResult(ctx.req, ctx.res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+    seeOther(ctx, to);
+  });
+
+  const routes = router.routes() as unknown as Middleware;
+  const interactions: Middleware = async (ctx, next) => {
+    try {
+      await routes(ctx, next);
+    } catch (err) {
+      if (err instanceof BodyError) return renderAsPage(ctx, err.status, 'Connection refused', errorPage('invalid_request', err.message, 'Go back to your app and connect again.'));
+      if (!(err instanceof InteractionProblem)) throw err;
+      renderAsPage(ctx, err.status, 'Connection refused', errorPage(err.code, err.message, err.hint));
+    }
+  };
+
+  return [registration_edge, interactions, serve_provider];
+}

@@ -1,0 +1,300 @@
+// The authorization server's storage on MongoDB and FerretDB v1: the oidc-provider adapter, the
+// consumption markers that make codes and refresh tokens single-use, grants for Settings →
+// Connected apps, and the sweep that expires what FerretDB cannot expire by itself (no TTL).
+import { createHash } from 'node:crypto';
+import type { Collection, Db, IndexDescription } from 'mongodb';
+import type { Adapter, AdapterFactory, AdapterPayload } from 'oidc-provider';
+import { isDuplicateKey } from '../store/errors.js';
+import { OAUTH_KEY_INDEXES, OAUTH_KEYS } from './keys.js';
+
+/** `AuthorizationCode` → `oauth_authorization_code`. */
+export const oauthCollection = (model: string): string => `oauth_${model.replace(/([a-z])([A-Z])/g, '$1_$2').toLowerCase()}`;
+
+export const OAUTH_CONSUMED = 'oauth_consumed';
+export const OAUTH_GRANT_USAGE = 'oauth_grant_usage';
+const GRANTS = oauthCollection('Grant');
+const CLIENTS = oauthCollection('Client');
+
+/** Models whose id is not a bearer secret. Every other id (codes, tokens, the session and
+ * interaction cookies) is stored as its SHA-256, so a copy of the database replays nothing. */
+const PLAIN_ID_MODELS = new Set(['Client', 'Grant']);
+/** Models whose tokens hang off a grant and die with it. */
+const GRANT_BOUND_MODELS = ['AccessToken', 'AuthorizationCode', 'RefreshToken'] as const;
+/** Models the provider consumes (single use): their `find` also looks for a consumption marker. */
+const CONSUMABLE_MODELS = new Set(['AuthorizationCode', 'RefreshToken', 'DeviceCode', 'BackchannelAuthenticationRequest', 'PushedAuthorizationRequest']);
+/** Models that expire; the sweep deletes them once `expiresAt` has passed. */
+const EXPIRING_MODELS = ['Session', 'Interaction', 'AuthorizationCode', 'RefreshToken', 'AccessToken', 'Grant', 'ReplayDetection'] as const;
+
+const byExpiry: IndexDescription = { key: { expiresAt: 1 }, name: 'by_expiry' };
+const byGrant: IndexDescription = { key: { grantId: 1 }, name: 'by_grant' };
+
+export const OAUTH_INDEXES: Record<string, IndexDescription[]> = {
+  [oauthCollection('Session')]: [byExpiry, { key: { uid: 1 }, name: 'by_uid' }],
+  [oauthCollection('Interaction')]: [byExpiry],
+  [oauthCollection('AuthorizationCode')]: [byExpiry, byGrant],
+  [oauthCollection('RefreshToken')]: [byExpiry, byGrant],
+  [oauthCollection('AccessToken')]: [byExpiry, byGrant],
+  [oauthCollection('ReplayDetection')]: [byExpiry],
+  [GRANTS]: [byExpiry, { key: { accountId: 1 }, name: 'by_account' }, { key: { clientId: 1 }, name: 'by_client' }],
+  [CLIENTS]: [{ key: { createdAt: 1 }, name: 'by_created' }],
+  [OAUTH_CONSUMED]: [byExpiry],
+  [OAUTH_KEYS]: OAUTH_KEY_INDEXES,
+};
+
+interface StoredDoc {
+  _id: string;
+  /** The provider's payload as JSON: grants key scopes by resource URL, and FerretDB v1 refuses dots in field names. */
+  payload: string;
+  createdAt: Date;
+  expiresAt?: Date;
+  grantId?: string;
+  uid?: string;
+  userCode?: string;
+  accountId?: string;
+  clientId?: string;
+}
+
+interface ConsumedMarker {
+  _id: string;
+  /** Seconds since the epoch, as the provider's `consumed` field. */
+  at: number;
+  expiresAt: Date;
+}
+
+interface GrantUsage {
+  _id: string;
+  lastUsedAt: Date;
+}
+
+/** One grant as Settings → Connected apps shows it. */
+export interface ConnectedApp {
+  grantId: string;
+  clientId: string;
+  clientName: string;
+  clientUri?: string;
+  /** Hosts the app's redirect URIs point at, so a caregiver can tell two apps of one name apart. */
+  redirectHosts: string[];
+  /** Granted scopes, space-separated as in the grant (for every resource). */
+  scope: string;
+  createdAt: Date;
+  expiresAt?: Date;
+  lastUsedAt?: Date;
+}
+
+const sha256 = (value: string): string => createHash('sha256').update(value).digest('base64url');
+const epochSeconds = (ms: number): number => Math.floor(ms / 1000);
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export class OAuthStore {
+  private readonly consumed: Collection<ConsumedMarker>;
+  private readonly usage: Collection<GrantUsage>;
+  /** Last time this process wrote a grant's lastUsedAt, so a busy client costs one write a minute. */
+  private readonly touched = new Map<string, number>();
+
+  constructor(
+    readonly db: Db,
+    readonly clock: () => number = Date.now,
+  ) {
+    this.consumed = db.collection<ConsumedMarker>(OAUTH_CONSUMED);
+    this.usage = db.collection<GrantUsage>(OAUTH_GRANT_USAGE);
+  }
+
+  docs(model: string): Collection<StoredDoc> {
+    return this.db.collection<StoredDoc>(oauthCollection(model));
+  }
+
+  /**
+   * The adapter factory oidc-provider is configured with: one adapter per model name. `reuse` makes
+   * the provider's invalid_grant error (passed in, so workers never load oidc-provider).
+   */
+  adapterFactory(reuse: (message: string) => Error): AdapterFactory {
+    return (model: string) => new MongoAdapter(this, model, reuse);
+  }
+
+  markConsumed(model: string, storedId: string, expiresAt: Date | undefined): Promise<unknown> {
+    const now = this.clock();
+    return this.consumed.insertOne({ _id: `${model}:${storedId}`, at: epochSeconds(now), expiresAt: expiresAt ?? new Date(now + DAY_MS) });
+  }
+
+  consumedAt(model: string, storedId: string): Promise<ConsumedMarker | null> {
+    return this.consumed.findOne({ _id: `${model}:${storedId}` });
+  }
+
+  /** Delete a grant and every code and token issued under it. */
+  async revokeGrant(grantId: string): Promise<void> {
+    await Promise.all([
+      ...GRANT_BOUND_MODELS.map((m) => this.docs(m).deleteMany({ grantId })),
+      this.docs('Grant').deleteOne({ _id: grantId }),
+      this.usage.deleteOne({ _id: grantId }),
+    ]);
+    this.touched.delete(grantId);
+  }
+
+  /** Revoke a grant on behalf of the person it belongs to; false when it is not theirs or gone. */
+  async revokeGrantOf(accountId: string, grantId: string): Promise<boolean> {
+    const grant = await this.docs('Grant').findOne({ _id: grantId }, { projection: { accountId: 1 } });
+    if (!grant || grant.accountId !== accountId) return false;
+    await this.revokeGrant(grantId);
+    return true;
+  }
+
+  /** The grant behind an access token, if it still stands (not revoked, not expired). */
+  async liveGrant(grantId: string): Promise<{ accountId: string; clientId: string } | null> {
+    const grant = await this.docs('Grant').findOne({ _id: grantId }, { projection: { accountId: 1, clientId: 1, expiresAt: 1 } });
+    if (!grant?.accountId || !grant.clientId) return null;
+    if (grant.expiresAt && grant.expiresAt.getTime() <= this.clock()) return null;
+    return { accountId: grant.accountId, clientId: grant.clientId };
+  }
+
+  /** Record that a grant's access token was used (at most once a minute per process). */
+  touchGrant(grantId: string): void {
+    const now = this.clock();
+    if ((this.touched.get(grantId) ?? 0) > now - 60_000) return;
+    if (this.touched.size > 10_000) this.touched.clear();
+    this.touched.set(grantId, now);
+    void this.usage.updateOne({ _id: grantId }, { $max: { lastUsedAt: new Date(now) } }, { upsert: true }).catch(() => undefined);
+  }
+
+  /** The live grants of one person, newest first, with their apps' names and last use. */
+  async connectedApps(accountId: string): Promise<ConnectedApp[]> {
+    const now = this.clock();
+    const grants = (await this.docs('Grant').find({ accountId }).toArray()).filter((g) => !g.expiresAt || g.expiresAt.getTime() > now);
+    if (!grants.length) return [];
+    const clientIds = [...new Set(grants.map((g) => g.clientId).filter((c): c is string => !!c))];
+    const [clients, usage] = await Promise.all([
+      this.docs('Client').find({ _id: { $in: clientIds } }).toArray(),
+      this.usage.find({ _id: { $in: grants.map((g) => g._id) } }).toArray(),
+    ]);
+    const clientById = new Map(clients.map((c) => [c._id, JSON.parse(c.payload) as AdapterPayload]));
+    const usedAt = new Map(usage.map((u) => [u._id, u.lastUsedAt]));
+    return grants
+      .map((g): ConnectedApp => {
+        const payload = JSON.parse(g.payload) as { resources?: Record<string, string> };
+        const client = clientById.get(g.clientId ?? '');
+        const scope = [...new Set(Object.values(payload.resources ?? {}).flatMap((s) => s.split(' ')).filter(Boolean))].join(' ');
+        const redirectHosts = [...new Set((client?.redirect_uris ?? []).map((u) => URL.parse(u)?.host || u))];
+        const lastUsedAt = usedAt.get(g._id);
+        return {
+          grantId: g._id,
+          clientId: g.clientId ?? '',
+          clientName: typeof client?.client_name === 'string' && client.client_name.trim() ? client.client_name.trim() : 'Unnamed app',
+          ...(typeof client?.client_uri === 'string' ? { clientUri: client.client_uri } : {}),
+          redirectHosts,
+          scope,
+          createdAt: g.createdAt,
+          ...(g.expiresAt ? { expiresAt: g.expiresAt } : {}),
+          ...(lastUsedAt ? { lastUsedAt } : {}),
+        };
+      })
+      .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
+  }
+
+  /**
+   * The sweep (cron role): what has expired, consumption markers past their token's life, and
+   * registered clients that never got a grant within `clientUnusedMs` of registering.
+   */
+  async sweep(clientUnusedMs: number): Promise<Record<string, number>> {
+    const now = new Date(this.clock());
+    let expired = 0;
+    for (const model of EXPIRING_MODELS) expired += (await this.docs(model).deleteMany({ expiresAt: { $lt: now } })).deletedCount;
+    const markers = (await this.consumed.deleteMany({ expiresAt: { $lt: now } })).deletedCount;
+    let clients = 0;
+    const stale = await this.docs('Client')
+      .find({ createdAt: { $lt: new Date(now.getTime() - clientUnusedMs) } }, { projection: { _id: 1 } })
+      .limit(1000)
+      .toArray();
+    for (const { _id } of stale) {
+      if (await this.docs('Grant').findOne({ clientId: _id }, { projection: { _id: 1 } })) continue;
+      clients += (await this.docs('Client').deleteOne({ _id })).deletedCount;
+    }
+    const usageIds = (await this.usage.find({}, { projection: { _id: 1 } }).limit(1000).toArray()).map((u) => u._id);
+    const liveGrants = new Set((await this.docs('Grant').find({ _id: { $in: usageIds } }, { projection: { _id: 1 } }).toArray()).map((g) => g._id));
+    const orphans = usageIds.filter((id) => !liveGrants.has(id));
+    const usage = orphans.length ? (await this.usage.deleteMany({ _id: { $in: orphans } })).deletedCount : 0;
+    return { expired, markers, clients, usage };
+  }
+}
+
+/**
+ * oidc-provider's storage contract for one model. Single use (`consume`) is an insert of a marker
+ * on a unique `_id`: FerretDB v1 does not make conditional updates atomic, but a duplicate insert
+ * always fails, so of two requests racing to spend one code or refresh token exactly one wins.
+ * The loser is a reuse, and reuse revokes the whole grant.
+ */
+export class MongoAdapter implements Adapter {
+  private readonly docs: Collection<StoredDoc>;
+
+  constructor(
+    private readonly store: OAuthStore,
+    private readonly model: string,
+    private readonly reuse: (message: string) => Error,
+  ) {
+    this.docs = store.docs(model);
+  }
+
+  private storedId(id: string): string {
+    return PLAIN_ID_MODELS.has(this.model) ? id : sha256(id);
+  }
+
+  private live(doc: StoredDoc | null): StoredDoc | undefined {
+    if (!doc) return undefined;
+    if (doc.expiresAt && doc.expiresAt.getTime() <= this.store.clock()) return undefined;
+    return doc;
+  }
+
+  async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
+    const now = this.store.clock();
+    const indexed = {
+      ...(payload.grantId ? { grantId: payload.grantId } : {}),
+      ...(payload.uid ? { uid: payload.uid } : {}),
+      ...(payload.userCode ? { userCode: payload.userCode } : {}),
+      ...(payload.accountId ? { accountId: payload.accountId } : {}),
+      ...(payload.clientId ? { clientId: payload.clientId } : {}),
+    };
+    await this.docs.updateOne(
+      { _id: this.storedId(id) },
+      { $set: { payload: JSON.stringify(payload), ...indexed, ...(expiresIn ? { expiresAt: new Date(now + expiresIn * 1000) } : {}) }, $setOnInsert: { createdAt: new Date(now) } },
+      { upsert: true },
+    );
+  }
+
+  async find(id: string): Promise<AdapterPayload | undefined> {
+    const storedId = this.storedId(id);
+    const [doc, marker] = await Promise.all([this.docs.findOne({ _id: storedId }), CONSUMABLE_MODELS.has(this.model) ? this.store.consumedAt(this.model, storedId) : null]);
+    const live = this.live(doc);
+    if (!live) return undefined;
+    const payload = JSON.parse(live.payload) as AdapterPayload;
+    return marker ? { ...payload, consumed: marker.at } : payload;
+  }
+
+  async findByUid(uid: string): Promise<AdapterPayload | undefined> {
+    const doc = this.live(await this.docs.findOne({ uid }));
+    return doc ? (JSON.parse(doc.payload) as AdapterPayload) : undefined;
+  }
+
+  async findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
+    const doc = this.live(await this.docs.findOne({ userCode }));
+    return doc ? (JSON.parse(doc.payload) as AdapterPayload) : undefined;
+  }
+
+  async consume(id: string): Promise<void> {
+    const storedId = this.storedId(id);
+    const doc = await this.docs.findOne({ _id: storedId }, { projection: { expiresAt: 1, grantId: 1 } });
+    try {
+      await this.store.markConsumed(this.model, storedId, doc?.expiresAt);
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+      // Another request spent it first: a reuse. The grant goes, with every token under it.
+      if (doc?.grantId) await this.store.revokeGrant(doc.grantId);
+      throw this.reuse(`${this.model === 'RefreshToken' ? 'refresh token' : 'authorization code'} already used`);
+    }
+  }
+
+  async destroy(id: string): Promise<void> {
+    await this.docs.deleteOne({ _id: this.storedId(id) });
+  }
+
+  async revokeByGrantId(grantId: string): Promise<void> {
+    await this.docs.deleteMany({ grantId });
+  }
+}
