@@ -14,6 +14,11 @@ const positiveInt = z.coerce.number().int().positive();
 const bool = z
   .enum(['0', '1', 'true', 'false', 'yes', 'no', 'on', 'off'])
   .transform((v) => ['1', 'true', 'yes', 'on'].includes(v));
+/** "90s", "15m", "12h", "7d" → milliseconds. */
+const duration = z
+  .string()
+  .regex(/^\d+(s|m|h|d)$/, 'must be a number followed by s, m, h or d, such as 7d')
+  .transform((v) => Number(v.slice(0, -1)) * { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[v.slice(-1) as 's' | 'm' | 'h' | 'd']);
 const list = z.string().transform((s) =>
   s
     .split(',')
@@ -54,12 +59,20 @@ export const CONFIG_KEYS = {
   workerConcurrency: { env: 'WORKER_CONCURRENCY', doc: 'Requests one worker process handles at once.', schema: positiveInt, default: '64' },
   shutdownGraceMs: { env: 'SHUTDOWN_GRACE_MS', doc: 'How long shutdown waits for in-flight work before closing connections.', schema: positiveInt, default: '10000' },
   mcpAllowedOrigins: { env: 'MCP_ALLOWED_ORIGINS', doc: 'Browser origins allowed on the MCP endpoints, comma-separated, or * for any. Empty: the site and app origins.', schema: list, default: '' },
+  smtpPort: { env: 'SMTP_PORT', doc: 'Port of the family-inbox SMTP listener (the smtp role).', schema: port, default: '2525' },
+  inboxMaxBytes: { env: 'INBOX_MAX_BYTES', doc: 'Largest message the family inbox accepts, in bytes.', schema: positiveInt, default: '10485760' },
+  sandboxTtl: { env: 'SANDBOX_TTL', doc: 'How long an unclaimed or orphaned sandbox lives before it is purged: a number with s, m, h or d.', schema: duration, default: '7d' },
+  sandboxRateCapacity: { env: 'SANDBOX_RATE_CAPACITY', doc: 'Sandbox creations a client address may make in a burst.', schema: positiveInt, default: '6' },
+  sandboxRateRefill: { env: 'SANDBOX_RATE_REFILL', doc: 'Time to regain one sandbox creation for a client address: a number with s, m, h or d.', schema: duration, default: '10m' },
   rateMcpKeyPerMin: { env: 'RATE_MCP_KEY_PER_MIN', doc: 'Requests per minute per credential on the workspace MCP endpoint: a bucket of this size refilled evenly over the minute.', schema: positiveInt, default: '60' },
   rateDirectoryMcpPerMin: { env: 'RATE_DIRECTORY_MCP_PER_MIN', doc: 'Requests per minute per client address on the public directory MCP endpoint.', schema: positiveInt, default: '120' },
   rateNewsletterPerHour: { env: 'RATE_NEWSLETTER_PER_HOUR', doc: 'Newsletter sign-ups per hour per client address.', schema: positiveInt, default: '5' },
   rateCommunityWritesPerMin: { env: 'RATE_COMMUNITY_WRITES_PER_MIN', doc: 'Community writes (join, leave, thread, comment) per minute per signed-in user.', schema: positiveInt, default: '30' },
   rateIngestPerMin: { env: 'RATE_INGEST_PER_MIN', doc: 'Signed ingest requests per minute per partner institution (429 with Retry-After above).', schema: positiveInt, default: '1200' },
-  dataKey: { env: 'DATA_KEY', doc: 'Key that encrypts partner signing secrets at rest (AES-256-GCM): 32 bytes as base64 or 64 hex characters (openssl rand -base64 32). Unset: one is generated once in DATA_DIR/data.key; refused when NODE_ENV=production.', schema: z.string().regex(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/_-]{43}=?)$/, 'must be 32 bytes: base64 or 64 hex characters').optional() },
+  rateOauthRegisterPerHour: { env: 'RATE_OAUTH_REGISTER_PER_HOUR', doc: 'OAuth client registrations (POST AUTH_URL/oauth/register) per hour per client address.', schema: positiveInt, default: '10' },
+  oauthKeyRotation: { env: 'OAUTH_KEY_ROTATION', doc: 'How long one key signs OAuth access tokens before the next takes over (at least 1h, the token lifetime): a number with s, m, h or d. The next key is published one period early and the previous one stays published one period after. Keys are stored sealed with DATA_KEY.', schema: duration.pipe(z.number().min(3_600_000, 'must be at least 1h, the access-token lifetime')), default: '30d' },
+  oauthClientUnused: { env: 'OAUTH_CLIENT_UNUSED', doc: 'A registered OAuth client that holds no grant is deleted this long after it registered: a number with s, m, h or d.', schema: duration, default: '30d' },
+  dataKey: { env: 'DATA_KEY', doc: 'Key that encrypts partner signing secrets and the OAuth signing keys at rest (AES-256-GCM): 32 bytes as base64 or 64 hex characters (openssl rand -base64 32). Unset: one is generated once in DATA_DIR/data.key; refused when NODE_ENV=production.', schema: z.string().regex(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/_-]{43}=?)$/, 'must be 32 bytes: base64 or 64 hex characters').optional() },
   ingestDedupeDays: { env: 'INGEST_DEDUPE_DAYS', doc: 'Days a partner event id (or body hash) is remembered for de-duplication; older occurred_at values are refused. At least 30.', schema: z.coerce.number().int().min(30), default: '30' },
   ingestAckWaitMs: { env: 'INGEST_ACK_WAIT_MS', doc: 'How long JetStream waits for a worker to store an ingest event before delivering it to another worker.', schema: positiveInt, default: '30000' },
   newsletterSecret: { env: 'NEWSLETTER_SECRET', doc: 'Key that signs newsletter confirm and unsubscribe links (HMAC-SHA256). Empty: a fixed development key, refused when NODE_ENV=production.', schema: z.string(), default: '' },

@@ -1,20 +1,29 @@
-// Starting and stopping carecircle in any role: all (embedded default), gateway, worker, cron.
+// Starting and stopping carecircle in any role: all (embedded default), gateway, worker, cron, smtp.
 import { once } from 'node:events';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import path from 'node:path';
 import { openBus } from './bus/index.js';
 import type { Bus } from './bus/types.js';
 import type { Config } from './config.js';
-import { startCron, type CronRole } from './cron/index.js';
+import { defaultJobs, startCron, type CronRole } from './cron/index.js';
 import { directoryHandler } from './directory/handler.js';
 import type { GatewayDeps } from './gateway/context.js';
 import { createSiteApp } from './gateway/site.js';
 import { createAppApp } from './gateway/app.js';
 import { createAuthApp } from './gateway/auth.js';
 import { createApexApp } from './gateway/apex.js';
+import { createPipeApp } from './gateway/pipe.js';
+import { ingestSweepJobs, ingestWorkerHandlers, startIngestWriter } from './ingest/runtime.js';
+import { connectedAppsRoutes } from './oauth/connectedApps.js';
+import { oauthSweepJobs } from './oauth/sweep.js';
 import { siteHandlers } from './site/handlers.js';
 import { appRoutes } from './app/routes.js';
 import { sessionHandler } from './session/handler.js';
+import { sandboxAppRoutes } from './sandbox/claim.js';
+import { sandboxHandler } from './sandbox/handler.js';
+import { sandboxSweepJob } from './sandbox/sweep.js';
+import { inboxHandler } from './inbox/handler.js';
+import { startInboxListener } from './inbox/smtp.js';
 import { workspaceMcpHandler } from './workspace/handler.js';
 import { subjects } from './bus/subjects.js';
 import type Koa from 'koa';
@@ -26,8 +35,8 @@ import { RateLimiter } from './store/rateLimit.js';
 import { PACKAGE_ROOT } from './version.js';
 import { startWorkers, type HttpHandler, type WorkerPool } from './worker/runtime.js';
 
-export const ROLES = ['all', 'gateway', 'worker', 'cron'] as const;
-export type Role = (typeof ROLES)[number];
+export { ROLES, type Role } from './roles.js';
+import type { Role } from './roles.js';
 
 export interface RunningService {
   role: Role;
@@ -41,14 +50,24 @@ export interface RunningService {
 
 
 /** Every worker handler, in one list. */
-export function workerHandlers(config: Config, log: Logger, db: Db): HttpHandler[] {
+export function workerHandlers(config: Config, log: Logger, db: Db, bus: Bus): HttpHandler[] {
   const s = subjects(config.busNamespace);
   return [
     directoryHandler(config, log),
     sessionHandler(s.session, config, db),
     workspaceMcpHandler(s.appMcp, config, db, log),
-    appRoutes(s.appWeb, { config, db }),
+    appRoutes(s.appWeb, {
+      config,
+      db,
+      extend: (routes, helpers) => {
+        sandboxAppRoutes(routes, helpers, config, db);
+        connectedAppsRoutes(routes, helpers, db);
+      },
+    }),
+    sandboxHandler(s.appSandbox, config, db, bus, log),
+    inboxHandler(s.inbox, config, db),
     ...siteHandlers(config, db),
+    ...ingestWorkerHandlers(config, log, db, bus),
   ];
 }
 
@@ -106,8 +125,11 @@ export async function startService(role: Role, config: Config, log: Logger): Pro
     let cronRole: CronRole | undefined;
     let pool: WorkerPool | undefined;
     if (role === 'all' || role === 'worker') {
-      pool = startWorkers(bus, workerHandlers(config, log, store.db), { concurrency: config.workerConcurrency, log });
+      pool = startWorkers(bus, workerHandlers(config, log, store.db, bus), { concurrency: config.workerConcurrency, log });
       stops.push(() => pool!.stop());
+      // NATS mode: the durable JetStream consumer that writes partner care events (stops before the bus).
+      const ingestWriter = startIngestWriter(config, log, store.db, bus);
+      if (ingestWriter) stops.push(() => ingestWriter.stop());
     }
     if (role === 'all' || role === 'gateway') {
       const deps: GatewayDeps = { config, log, bus, store, limiter: new RateLimiter(store.db) };
@@ -116,6 +138,7 @@ export async function startService(role: Role, config: Config, log: Logger): Pro
         ['app', createAppApp(deps), config.appPort],
         ['auth', createAuthApp(deps), config.authPort],
         ['apex', createApexApp(config), config.apexPort],
+        ['pipe', createPipeApp(deps), config.pipePort],
       ];
       for (const [surface, koa, port] of listeners) {
         const server = await listen(koa, config.bindHost, port);
@@ -124,8 +147,13 @@ export async function startService(role: Role, config: Config, log: Logger): Pro
         stops.push(() => closeServer(server, config.shutdownGraceMs));
       }
     }
+    if (role === 'all' || role === 'smtp') {
+      const inbox = await startInboxListener(config, bus, subjects(config.busNamespace).inbox, log);
+      urls.smtp = `smtp://${config.bindHost}:${inbox.port}`;
+      stops.push(() => inbox.close());
+    }
     if (role === 'all' || role === 'cron') {
-      cronRole = startCron(store, log);
+      cronRole = startCron(store, log, [...defaultJobs(store), ...ingestSweepJobs(config, store.db), sandboxSweepJob(config, store.db), ...oauthSweepJobs(config, store.db)]);
       stops.push(() => cronRole!.stop());
     }
     log.info({ role, urls, bus: bus.kind }, 'carecircle started');

@@ -219,6 +219,12 @@ describe('workspace MCP endpoint - bad input', () => {
     }
   });
 
+  it('when a notification is posted, then 202 with an empty body', async () => {
+    const res = await postJson(mcp, { jsonrpc: '2.0', method: 'notifications/initialized' }, bearer(key));
+    expect(res.status).toBe(202);
+    expect(res.text).toBe('');
+  });
+
   it('when the tool does not exist, then -32601', async () => {
     expect((await callTool(key, 'delete_workspace')).json.error.code).toBe(RPC.METHOD_NOT_FOUND);
   });

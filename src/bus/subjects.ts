@@ -10,6 +10,11 @@ const NAMES = {
   session: 'cc.session',
   appMcp: 'cc.app.mcp',
   appWeb: 'cc.app.web',
+  appSandbox: 'cc.app.sandbox',
+  inbox: 'cc.inbox',
+  pipe: 'cc.pipe.http',
+  familyShareLink: 'cc.app.family-share',
+  ingestEvents: 'cc.ingest.events',
   opsSandboxCreated: 'ops.sandbox.created',
 } as const;
 

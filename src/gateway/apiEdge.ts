@@ -5,7 +5,7 @@ import type { BucketPolicy } from '../store/rateLimit.js';
 import { sendApiError } from './apiError.js';
 import { BodyError, parseJson, readRawBody, requireJsonContentType } from './body.js';
 import type { GatewayDeps } from './context.js';
-import { forwardRequest, UnavailableError, WorkerFailedError } from './forward.js';
+import { emptyBody, forwardRequest, UnavailableError, WorkerFailedError } from './forward.js';
 
 export class EdgeRefusal extends Error {
   override name = 'EdgeRefusal';
@@ -107,8 +107,7 @@ export function forward_api(deps: GatewayDeps, opts: ApiEdgeOptions) {
       else ctx.set(k, v);
     }
     if (reply.body !== undefined) ctx.body = reply.raw ? String(reply.body) : reply.body;
-    else ctx.body = null;
-    if (ctx.method === 'HEAD') ctx.body = null;
+    else emptyBody(ctx, reply.status);
   };
 }
 

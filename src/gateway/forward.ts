@@ -68,3 +68,14 @@ export function forwardRequest(deps: GatewayDeps, ctx: Context, subject: string,
   };
   return forward(deps.bus, subject, envelope, { timeoutMs: deps.config.busTimeoutMs, retryWindowMs: deps.config.gatewayRetryWindowMs, idempotent });
 }
+
+/** An empty body that keeps the worker's status (Koa turns `body = null` into 204, even for a 202). */
+export function emptyBody(ctx: Context, status: number): void {
+  if (status === 204 || status === 304) {
+    ctx.body = null;
+  } else {
+    ctx.body = '';
+    ctx.remove('Content-Type');
+  }
+  ctx.status = status;
+}

@@ -9,7 +9,7 @@ import { rpcErrorBody } from '../rpc/mcp.js';
 import type { BucketPolicy } from '../store/rateLimit.js';
 import { BodyError, parseJson, readRawBody, requireJsonContentType } from './body.js';
 import type { GatewayDeps } from './context.js';
-import { forwardRequest, UnavailableError } from './forward.js';
+import { emptyBody, forwardRequest, UnavailableError } from './forward.js';
 
 declare module 'koa' {
   interface DefaultState {
@@ -117,7 +117,7 @@ export function forward_to_workers(deps: GatewayDeps, subject: string, forwardHe
     ctx.status = reply.status;
     for (const [k, v] of Object.entries(reply.headers)) ctx.set(k, v);
     if (reply.body !== undefined) ctx.body = reply.raw ? String(reply.body) : reply.body;
-    else if (reply.status === 204 || reply.status === 202) ctx.body = null;
+    else emptyBody(ctx, reply.status);
   };
 }
 

@@ -5,9 +5,12 @@ import { RATE_HEADS, RATE_TOKENS, rateTokenIndexes } from './rateLimit.js';
 import { API_KEY_INDEXES, API_KEYS } from '../keys/keys.js';
 import { SESSION_INDEXES, SESSIONS } from '../session/sessions.js';
 import { AUDIT_INDEXES, MCP_AUDIT_LOG } from '../workspace/audit.js';
-import { WORKSPACE_INDEXES } from '../workspace/records.js';
+import { WORKSPACE_COLLECTIONS, WORKSPACE_INDEXES } from '../workspace/records.js';
+import { INGEST_INDEXES, PARTNER_CARE_EVENT_INDEXES } from '../ingest/indexes.js';
 import { COMMUNITY_INDEXES } from '../community/store.js';
 import { NEWSLETTER_INDEXES } from '../newsletter/store.js';
+import { OAUTH_INDEXES } from '../oauth/store.js';
+import { SANDBOX_INDEXES } from '../sandbox/service.js';
 import { ENTITY_SNAPSHOTS } from './entities.js';
 import { versionedIndexes } from './versioned.js';
 
@@ -21,6 +24,7 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   ...WORKSPACE_INDEXES,
   ...COMMUNITY_INDEXES,
   ...NEWSLETTER_INDEXES,
+  ...SANDBOX_INDEXES,
   [SESSIONS]: SESSION_INDEXES,
   [API_KEYS]: API_KEY_INDEXES,
   [MCP_AUDIT_LOG]: AUDIT_INDEXES,
@@ -28,6 +32,10 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   [COLLECTIONS.rateHeads]: rateTokenIndexes,
   [COLLECTIONS.leases]: versionedIndexes,
   [ENTITY_SNAPSHOTS]: versionedIndexes,
+  ...INGEST_INDEXES,
+  ...OAUTH_INDEXES,
+  // care_events: the workspace's indexes plus the partner purge's (institution, subject).
+  [WORKSPACE_COLLECTIONS.careEvents]: [...(WORKSPACE_INDEXES[WORKSPACE_COLLECTIONS.careEvents] ?? []), ...PARTNER_CARE_EVENT_INDEXES],
 };
 
 /**
