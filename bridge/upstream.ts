@@ -5,6 +5,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RPC } from '../src/rpc/codes.js';
 import type { Log } from './log.js';
+import type { BridgeOptions } from './options.js';
 import type { RpcErrorObject } from './messages.js';
 
 export type Exchange =
@@ -17,18 +18,11 @@ export type Exchange =
 
 type Attempt = Exchange | { kind: 'limited'; retryAfterSec: number; server?: RpcErrorObject };
 
-export interface UpstreamOptions {
-  endpoint: string;
-  appUrl: string;
-  settingsUrl: string;
-  apiKey?: string;
-  credentialSource: string;
-  headers: Record<string, string>;
-  timeoutMs: number;
-  maxRetryWaitMs: number;
+/** What the upstream needs of the bridge's options, plus who it is and where it logs. */
+export type UpstreamOptions = Pick<BridgeOptions, 'endpoint' | 'appUrl' | 'settingsUrl' | 'apiKey' | 'credentialSource' | 'headers' | 'timeoutMs' | 'maxRetryWaitMs'> & {
   userAgent: string;
   log: Log;
-}
+};
 
 export class Upstream {
   /** From the `initialize` result; sent on every later request as MCP-Protocol-Version. */

@@ -20,15 +20,16 @@ export async function assign_request_id(ctx: Context, next: Next): Promise<void>
   return next();
 }
 
-/** One line per request: method, path (no query: it may carry personal data), status, time. */
-export function log_request(deps: GatewayDeps, surface: string) {
+/** One line per request: method, path (no query: it may carry personal data), status, time.
+ *  `loggedPath` hides path segments that identify someone (a partner's client id). */
+export function log_request(deps: GatewayDeps, surface: string, loggedPath: (path: string) => string = (p) => p) {
   return async (ctx: Context, next: Next): Promise<void> => {
     const started = performance.now();
     try {
       await next();
     } finally {
       deps.log.info(
-        { surface, requestId: ctx.state.requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started) },
+        { surface, requestId: ctx.state.requestId, method: ctx.method, path: loggedPath(ctx.path), status: ctx.status, ms: Math.round(performance.now() - started) },
         'request',
       );
     }
@@ -66,6 +67,6 @@ export function catch_internal(deps: GatewayDeps, surface: string) {
 }
 
 /** The middleware every listener starts with, in order. */
-export function listenerBasics(deps: GatewayDeps, surface: string): Middleware[] {
-  return [assign_request_id, log_request(deps, surface), catch_internal(deps, surface), serve_health(deps)];
+export function listenerBasics(deps: GatewayDeps, surface: string, loggedPath?: (path: string) => string): Middleware[] {
+  return [assign_request_id, log_request(deps, surface, loggedPath), catch_internal(deps, surface), serve_health(deps)];
 }

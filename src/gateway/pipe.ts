@@ -8,8 +8,8 @@ import { allow_methods, api_error_boundary } from './apiEdge.js';
 import { sendApiError } from './apiError.js';
 import { readRawBody, requireJsonContentType } from './body.js';
 import type { GatewayDeps } from './context.js';
-import { forwardRequest } from './forward.js';
-import { assign_request_id, catch_internal, serve_health } from './middleware.js';
+import { emptyBody, forwardRequest } from './forward.js';
+import { listenerBasics } from './middleware.js';
 
 export const PIPE_BODY_LIMIT = 256 * 1024;
 
@@ -33,22 +33,8 @@ export function forward_pipe(deps: GatewayDeps) {
     const reply = await forwardRequest(deps, ctx, subject, PIPE_FORWARD_HEADERS, true);
     ctx.status = reply.status;
     for (const [k, v] of Object.entries(reply.headers)) ctx.set(k, v);
-    ctx.body = reply.body === undefined ? null : reply.body;
-  };
-}
-
-/** One access-log line; the subject in the path is the partner's client id, so it is left out. */
-function log_pipe_request(deps: GatewayDeps) {
-  return async (ctx: Context, next: Next): Promise<void> => {
-    const started = performance.now();
-    try {
-      await next();
-    } finally {
-      deps.log.info(
-        { surface: 'pipe', requestId: ctx.state.requestId, method: ctx.method, path: ctx.path.replace(/^(\/pipe\/v1\/clients\/)[^/]+/, '$1:subject_ref'), status: ctx.status, ms: Math.round(performance.now() - started) },
-        'request',
-      );
-    }
+    if (reply.body === undefined) emptyBody(ctx, reply.status);
+    else ctx.body = reply.body;
   };
 }
 
@@ -61,8 +47,8 @@ export function createPipeApp(deps: GatewayDeps): Koa {
   router.all('/pipe/v1/clients/:subject_ref/family-share', ...endpoint('PUT'));
   router.all('/pipe/v1/clients/:subject_ref/events', ...endpoint('DELETE'));
 
-  // The listener basics (middleware.ts), with an access log that leaves the subject out.
-  for (const m of [assign_request_id, log_pipe_request(deps), catch_internal(deps, 'pipe'), serve_health(deps)]) app.use(m);
+  // The access log leaves the subject out: it is the partner's client id.
+  for (const m of listenerBasics(deps, 'pipe', (path) => path.replace(/^(\/pipe\/v1\/clients\/)[^/]+/, '$1:subject_ref'))) app.use(m);
   app.use(router.routes());
   app.use(async (ctx) => {
     sendApiError(ctx, 404, 'NOT_FOUND', `Nothing at ${ctx.path.slice(0, 200)}`, 'The ingest is POST /pipe/v1/events; see docs/partners.md.');
