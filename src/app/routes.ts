@@ -174,6 +174,10 @@ ${connectedAppsSection(apps)}
         membership.workspace.name,
         `<h1>${escapeHtml(membership.workspace.name)}</h1><section class="card"><h2>Loved ones</h2>${lovedOneRows(lovedOnes)}
 <form method="post" action="/workspace/loved-ones"><h2>Add a loved one</h2><label for="firstName">First name</label><input id="firstName" name="firstName" type="text" required maxlength="60"><label for="lastName">Last name</label><input id="lastName" name="lastName" type="text" required maxlength="60"><button type="submit">Add</button></form></section>
+<section class="card"><h2>Link a home-care agency</h2><p>If an agency turned on family sharing for your loved one, it gave you a link code. Enter it here and their visits, notes, medications and vitals will appear for that loved one.</p>
+<form id="family-share-form" method="post" action="/api/family-share/link"><label for="link-code">Link code</label><input id="link-code" name="code" type="text" required maxlength="40" autocomplete="off">
+<label for="link-loved-one">Loved one</label><select id="link-loved-one" name="lovedOneId">${lovedOnes.map((l) => `<option value="${escapeHtml(l._id)}">${escapeHtml(l.displayName)}</option>`).join('')}</select>
+<button type="submit">Link</button><p id="family-share-result" role="status"></p></form></section>
 <section class="card"><h2>Connect an AI assistant</h2><p>Mint an MCP API key in <a href="/settings#mcp-api-keys">Settings</a>, then point your assistant at <code>${escapeHtml(config.appUrl)}/api/mcp</code>.</p></section>`,
         caller,
       );

@@ -32,3 +32,13 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   await page.screenshot({ path: file, fullPage: true });
   return file;
 }
+
+/** Sign in through the development identity provider's form, starting from an app page. */
+export async function signInWithBrowser(page: Page, startUrl: string, email: string): Promise<void> {
+  await page.goto(startUrl);
+  await page.click('#signin');
+  await page.waitForURL(/\/dev\/login/);
+  await page.fill('#email', email);
+  await page.click('button[type=submit]');
+  await page.waitForURL((url) => url.href.startsWith(new URL(startUrl).origin) && !url.pathname.startsWith('/auth/callback'));
+}

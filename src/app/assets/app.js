@@ -38,7 +38,31 @@
     });
   }
 
+  function wireFamilyShare(form) {
+    var result = document.getElementById('family-share-result');
+    form.addEventListener('submit', function (event) {
+      event.preventDefault();
+      result.textContent = 'Linking…';
+      fetch(form.getAttribute('action'), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        credentials: 'same-origin',
+        body: JSON.stringify({ code: form.elements.code.value, lovedOneId: form.elements.lovedOneId.value }),
+      })
+        .then(function (res) { return res.json().then(function (body) { return { ok: res.ok, body: body }; }); })
+        .then(function (r) {
+          result.textContent = r.ok
+            ? 'Linked: events from ' + r.body.institutionName + ' will appear for ' + r.body.lovedOneName + '.'
+            : (r.body.message || 'That did not work.') + (r.body.hint ? ' ' + r.body.hint : '');
+        }, function () {
+          result.textContent = 'The link could not be sent; check your connection and try again.';
+        });
+    });
+  }
+
   document.addEventListener('DOMContentLoaded', function () {
+    var familyShare = document.getElementById('family-share-form');
+    if (familyShare) wireFamilyShare(familyShare);
     var callback = document.getElementById('signin-callback');
     if (callback) finishSignIn(callback);
     document.querySelectorAll('button[data-copy]').forEach(wireCopy);
