@@ -1,8 +1,9 @@
 // `carecircle-mcp --check`: the steps a first connection takes, each with a plain result and, when
 // it fails, the fix. Uses the same Upstream as the bridge, so it fails the way the bridge would.
 import { performance } from 'node:perf_hooks';
+import { OAuthCredential, type Credential } from './credentials.js';
 import type { RpcErrorObject } from './messages.js';
-import { describeKey, type BridgeOptions } from './options.js';
+import type { BridgeOptions } from './options.js';
 import type { Exchange, Upstream } from './upstream.js';
 
 type Step = { ok: true; result: Record<string, unknown>; ms: number } | { ok: false; error: RpcErrorObject; ms: number };
@@ -21,10 +22,17 @@ async function call(upstream: Upstream, method: string, params: Record<string, u
 }
 
 /** Runs the check, writing a report with `print`; resolves to true when the bridge is ready. */
-export async function runCheck(options: BridgeOptions, upstream: Upstream, print: (line: string) => void): Promise<boolean> {
+export async function runCheck(options: BridgeOptions, credential: Credential, upstream: Upstream, print: (line: string) => void): Promise<boolean> {
   print(`carecircle-mcp --check`);
   print(`  endpoint  ${options.endpoint}`);
-  print(`  key       ${options.apiKey ? `${describeKey(options.apiKey)} from ${options.credentialSource}` : options.credentialSource}`);
+  const oauth = credential instanceof OAuthCredential ? credential : undefined;
+  const accepted = oauth ? 'sign-in accepted' : 'key accepted';
+  // Which credential, never the secret: the key's last four characters, or where the sign-in is kept and what it may read.
+  if (!oauth) print(`  key       ${credential.describe().replace(/^key /, '')}`);
+  else print(`  sign-in   OAuth (carecircle-mcp --login), stored in ${oauth.file}`);
+  // A sign-in that has ended, or cannot be renewed, fails here, before anything is sent.
+  const usable = oauth ? await oauth.authorization() : undefined;
+  if (oauth) print(`  scopes    ${usable?.ok ? oauth.scope || 'none granted' : 'none: not signed in'}`);
   print('');
   const fail = (what: string, step: Extract<Step, { ok: false }>): false => {
     print(`  FAIL  ${what}: ${step.error.message} (${step.error.code})`);
@@ -34,6 +42,8 @@ export async function runCheck(options: BridgeOptions, upstream: Upstream, print
     print('Verdict: NOT READY. Fix the step marked FAIL, then run carecircle-mcp --check again.');
     return false;
   };
+
+  if (usable && !usable.ok) return fail(accepted, { ok: false, error: usable.error, ms: 0 });
 
   const init = await call(upstream, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'carecircle-mcp-check', version: '1' } });
   // A refused key still proves the server answered: say so before the key's own verdict.
@@ -45,12 +55,12 @@ export async function runCheck(options: BridgeOptions, upstream: Upstream, print
     if (version) upstream.protocolVersion = version;
     print(`  ok    server reached: ${info?.name ?? 'unknown'} ${info?.version ?? ''} (MCP ${version ?? '?'}, ${init.ms} ms)`);
   }
-  if (!init.ok) return fail('key accepted', init);
+  if (!init.ok) return fail(accepted, init);
 
   const ping = await call(upstream, 'tools/call', { name: 'ping', arguments: {} });
-  if (!ping.ok) return fail('key accepted', ping);
+  if (!ping.ok) return fail(accepted, ping);
   const pong = ((ping.result.content as { text?: string }[] | undefined) ?? []).map((c) => c.text ?? '').join(' ');
-  print(`  ok    key accepted: ${pong || 'ping answered'}`);
+  print(`  ok    ${accepted}: ${pong || 'ping answered'}`);
 
   const list = await call(upstream, 'tools/list', {});
   if (!list.ok) return fail('list the tools', list);

@@ -1,18 +1,36 @@
 // carecircle-mcp: the stdio bridge's entry point. Reads options, then serves stdin until it
-// closes (or a signal), or runs --check. Everything it says goes to stderr, except --check,
-// --help and --version, which are for people and print on stdout.
+// closes (or a signal), or runs --check, --login or --logout. Everything it says goes to stderr,
+// except --check, --help and --version, which are for people and print on stdout.
 import { Console } from 'node:console';
 import { VERSION } from '../src/version.js';
 import { Bridge } from './bridge.js';
 import { runCheck } from './check.js';
+import { resolveCredential, type Credential } from './credentials.js';
 import { LineSplitter } from './framing.js';
 import { HELP } from './help.js';
-import { createLog } from './log.js';
-import { BridgeConfigError, describeKey, parseOptions, type BridgeOptions } from './options.js';
+import { createLog, type Log } from './log.js';
+import { runLogin, runLogout } from './login.js';
+import type { HttpSettings } from './oauth.js';
+import { BridgeConfigError, parseOptions, type BridgeOptions } from './options.js';
 import { Upstream } from './upstream.js';
 
-function upstreamFor(options: BridgeOptions, log: ReturnType<typeof createLog>): Upstream {
-  return new Upstream({ ...options, userAgent: `carecircle-mcp/${VERSION} node/${process.versions.node}`, log });
+const USER_AGENT = `carecircle-mcp/${VERSION} node/${process.versions.node}`;
+/** Token requests are bounded apart from --timeout-ms: a refresh holds the token file's lock meanwhile. */
+const TOKEN_TIMEOUT_MS = 15_000;
+
+const httpFor = (options: BridgeOptions): HttpSettings => ({ userAgent: USER_AGENT, timeoutMs: Math.min(options.timeoutMs, TOKEN_TIMEOUT_MS), allowHttp: options.allowHttp });
+
+function upstreamFor(options: BridgeOptions, credential: Credential, log: Log): Upstream {
+  return new Upstream({ ...options, credential, userAgent: USER_AGENT, log });
+}
+
+function configFailure(argv: string[], err: BridgeConfigError): never {
+  if (argv.includes('--check')) {
+    process.stdout.write(`carecircle-mcp --check\n\n  FAIL  configuration: ${err.message}\n\nVerdict: NOT READY. Fix the configuration, then run carecircle-mcp --check again.\n`);
+    process.exit(1);
+  }
+  process.stderr.write(`carecircle-mcp: ${err.message}\n`);
+  process.exit(2);
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -21,30 +39,38 @@ async function main(argv: string[]): Promise<void> {
     options = parseOptions(argv, process.env);
   } catch (err) {
     if (!(err instanceof BridgeConfigError)) throw err;
-    if (argv.includes('--check')) {
-      process.stdout.write(`carecircle-mcp --check\n\n  FAIL  configuration: ${err.message}\n\nVerdict: NOT READY. Fix the configuration, then run carecircle-mcp --check again.\n`);
-      process.exit(1);
-    }
-    process.stderr.write(`carecircle-mcp: ${err.message}\n`);
-    process.exit(2);
+    configFailure(argv, err);
   }
   if (options.mode === 'help') return void process.stdout.write(HELP);
   if (options.mode === 'version') return void process.stdout.write(`carecircle-mcp ${VERSION}\n`);
 
+  if (options.mode === 'login' || options.mode === 'logout') {
+    // For a person at a terminal, on stderr: stdout stays protocol-only in every mode.
+    const log = createLog(options.logLevel);
+    const context = { options, http: httpFor(options), version: VERSION, say: (line: string) => log.info(line) };
+    process.exit(options.mode === 'login' ? await runLogin(context) : await runLogout(context));
+  }
+
+  const log = createLog(options.mode === 'check' && options.logLevel === 'info' ? 'warn' : options.logLevel);
+  let credential: Credential;
+  try {
+    credential = await resolveCredential(options, log, httpFor(options));
+  } catch (err) {
+    if (!(err instanceof BridgeConfigError)) throw err;
+    configFailure(argv, err);
+  }
   if (options.mode === 'check') {
-    const log = createLog(options.logLevel === 'info' ? 'warn' : options.logLevel);
-    const ready = await runCheck(options, upstreamFor(options, log), (line) => process.stdout.write(`${line}\n`));
+    const ready = await runCheck(options, credential, upstreamFor(options, credential, log), (line) => process.stdout.write(`${line}\n`));
     process.exit(ready ? 0 : 1);
   }
-  await serve(options);
+  await serve(options, credential, log);
 }
 
-async function serve(options: BridgeOptions): Promise<void> {
+async function serve(options: BridgeOptions, credential: Credential, log: Log): Promise<void> {
   // Anything printed with console.* lands on stderr: a stray log line on stdout would corrupt the protocol.
   globalThis.console = new Console({ stdout: process.stderr, stderr: process.stderr });
-  const log = createLog(options.logLevel);
-  const bridge = new Bridge(upstreamFor(options, log), (line) => process.stdout.write(`${line}\n`), log);
-  log.info(`${VERSION} → ${options.endpoint} (key ${options.apiKey ? describeKey(options.apiKey) : 'none'} from ${options.credentialSource}; timeout ${options.timeoutMs} ms)`);
+  const bridge = new Bridge(upstreamFor(options, credential, log), (line) => process.stdout.write(`${line}\n`), log);
+  log.info(`${VERSION} → ${options.endpoint} (${credential.describe()}; timeout ${options.timeoutMs} ms)`);
 
   // The client has gone: nobody is left to answer.
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {

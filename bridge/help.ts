@@ -4,37 +4,49 @@ import { DEFAULT_TIMEOUT_MS, DEFAULT_URL } from './options.js';
 export const HELP = `carecircle-mcp: connects a desktop assistant (Claude Desktop, Cursor, VS Code, Zed) to your
 carecircle family workspace. The assistant starts it and speaks MCP on its stdin and stdout, one
 JSON-RPC message per line; the bridge forwards each message to the workspace MCP endpoint with
-your API key. Logs go to stderr; stdout carries protocol messages only.
+your API key, or with the tokens of a browser sign-in (--login). Logs go to stderr; stdout carries
+protocol messages only.
 
 Usage
   carecircle-mcp [URL] [options]       run the bridge (your assistant starts it)
-  carecircle-mcp --check [URL]         reach the server, check the key, list the tools, say what to fix
+  carecircle-mcp --check [URL]         reach the server, check the key or sign-in, list the tools, say what to fix
+  carecircle-mcp --login [URL]         sign in with your browser once, instead of using a key (run it in a terminal)
+  carecircle-mcp --logout [URL]        revoke that sign-in and forget its tokens
 
   URL   the app URL (APP_URL) or its MCP endpoint; default $CARECIRCLE_URL, else ${DEFAULT_URL}
 
 Environment
   CARECIRCLE_URL        as URL above
-  CARECIRCLE_API_KEY    your MCP API key (sk-svc-…): sign in to the app, open Settings → MCP API keys
+  CARECIRCLE_API_KEY    your MCP API key (sk-svc-…): sign in to the app, open Settings → MCP API keys.
+                        A configured key always wins: the bridge then never reads the sign-in tokens.
+  CARECIRCLE_CONFIG_DIR where --login keeps its tokens (tokens.json, yours alone); default
+                        $XDG_CONFIG_HOME/carecircle or ~/.config/carecircle (macOS: ~/Library/Application
+                        Support/carecircle; Windows: %APPDATA%\\carecircle)
+  CARECIRCLE_NO_BROWSER=1  --login prints the sign-in address instead of opening a browser
 
 Options
   --api-key-file PATH       read the key from PATH instead (it must be yours alone: chmod 600 PATH)
   --header "Name: value"    send a header with every request; \${VAR} in the value is replaced from the
                             environment (repeatable), e.g. --header "Authorization: Bearer \${TOKEN}"
   --timeout-ms N            give up on a request after N ms and answer -32603 (default ${DEFAULT_TIMEOUT_MS})
-  --allow-http              allow plain http:// to another machine (the key travels unencrypted)
+  --allow-http              allow plain http:// to another machine (the key or tokens travel unencrypted)
   --log-level LEVEL         stderr detail: debug, info (default), warn, error, silent
   --check                   diagnose the configuration and exit: 0 ready, 1 not ready
-  --login                   coming: sign in with your browser (OAuth) instead of a key; not available yet
+  --login                   sign in with your browser (OAuth): tick what the assistant may read, and the
+                            bridge keeps the tokens and renews them; no key needed afterwards
+  --logout                  revoke the stored sign-in for this server and delete its tokens
   --version                 print the version
   -h, --help                print this help
 
 Errors your assistant may show (JSON-RPC codes)
-  -32001  the key is missing, unknown or revoked: mint one in Settings → MCP API keys
+  -32001  the key is missing, unknown or revoked: mint one in Settings → MCP API keys; with a sign-in:
+          it has ended (revoked, signed out) or lacks a scope: run carecircle-mcp --login again
   -32029  too many requests a minute for this key: the bridge waited and retried once; wait a little
   -32030  the service is up but busy or without workers: try again shortly
   -32603  the bridge could not reach carecircle (message says why), or it did not answer in time
   -32700  a line on stdin was not JSON or over 1 MiB (a client bug; the bridge keeps running)
 
 Exit status: 0 when stdin closes or on SIGINT/SIGTERM (after every pending reply), 1 when --check
-finds a problem, 2 when the configuration is wrong (the message says what to change).
+finds a problem or --login/--logout did not complete, 2 when the configuration is wrong (the
+message says what to change).
 `;

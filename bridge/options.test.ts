@@ -3,7 +3,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { API_KEY_FORMAT as SERVICE_KEY_FORMAT } from '../src/keys/keys.js';
+import { resolveCredential } from './credentials.js';
+import { createLog } from './log.js';
 import { API_KEY_FORMAT, BridgeConfigError, parseHeader, parseOptions, readApiKeyFile, resolveEndpoint } from './options.js';
+
+const http = { userAgent: 'test', timeoutMs: 1000, allowHttp: false };
 
 const KEY = `sk-svc-${'0123456789abcdef'.repeat(4)}`;
 const dir = mkdtempSync(path.join(os.tmpdir(), 'cc-bridge-'));
@@ -35,9 +39,26 @@ describe('bridge options - credentials', () => {
     expect(API_KEY_FORMAT.source).toBe(SERVICE_KEY_FORMAT.source);
   });
 
-  it('when no key is configured, then the message says where to mint one and that --login is coming', () => {
-    expect(() => parseOptions([], {})).toThrow(/http:\/\/localhost:8081\/settings.*CARECIRCLE_API_KEY.*--login, is coming/);
-    expect(() => parseOptions(['--login'], { CARECIRCLE_API_KEY: KEY })).toThrow(/coming and not available yet/);
+  it('when no key and no sign-in are there, then the message says where to mint a key and how to sign in instead', async () => {
+    const options = parseOptions([], { CARECIRCLE_CONFIG_DIR: path.join(dir, 'no-sign-in') });
+    expect(options).toMatchObject({ mode: 'serve', credentialSource: 'none' });
+    await expect(resolveCredential(options, createLog('silent'), http)).rejects.toThrow(/No API key, and no browser sign-in stored for http:\/\/localhost:8081\/api\/mcp\. Mint a key at http:\/\/localhost:8081\/settings.*CARECIRCLE_API_KEY.*carecircle-mcp --login$/);
+    const other = parseOptions(['https://care.example.org'], { CARECIRCLE_CONFIG_DIR: path.join(dir, 'no-sign-in') });
+    await expect(resolveCredential(other, createLog('silent'), http)).rejects.toThrow(/carecircle-mcp --login https:\/\/care\.example\.org$/);
+  });
+
+  it('when a key is configured, then it is the credential and --login refuses to run, since a configured key always wins', async () => {
+    const options = parseOptions([], { CARECIRCLE_API_KEY: KEY, CARECIRCLE_CONFIG_DIR: '/nonexistent/never/read' });
+    expect((await resolveCredential(options, createLog('silent'), http)).describe()).toBe(`key sk-svc-…cdef from CARECIRCLE_API_KEY`);
+    expect(() => parseOptions(['--login'], { CARECIRCLE_API_KEY: KEY })).toThrow(/CARECIRCLE_API_KEY is set and a configured key always wins/);
+    expect(() => parseOptions(['--login', '--header', 'Authorization: Bearer x'], {})).toThrow(/--header Authorization is set/);
+    expect(() => parseOptions(['--login', '--check'], {})).toThrow(/--check and --login do different things; pass one/);
+    expect(parseOptions(['--logout'], { CARECIRCLE_API_KEY: KEY }).mode).toBe('logout');
+  });
+
+  it('when CARECIRCLE_NO_BROWSER is set, then --login will only print the address', () => {
+    expect(parseOptions(['--login'], {}).openBrowser).toBe(true);
+    expect(parseOptions(['--login'], { CARECIRCLE_NO_BROWSER: '1' }).openBrowser).toBe(false);
   });
 
   it('when the key is put on the command line or is malformed, then it is refused with the fix', () => {

@@ -3,6 +3,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { LOG_LEVELS, type LogLevel } from './log.js';
+import { configDir } from './tokenStore.js';
 
 export class BridgeConfigError extends Error {
   override name = 'BridgeConfigError';
@@ -19,7 +20,7 @@ export const API_KEY_FORMAT = /^sk-svc-[0-9a-f]{64}$/;
 const MANAGED_HEADERS = new Set(['accept', 'connection', 'content-length', 'content-type', 'host', 'mcp-protocol-version', 'mcp-session-id', 'transfer-encoding']);
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
-export type Mode = 'serve' | 'check' | 'help' | 'version';
+export type Mode = 'serve' | 'check' | 'login' | 'logout' | 'help' | 'version';
 
 export interface BridgeOptions {
   mode: Mode;
@@ -30,8 +31,14 @@ export interface BridgeOptions {
   /** Where a caregiver mints and revokes keys. */
   settingsUrl: string;
   apiKey?: string;
-  /** Where the credential came from, for messages (never the credential itself). */
+  /** Where the credential came from, for messages (never the credential itself); 'none' when no key or header is configured. */
   credentialSource: string;
+  /** Where browser sign-ins (--login) are kept: tokens.json in this directory. */
+  configDir: string;
+  /** --login opens the system browser (false with CARECIRCLE_NO_BROWSER=1: it only prints the URL). */
+  openBrowser: boolean;
+  /** Plain http:// to another machine allowed (--allow-http). */
+  allowHttp: boolean;
   /** Extra request headers from --header, names in lower case. */
   headers: Record<string, string>;
   timeoutMs: number;
@@ -54,6 +61,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, readKeyFile
         version: { type: 'boolean' },
         check: { type: 'boolean' },
         login: { type: 'boolean' },
+        logout: { type: 'boolean' },
         'api-key-file': { type: 'string' },
         header: { type: 'string', multiple: true },
         'timeout-ms': { type: 'string' },
@@ -65,24 +73,26 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, readKeyFile
     throw new BridgeConfigError(`${(err as Error).message} (see carecircle-mcp --help)`);
   }
   const { values, positionals } = parsed;
-  const mode: Mode = values.help ? 'help' : values.version ? 'version' : values.check ? 'check' : 'serve';
+  const actions = (['check', 'login', 'logout'] as const).filter((a) => values[a]);
+  const mode: Mode = values.help ? 'help' : values.version ? 'version' : (actions[0] ?? 'serve');
   const logLevel = (values['log-level'] ?? 'info') as LogLevel;
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new BridgeConfigError(`--log-level must be one of ${LOG_LEVELS.join(', ')}`);
   if (positionals.length > 1) throw new BridgeConfigError(`expected at most one URL argument, got ${positionals.length} (see carecircle-mcp --help)`);
 
-  const defaults = { credentialSource: 'none', headers: {}, timeoutMs: DEFAULT_TIMEOUT_MS, maxRetryWaitMs: MAX_RETRY_WAIT_MS, logLevel };
+  const allowHttp = values['allow-http'] === true;
+  const openBrowser = !['1', 'true', 'yes'].includes((env.CARECIRCLE_NO_BROWSER ?? '').trim().toLowerCase());
+  const defaults = { credentialSource: 'none', headers: {}, timeoutMs: DEFAULT_TIMEOUT_MS, maxRetryWaitMs: MAX_RETRY_WAIT_MS, logLevel, configDir: configDir(env), openBrowser, allowHttp };
   // --help and --version work whatever else is wrong.
   if (mode === 'help' || mode === 'version') {
     const fallback = resolveEndpoint(DEFAULT_URL);
     return { mode, endpoint: fallback.endpoint, appUrl: fallback.appBase, settingsUrl: `${fallback.appBase}/settings`, ...defaults };
   }
 
+  if (actions.length > 1) throw new BridgeConfigError(`${actions.map((a) => `--${a}`).join(' and ')} do different things; pass one`);
   const urlSource = positionals[0] ? 'the URL argument' : 'CARECIRCLE_URL';
   const { endpoint, appBase } = resolveEndpoint(positionals[0] ?? (env.CARECIRCLE_URL?.trim() || DEFAULT_URL), urlSource);
   const settingsUrl = `${appBase}/settings`;
-  if (values.login)
-    throw new BridgeConfigError(`--login (signing in with your browser, OAuth) is coming and not available yet. Use an MCP API key: mint one at ${settingsUrl} and set CARECIRCLE_API_KEY.`);
-  if (!values['allow-http']) refuseCleartext(endpoint, urlSource);
+  if (!allowHttp) refuseCleartext(endpoint, urlSource);
 
   const headers: Record<string, string> = {};
   for (const raw of values.header ?? []) {
@@ -105,15 +115,20 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, readKeyFile
   if (apiKey !== undefined && headers.authorization !== undefined)
     throw new BridgeConfigError(`Both ${credentialSource} and --header "Authorization: …" are set; keep one.`);
   if (headers.authorization !== undefined) credentialSource = '--header Authorization';
-  if (apiKey === undefined && headers.authorization === undefined)
-    throw new BridgeConfigError(
-      `No API key. Mint one at ${settingsUrl} (Settings → MCP API keys), then set CARECIRCLE_API_KEY in your assistant's configuration, or pass --api-key-file PATH. (Signing in with the browser instead, --login, is coming.)`,
-    );
+  // A configured key always wins: signing in with the browser would store tokens nothing uses.
+  if (mode === 'login' && credentialSource !== 'none')
+    throw new BridgeConfigError(`--login signs in with your browser instead of a key, but ${credentialSource} is set and a configured key always wins. Remove it from this command's environment to sign in.`);
+  // With no key or header, the bridge uses the sign-in stored by --login (bridge/credentials.ts), or says how to get one.
 
   const timeoutMs = values['timeout-ms'] === undefined ? DEFAULT_TIMEOUT_MS : Number(values['timeout-ms']);
   if (!Number.isInteger(timeoutMs) || timeoutMs < 100 || timeoutMs > 600_000) throw new BridgeConfigError('--timeout-ms must be a whole number of milliseconds from 100 to 600000');
 
   return { mode, endpoint, appUrl: appBase, settingsUrl, ...defaults, ...(apiKey === undefined ? {} : { apiKey }), credentialSource, headers, timeoutMs };
+}
+
+/** The command that signs in for this endpoint (the URL only when it is not the default). */
+export function loginCommand(o: Pick<BridgeOptions, 'endpoint' | 'appUrl'>): string {
+  return o.endpoint === resolveEndpoint(DEFAULT_URL).endpoint ? 'carecircle-mcp --login' : `carecircle-mcp --login ${o.appUrl}`;
 }
 
 /** The MCP endpoint for a URL that names either the app (`http://host:8081`) or the endpoint itself. */
@@ -142,7 +157,7 @@ export function isLoopback(hostname: string): boolean {
 function refuseCleartext(endpoint: string, source: string): void {
   const url = new URL(endpoint);
   if (url.protocol === 'http:' && !isLoopback(url.hostname))
-    throw new BridgeConfigError(`${source} uses plain http:// to ${url.host}, which would send your key unencrypted. Use https://, or pass --allow-http if the network is private.`);
+    throw new BridgeConfigError(`${source} uses plain http:// to ${url.host}, which would send your key or tokens unencrypted. Use https://, or pass --allow-http if the network is private.`);
 }
 
 /** "Name: value" with ${VAR} replaced from the environment (so a value with spaces need not sit in args). */

@@ -4,6 +4,7 @@
 // boundary between HTTP and JSON-RPC errors.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RPC } from '../src/rpc/codes.js';
+import type { Credential } from './credentials.js';
 import type { Log } from './log.js';
 import type { BridgeOptions } from './options.js';
 import type { RpcErrorObject } from './messages.js';
@@ -18,8 +19,9 @@ export type Exchange =
 
 type Attempt = Exchange | { kind: 'limited'; retryAfterSec: number; server?: RpcErrorObject };
 
-/** What the upstream needs of the bridge's options, plus who it is and where it logs. */
-export type UpstreamOptions = Pick<BridgeOptions, 'endpoint' | 'appUrl' | 'settingsUrl' | 'apiKey' | 'credentialSource' | 'headers' | 'timeoutMs' | 'maxRetryWaitMs'> & {
+/** What the upstream needs of the bridge's options, plus who it is, what it authenticates with and where it logs. */
+export type UpstreamOptions = Pick<BridgeOptions, 'endpoint' | 'appUrl' | 'headers' | 'timeoutMs' | 'maxRetryWaitMs'> & {
+  credential: Credential;
   userAgent: string;
   log: Log;
 };
@@ -58,26 +60,42 @@ export class Upstream {
     });
   }
 
-  private headers(): Record<string, string> {
+  private headers(authorization: string | undefined): Record<string, string> {
     return {
       'user-agent': this.o.userAgent,
       ...this.o.headers,
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
-      ...(this.o.apiKey ? { authorization: `Bearer ${this.o.apiKey}` } : {}),
+      ...(authorization ? { authorization } : {}),
       ...(this.protocolVersion ? { 'mcp-protocol-version': this.protocolVersion } : {}),
       ...(this.sessionId ? { 'mcp-session-id': this.sessionId } : {}),
     };
   }
 
-  private async attempt(payload: string): Promise<Attempt> {
+  /**
+   * One POST. A 401 to a credential that can be renewed (a browser sign-in whose access token
+   * expired or was refused) renews it and sends the message once more: a 401 means the server
+   * did not act on it.
+   */
+  private async attempt(payload: string, mayRenew = true): Promise<Attempt> {
+    const auth = await this.o.credential.authorization();
+    if (!auth.ok) return failed(auth.error);
+    const sent = await this.post(payload, auth.header);
+    if ('kind' in sent) return sent;
+    if (sent.res.status === 401 && mayRenew && (await this.o.credential.renew(auth.header))) {
+      this.o.log.debug('the server refused the access token; renewed it and sending again');
+      return this.attempt(payload, false);
+    }
+    return this.interpret(sent.res, sent.text);
+  }
+
+  private async post(payload: string, authorization: string | undefined): Promise<{ res: Response; text: string } | Exchange> {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), this.o.timeoutMs);
     try {
       // Redirects are not followed: a POST turned into a GET, or a key sent elsewhere, would be worse than an error.
-      const res = await fetch(this.o.endpoint, { method: 'POST', headers: this.headers(), body: payload, redirect: 'manual', signal: controller.signal });
-      const text = await res.text();
-      return this.interpret(res, text);
+      const res = await fetch(this.o.endpoint, { method: 'POST', headers: this.headers(authorization), body: payload, redirect: 'manual', signal: controller.signal });
+      return { res, text: await res.text() };
     } catch (err) {
       if (controller.signal.aborted)
         return failed({
@@ -101,10 +119,8 @@ export class Upstream {
     const server = singleError(body);
     const withStatus = (e: RpcErrorObject, hint?: string): RpcErrorObject => ({ ...e, data: { ...e.data, ...(hint ? { hint } : {}), httpStatus: status } });
 
-    if (status === 401 || status === 403) {
-      const serverHint = typeof server?.data?.hint === 'string' ? server.data.hint : `Check the key, or mint a new one at ${this.o.settingsUrl}.`;
-      return failed(withStatus({ code: RPC.UNAUTHORIZED, message: server?.message ?? (status === 401 ? 'Unauthorized' : 'Forbidden'), ...(server?.data ? { data: server.data } : {}) }, `${serverHint} The bridge sends the key from ${this.o.credentialSource}; update it there.`));
-    }
+    if (status === 401 || status === 403)
+      return failed(withStatus({ code: RPC.UNAUTHORIZED, message: server?.message ?? (status === 401 ? 'Unauthorized' : 'Forbidden'), ...(server?.data ? { data: server.data } : {}) }, this.o.credential.refusalHint(status, server)));
     if (status === 429) return { kind: 'limited', retryAfterSec: retryAfterSec(res.headers.get('retry-after'), server), ...(server ? { server } : {}) };
     if (status >= 300 && status < 400)
       return failed({ code: RPC.INTERNAL_ERROR, message: `carecircle answered HTTP ${status}, a redirect to ${res.headers.get('location') ?? '(nowhere)'}`, data: { hint: 'Set CARECIRCLE_URL to the address it redirects to.', httpStatus: status } });
