@@ -8,6 +8,8 @@ import { EntityStore, TransitionRefused } from '../store/entities.js';
 import { newId } from '../store/ids.js';
 
 export const API_KEYS = 'api_keys';
+/** hash → key id, so authentication reads by primary key (FerretDB v1 scans for `{hash}`). */
+export const API_KEY_HASHES = 'api_key_hashes';
 export const API_KEY_INDEXES: IndexDescription[] = [{ key: { hash: 1 }, name: 'by_hash', unique: true }, { key: { uid: 1 }, name: 'by_uid' }];
 export const API_KEY_FORMAT = /^sk-svc-[0-9a-f]{64}$/;
 export const MAX_KEYS_PER_USER = 25;
@@ -50,10 +52,12 @@ export function viewOf(k: ApiKeyRecord): ApiKeyView {
 
 export class KeyStore {
   private readonly keys: Collection<ApiKeyRecord>;
+  private readonly hashes: Collection<{ _id: string; keyId: string }>;
   private readonly entities: EntityStore;
 
   constructor(db: Db, private readonly clock: () => number = Date.now) {
     this.keys = db.collection<ApiKeyRecord>(API_KEYS);
+    this.hashes = db.collection(API_KEY_HASHES);
     this.entities = new EntityStore(db, clock);
   }
 
@@ -65,6 +69,7 @@ export class KeyStore {
     await this.entities.create(API_KEY_MACHINE, id, { keyId: id, uid });
     const record: ApiKeyRecord = { _id: id, uid, name: name || 'MCP key', hash: hashKey(plaintext), last4: plaintext.slice(-4), status: 'active', createdAt: new Date(this.clock()) };
     await this.keys.insertOne(record);
+    await this.hashes.insertOne({ _id: record.hash, keyId: id });
     return { plaintext, key: viewOf(record) };
   }
 
@@ -91,9 +96,10 @@ export class KeyStore {
   /** The key row for a presented plaintext (by hash), or null. No cache: revocation is immediate. */
   async findByPlaintext(plaintext: string): Promise<ApiKeyRecord | null> {
     const hash = hashKey(plaintext);
-    const key = await this.keys.findOne({ hash });
+    const pointer = await this.hashes.findOne({ _id: hash });
+    const key = pointer ? await this.keys.findOne({ _id: pointer.keyId }) : null;
     if (!key) return null;
-    // The index lookup found it by hash; confirm in constant time all the same.
+    // Found by hash; confirm in constant time all the same.
     return timingSafeEqual(Buffer.from(key.hash, 'hex'), Buffer.from(hash, 'hex')) ? key : null;
   }
 

@@ -13,6 +13,8 @@ export interface UserRecord {
   tenant: Tenant;
   createdAt: Date;
   lastSignInAt: Date;
+  /** The family workspace this user is a member of (one per user). */
+  workspaceId?: string;
 }
 
 export interface WorkspaceRecord {
@@ -119,9 +121,12 @@ export class WorkspaceStore {
     return this.users.findOne({ _id: uid });
   }
 
-  /** The family workspace the user belongs to, if any. */
+  /** The family workspace the user belongs to, if any. Read by primary keys through the user's
+   *  `workspaceId` (FerretDB v1 scans for a query by any other field); the query by uid is the
+   *  fallback for a user whose record does not carry it. */
   async workspaceOf(uid: string): Promise<{ workspace: WorkspaceRecord; member: MemberRecord } | null> {
-    const member = await this.members.findOne({ uid });
+    const user = await this.users.findOne({ _id: uid }, { projection: { workspaceId: 1 } });
+    const member = user?.workspaceId ? await this.members.findOne({ _id: `${user.workspaceId}:${uid}` }) : await this.members.findOne({ uid });
     if (!member) return null;
     const workspace = await this.workspaces.findOne({ _id: member.workspaceId });
     return workspace ? { workspace, member } : null;
@@ -152,6 +157,7 @@ export class WorkspaceStore {
       { $setOnInsert: { workspaceId, uid: who.uid, email: who.email, role, joinedAt: now } },
       { upsert: true },
     );
+    await this.users.updateOne({ _id: who.uid }, { $set: { workspaceId } });
   }
 
   async addLovedOne(workspaceId: string, name: { firstName: string; lastName: string }, sandbox: boolean, now = new Date()): Promise<LovedOneRecord> {
