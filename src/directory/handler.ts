@@ -2,8 +2,8 @@
 import { subjects } from '../bus/subjects.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
-import { DEFAULT_PROTOCOL_VERSION, McpServer, SUPPORTED_PROTOCOL_VERSIONS } from '../rpc/mcp.js';
-import { serveMcp } from '../rpc/http.js';
+import { McpServer } from '../rpc/mcp.js';
+import { endpointDescriptor, serveMcp } from '../rpc/http.js';
 import type { HttpHandler } from '../worker/runtime.js';
 import { loadCostData } from './cost.js';
 import { loadDirectoryData } from './data.js';
@@ -32,20 +32,12 @@ export function createDirectoryServer(deps: DirectoryDeps, log?: Logger): McpSer
 }
 
 export function directoryDescriptor(server: McpServer, config: Config, ratePerMin: number) {
-  return {
-    name: server.options.name,
-    title: server.options.title,
-    version: server.options.version,
-    description: server.options.instructions,
-    transport: 'streamable-http',
-    protocolVersion: DEFAULT_PROTOCOL_VERSION,
-    supportedProtocolVersions: SUPPORTED_PROTOCOL_VERSIONS,
+  return endpointDescriptor(server, {
+    url: `${config.siteUrl}/api/mcp`,
     auth: 'none',
-    endpoint: `${config.siteUrl}/api/mcp`,
     methods: ['initialize', 'ping', 'tools/list', 'tools/call', 'notifications/initialized'],
     rateLimit: `${ratePerMin} requests per minute per client address`,
-    tools: server.publicTools,
-  };
+  });
 }
 
 export function directoryHandler(config: Config, log: Logger, deps: DirectoryDeps = loadDirectory(config.siteUrl)): HttpHandler {

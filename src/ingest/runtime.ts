@@ -9,7 +9,7 @@ import type { SweepJob } from '../cron/index.js';
 import type { Logger } from '../log.js';
 import { PartnerStore } from '../partner/records.js';
 import { resolveDataKey, SecretBox } from '../partner/secretBox.js';
-import { sessionCaller } from '../session/caller.js';
+import { sessionCaller } from '../session/sessions.js';
 import { RateLimiter } from '../store/rateLimit.js';
 import type { HttpHandler } from '../worker/runtime.js';
 import { startIngestConsumer, type IngestConsumer } from './consumer.js';

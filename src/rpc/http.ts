@@ -3,7 +3,7 @@ import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js
 import type { Logger } from '../log.js';
 import { RPC } from './codes.js';
 import { RpcError } from './errors.js';
-import { failure, type McpServer } from './mcp.js';
+import { DEFAULT_PROTOCOL_VERSION, failure, SUPPORTED_PROTOCOL_VERSIONS, type McpServer } from './mcp.js';
 
 /** A GET that wants only an event stream gets 405: we never stream, and a 200 JSON would loop SSE clients. */
 export function wantsOnlyEventStream(accept: string | undefined): boolean {
@@ -33,4 +33,23 @@ export async function serveMcp(
     log.error({ err }, 'mcp handler failure');
     throw err;
   });
+}
+
+/** What GET on an MCP endpoint answers: the server's identity and tools, plus endpoint facts. */
+export function endpointDescriptor(server: McpServer, endpoint: { url: string; auth: string; methods: readonly string[]; rateLimit: string }, extra: Record<string, unknown> = {}) {
+  return {
+    name: server.options.name,
+    title: server.options.title,
+    version: server.options.version,
+    description: server.options.instructions,
+    transport: 'streamable-http',
+    protocolVersion: DEFAULT_PROTOCOL_VERSION,
+    supportedProtocolVersions: SUPPORTED_PROTOCOL_VERSIONS,
+    auth: endpoint.auth,
+    endpoint: endpoint.url,
+    methods: endpoint.methods,
+    rateLimit: endpoint.rateLimit,
+    ...extra,
+    tools: server.publicTools,
+  };
 }

@@ -6,8 +6,8 @@ import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { RPC } from '../rpc/codes.js';
 import { RpcError } from '../rpc/errors.js';
-import { serveMcp } from '../rpc/http.js';
-import { DEFAULT_PROTOCOL_VERSION, failure, McpServer, SUPPORTED_PROTOCOL_VERSIONS } from '../rpc/mcp.js';
+import { endpointDescriptor, serveMcp } from '../rpc/http.js';
+import { failure, McpServer } from '../rpc/mcp.js';
 import { VERSION } from '../version.js';
 import type { HttpHandler } from '../worker/runtime.js';
 import { RateLimiter } from '../store/rateLimit.js';
@@ -29,7 +29,6 @@ export function createSandboxServer(config: Config, db: Db, bus: Bus, log?: Logg
       limiter: new RateLimiter(db),
       policy: { capacity: config.sandboxRateCapacity, refillMs: config.sandboxRateRefill },
       appUrl: config.appUrl,
-      inboxDomain: config.inboxDomain,
       bus,
       opsSubject: subjects(config.busNamespace).opsSandboxCreated,
       opsNotify: config.opsNotify,
@@ -42,29 +41,21 @@ export function createSandboxServer(config: Config, db: Db, bus: Bus, log?: Logg
 
 export function sandboxHandler(subject: string, config: Config, db: Db, bus: Bus, log: Logger): HttpHandler {
   const server = createSandboxServer(config, db, bus, log);
-  const descriptor = {
-    name: server.options.name,
-    title: server.options.title,
-    version: server.options.version,
-    description: server.options.instructions,
-    transport: 'streamable-http',
-    protocolVersion: DEFAULT_PROTOCOL_VERSION,
-    supportedProtocolVersions: SUPPORTED_PROTOCOL_VERSIONS,
-    auth: 'none',
-    endpoint: `${config.appUrl}/api/mcp/public`,
-    handshake: 'optional: POST tools/call directly, no initialize needed',
-    methods: ['initialize', 'ping', 'tools/list', 'tools/call'],
-    rateLimit: sandboxRateNote(config),
-    maxBodyBytes: 65536,
-    claim: `${config.appUrl}/onboarding?workspace=<workspaceId>`,
-    tools: server.publicTools,
-    example: {
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: { name: 'start_family_care_workspace', arguments: { lovedOneFirstName: 'Rosa', lovedOneLastName: 'Rivera', sandbox: true, primaryCaregiverEmail: 'you@example.com' } },
+  const descriptor = endpointDescriptor(
+    server,
+    { url: `${config.appUrl}/api/mcp/public`, auth: 'none', methods: ['initialize', 'ping', 'tools/list', 'tools/call'], rateLimit: sandboxRateNote(config) },
+    {
+      handshake: 'optional: POST tools/call directly, no initialize needed',
+      maxBodyBytes: 65536,
+      claim: `${config.appUrl}/onboarding?workspace=<workspaceId>`,
+      example: {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'start_family_care_workspace', arguments: { lovedOneFirstName: 'Rosa', lovedOneLastName: 'Rivera', sandbox: true, primaryCaregiverEmail: 'you@example.com' } },
+      },
     },
-  };
+  );
   return {
     subject,
     handle: async (req, reqLog) => {

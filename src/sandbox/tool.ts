@@ -33,7 +33,6 @@ export interface SandboxToolDeps {
   limiter: RateLimiter;
   policy: BucketPolicy;
   appUrl: string;
-  inboxDomain: string;
   bus: Bus;
   opsSubject: string;
   opsNotify: boolean;

@@ -2,6 +2,7 @@
 // and the authorization-server metadata. Every discovery document is built from this and from the
 // code's own tool definitions, never from hand-kept copies.
 import type { Config } from '../config.js';
+import { SCOPES } from '../workspace/caller.js';
 import { DEFAULT_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type PublicTool } from '../rpc/mcp.js';
 
 /**
@@ -86,7 +87,8 @@ export function mcpEndpoints(config: Config, directoryTools: readonly PublicTool
   ];
 }
 
-export const OAUTH_SCOPES = ['profile:read', 'care_circle:read'] as const;
+/** The OAuth scopes: the workspace endpoint's own list, so the two cannot drift. */
+export const OAUTH_SCOPES = SCOPES;
 
 /** RFC 8414 metadata of the authorization server at AUTH_URL (the site host issues no tokens). */
 export function oauthAuthorizationServerMetadata(config: Config) {
