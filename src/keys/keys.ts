@@ -103,7 +103,11 @@ export class KeyStore {
     return timingSafeEqual(Buffer.from(key.hash, 'hex'), Buffer.from(hash, 'hex')) ? key : null;
   }
 
-  touch(keyId: string): void {
-    void this.keys.updateOne({ _id: keyId }, { $set: { lastUsedAt: new Date(this.clock()) } }).catch(() => undefined);
+  /** Record use, at most once a minute per key: Settings shows minutes, and a write per request
+   *  would double the storage work of every authenticated call. */
+  touch(key: ApiKeyRecord): void {
+    const now = this.clock();
+    if (key.lastUsedAt && now - key.lastUsedAt.getTime() < 60_000) return;
+    void this.keys.updateOne({ _id: key._id }, { $set: { lastUsedAt: new Date(now) } }).catch(() => undefined);
   }
 }

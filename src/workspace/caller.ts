@@ -73,7 +73,7 @@ export async function authenticate(db: Db, config: Config, headers: Record<strin
     if (key.status === 'revoked') throw new AuthRefusal(403, 'API key revoked', `This key was revoked; mint a new one at ${settings}.`, challenge('invalid_token'));
     const user = await users.user(key.uid);
     if (!user) throw new AuthRefusal(401, 'Unknown API key', `Mint a key at ${settings}.`, challenge('invalid_token'));
-    keys.touch(key._id);
+    keys.touch(key);
     return { uid: user._id, email: user.email, tenant: user.tenant, via: 'api-key', scopes: 'all', keyId: key._id };
   }
   const session = await sessionCaller(db, headers);
