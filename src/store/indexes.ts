@@ -43,14 +43,18 @@ export const INDEXES: Record<string, IndexDescription[]> = {
  * already exists can crash its connection, so existing ones are never re-sent; when two processes
  * start at once and race, the loser looks again and finds nothing left to do.
  */
+const DDL_TIMEOUT_MS = 15_000;
+
 export async function ensureIndexes(db: Db, log: Logger): Promise<void> {
   let created = 0;
   for (const [collection, indexes] of Object.entries(INDEXES)) {
     for (let attempt = 1; ; attempt++) {
       try {
-        const existing = new Set((await db.collection(collection).listIndexes().toArray().catch(() => [])).map((i: { name?: string }) => i.name));
+        // Bounded: a DDL call that never answers (seen once under load on FerretDB) is retried,
+        // not waited on forever.
+        const existing = new Set((await db.collection(collection).listIndexes({ timeoutMS: DDL_TIMEOUT_MS }).toArray().catch(() => [])).map((i: { name?: string }) => i.name));
         const missing = indexes.filter((i) => !existing.has(i.name));
-        if (missing.length) await db.collection(collection).createIndexes(missing);
+        if (missing.length) await db.collection(collection).createIndexes(missing, { timeoutMS: DDL_TIMEOUT_MS });
         created += missing.length;
         break;
       } catch (err) {
