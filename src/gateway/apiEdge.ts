@@ -2,8 +2,8 @@
 // body bounds, JSON parsing and forwarding. Each step is one small middleware.
 import type { Context, Middleware, Next } from 'koa';
 import type { BucketPolicy } from '../store/rateLimit.js';
-import { sendApiError } from './apiError.js';
-import { BodyError, parseJson, readRawBody, requireJsonContentType } from './body.js';
+import { sendApiError } from '../http/apiError.js';
+import { BodyError, parseJson, readRawBody, requireJsonContentType } from '../http/body.js';
 import type { GatewayDeps } from './context.js';
 import { emptyBody, forwardRequest, UnavailableError, WorkerFailedError } from './forward.js';
 

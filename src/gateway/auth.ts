@@ -4,7 +4,7 @@ import Koa from 'koa';
 import { identityProvider } from '../config.js';
 import { devIdpRouter } from '../identity/devIdp.js';
 import { authorizationServer } from '../oauth/server.js';
-import { sendApiError } from './apiError.js';
+import { sendApiError } from '../http/apiError.js';
 import type { GatewayDeps } from './context.js';
 import { assign_request_id, log_request, serve_health } from './middleware.js';
 

@@ -7,7 +7,7 @@ import { RPC } from '../rpc/codes.js';
 import { parseError, RpcError } from '../rpc/errors.js';
 import { rpcErrorBody } from '../rpc/mcp.js';
 import type { BucketPolicy } from '../store/rateLimit.js';
-import { BodyError, parseJson, readRawBody, requireJsonContentType } from './body.js';
+import { BodyError, parseJson, readRawBody, requireJsonContentType } from '../http/body.js';
 import type { GatewayDeps } from './context.js';
 import { emptyBody, forwardRequest, UnavailableError } from './forward.js';
 

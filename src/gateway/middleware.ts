@@ -1,7 +1,7 @@
 // Middleware shared by every listener: request id, client address, access log, health probes.
 import { randomUUID } from 'node:crypto';
 import type { Context, Middleware, Next } from 'koa';
-import { sendApiError } from './apiError.js';
+import { sendApiError } from '../http/apiError.js';
 import type { GatewayDeps } from './context.js';
 
 declare module 'koa' {

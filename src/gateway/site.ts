@@ -6,7 +6,7 @@ import { subjects } from '../bus/subjects.js';
 import { DISCOVERY_PATHS, NEWSLETTER_PAGE_ROUTES, PAGE_ROUTES } from '../site/catalog.js';
 import { perMinute } from '../store/rateLimit.js';
 import { apiEndpoint } from './apiEdge.js';
-import { sendApiError } from './apiError.js';
+import { sendApiError } from '../http/apiError.js';
 import type { GatewayDeps } from './context.js';
 import { mcpEndpoint } from './mcpEdge.js';
 import { listenerBasics } from './middleware.js';

@@ -9,7 +9,7 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import type { Config } from '../config.js';
 import { identityProvider } from '../config.js';
-import { readRawBody } from '../gateway/body.js';
+import { readRawBody } from '../http/body.js';
 import { isDuplicateKey } from '../store/errors.js';
 import { escapeHtml } from '../web/html.js';
 

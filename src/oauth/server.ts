@@ -6,7 +6,7 @@ import Router from '@koa/router';
 import type { Context, Middleware, Next } from 'koa';
 import type Provider from 'oidc-provider';
 import { identityProvider } from '../config.js';
-import { BodyError, readRawBody } from '../gateway/body.js';
+import { BodyError, readRawBody } from '../http/body.js';
 import type { GatewayDeps } from '../gateway/context.js';
 import { createIdTokenVerifier, IdTokenError } from '../identity/verify.js';
 import { resolveDataKey, SecretBox } from '../partner/secretBox.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { API_ERROR_CODES } from '../gateway/apiError.js';
+import { API_ERROR_CODES } from '../http/apiError.js';
 import { RPC } from './codes.js';
 
 // The wire contract: a change here breaks clients, so it must be deliberate.

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { communityAction, communityActionResult, threadList, threadWithComments, PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '../community/schema.js';
 import type { Config } from '../config.js';
-import { API_ERROR_CODES } from '../gateway/apiError.js';
+import { API_ERROR_CODES } from '../http/apiError.js';
 import { newsletterRequest, newsletterResponse } from '../newsletter/schema.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../rpc/mcp.js';
 

@@ -12,7 +12,7 @@ import type { HttpHandler } from '../worker/runtime.js';
 import { PAGE_ROUTES } from './catalog.js';
 import { renderMarkdown, type Page } from './doc.js';
 import { PAGE_HEADERS, renderHtml } from './layout.js';
-import { wantsMarkdown } from './negotiate.js';
+import { wantsMarkdown } from '../http/negotiate.js';
 import { notFoundPage, resolvePage, type PagesDeps } from './pages.js';
 import { FAVICON_SVG, STYLESHEET } from './styles.js';
 

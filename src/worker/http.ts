@@ -1,6 +1,6 @@
 // Building worker replies and routing forwarded requests by method and path.
 import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js';
-import { apiErrorBody, type ApiErrorCode } from '../gateway/apiError.js';
+import { apiErrorBody, type ApiErrorCode } from '../http/apiError.js';
 import type { Logger } from '../log.js';
 import type { HttpHandler } from './runtime.js';
 
