@@ -5,35 +5,21 @@ import path from 'node:path';
 import { openBus } from './bus/index.js';
 import type { Bus } from './bus/types.js';
 import type { Config } from './config.js';
-import { defaultJobs, startCron, type CronRole } from './cron/index.js';
-import { directoryHandler } from './directory/handler.js';
+import { startCron, type CronRole } from './cron/index.js';
 import type { GatewayDeps } from './gateway/context.js';
-import { createSiteApp } from './gateway/site.js';
-import { createAppApp } from './gateway/app.js';
-import { createAuthApp } from './gateway/auth.js';
 import { createApexApp } from './gateway/apex.js';
-import { createPipeApp } from './gateway/pipe.js';
-import { ingestSweepJobs, ingestWorkerHandlers, startIngestWriter } from './ingest/runtime.js';
-import { connectedAppsRoutes } from './oauth/connectedApps.js';
-import { oauthSweepJobs } from './oauth/sweep.js';
-import { siteHandlers } from './site/handlers.js';
-import { appRoutes } from './app/routes.js';
-import { sessionHandler } from './session/handler.js';
-import { sandboxAppRoutes } from './sandbox/claim.js';
-import { sandboxHandler } from './sandbox/handler.js';
-import { sandboxSweepJob } from './sandbox/sweep.js';
-import { inboxHandler } from './inbox/handler.js';
+import { createAuthHostApp, createHostApp } from './gateway/hosts.js';
 import { startInboxListener } from './inbox/smtp.js';
-import { workspaceMcpHandler } from './workspace/handler.js';
-import { subjects } from './bus/subjects.js';
 import type Koa from 'koa';
-import type { Db } from 'mongodb';
 import type { Logger } from './log.js';
+import { sliceSubject, type SliceContext, type SliceManifest, type Stoppable } from './slice/contract.js';
+import { SLICES } from './slices.js';
 import { startEmbeddedMongo, type EmbeddedMongo } from './store/embeddedMongo.js';
 import { openStore, type Store } from './store/mongo.js';
 import { RateLimiter } from './store/rateLimit.js';
 import { PACKAGE_ROOT } from './version.js';
-import { startWorkers, type HttpHandler, type WorkerPool } from './worker/runtime.js';
+import { startWorkers, type WorkerPool } from './worker/runtime.js';
+import { sliceHandlers } from './worker/router.js';
 
 export { ROLES, type Role } from './roles.js';
 import type { Role } from './roles.js';
@@ -48,28 +34,6 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-
-/** Every worker handler, in one list. */
-export function workerHandlers(config: Config, log: Logger, db: Db, bus: Bus): HttpHandler[] {
-  const s = subjects(config.busNamespace);
-  return [
-    directoryHandler(config, log),
-    sessionHandler(s.session, config, db),
-    workspaceMcpHandler(s.appMcp, config, db, log),
-    appRoutes(s.appWeb, {
-      config,
-      db,
-      extend: (routes, helpers) => {
-        sandboxAppRoutes(routes, helpers, config, db);
-        connectedAppsRoutes(routes, helpers, db);
-      },
-    }),
-    sandboxHandler(s.appSandbox, config, db, bus, log),
-    inboxHandler(s.inbox, config, db),
-    ...siteHandlers(config, db),
-    ...ingestWorkerHandlers(config, log, db, bus),
-  ];
-}
 
 async function listen(app: { callback(): RequestListener }, host: string, port: number): Promise<Server> {
   const server = createServer(app.callback());
@@ -116,29 +80,34 @@ export async function startService(role: Role, config: Config, log: Logger): Pro
       stops.push(() => embedded!.stop());
       log.info({ mongo: 'embedded' }, 'local MongoDB-compatible server started');
     }
-    const store = await openStore(mongoUrl, log);
+    const slices: readonly SliceManifest[] = SLICES;
+    const store = await openStore(mongoUrl, log, slices.flatMap((s) => (s.indexes ? [s.indexes] : [])));
     stops.push(() => store.close());
     const bus = await openBus(config.natsUrl, log);
     stops.push(() => bus.close());
 
+    const limiter = new RateLimiter(store.db);
+    const ctx: SliceContext = { config, log, db: store.db, bus, limiter, clock: Date.now, slices };
     const urls: Record<string, string> = {};
     let cronRole: CronRole | undefined;
     let pool: WorkerPool | undefined;
     if (role === 'all' || role === 'worker') {
-      pool = startWorkers(bus, workerHandlers(config, log, store.db, bus), { concurrency: config.workerConcurrency, log });
+      pool = startWorkers(bus, sliceHandlers(slices, ctx), { concurrency: config.workerConcurrency, log });
       stops.push(() => pool!.stop());
-      // NATS mode: the durable JetStream consumer that writes partner care events (stops before the bus).
-      const ingestWriter = startIngestWriter(config, log, store.db, bus);
-      if (ingestWriter) stops.push(() => ingestWriter.stop());
+      // Durable consumers (NATS mode: the one writing partner care events) stop before the bus.
+      for (const slice of slices) {
+        const running: Stoppable | undefined = slice.background?.(ctx);
+        if (running) stops.push(() => running.stop());
+      }
     }
     if (role === 'all' || role === 'gateway') {
-      const deps: GatewayDeps = { config, log, bus, store, limiter: new RateLimiter(store.db) };
+      const deps: GatewayDeps = { config, log, bus, store, limiter };
       const listeners: [string, Koa, number][] = [
-        ['site', createSiteApp(deps), config.sitePort],
-        ['app', createAppApp(deps), config.appPort],
-        ['auth', createAuthApp(deps), config.authPort],
+        ['site', createHostApp('site', deps, slices), config.sitePort],
+        ['app', createHostApp('app', deps, slices), config.appPort],
+        ['auth', createAuthHostApp(deps, slices, ctx), config.authPort],
         ['apex', createApexApp(config), config.apexPort],
-        ['pipe', createPipeApp(deps), config.pipePort],
+        ['pipe', createHostApp('pipe', deps, slices), config.pipePort],
       ];
       for (const [surface, koa, port] of listeners) {
         const server = await listen(koa, config.bindHost, port);
@@ -148,12 +117,12 @@ export async function startService(role: Role, config: Config, log: Logger): Pro
       }
     }
     if (role === 'all' || role === 'smtp') {
-      const inbox = await startInboxListener(config, bus, subjects(config.busNamespace).inbox, log);
+      const inbox = await startInboxListener(config, bus, sliceSubject(config.busNamespace, 'inbox'), log);
       urls.smtp = `smtp://${config.bindHost}:${inbox.port}`;
       stops.push(() => inbox.close());
     }
     if (role === 'all' || role === 'cron') {
-      cronRole = startCron(store, log, [...defaultJobs(store), ...ingestSweepJobs(config, store.db), sandboxSweepJob(config, store.db), ...oauthSweepJobs(config, store.db)]);
+      cronRole = startCron(store, log, slices.flatMap((s) => s.jobs?.(ctx) ?? []));
       stops.push(() => cronRole!.stop());
     }
     log.info({ role, urls, bus: bus.kind }, 'carecircle started');

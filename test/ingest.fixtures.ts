@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from 'mongodb';
 import { NatsBus } from '../src/bus/nats.js';
 import { subjects } from '../src/bus/subjects.js';
+import { sliceSubject } from '../src/slice/contract.js';
 import type { Bus } from '../src/bus/types.js';
 import type { Config } from '../src/config.js';
 import { signBody } from '../src/ingest/signature.js';
@@ -102,7 +103,7 @@ export const purge = (pipeUrl: string, partner: Partner, subjectRef: string) =>
 /** The family enters the code, through the worker route the app host forwards to. */
 export async function enterLinkCode(bus: Bus, config: Config, fam: Family, code: string, lovedOneId = fam.lovedOneId, headers: Record<string, string> = {}) {
   const reply = (await bus.request(
-    subjects(config.busNamespace).familyShareLink,
+    sliceSubject(config.busNamespace, 'ingest'),
     { v: 1, method: 'POST', path: '/api/family-share/link', query: {}, headers: { cookie: fam.cookie, origin: new URL(config.appUrl).origin, ...headers }, body: { code, lovedOneId }, clientIp: '127.0.0.1', requestId: `t-${randomBytes(4).toString('hex')}` },
     { timeoutMs: 5_000 },
   )) as { status: number; body: any };

@@ -12,8 +12,9 @@ import { describeIssues } from '../rpc/envelope.js';
 import { clearedSessionCookie, readCookie, SESSION_COOKIE, sessionCaller, SessionStore, type SessionCaller } from '../session/sessions.js';
 import { escapeHtml } from '../web/html.js';
 import { page, redirect } from '../web/page.js';
-import { ApiProblem, json, Routes, text } from '../worker/http.js';
-import type { HttpHandler } from '../worker/runtime.js';
+import { ApiProblem, json, text } from '../http/reply.js';
+import { handlers, type RouteHandlers } from '../slice/contract.js';
+import { APP_ROUTES, type AppRouteBuilder } from './routeTable.js';
 import { AuditLog } from '../workspace/audit.js';
 import { SCOPES } from '../workspace/caller.js';
 import { WorkspaceStore, type LovedOneRecord } from '../workspace/records.js';
@@ -28,15 +29,15 @@ const keyInput = z.object({ name: z.string().trim().max(60, 'must be at most 60 
 export interface AppRoutesDeps {
   config: Config;
   db: Db;
-  /** Extra routes from other slices (sandbox claim, family-share link). */
-  extend?: (routes: Routes, helpers: AppHelpers) => void;
+  /** More of the app slice's routes, built elsewhere (Connected apps). */
+  extend?: (routes: AppRouteBuilder, helpers: AppHelpers) => void;
 }
 
 export interface AppHelpers {
   currentCaller(req: HttpRequestEnvelope): Promise<SessionCaller | null>;
   requireCaller(req: HttpRequestEnvelope): Promise<SessionCaller>;
   /** A page in the app's layout, signed-in header included. */
-  pageFor(status: number, title: string, body: string, caller?: SessionCaller | null): HttpReplyEnvelope;
+  pageFor(status: number, title: string, body: string, caller?: SessionCaller | null, headers?: Record<string, string>): HttpReplyEnvelope;
   /** The page a signed-out visitor sees, with a sign-in link that comes back to `next`. */
   signedOutPage(next: string): HttpReplyEnvelope;
   requireSameOrigin(req: HttpRequestEnvelope): void;
@@ -44,44 +45,46 @@ export interface AppHelpers {
   store: WorkspaceStore;
 }
 
-export function appRoutes(subject: string, deps: AppRoutesDeps): HttpHandler {
-  const { config, db } = deps;
+/** The page shell and session checks every app-host page uses, for this slice and the ones that add pages. */
+export function appHelpers(config: Config, db: Db): AppHelpers {
   const store = new WorkspaceStore(db, config.inboxDomain);
+  const idp = identityProvider(config);
+  const appOrigin = new URL(config.appUrl).origin;
+  const idpOrigin = new URL(idp.loginUrl).origin;
+  const signInUrl = (next: string) => `${idp.loginUrl}?return_to=${encodeURIComponent(`${config.appUrl}/auth/callback?next=${encodeURIComponent(next)}`)}`;
+  const currentCaller = (req: HttpRequestEnvelope) => sessionCaller(db, req.headers);
+  const pageFor: AppHelpers['pageFor'] = (status, title, body, caller, headers = {}) =>
+    page(status, { title, body, ...(caller ? { signedInAs: caller.email } : {}), formAction: idpOrigin }, headers);
+  return {
+    currentCaller,
+    requireCaller: async (req) => {
+      const caller = await currentCaller(req);
+      if (!caller) throw new ApiProblem(401, 'UNAUTHORIZED', 'Sign in first', `Sign in at ${config.appUrl}/signin.`);
+      return caller;
+    },
+    /** Cookie-authenticated changes must come from our own pages (CSRF defence). */
+    requireSameOrigin: (req) => {
+      if (req.headers.origin !== appOrigin) throw new ApiProblem(403, 'FORBIDDEN', 'Cross-origin request refused', `Changes are accepted only from pages on ${appOrigin}.`);
+    },
+    signInUrl,
+    store,
+    pageFor,
+    signedOutPage: (next) =>
+      pageFor(200, 'Sign in', `<h1>Welcome to carecircle</h1><section class="card"><p>Sign in to see your family workspace.</p><p><a href="${escapeHtml(signInUrl(next))}" id="signin">Sign in</a></p></section>`),
+  };
+}
+
+export function appRoutes(deps: AppRoutesDeps): RouteHandlers {
+  const { config, db } = deps;
+  const helpers = appHelpers(config, db);
+  const { store, signInUrl, currentCaller, requireCaller, requireSameOrigin, pageFor, signedOutPage } = helpers;
   const keys = new KeyStore(db);
   const audit = new AuditLog(db);
   const oauthApps = new OAuthStore(db);
   const sessions = new SessionStore(db);
-  const idp = identityProvider(config);
-  const appOrigin = new URL(config.appUrl).origin;
-  const idpOrigin = new URL(idp.loginUrl).origin;
   const css = asset('app.css');
   const js = asset('app.js');
 
-  const signInUrl = (next: string) => `${idp.loginUrl}?return_to=${encodeURIComponent(`${config.appUrl}/auth/callback?next=${encodeURIComponent(next)}`)}`;
-  const currentCaller = (req: HttpRequestEnvelope) => sessionCaller(db, req.headers);
-  const requireCaller = async (req: HttpRequestEnvelope) => {
-    const caller = await currentCaller(req);
-    if (!caller) throw new ApiProblem(401, 'UNAUTHORIZED', 'Sign in first', `Sign in at ${config.appUrl}/signin.`);
-    return caller;
-  };
-  /** Cookie-authenticated changes must come from our own pages (CSRF defence). */
-  const requireSameOrigin = (req: HttpRequestEnvelope) => {
-    if (req.headers.origin !== appOrigin) throw new ApiProblem(403, 'FORBIDDEN', 'Cross-origin request refused', `Changes are accepted only from pages on ${appOrigin}.`);
-  };
-  const helpers: AppHelpers = {
-    currentCaller,
-    requireCaller,
-    requireSameOrigin,
-    signInUrl,
-    store,
-    pageFor: (status, title, body, caller) => pageFor(status, title, body, caller),
-    signedOutPage: (next) => signedOutPage(next),
-  };
-
-  const pageFor = (status: number, title: string, body: string, caller?: SessionCaller | null, headers: Record<string, string> = {}) =>
-    page(status, { title, body, ...(caller ? { signedInAs: caller.email } : {}), formAction: idpOrigin }, headers);
-  const signedOutPage = (next: string) =>
-    pageFor(200, 'Sign in', `<h1>Welcome to carecircle</h1><section class="card"><p>Sign in to see your family workspace.</p><p><a href="${escapeHtml(signInUrl(next))}" id="signin">Sign in</a></p></section>`);
   const formError = (err: z.ZodError) => `<p class="error" role="alert">${escapeHtml(describeIssues(err))}</p>`;
 
   const lovedOneRows = (lovedOnes: LovedOneRecord[]) =>
@@ -148,22 +151,22 @@ ${connectedAppsSection(apps)}
       { 'cache-control': 'public, max-age=300' },
     );
 
-  const routes = new Routes()
-    .add('GET', '/.well-known/oauth-protected-resource', protectedResource)
-    .add('GET', '/.well-known/oauth-protected-resource/api/mcp', protectedResource)
-    .add('GET', '/assets/app.css', async () => text(200, css, 'text/css; charset=utf-8', { 'cache-control': 'public, max-age=300' }))
-    .add('GET', '/assets/app.js', async () => text(200, js, 'text/javascript; charset=utf-8', { 'cache-control': 'public, max-age=300' }))
-    .add('GET', '/signin', async (req) => redirect(signInUrl(req.query.next?.startsWith('/') ? req.query.next : '/')))
-    .add('GET', '/auth/callback', async (req) => {
+  const routes = handlers(APP_ROUTES)
+    .on('protectedResource', 'GET', protectedResource)
+    .on('protectedResource', 'GET', protectedResource)
+    .on('css', 'GET', async () => text(200, css, 'text/css; charset=utf-8', { 'cache-control': 'public, max-age=300' }))
+    .on('js', 'GET', async () => text(200, js, 'text/javascript; charset=utf-8', { 'cache-control': 'public, max-age=300' }))
+    .on('signin', 'GET', async (req) => redirect(signInUrl(req.query.next?.startsWith('/') ? req.query.next : '/')))
+    .on('authCallback', 'GET', async (req) => {
       const next = req.query.next?.startsWith('/') && !req.query.next.startsWith('//') ? req.query.next : '/';
       return pageFor(200, 'Signing in', `<h1>Signing you in…</h1><p id="signin-callback" data-next="${escapeHtml(next)}" role="status">One moment.</p>`);
     })
-    .add('POST', '/signout', async (req) => {
+    .on('signout', 'POST', async (req) => {
       requireSameOrigin(req);
       await sessions.revoke(readCookie(req.headers.cookie, SESSION_COOKIE));
       return redirect('/', { 'set-cookie': clearedSessionCookie(config) });
     })
-    .add('GET', '/', async (req) => {
+    .on('home', 'GET', async (req) => {
       const caller = await currentCaller(req);
       if (!caller) return signedOutPage('/');
       const membership = await store.workspaceOf(caller.uid);
@@ -182,7 +185,7 @@ ${connectedAppsSection(apps)}
         caller,
       );
     })
-    .add('GET', '/onboarding', async (req) => {
+    .on('onboarding', 'GET', async (req) => {
       // A sandbox claim link: /onboarding?workspace=<id> (the sandbox slice serves the claim page).
       if (req.query.workspace) return redirect(`/onboarding/claim?workspace=${encodeURIComponent(req.query.workspace)}`);
       const caller = await currentCaller(req);
@@ -190,7 +193,7 @@ ${connectedAppsSection(apps)}
       if (await store.workspaceOf(caller.uid)) return redirect('/');
       return pageFor(200, 'Create your workspace', onboardingForm(), caller);
     })
-    .add('POST', '/onboarding', async (req) => {
+    .on('onboarding', 'POST', async (req) => {
       requireSameOrigin(req);
       const caller = await currentCaller(req);
       if (!caller) return redirect('/signin?next=/onboarding');
@@ -200,7 +203,7 @@ ${connectedAppsSection(apps)}
       await createWorkspace(caller, input.data);
       return redirect('/');
     })
-    .add('POST', '/workspace/loved-ones', async (req) => {
+    .on('workspaceLovedOnes', 'POST', async (req) => {
       requireSameOrigin(req);
       const caller = await requireCaller(req);
       const membership = await store.workspaceOf(caller.uid);
@@ -210,12 +213,12 @@ ${connectedAppsSection(apps)}
       await store.addLovedOne(membership.workspace._id, input.data, false);
       return redirect('/');
     })
-    .add('GET', '/settings', async (req) => {
+    .on('settings', 'GET', async (req) => {
       const caller = await currentCaller(req);
       if (!caller) return signedOutPage('/settings');
       return settingsPage(caller);
     })
-    .add('POST', '/settings/keys', async (req) => {
+    .on('settingsKeys', 'POST', async (req) => {
       requireSameOrigin(req);
       const caller = await currentCaller(req);
       if (!caller) return redirect('/signin?next=/settings');
@@ -228,7 +231,7 @@ ${connectedAppsSection(apps)}
         throw err;
       }
     })
-    .add('POST', '/settings/keys/:id/revoke', async (req, params) => {
+    .on('settingsKeysRevoke', 'POST', async (req, params) => {
       requireSameOrigin(req);
       const caller = await currentCaller(req);
       if (!caller) return redirect('/signin?next=/settings');
@@ -236,7 +239,7 @@ ${connectedAppsSection(apps)}
       return redirect('/settings');
     })
     // JSON API for the same things, behind the session cookie.
-    .add('GET', '/api/workspace', async (req) => {
+    .on('apiWorkspace', 'GET', async (req) => {
       const caller = await requireCaller(req);
       const membership = await store.workspaceOf(caller.uid);
       if (!membership) return json(200, { workspace: null });
@@ -246,7 +249,7 @@ ${connectedAppsSection(apps)}
         lovedOnes: lovedOnes.map((l) => ({ id: l._id, name: l.displayName, firstName: l.firstName, lastName: l.lastName, inboxAddress: l.inboxAddress })),
       });
     })
-    .add('POST', '/api/workspace', async (req) => {
+    .on('apiWorkspace', 'POST', async (req) => {
       requireSameOrigin(req);
       const caller = await requireCaller(req);
       if (await store.workspaceOf(caller.uid)) throw new ApiProblem(409, 'BAD_REQUEST', 'You already have a family workspace', 'GET /api/workspace shows it.');
@@ -255,7 +258,7 @@ ${connectedAppsSection(apps)}
       const { workspace, lovedOne } = await createWorkspace(caller, input.data);
       return json(201, { workspace: { id: workspace._id, name: workspace.name }, lovedOne: { id: lovedOne._id, name: lovedOne.displayName, inboxAddress: lovedOne.inboxAddress } });
     })
-    .add('POST', '/api/workspace/loved-ones', async (req) => {
+    .on('apiWorkspaceLovedOnes', 'POST', async (req) => {
       requireSameOrigin(req);
       const caller = await requireCaller(req);
       const membership = await store.workspaceOf(caller.uid);
@@ -265,8 +268,8 @@ ${connectedAppsSection(apps)}
       const l = await store.addLovedOne(membership.workspace._id, input.data, false);
       return json(201, { id: l._id, name: l.displayName, inboxAddress: l.inboxAddress });
     })
-    .add('GET', '/api/keys', async (req) => json(200, { keys: await keys.list((await requireCaller(req)).uid) }))
-    .add('POST', '/api/keys', async (req) => {
+    .on('apiKeys', 'GET', async (req) => json(200, { keys: await keys.list((await requireCaller(req)).uid) }))
+    .on('apiKeys', 'POST', async (req) => {
       requireSameOrigin(req);
       const caller = await requireCaller(req);
       const input = keyInput.safeParse(req.body ?? {});
@@ -279,12 +282,12 @@ ${connectedAppsSection(apps)}
         throw err;
       }
     })
-    .add('POST', '/api/keys/:id/revoke', async (req, params) => {
+    .on('apiKeysRevoke', 'POST', async (req, params) => {
       requireSameOrigin(req);
       const caller = await requireCaller(req);
       return json(200, { key: await revokeKey(caller, params.id ?? '') });
     })
-    .add('GET', '/api/activity', async (req) => {
+    .on('apiActivity', 'GET', async (req) => {
       const caller = await requireCaller(req);
       const rows = await audit.recent(caller.uid, 50);
       return json(200, { activity: rows.map((r) => ({ at: r.at.toISOString(), method: r.method, tool: r.tool, success: r.success, durationMs: r.durationMs, via: r.authMethod })) });
@@ -306,5 +309,5 @@ ${connectedAppsSection(apps)}
   }
 
   deps.extend?.(routes, helpers);
-  return routes.handler(subject);
+  return routes.done();
 }

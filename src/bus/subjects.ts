@@ -1,19 +1,8 @@
-// Every subject on the bus, in one place. BUS_NAMESPACE lets several deployments (or test
-// runs) share one NATS cluster without serving each other's requests.
+// The bus subjects that are not a slice's HTTP routes (those are `cc.http.<slice>`, see
+// src/slice/contract.ts). BUS_NAMESPACE lets several deployments (or test runs) share one NATS
+// cluster without serving each other's requests.
 
 const NAMES = {
-  directoryMcp: 'cc.site.mcp',
-  siteDiscovery: 'cc.site.discovery',
-  sitePages: 'cc.site.pages',
-  newsletter: 'cc.site.newsletter',
-  community: 'cc.site.community',
-  session: 'cc.session',
-  appMcp: 'cc.app.mcp',
-  appWeb: 'cc.app.web',
-  appSandbox: 'cc.app.sandbox',
-  inbox: 'cc.inbox',
-  pipe: 'cc.pipe.http',
-  familyShareLink: 'cc.app.family-share',
   ingestEvents: 'cc.ingest.events',
   opsSandboxCreated: 'ops.sandbox.created',
 } as const;

@@ -3,15 +3,15 @@
 import { createHash } from 'node:crypto';
 import type { Db } from 'mongodb';
 import type { HttpRequestEnvelope } from '../bus/envelopes.js';
-import { subjects } from '../bus/subjects.js';
 import { identityProvider, type Config } from '../config.js';
 import type { Channel } from '../directory/data.js';
 import { loadDirectoryData } from '../directory/data.js';
 import { createIdTokenVerifier, IdTokenError, type IdTokenVerifier, type VerifiedIdentity } from '../identity/verify.js';
 import { describeIssues, parseOr400 } from '../site/problems.js';
 import { perMinute, RateLimiter } from '../store/rateLimit.js';
-import { ApiProblem, json, Routes } from '../worker/http.js';
-import type { HttpHandler } from '../worker/runtime.js';
+import { ApiProblem, json } from '../http/reply.js';
+import { handlers, type RouteHandlers } from '../slice/contract.js';
+import { COMMUNITY_ROUTES } from './routes.js';
 import { communityAction, communityActionBase, communityQuery, type CommunityActionResult } from './schema.js';
 import { CommunityStore, CursorError, type ThreadRecord } from './store.js';
 
@@ -35,7 +35,7 @@ export function displayNameOf(identity: VerifiedIdentity): string {
   return `Member ${createHash('sha256').update(identity.uid).digest('hex').slice(0, 6)}`;
 }
 
-export function communityRoutes(deps: CommunityDeps): Routes {
+export function communityRoutes(deps: CommunityDeps): RouteHandlers {
   const { config, store, channels } = deps;
   const writePolicy = perMinute(config.rateCommunityWritesPerMin);
   const bySlug = new Map(channels.map((c) => [c.slug, c]));
@@ -69,8 +69,8 @@ export function communityRoutes(deps: CommunityDeps): Routes {
     }
   }
 
-  return new Routes()
-    .add('GET', '/api/community', async (req) => {
+  return handlers(COMMUNITY_ROUTES)
+    .on('apiCommunity', 'GET', async (req) => {
       const q = parseOr400(communityQuery, req.query, 'Pass ?channel=<slug>, and optionally threadId, limit (1-50) and cursor.');
       const channel = channelOr404(q.channel);
       try {
@@ -86,7 +86,7 @@ export function communityRoutes(deps: CommunityDeps): Routes {
         throw err;
       }
     })
-    .add('POST', '/api/community', async (req) => {
+    .on('apiCommunity', 'POST', async (req) => {
       const identity = await authenticate(req);
       const taken = await deps.limiter.take(`community-write:uid:${identity.uid}`, writePolicy);
       if (!taken.allowed)
@@ -128,7 +128,8 @@ export function communityRoutes(deps: CommunityDeps): Routes {
         }
       }
       return json(200, result, { 'cache-control': 'no-store' });
-    });
+    })
+    .done();
 
   async function requireMember(channel: Channel, uid: string): Promise<void> {
     if (!(await store.isMember(channel.slug, uid)))
@@ -136,6 +137,6 @@ export function communityRoutes(deps: CommunityDeps): Routes {
   }
 }
 
-export function communityHandler(config: Config, db: Db, verify: IdTokenVerifier = createIdTokenVerifier(identityProvider(config))): HttpHandler {
-  return communityRoutes({ config, store: new CommunityStore(db), limiter: new RateLimiter(db), verify, channels: loadDirectoryData().channels }).handler(subjects(config.busNamespace).community);
+export function communityHandlers(config: Config, db: Db, verify: IdTokenVerifier = createIdTokenVerifier(identityProvider(config))): RouteHandlers {
+  return communityRoutes({ config, store: new CommunityStore(db), limiter: new RateLimiter(db), verify, channels: loadDirectoryData().channels });
 }

@@ -2,16 +2,9 @@
 import { randomUUID } from 'node:crypto';
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Logger } from '../log.js';
+import type { SweepJob } from '../slice/contract.js';
 import type { Store } from '../store/mongo.js';
-import { RateLimiter } from '../store/rateLimit.js';
 import { Lease } from './lease.js';
-
-export interface SweepJob {
-  name: string;
-  /** node-cron expression. */
-  schedule: string;
-  run(): Promise<Record<string, number>>;
-}
 
 export interface CronRole {
   /** Run every job once now (if this process leads); used at start and by tests. */
@@ -19,19 +12,8 @@ export interface CronRole {
   stop(): Promise<void>;
 }
 
-export function defaultJobs(store: Store): SweepJob[] {
-  const limiter = new RateLimiter(store.db);
-  return [
-    {
-      name: 'rate-tokens',
-      schedule: '*/15 * * * *',
-      // A spent token outside its window no longer limits anyone.
-      run: async () => ({ removed: await limiter.sweep() }),
-    },
-  ];
-}
-
-export function startCron(store: Store, log: Logger, jobs: SweepJob[] = defaultJobs(store)): CronRole {
+/** Every job the slices declare, on its schedule, by whichever cron process holds the lease. */
+export function startCron(store: Store, log: Logger, jobs: readonly SweepJob[]): CronRole {
   const holder = `${process.pid}-${randomUUID()}`;
   const lease = new Lease(store.db, 'cron-leader', holder, 5 * 60 * 1000);
   const running = new Set<Promise<void>>();

@@ -1,7 +1,6 @@
 // A leader lease in MongoDB: one holder at a time, taken over only after it expires. Each
 // renewal or takeover is a versioned write (store/versioned.ts), so two processes never both lead.
 import type { Db } from 'mongodb';
-import { COLLECTIONS } from '../store/indexes.js';
 import type { Clock } from '../store/rateLimit.js';
 import { VersionedStore } from '../store/versioned.js';
 
@@ -9,6 +8,9 @@ interface Term {
   holder: string;
   expiresAt: number;
 }
+
+/** The collection of leases (the cron leader's among them). */
+export const LEASES = 'leases';
 
 export class Lease {
   private readonly terms: VersionedStore<Term>;
@@ -20,7 +22,7 @@ export class Lease {
     private readonly ttlMs: number,
     private readonly clock: Clock = Date.now,
   ) {
-    this.terms = new VersionedStore<Term>(db, COLLECTIONS.leases);
+    this.terms = new VersionedStore<Term>(db, LEASES);
   }
 
   /** Take or renew the lease; true while this holder leads. */

@@ -1,15 +1,15 @@
 // The worker handler behind {base_url}/api/mcp: the public, read-only directory MCP server.
-import { subjects } from '../bus/subjects.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { McpServer } from '../rpc/mcp.js';
 import { endpointDescriptor, serveMcp } from '../rpc/http.js';
-import type { HttpHandler } from '../worker/runtime.js';
+import type { RouteHandler } from '../slice/contract.js';
+import { VERSION } from '../version.js';
 import { loadCostData } from './cost.js';
 import { loadDirectoryData } from './data.js';
+import { DIRECTORY_ENDPOINT, DIRECTORY_INSTRUCTIONS } from './endpoint.js';
 import { createDirectoryIndex } from './search.js';
 import { directoryTools, type DirectoryDeps } from './tools.js';
-import { VERSION } from '../version.js';
 
 /** Data files are read and indexed once per worker process. */
 export function loadDirectory(siteUrl: string): DirectoryDeps {
@@ -19,11 +19,10 @@ export function loadDirectory(siteUrl: string): DirectoryDeps {
 
 export function createDirectoryServer(deps: DirectoryDeps, log?: Logger): McpServer {
   return new McpServer({
-    name: 'carecircle-directory',
-    title: 'carecircle care-resource directory',
+    name: DIRECTORY_ENDPOINT.name,
+    title: DIRECTORY_ENDPOINT.title,
     version: VERSION,
-    instructions:
-      'Public, read-only directory for family caregivers of older adults in the US: search national care resources, read community channels, and estimate long-term-care costs. No sign-in needed.',
+    instructions: DIRECTORY_INSTRUCTIONS,
     tools: directoryTools(deps),
     notificationStatus: 204,
     invalidArguments: 'error',
@@ -33,18 +32,16 @@ export function createDirectoryServer(deps: DirectoryDeps, log?: Logger): McpSer
 
 export function directoryDescriptor(server: McpServer, config: Config, ratePerMin: number) {
   return endpointDescriptor(server, {
-    url: `${config.siteUrl}/api/mcp`,
+    url: DIRECTORY_ENDPOINT.url(config),
     auth: 'none',
     methods: ['initialize', 'ping', 'tools/list', 'tools/call', 'notifications/initialized'],
     rateLimit: `${ratePerMin} requests per minute per client address`,
   });
 }
 
-export function directoryHandler(config: Config, log: Logger, deps: DirectoryDeps = loadDirectory(config.siteUrl)): HttpHandler {
+/** GET answers the descriptor, POST the JSON-RPC messages. */
+export function directoryEndpoint(config: Config, log: Logger, deps: DirectoryDeps = loadDirectory(config.siteUrl)): RouteHandler {
   const server = createDirectoryServer(deps, log);
   const descriptor = directoryDescriptor(server, config, config.rateDirectoryMcpPerMin);
-  return {
-    subject: subjects(config.busNamespace).directoryMcp,
-    handle: (request, reqLog) => serveMcp(server, request, () => descriptor, reqLog),
-  };
+  return (request, _params, reqLog) => serveMcp(server, request, () => descriptor, reqLog);
 }

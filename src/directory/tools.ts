@@ -1,7 +1,7 @@
 // The public directory's MCP tools: search, channel details, and the long-term-care cost calculator.
 import { z } from 'zod';
 import { ToolError } from '../rpc/errors.js';
-import { defineTool, type ToolDefinition } from '../rpc/mcp.js';
+import { implementTool, type ToolDeclaration, type ToolDefinition } from '../rpc/mcp.js';
 import { calculateLongTermCareCost, costInputSchema, type CostData } from './cost.js';
 import { RESOURCE_CATEGORY_VALUES, type DirectoryData } from './data.js';
 import type { DirectoryIndex } from './search.js';
@@ -9,6 +9,30 @@ import { resolveState } from './states.js';
 
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
+
+/** The directory's tools as clients and discovery documents see them. */
+export const DIRECTORY_TOOLS = {
+  search: {
+    name: 'search_care_resources',
+    title: 'Search care resources',
+    description:
+      "Search carecircle's directory of national US resources for family caregivers (helplines, respite, hospice, Medicare counseling, veterans, elder-abuse lines and more), community channels and care-planning glossary terms. Returns the best matches with phone numbers and links.",
+    annotations: READ_ONLY,
+  },
+  channel: {
+    name: 'get_channel',
+    title: 'Get a community channel',
+    description: 'Details of one carecircle community channel (what it is for, its topics, language and link), by its slug.',
+    annotations: READ_ONLY,
+  },
+  cost: {
+    name: 'calculate_long_term_care_cost',
+    title: 'Estimate long-term care costs',
+    description:
+      'Estimate what long-term care costs, nationally or in one US state, from published survey medians (CareScout/Genworth Cost of Care Survey): monthly, annual, and year-by-year with an annual increase, plus the data year and source.',
+    annotations: READ_ONLY,
+  },
+} as const satisfies Record<string, ToolDeclaration>;
 
 const stateArg = z
   .string()
@@ -25,11 +49,7 @@ export interface DirectoryDeps {
 export function directoryTools(deps: DirectoryDeps): ToolDefinition[] {
   const slugs = deps.data.channels.map((c) => c.slug);
   return [
-    defineTool({
-      name: 'search_care_resources',
-      title: 'Search care resources',
-      description:
-        'Search carecircle\'s directory of national US resources for family caregivers (helplines, respite, hospice, Medicare counseling, veterans, elder-abuse lines and more), community channels and care-planning glossary terms. Returns the best matches with phone numbers and links.',
+    implementTool(DIRECTORY_TOOLS.search, {
       input: z
         .object({
           query: z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters').describe('What to look for, in plain words: "respite care", "dementia helpline", "medicaid look-back".'),
@@ -38,18 +58,13 @@ export function directoryTools(deps: DirectoryDeps): ToolDefinition[] {
           state: stateArg.optional().describe('A US state (USPS code or name): only resources that serve it.'),
         })
         .strict(),
-      annotations: READ_ONLY,
       handler: async (args) => {
         const hits = deps.index.search(args.query, { limit: args.limit, ...(args.category ? { category: args.category } : {}), ...(args.state ? { state: resolveState(args.state)?.code ?? args.state } : {}) });
         return { structured: { query: args.query, count: hits.length, results: hits } };
       },
     }),
-    defineTool({
-      name: 'get_channel',
-      title: 'Get a community channel',
-      description: 'Details of one carecircle community channel (what it is for, its topics, language and link), by its slug.',
+    implementTool(DIRECTORY_TOOLS.channel, {
       input: z.object({ slug: z.string().trim().min(1, 'must not be empty').max(100).describe(`The channel slug, for example "${slugs[0] ?? 'dementia-and-alzheimers'}".`) }).strict(),
-      annotations: READ_ONLY,
       handler: async ({ slug }) => {
         const channel = deps.data.channels.find((c) => c.slug === slug.toLowerCase());
         if (!channel)
@@ -59,13 +74,8 @@ export function directoryTools(deps: DirectoryDeps): ToolDefinition[] {
         return { structured: { ...channel, url: `${deps.siteUrl}/channels/${channel.slug}` } };
       },
     }),
-    defineTool({
-      name: 'calculate_long_term_care_cost',
-      title: 'Estimate long-term care costs',
-      description:
-        'Estimate what long-term care costs, nationally or in one US state, from published survey medians (CareScout/Genworth Cost of Care Survey): monthly, annual, and year-by-year with an annual increase, plus the data year and source.',
+    implementTool(DIRECTORY_TOOLS.cost, {
       input: costInputSchema,
-      annotations: READ_ONLY,
       handler: async (args) => ({ structured: { ...calculateLongTermCareCost(args, deps.costs) } }),
     }),
   ];

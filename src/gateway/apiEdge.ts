@@ -5,7 +5,8 @@ import type { BucketPolicy } from '../store/rateLimit.js';
 import { sendApiError } from '../http/apiError.js';
 import { BodyError, parseJson, readRawBody, requireJsonContentType } from '../http/body.js';
 import type { GatewayDeps } from './context.js';
-import { emptyBody, forwardRequest, UnavailableError, WorkerFailedError } from './forward.js';
+import { UnavailableError, WorkerFailedError } from '../bus/forward.js';
+import { emptyBody, forwardRequest } from './forward.js';
 
 export class EdgeRefusal extends Error {
   override name = 'EdgeRefusal';

@@ -9,7 +9,8 @@ import { rpcErrorBody } from '../rpc/mcp.js';
 import type { BucketPolicy } from '../store/rateLimit.js';
 import { BodyError, parseJson, readRawBody, requireJsonContentType } from '../http/body.js';
 import type { GatewayDeps } from './context.js';
-import { emptyBody, forwardRequest, UnavailableError } from './forward.js';
+import { UnavailableError } from '../bus/forward.js';
+import { emptyBody, forwardRequest } from './forward.js';
 
 declare module 'koa' {
   interface DefaultState {

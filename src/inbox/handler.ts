@@ -4,10 +4,11 @@ import type { Db } from 'mongodb';
 import { z } from 'zod';
 import type { Config } from '../config.js';
 import { newId } from '../store/ids.js';
-import { ApiProblem, json, Routes } from '../worker/http.js';
-import type { HttpHandler } from '../worker/runtime.js';
+import { ApiProblem, json } from '../http/reply.js';
+import { handlers, type RouteHandlers } from '../slice/contract.js';
 import { WorkspaceStore } from '../workspace/records.js';
 import { EXCERPT_CHARS, inboxItems } from './records.js';
+import { INBOX_ROUTES } from './routes.js';
 
 const recipientBody = z.object({ address: z.string().max(320) });
 export const deliveryBody = z.object({
@@ -21,16 +22,16 @@ export const deliveryBody = z.object({
 });
 export type Delivery = z.infer<typeof deliveryBody>;
 
-export function inboxHandler(subject: string, config: Config, db: Db): HttpHandler {
+export function inboxHandlers(config: Config, db: Db): RouteHandlers {
   const store = new WorkspaceStore(db, config.inboxDomain);
   const items = inboxItems(db);
   const lovedOneAt = (address: string) => store.lovedOnes.findOne({ inboxAddress: address.trim().toLowerCase() });
-  return new Routes()
-    .add('POST', '/recipient', async (req) => {
+  return handlers(INBOX_ROUTES)
+    .on('recipient', 'POST', async (req) => {
       const body = recipientBody.parse(req.body);
       return json(200, { known: !!(await lovedOneAt(body.address)) });
     })
-    .add('POST', '/deliver', async (req) => {
+    .on('deliver', 'POST', async (req) => {
       const parsed = deliveryBody.safeParse(req.body);
       if (!parsed.success) throw new ApiProblem(400, 'VALIDATION_FAILED', 'bad delivery', 'internal');
       const d = parsed.data;
@@ -55,5 +56,5 @@ export function inboxHandler(subject: string, config: Config, db: Db): HttpHandl
       }
       return json(200, { stored });
     })
-    .handler(subject);
+    .done();
 }

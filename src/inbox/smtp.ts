@@ -3,7 +3,7 @@
 // bounded summary and stored by a worker before the 250, so an accepted message is durable.
 import { simpleParser } from 'mailparser';
 import { SMTPServer, type SMTPServerDataStream } from 'smtp-server';
-import { forward } from '../gateway/forward.js';
+import { forward } from '../bus/forward.js';
 import type { Bus } from '../bus/types.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';

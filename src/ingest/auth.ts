@@ -4,7 +4,7 @@
 import type { HttpRequestEnvelope } from '../bus/envelopes.js';
 import type { InstitutionRecord, PartnerStore } from '../partner/records.js';
 import { perMinute, type RateLimiter } from '../store/rateLimit.js';
-import { ApiProblem } from '../worker/http.js';
+import { ApiProblem } from '../http/reply.js';
 import { timestampProblem, verifySignature, type TimestampProblem } from './signature.js';
 
 export interface VerifiedPartner {

@@ -9,12 +9,13 @@ import type { PartnerStore } from '../partner/records.js';
 import { newId } from '../store/ids.js';
 import type { RateLimiter } from '../store/rateLimit.js';
 import { WORKSPACE_COLLECTIONS, type LovedOneRecord } from '../workspace/records.js';
-import { ApiProblem, json, Routes } from '../worker/http.js';
-import type { HttpHandler } from '../worker/runtime.js';
+import { ApiProblem, json } from '../http/reply.js';
+import { handlers, type RouteHandlers } from '../slice/contract.js';
 import { PartnerAuth, type VerifiedPartner } from './auth.js';
 import { controlKey, eventKey, IngestKeys } from './dedupe.js';
 import { describeIssues, familyShareBody, parseEvent, purgeBody } from './envelope.js';
 import { shareView, type FamilyShares } from './familyShare.js';
+import { INGEST_ROUTES } from './routes.js';
 import { parseIsoInstant, TIMESTAMP_TOLERANCE_MS } from './signature.js';
 import type { EventSink } from './stream.js';
 import type { CareEventWriter, QueuedEvent } from './writer.js';
@@ -51,7 +52,7 @@ function parseJsonBytes(raw: Buffer): unknown {
 
 const invalid = (message: string, hint = 'Fix the field and send the event again; do not retry this body as it is.') => new ApiProblem(400, 'VALIDATION_FAILED', message, hint);
 
-export function pipeHandler(subject: string, deps: PipeDeps): HttpHandler {
+export function pipeHandlers(deps: PipeDeps): RouteHandlers {
   const clock = deps.clock ?? Date.now;
   const auth = new PartnerAuth(deps.partners, deps.limiter, deps.config.rateIngestPerMin, clock);
   const keys = new IngestKeys(deps.db);
@@ -175,9 +176,9 @@ export function pipeHandler(subject: string, deps: PipeDeps): HttpHandler {
     return json(200, { subject_ref: body.subject_ref, purged });
   }
 
-  return new Routes()
-    .add('POST', '/pipe/v1/events', guarded(acceptEvent))
-    .add('PUT', '/pipe/v1/clients/:subject_ref/family-share', guarded(putFamilyShare))
-    .add('DELETE', '/pipe/v1/clients/:subject_ref/events', guarded(purgeEvents))
-    .handler(subject);
+  return handlers(INGEST_ROUTES)
+    .on('pipeV1Events', 'POST', guarded(acceptEvent))
+    .on('pipeV1ClientsFamilyShare', 'PUT', guarded(putFamilyShare))
+    .on('pipeV1ClientsEvents', 'DELETE', guarded(purgeEvents))
+    .done();
 }

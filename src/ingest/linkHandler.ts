@@ -7,12 +7,11 @@ import type { Logger } from '../log.js';
 import { PARTNER_COLLECTIONS, type InstitutionRecord } from '../partner/records.js';
 import type { RateLimiter } from '../store/rateLimit.js';
 import { WorkspaceStore } from '../workspace/records.js';
-import { ApiProblem, json, Routes } from '../worker/http.js';
-import type { HttpHandler } from '../worker/runtime.js';
+import { ApiProblem, json } from '../http/reply.js';
+import { handlers, type RouteHandlers } from '../slice/contract.js';
 import { describeIssues } from './envelope.js';
 import type { FamilyShares } from './familyShare.js';
-
-export const FAMILY_SHARE_LINK_PATH = '/api/family-share/link';
+import { INGEST_ROUTES } from './routes.js';
 
 /** The signed-in caller, from the forwarded headers (the session's `sessionCaller`). */
 export type CallerOf = (headers: Record<string, string>) => Promise<{ uid: string; email: string; tenant: string } | null>;
@@ -67,6 +66,6 @@ export async function linkFamilyShare(deps: LinkDeps, req: HttpRequestEnvelope, 
   });
 }
 
-export function familyShareLinkHandler(subject: string, deps: LinkDeps): HttpHandler {
-  return new Routes().add('POST', FAMILY_SHARE_LINK_PATH, (req, _params, log) => linkFamilyShare(deps, req, log)).handler(subject);
+export function familyShareLinkHandlers(deps: LinkDeps): RouteHandlers {
+  return handlers(INGEST_ROUTES).on('familyShareLink', 'POST', (req, _params, log) => linkFamilyShare(deps, req, log)).done();
 }

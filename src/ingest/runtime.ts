@@ -5,33 +5,32 @@ import { NatsBus } from '../bus/nats.js';
 import { subjects } from '../bus/subjects.js';
 import type { Bus } from '../bus/types.js';
 import type { Config } from '../config.js';
-import type { SweepJob } from '../cron/index.js';
 import type { Logger } from '../log.js';
 import { PartnerStore } from '../partner/records.js';
 import { resolveDataKey, SecretBox } from '../partner/secretBox.js';
 import { sessionCaller } from '../session/sessions.js';
 import { RateLimiter } from '../store/rateLimit.js';
-import type { HttpHandler } from '../worker/runtime.js';
+import type { RouteHandlers, SweepJob } from '../slice/contract.js';
 import { startIngestConsumer, type IngestConsumer } from './consumer.js';
 import { IngestKeys } from './dedupe.js';
 import { FamilyShares } from './familyShare.js';
-import { DAY_MS, pipeHandler } from './handler.js';
-import { familyShareLinkHandler } from './linkHandler.js';
+import { DAY_MS, pipeHandlers } from './handler.js';
+import { familyShareLinkHandlers } from './linkHandler.js';
 import { ingestStream, JetStreamSink, MongoSink } from './stream.js';
 import { CareEventWriter } from './writer.js';
 
 /** The pipe host's handler and the app host's family-share link handler. */
-export function ingestWorkerHandlers(config: Config, log: Logger, db: Db, bus: Bus): HttpHandler[] {
+export function ingestWorkerHandlers(config: Config, log: Logger, db: Db, bus: Bus): RouteHandlers {
   const names = subjects(config.busNamespace);
   const partners = new PartnerStore(db, new SecretBox(resolveDataKey(config, log)));
   const shares = new FamilyShares(db);
   const writer = new CareEventWriter(db, shares);
   const limiter = new RateLimiter(db);
   const sink = bus instanceof NatsBus ? new JetStreamSink(bus.nc, ingestStream(config.busNamespace, names.ingestEvents), config.ingestAckWaitMs) : new MongoSink(writer);
-  return [
-    pipeHandler(names.pipe, { config, db, partners, shares, writer, sink, limiter }),
-    familyShareLinkHandler(names.familyShareLink, { db, appOrigin: new URL(config.appUrl).origin, inboxDomain: config.inboxDomain, shares, limiter, callerOf: (headers) => sessionCaller(db, headers) }),
-  ];
+  return {
+    ...pipeHandlers({ config, db, partners, shares, writer, sink, limiter }),
+    ...familyShareLinkHandlers({ db, appOrigin: new URL(config.appUrl).origin, inboxDomain: config.inboxDomain, shares, limiter, callerOf: (headers) => sessionCaller(db, headers) }),
+  };
 }
 
 /** The durable consumer writing care events; only with NATS (embedded runs write on accept). */

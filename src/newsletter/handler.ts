@@ -1,7 +1,6 @@
 // The newsletter slice's worker handler: sign-up (JSON for agents, HTML for the site's form),
 // double opt-in confirmation and one-click unsubscribe by signed links.
 import type { Db } from 'mongodb';
-import { subjects } from '../bus/subjects.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { Page } from '../site/doc.js';
@@ -9,11 +8,12 @@ import { PAGE_HEADERS, renderHtml } from '../site/layout.js';
 import { preferredType } from '../http/negotiate.js';
 import { describeIssues } from '../site/problems.js';
 import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js';
-import { ApiProblem, json, Routes, text } from '../worker/http.js';
-import type { HttpHandler } from '../worker/runtime.js';
+import { ApiProblem, json, text } from '../http/reply.js';
+import { handlers, type RouteHandlers } from '../slice/contract.js';
 import { newsletterLink, verifyLinkToken, type LinkPurpose } from './links.js';
 import { createMailer, type Mailer } from './mailer.js';
 import { RecaptchaUnavailableError, verifyRecaptcha } from './recaptcha.js';
+import { NEWSLETTER_ROUTES } from './routes.js';
 import { newsletterRequest, type NewsletterResponse } from './schema.js';
 import { NewsletterStore, type SubscriberRecord } from './store.js';
 
@@ -70,7 +70,7 @@ function normaliseBody(body: unknown): unknown {
   return Object.fromEntries(Object.entries(body).filter(([, v]) => v !== ''));
 }
 
-export function newsletterRoutes(deps: NewsletterDeps): Routes {
+export function newsletterRoutes(deps: NewsletterDeps): RouteHandlers {
   const { config, store, mailer } = deps;
   const now = deps.clock ?? Date.now;
 
@@ -169,8 +169,8 @@ export function newsletterRoutes(deps: NewsletterDeps): Routes {
     };
   }
 
-  return new Routes()
-    .add('POST', '/api/newsletter', async (req, _params, log) => {
+  return handlers(NEWSLETTER_ROUTES)
+    .on('apiNewsletter', 'POST', async (req, _params, log) => {
       const asHtml = preferredType(req.headers.accept, ['application/json', 'text/html']) === 'text/html';
       try {
         const result = await subscribe(req, log);
@@ -181,12 +181,13 @@ export function newsletterRoutes(deps: NewsletterDeps): Routes {
         return htmlReply(err.status, messagePage(err.status, 'Sign-up not completed', err.message, '/api/newsletter'), config);
       }
     })
-    .add('GET', '/newsletter/confirm', signedLinkPage('confirm'))
-    .add('POST', '/newsletter/confirm', signedLinkPage('confirm'))
-    .add('GET', '/newsletter/unsubscribe', signedLinkPage('unsubscribe'))
-    .add('POST', '/newsletter/unsubscribe', signedLinkPage('unsubscribe'));
+    .on('newsletterConfirm', 'GET', signedLinkPage('confirm'))
+    .on('newsletterConfirm', 'POST', signedLinkPage('confirm'))
+    .on('newsletterUnsubscribe', 'GET', signedLinkPage('unsubscribe'))
+    .on('newsletterUnsubscribe', 'POST', signedLinkPage('unsubscribe'))
+    .done();
 }
 
-export function newsletterHandler(config: Config, db: Db, mailer: Mailer | undefined = createMailer(config)): HttpHandler {
-  return newsletterRoutes({ config, store: new NewsletterStore(db), ...(mailer ? { mailer } : {}) }).handler(subjects(config.busNamespace).newsletter);
+export function newsletterHandlers(config: Config, db: Db, mailer: Mailer | undefined = createMailer(config)): RouteHandlers {
+  return newsletterRoutes({ config, store: new NewsletterStore(db), ...(mailer ? { mailer } : {}) });
 }

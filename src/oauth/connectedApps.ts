@@ -2,9 +2,10 @@
 // last use) and revoking one, which ends the app's access on its very next request.
 import type { Db } from 'mongodb';
 import type { AppHelpers } from '../app/routes.js';
+import type { AppRouteBuilder } from '../app/routeTable.js';
 import { escapeHtml } from '../web/html.js';
 import { redirect } from '../web/page.js';
-import { ApiProblem, json, type Routes } from '../worker/http.js';
+import { ApiProblem, json } from '../http/reply.js';
 import { scopesIn, SCOPE_TEXT } from './scopes.js';
 import { OAuthStore, type ConnectedApp } from './store.js';
 
@@ -35,17 +36,17 @@ const view = (a: ConnectedApp) => ({
 });
 
 /** The page form and the JSON API, behind the session cookie (mounted through appRoutes' extend hook). */
-export function connectedAppsRoutes(routes: Routes, helpers: AppHelpers, db: Db): void {
+export function connectedAppsRoutes(routes: AppRouteBuilder, helpers: AppHelpers, db: Db): void {
   const store = new OAuthStore(db);
   routes
-    .add('POST', '/settings/apps/:id/revoke', async (req, params) => {
+    .on('settingsAppsRevoke', 'POST', async (req, params) => {
       helpers.requireSameOrigin(req);
       const caller = await helpers.requireCaller(req);
       await store.revokeGrantOf(caller.uid, params.id ?? '');
       return redirect('/settings#connected-apps');
     })
-    .add('GET', '/api/oauth/apps', async (req) => json(200, { apps: (await store.connectedApps((await helpers.requireCaller(req)).uid)).map(view) }))
-    .add('POST', '/api/oauth/apps/:id/revoke', async (req, params) => {
+    .on('apiOauthApps', 'GET', async (req) => json(200, { apps: (await store.connectedApps((await helpers.requireCaller(req)).uid)).map(view) }))
+    .on('apiOauthAppsRevoke', 'POST', async (req, params) => {
       helpers.requireSameOrigin(req);
       const caller = await helpers.requireCaller(req);
       if (!(await store.revokeGrantOf(caller.uid, params.id ?? ''))) throw new ApiProblem(404, 'NOT_FOUND', 'No such connected app on your account', 'GET /api/oauth/apps lists them.');

@@ -7,7 +7,7 @@ import type { Context, Middleware, Next } from 'koa';
 import type Provider from 'oidc-provider';
 import { identityProvider } from '../config.js';
 import { BodyError, readRawBody } from '../http/body.js';
-import type { GatewayDeps } from '../gateway/context.js';
+import type { SliceContext } from '../slice/contract.js';
 import { createIdTokenVerifier, IdTokenError } from '../identity/verify.js';
 import { resolveDataKey, SecretBox } from '../partner/secretBox.js';
 import { WorkspaceStore } from '../workspace/records.js';
@@ -48,9 +48,9 @@ class InteractionProblem extends Error {
   }
 }
 
-export function authorizationServer(deps: GatewayDeps): Middleware[] {
+export function authorizationServer(deps: Pick<SliceContext, 'config' | 'log' | 'db' | 'limiter'>): Middleware[] {
   const { config, log } = deps;
-  const db = deps.store.db;
+  const db = deps.db;
   const store = new OAuthStore(db);
   const users = new WorkspaceStore(db, config.inboxDomain);
   const idp = identityProvider(config);

@@ -2,7 +2,7 @@
 // every read plus this periodic delete.
 import type { Db } from 'mongodb';
 import type { Config } from '../config.js';
-import type { SweepJob } from '../cron/index.js';
+import type { SweepJob } from '../slice/contract.js';
 import { OAuthKeys } from './keys.js';
 import { OAuthStore } from './store.js';
 

@@ -33,17 +33,25 @@ export interface ToolResult {
   summary?: string;
 }
 
-export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
+/** What a tool is, as clients and discovery documents see it: declared once by its slice. */
+export interface ToolDeclaration {
   name: string;
   title: string;
   description: string;
-  input: S;
   annotations: ToolAnnotations;
+}
+
+export interface ToolDefinition<S extends z.ZodType = z.ZodType> extends ToolDeclaration {
+  input: S;
   handler: (args: z.output<S>, ctx: CallContext) => Promise<ToolResult>;
 }
 
 /** Helps TypeScript infer a tool's argument type from its schema. */
 export const defineTool = <S extends z.ZodType>(tool: ToolDefinition<S>): ToolDefinition => tool as unknown as ToolDefinition;
+
+/** A declared tool with its arguments and handler; infers the argument type from the schema. */
+export const implementTool = <S extends z.ZodType>(declaration: ToolDeclaration, impl: { input: S; handler: ToolDefinition<S>['handler'] }): ToolDefinition =>
+  ({ ...declaration, ...impl }) as unknown as ToolDefinition;
 
 export interface McpServerOptions {
   name: string;
@@ -73,6 +81,9 @@ export function toInputSchema(schema: z.ZodType): Record<string, unknown> {
   delete json.$schema;
   return json;
 }
+
+/** Built once: a schema constructed per call would be compiled again by zod on every request. */
+const toolCallParams = z.object({ name: z.string().min(1), arguments: z.record(z.string(), z.unknown()).optional() });
 
 export class McpServer {
   private readonly tools = new Map<string, ToolDefinition>();
@@ -165,7 +176,7 @@ export class McpServer {
   }
 
   private async callTool(params: Record<string, unknown> | undefined, ctx: CallContext): Promise<Record<string, unknown>> {
-    const call = z.object({ name: z.string().min(1), arguments: z.record(z.string(), z.unknown()).optional() }).safeParse(params ?? {});
+    const call = toolCallParams.safeParse(params ?? {});
     if (!call.success) throw new RpcError(RPC.INVALID_PARAMS, `Invalid params: ${describeIssues(call.error)}`, { hint: 'tools/call takes {"name": string, "arguments": object}.' });
     const tool = this.tools.get(call.data.name);
     if (!tool)

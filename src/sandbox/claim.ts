@@ -7,17 +7,18 @@ import type { Config } from '../config.js';
 import { inboxItems } from '../inbox/records.js';
 import { escapeHtml } from '../web/html.js';
 import { redirect } from '../web/page.js';
-import type { Routes } from '../worker/http.js';
+import type { handlers } from '../slice/contract.js';
+import type { SANDBOX_ROUTES } from './routes.js';
 import { SandboxService } from './service.js';
 
-export function sandboxAppRoutes(routes: Routes, h: AppHelpers, config: Config, db: Db): void {
+export function sandboxAppRoutes(routes: ReturnType<typeof handlers<typeof SANDBOX_ROUTES>>, h: AppHelpers, config: Config, db: Db): void {
   const service = new SandboxService(db, config.inboxDomain);
   const items = inboxItems(db);
   const claimPath = (id: string) => `/onboarding/claim?workspace=${encodeURIComponent(id)}`;
   const notice = (title: string, text: string) => `<h1>${escapeHtml(title)}</h1><section class="card"><p>${text}</p><p><a href="/">Go to your workspace</a></p></section>`;
 
   routes
-    .add('GET', '/onboarding/claim', async (req) => {
+    .on('onboardingClaim', 'GET', async (req) => {
       const id = req.query.workspace ?? '';
       const caller = await h.currentCaller(req);
       if (!caller) return h.signedOutPage(claimPath(id));
@@ -34,7 +35,7 @@ export function sandboxAppRoutes(routes: Routes, h: AppHelpers, config: Config, 
         caller,
       );
     })
-    .add('POST', '/onboarding/claim', async (req) => {
+    .on('onboardingClaim', 'POST', async (req) => {
       h.requireSameOrigin(req);
       const id = String((req.body as { workspace?: unknown } | undefined)?.workspace ?? '');
       const caller = await h.currentCaller(req);
@@ -53,7 +54,7 @@ export function sandboxAppRoutes(routes: Routes, h: AppHelpers, config: Config, 
           return h.pageFor(404, 'Not claimable', notice('This sandbox cannot be claimed', 'The link is unknown, or the sandbox was already claimed, orphaned or deleted.'), caller);
       }
     })
-    .add('GET', '/workspace/invites', async (req) => {
+    .on('workspaceInvites', 'GET', async (req) => {
       const caller = await h.currentCaller(req);
       if (!caller) return h.signedOutPage('/workspace/invites');
       const membership = await h.store.workspaceOf(caller.uid);
@@ -70,7 +71,7 @@ ${pending ? (config.smtpUrl ? '<form method="post" action="/workspace/invites/se
         caller,
       );
     })
-    .add('POST', '/workspace/invites/send', async (req) => {
+    .on('workspaceInvitesSend', 'POST', async (req) => {
       h.requireSameOrigin(req);
       const caller = await h.requireCaller(req);
       const membership = await h.store.workspaceOf(caller.uid);
@@ -90,7 +91,7 @@ ${pending ? (config.smtpUrl ? '<form method="post" action="/workspace/invites/se
       transport.close();
       return redirect('/workspace/invites');
     })
-    .add('GET', '/inbox/:lovedOneId', async (req, params) => {
+    .on('inbox', 'GET', async (req, params) => {
       const caller = await h.currentCaller(req);
       if (!caller) return h.signedOutPage(`/inbox/${encodeURIComponent(params.lovedOneId ?? '')}`);
       const membership = await h.store.workspaceOf(caller.uid);

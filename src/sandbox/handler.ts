@@ -9,8 +9,9 @@ import { RpcError } from '../rpc/errors.js';
 import { endpointDescriptor, serveMcp } from '../rpc/http.js';
 import { failure, McpServer } from '../rpc/mcp.js';
 import { VERSION } from '../version.js';
-import type { HttpHandler } from '../worker/runtime.js';
+import type { RouteHandler } from '../slice/contract.js';
 import { RateLimiter } from '../store/rateLimit.js';
+import { SANDBOX_ENDPOINT } from './endpoint.js';
 import { SandboxService } from './service.js';
 import { sandboxTools } from './tool.js';
 
@@ -20,10 +21,10 @@ export function sandboxRateNote(config: Config): string {
 
 export function createSandboxServer(config: Config, db: Db, bus: Bus, log?: Logger): McpServer {
   return new McpServer({
-    name: 'carecircle-sandbox',
-    title: 'carecircle sandbox workspaces',
+    name: SANDBOX_ENDPOINT.name,
+    title: SANDBOX_ENDPOINT.title,
     version: VERSION,
-    instructions: `Create a sandbox family care workspace with no sign-in (start_family_care_workspace, sandbox: true). Nothing is ever emailed from a sandbox. A person claims it by signing in at ${config.appUrl}/onboarding with the primaryCaregiverEmail you gave.`,
+    instructions: SANDBOX_ENDPOINT.instructions(config),
     tools: sandboxTools({
       service: new SandboxService(db, config.inboxDomain),
       limiter: new RateLimiter(db),
@@ -39,11 +40,12 @@ export function createSandboxServer(config: Config, db: Db, bus: Bus, log?: Logg
   });
 }
 
-export function sandboxHandler(subject: string, config: Config, db: Db, bus: Bus, log: Logger): HttpHandler {
+/** GET answers the descriptor, POST the JSON-RPC messages. */
+export function sandboxEndpoint(config: Config, db: Db, bus: Bus, log: Logger): RouteHandler {
   const server = createSandboxServer(config, db, bus, log);
   const descriptor = endpointDescriptor(
     server,
-    { url: `${config.appUrl}/api/mcp/public`, auth: 'none', methods: ['initialize', 'ping', 'tools/list', 'tools/call'], rateLimit: sandboxRateNote(config) },
+    { url: SANDBOX_ENDPOINT.url(config), auth: 'none', methods: ['initialize', 'ping', 'tools/list', 'tools/call'], rateLimit: sandboxRateNote(config) },
     {
       handshake: 'optional: POST tools/call directly, no initialize needed',
       maxBodyBytes: 65536,
@@ -56,20 +58,17 @@ export function sandboxHandler(subject: string, config: Config, db: Db, bus: Bus
       },
     },
   );
-  return {
-    subject,
-    handle: async (req, reqLog) => {
-      if (!config.tenants.includes('family')) {
-        const err = new RpcError(RPC.UNAVAILABLE, 'Family workspaces are not provisioned in this deployment', { hint: 'Do not retry: this deployment has no family tenant (TENANTS).' }, 503);
-        return { status: 503, headers: {}, body: failure(null, err) };
-      }
-      const reply = await serveMcp(server, req, () => descriptor, reqLog);
-      // A refused creation is an HTTP-level 429 too, with Retry-After (SPEC sandbox errors).
-      const body = reply.body as { error?: { code: number; data?: { retryAfterSec?: number } } } | undefined;
-      if (!Array.isArray(reply.body) && body?.error?.code === RPC.RATE_LIMITED) {
-        return { ...reply, status: 429, headers: { ...reply.headers, 'retry-after': String(body.error.data?.retryAfterSec ?? 60) } };
-      }
-      return reply;
-    },
+  return async (req, _params, reqLog) => {
+    if (!config.tenants.includes('family')) {
+      const err = new RpcError(RPC.UNAVAILABLE, 'Family workspaces are not provisioned in this deployment', { hint: 'Do not retry: this deployment has no family tenant (TENANTS).' }, 503);
+      return { status: 503, headers: {}, body: failure(null, err) };
+    }
+    const reply = await serveMcp(server, req, () => descriptor, reqLog);
+    // A refused creation is an HTTP-level 429 too, with Retry-After (SPEC sandbox errors).
+    const body = reply.body as { error?: { code: number; data?: { retryAfterSec?: number } } } | undefined;
+    if (!Array.isArray(reply.body) && body?.error?.code === RPC.RATE_LIMITED) {
+      return { ...reply, status: 429, headers: { ...reply.headers, 'retry-after': String(body.error.data?.retryAfterSec ?? 60) } };
+    }
+    return reply;
   };
 }

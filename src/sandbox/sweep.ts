@@ -1,7 +1,7 @@
 // The cron job that purges sandboxes nobody claimed (and orphaned ones) after SANDBOX_TTL.
 import type { Db } from 'mongodb';
 import type { Config } from '../config.js';
-import type { SweepJob } from '../cron/index.js';
+import type { SweepJob } from '../slice/contract.js';
 import { SandboxService } from './service.js';
 
 export function sandboxSweepJob(config: Config, db: Db, clock: () => number = Date.now): SweepJob {

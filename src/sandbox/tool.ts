@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Bus } from '../bus/types.js';
 import { RPC } from '../rpc/codes.js';
 import { RpcError } from '../rpc/errors.js';
-import { defineTool, type ToolDefinition } from '../rpc/mcp.js';
+import { implementTool, type ToolDeclaration, type ToolDefinition } from '../rpc/mcp.js';
 import type { BucketPolicy, RateLimiter } from '../store/rateLimit.js';
 import type { SandboxService } from './service.js';
 
@@ -40,15 +40,19 @@ export interface SandboxToolDeps {
 
 export const NOTHING_SENT = 'Draft only: nothing was sent. Invitations can be sent after a person claims the workspace.';
 
+/** The sandbox endpoint's one tool, as clients and discovery documents see it. */
+export const START_WORKSPACE_TOOL: ToolDeclaration = {
+  name: 'start_family_care_workspace',
+  title: 'Start a sandbox family care workspace',
+  description:
+    'Create a sandbox family workspace for a loved one, with no sign-in: a loved-one record, a live private inbox address that accepts forwarded provider mail at once, and invitation drafts (never sent). A person claims it later by signing in with primaryCaregiverEmail at the link in the result. Unclaimed sandboxes are deleted after a week.',
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+};
+
 export function sandboxTools(deps: SandboxToolDeps): ToolDefinition[] {
   return [
-    defineTool({
-      name: 'start_family_care_workspace',
-      title: 'Start a sandbox family care workspace',
-      description:
-        'Create a sandbox family workspace for a loved one, with no sign-in: a loved-one record, a live private inbox address that accepts forwarded provider mail at once, and invitation drafts (never sent). A person claims it later by signing in with primaryCaregiverEmail at the link in the result. Unclaimed sandboxes are deleted after a week.',
+    implementTool(START_WORKSPACE_TOOL, {
       input: sandboxInput(deps.appUrl),
-      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
       handler: async (args, ctx) => {
         const taken = await deps.limiter.take(`sandbox:ip:${ctx.clientIp}`, deps.policy);
         if (!taken.allowed)

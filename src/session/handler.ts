@@ -6,9 +6,10 @@ import type { Config } from '../config.js';
 import { identityProvider } from '../config.js';
 import { createIdTokenVerifier, IdTokenError, type IdTokenVerifier } from '../identity/verify.js';
 import { describeIssues } from '../rpc/envelope.js';
-import { ApiProblem, json, Routes } from '../worker/http.js';
-import type { HttpHandler } from '../worker/runtime.js';
+import { ApiProblem, json } from '../http/reply.js';
+import { handlers, type RouteHandlers } from '../slice/contract.js';
 import { WorkspaceStore } from '../workspace/records.js';
+import { SESSION_ROUTES } from './routes.js';
 import { clearedSessionCookie, readCookie, SESSION_COOKIE, sessionCaller, sessionCookie, SessionStore } from './sessions.js';
 
 /** Providers demand a fresh sign-in before minting a long session from an old token. */
@@ -16,11 +17,11 @@ export const FRESH_SIGN_IN_SEC = 5 * 60;
 
 const sessionBody = z.object({ idToken: z.string().min(1, 'is required').max(8192, 'is too long') });
 
-export function sessionHandler(subject: string, config: Config, db: Db, verify: IdTokenVerifier = createIdTokenVerifier(identityProvider(config)), clock: () => number = Date.now): HttpHandler {
+export function sessionHandlers(config: Config, db: Db, verify: IdTokenVerifier = createIdTokenVerifier(identityProvider(config)), clock: () => number = Date.now): RouteHandlers {
   const sessions = new SessionStore(db, clock);
   const workspaces = new WorkspaceStore(db, config.inboxDomain);
-  return new Routes()
-    .add('POST', '/api/auth/session', async (req) => {
+  return handlers(SESSION_ROUTES)
+    .on('apiAuthSession', 'POST', async (req) => {
       const body = sessionBody.safeParse(req.body ?? {});
       if (!body.success) throw new ApiProblem(400, 'VALIDATION_FAILED', `Invalid body: ${describeIssues(body.error)}`, 'Send {"idToken": "<identity-provider ID token>"}.');
       let identity;
@@ -37,7 +38,7 @@ export function sessionHandler(subject: string, config: Config, db: Db, verify: 
       const { token, expiresAt } = await sessions.create({ uid: user._id, email: user.email, ...(user.name ? { name: user.name } : {}), tenant: user.tenant });
       return json(200, { authenticated: true, uid: user._id, email: user.email, name: user.name ?? null, tenant: user.tenant, expiresAt: expiresAt.toISOString() }, { 'set-cookie': sessionCookie(config, token, expiresAt), 'cache-control': 'no-store' });
     })
-    .add('GET', '/api/auth/me', async (req) => {
+    .on('apiAuthMe', 'GET', async (req) => {
       const caller = await sessionCaller(db, req.headers);
       if (!caller) return json(200, { authenticated: false }, { 'cache-control': 'no-store' });
       const membership = await workspaces.workspaceOf(caller.uid);
@@ -54,9 +55,9 @@ export function sessionHandler(subject: string, config: Config, db: Db, verify: 
         { 'cache-control': 'no-store' },
       );
     })
-    .add('POST', '/api/auth/signout', async (req) => {
+    .on('apiAuthSignout', 'POST', async (req) => {
       await sessions.revoke(readCookie(req.headers.cookie, SESSION_COOKIE));
       return json(200, { signedOut: true }, { 'set-cookie': clearedSessionCookie(config), 'cache-control': 'no-store' });
     })
-    .handler(subject);
+    .done();
 }

@@ -4,6 +4,7 @@
 import type { Config } from '../config.js';
 import type { PublicTool } from '../rpc/mcp.js';
 import type { DirectoryDeps } from '../directory/tools.js';
+import type { SliceManifest } from '../slice/contract.js';
 import { VERSION } from '../version.js';
 import { CANONICAL_PAGES, mcpEndpoints, OAUTH_SCOPES, type McpEndpointInfo } from './catalog.js';
 import { escapeMarkdown } from './doc.js';
@@ -15,6 +16,7 @@ export const LINKSET_TYPE = `application/linkset+json; profile="${API_CATALOG_PR
 
 export interface DiscoveryInput {
   config: Config;
+  slices: readonly SliceManifest[];
   directory: DirectoryDeps;
   directoryTools: readonly PublicTool[];
   openapi: Record<string, unknown>;
@@ -68,7 +70,7 @@ export function agentsJson(input: DiscoveryInput): Json {
     documentation: { llms: u.llms, llmsFull: u.llmsFull, openapi: u.openapi, apiCatalog: u.apiCatalog, mcpServerJson: u.serverJson, markdown: `${u.markdown}?path=/` },
     api: { openapi: u.openapi, baseUrl: config.siteUrl, errors: 'ApiError: {error: {code, message, hint}, code, message, hint} with an upper-case code' },
     mcp: {
-      servers: mcpEndpoints(config, input.directoryTools).map((e) => ({
+      servers: mcpEndpoints(config, input.slices).map((e) => ({
         name: e.name,
         title: e.title,
         description: e.description,
@@ -114,7 +116,7 @@ export function llmsTxt(input: DiscoveryInput): string {
     '',
     '## MCP endpoints',
     '',
-    ...mcpEndpoints(config, input.directoryTools).flatMap(endpointSection),
+    ...mcpEndpoints(config, input.slices).flatMap(endpointSection),
     '## APIs',
     '',
     `- [OpenAPI description](${u.openapi}): the site API (markdown, newsletter, session helpers, community threads); errors are ApiError bodies with an upper-case code`,
@@ -139,7 +141,7 @@ export function llmsFullTxt(input: DiscoveryInput): string {
   const paths = (input.openapi.paths ?? {}) as Record<string, Record<string, { summary?: string }>>;
   for (const [path, ops] of Object.entries(paths)) for (const [method, op] of Object.entries(ops)) lines.push(`- \`${method.toUpperCase()} ${path}\`: ${escapeMarkdown(op.summary ?? '')}`);
   lines.push('', '## Tool argument schemas', '');
-  for (const e of mcpEndpoints(config, input.directoryTools).filter((x) => x.id === 'directory'))
+  for (const e of mcpEndpoints(config, input.slices).filter((x) => x.id === 'directory'))
     for (const t of input.directoryTools) lines.push(`### ${t.name} (${e.url})`, '', escapeMarkdown(t.description), '', '```json', JSON.stringify(t.inputSchema, null, 2), '```', '');
   lines.push(`The workspace and sandbox tools describe their arguments in \`tools/list\` on their endpoints.`, '', '## Partner ingest', '', `${INGEST_SUMMARY} Endpoint: ${u.ingest}.`, '', '## Care resources', '');
   for (const r of directory.data.resources)
@@ -156,7 +158,7 @@ export function llmsFullTxt(input: DiscoveryInput): string {
 export function apiCatalog(input: DiscoveryInput): Json {
   const { config } = input;
   const u = urls(config);
-  const endpoints = mcpEndpoints(config, input.directoryTools);
+  const endpoints = mcpEndpoints(config, input.slices);
   const siteApi = `${config.siteUrl}/`;
   const apis: Json[] = [
     {
@@ -192,7 +194,7 @@ export function apiCatalog(input: DiscoveryInput): Json {
 /** The MCP registry's server.json: one remote per MCP endpoint, tools in publisher-provided metadata. */
 export function serverJson(input: DiscoveryInput): Json {
   const { config } = input;
-  const endpoints = mcpEndpoints(config, input.directoryTools);
+  const endpoints = mcpEndpoints(config, input.slices);
   return {
     $schema: SERVER_JSON_SCHEMA_URL,
     name: registryName(config.siteUrl),

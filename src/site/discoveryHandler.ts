@@ -1,15 +1,14 @@
 // The worker handler behind the discovery documents. Each is rendered once per worker from
 // configuration and code, then served with an ETag and a short public cache lifetime.
 import type { HttpRequestEnvelope } from '../bus/envelopes.js';
-import { subjects } from '../bus/subjects.js';
 import type { Config } from '../config.js';
 import { createDirectoryServer } from '../directory/handler.js';
 import type { DirectoryDeps } from '../directory/tools.js';
-import { Routes } from '../worker/http.js';
-import type { HttpHandler } from '../worker/runtime.js';
+import { handlers, type RouteHandlers, type SliceManifest } from '../slice/contract.js';
 import { oauthAuthorizationServerMetadata } from './catalog.js';
 import { agentsJson, apiCatalog, LINKSET_TYPE, llmsFullTxt, llmsTxt, serverJson, type DiscoveryInput } from './discovery.js';
 import { buildOpenApi } from './openapi.js';
+import { SITE_ROUTES } from './routes.js';
 import { cacheable, MARKDOWN_TYPE } from './pagesHandler.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -22,10 +21,10 @@ export interface DiscoveryDocument {
 }
 
 /** Every discovery document as served, by path. */
-export function discoveryDocuments(config: Config, directory: DirectoryDeps): DiscoveryDocument[] {
+export function discoveryDocuments(config: Config, directory: DirectoryDeps, slices: readonly SliceManifest[]): DiscoveryDocument[] {
   const directoryTools = createDirectoryServer(directory).publicTools;
-  const openapi = buildOpenApi(config);
-  const input: DiscoveryInput = { config, directory, directoryTools, openapi };
+  const openapi = buildOpenApi(config, slices);
+  const input: DiscoveryInput = { config, slices, directory, directoryTools, openapi };
   const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
   const server = json(serverJson(input));
   return [
@@ -40,11 +39,14 @@ export function discoveryDocuments(config: Config, directory: DirectoryDeps): Di
   ];
 }
 
-export function discoveryHandler(config: Config, directory: DirectoryDeps): HttpHandler {
-  const routes = new Routes();
+/** One handler per document route of SITE_ROUTES, found by the document's path. */
+export function discoveryHandlers(config: Config, directory: DirectoryDeps, slices: readonly SliceManifest[]): RouteHandlers {
   const catalogLink = `<${config.siteUrl}/.well-known/api-catalog>; rel="api-catalog"`;
-  for (const doc of discoveryDocuments(config, directory)) {
-    routes.add('GET', doc.path, async (req: HttpRequestEnvelope) => cacheable(req, 200, doc.body, doc.contentType, { ...CACHE, link: catalogLink }));
+  const docs = new Map(discoveryDocuments(config, directory, slices).map((d) => [d.path, d]));
+  const routes = handlers(SITE_ROUTES);
+  for (const [name, spec] of Object.entries(SITE_ROUTES)) {
+    const doc = typeof spec.path === 'string' ? docs.get(spec.path) : undefined;
+    if (doc) routes.on(name as keyof typeof SITE_ROUTES, 'GET', async (req: HttpRequestEnvelope) => cacheable(req, 200, doc.body, doc.contentType, { ...CACHE, link: catalogLink }));
   }
-  return routes.handler(subjects(config.busNamespace).siteDiscovery);
+  return routes.done();
 }

@@ -3,17 +3,16 @@
 import { createHash } from 'node:crypto';
 import type { Db } from 'mongodb';
 import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js';
-import { subjects } from '../bus/subjects.js';
 import type { Config } from '../config.js';
 import { CommunityStore } from '../community/store.js';
 import type { DirectoryDeps } from '../directory/tools.js';
-import { ApiProblem, Routes, text } from '../worker/http.js';
-import type { HttpHandler } from '../worker/runtime.js';
-import { PAGE_ROUTES } from './catalog.js';
+import { ApiProblem, text } from '../http/reply.js';
+import { handlers, type RouteHandlers } from '../slice/contract.js';
 import { renderMarkdown, type Page } from './doc.js';
 import { PAGE_HEADERS, renderHtml } from './layout.js';
 import { wantsMarkdown } from '../http/negotiate.js';
 import { notFoundPage, resolvePage, type PagesDeps } from './pages.js';
+import { SITE_ROUTES } from './routes.js';
 import { FAVICON_SVG, STYLESHEET } from './styles.js';
 
 export const MARKDOWN_TYPE = 'text/markdown; charset=utf-8';
@@ -61,12 +60,12 @@ export function markdownTarget(req: HttpRequestEnvelope, siteUrl: string): URL {
   return url;
 }
 
-export function pagesRoutes(deps: PagesDeps): Routes {
+export function pagesRoutes(deps: PagesDeps): RouteHandlers {
   const { config } = deps;
-  const routes = new Routes()
-    .add('GET', '/styles.css', async (req) => cacheable(req, 200, STYLESHEET, 'text/css; charset=utf-8', { 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' }))
-    .add('GET', '/favicon.svg', async (req) => cacheable(req, 200, FAVICON_SVG, 'image/svg+xml', { 'cache-control': 'public, max-age=86400', 'x-content-type-options': 'nosniff' }))
-    .add('GET', '/api/md', async (req) => {
+  return handlers(SITE_ROUTES)
+    .on('styles', 'GET', async (req) => cacheable(req, 200, STYLESHEET, 'text/css; charset=utf-8', { 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' }))
+    .on('favicon', 'GET', async (req) => cacheable(req, 200, FAVICON_SVG, 'image/svg+xml', { 'cache-control': 'public, max-age=86400', 'x-content-type-options': 'nosniff' }))
+    .on('markdown', 'GET', async (req) => {
       const url = markdownTarget(req, config.siteUrl);
       const page = await resolvePage(deps, url.pathname, url.searchParams);
       if (!page || page.status === 404)
@@ -74,18 +73,15 @@ export function pagesRoutes(deps: PagesDeps): Routes {
       if (page.status === 400)
         throw new ApiProblem(400, 'VALIDATION_FAILED', (page.errors ?? []).map((e) => (e.message.startsWith(e.field) ? e.message : `${e.field}: ${e.message}`)).join('; ') || 'invalid query', 'Correct the query of the path and try again.', { vary: VARY });
       return pageReply(req, page, config, true);
-    });
-  for (const route of PAGE_ROUTES) {
-    if (route === '/styles.css' || route === '/favicon.svg') continue;
-    routes.add('GET', route, async (req) => {
+    })
+    .on('pages', 'GET', async (req) => {
       const query = new URLSearchParams(req.query);
       const page = (await resolvePage(deps, req.path, query)) ?? notFoundPage(req.path);
       return pageReply(req, page, config, wantsMarkdown(req.headers.accept));
-    });
-  }
-  return routes;
+    })
+    .done();
 }
 
-export function pagesHandler(config: Config, db: Db, directory: DirectoryDeps): HttpHandler {
-  return pagesRoutes({ config, directory, community: new CommunityStore(db) }).handler(subjects(config.busNamespace).sitePages);
+export function pagesHandlers(config: Config, db: Db, directory: DirectoryDeps): RouteHandlers {
+  return pagesRoutes({ config, directory, community: new CommunityStore(db) });
 }

@@ -1,42 +1,15 @@
-// Every index carecircle relies on, declared in one place and created at start-up.
+// Creating the indexes the slices declare, at start-up, without re-sending existing ones.
 import type { Db, IndexDescription } from 'mongodb';
 import type { Logger } from '../log.js';
-import { RATE_HEADS, RATE_TOKENS, rateTokenIndexes } from './rateLimit.js';
-import { API_KEY_INDEXES, API_KEYS } from '../keys/keys.js';
-import { SESSION_INDEXES, SESSIONS } from '../session/sessions.js';
-import { AUDIT_INDEXES, MCP_AUDIT_LOG } from '../workspace/audit.js';
-import { WORKSPACE_COLLECTIONS, WORKSPACE_INDEXES } from '../workspace/records.js';
-import { INGEST_INDEXES, PARTNER_CARE_EVENT_INDEXES } from '../ingest/indexes.js';
-import { COMMUNITY_INDEXES } from '../community/store.js';
-import { NEWSLETTER_INDEXES } from '../newsletter/store.js';
-import { OAUTH_INDEXES } from '../oauth/store.js';
-import { SANDBOX_INDEXES } from '../sandbox/service.js';
-import { ENTITY_SNAPSHOTS } from './entities.js';
-import { versionedIndexes } from './versioned.js';
 
-export const COLLECTIONS = {
-  rateTokens: RATE_TOKENS,
-  rateHeads: RATE_HEADS,
-  leases: 'leases',
-} as const;
+/** Indexes by collection; several owners of one collection's indexes are merged by concatenation. */
+export type IndexTable = Readonly<Record<string, readonly IndexDescription[]>>;
 
-export const INDEXES: Record<string, IndexDescription[]> = {
-  ...WORKSPACE_INDEXES,
-  ...COMMUNITY_INDEXES,
-  ...NEWSLETTER_INDEXES,
-  ...SANDBOX_INDEXES,
-  [SESSIONS]: SESSION_INDEXES,
-  [API_KEYS]: API_KEY_INDEXES,
-  [MCP_AUDIT_LOG]: AUDIT_INDEXES,
-  [COLLECTIONS.rateTokens]: rateTokenIndexes,
-  [COLLECTIONS.rateHeads]: rateTokenIndexes,
-  [COLLECTIONS.leases]: versionedIndexes,
-  [ENTITY_SNAPSHOTS]: versionedIndexes,
-  ...INGEST_INDEXES,
-  ...OAUTH_INDEXES,
-  // care_events: the workspace's indexes plus the partner purge's (institution, subject).
-  [WORKSPACE_COLLECTIONS.careEvents]: [...(WORKSPACE_INDEXES[WORKSPACE_COLLECTIONS.careEvents] ?? []), ...PARTNER_CARE_EVENT_INDEXES],
-};
+export function mergeIndexes(tables: readonly IndexTable[]): Record<string, IndexDescription[]> {
+  const merged: Record<string, IndexDescription[]> = {};
+  for (const table of tables) for (const [collection, indexes] of Object.entries(table)) (merged[collection] ??= []).push(...indexes);
+  return merged;
+}
 
 /**
  * Create the indexes that do not exist yet, by name. Asking FerretDB v1 to create an index that
@@ -45,9 +18,9 @@ export const INDEXES: Record<string, IndexDescription[]> = {
  */
 const DDL_TIMEOUT_MS = 15_000;
 
-export async function ensureIndexes(db: Db, log: Logger): Promise<void> {
+export async function ensureIndexes(db: Db, log: Logger, tables: readonly IndexTable[]): Promise<void> {
   let created = 0;
-  for (const [collection, indexes] of Object.entries(INDEXES)) {
+  for (const [collection, indexes] of Object.entries(mergeIndexes(tables))) {
     for (let attempt = 1; ; attempt++) {
       try {
         // Bounded: a DDL call that never answers (seen once under load on FerretDB) is retried,

@@ -2,7 +2,7 @@
 // no transactions, TTL or partial indexes, $lookup or change streams.
 import { MongoClient, type Db } from 'mongodb';
 import type { Logger } from '../log.js';
-import { ensureIndexes } from './indexes.js';
+import { ensureIndexes, type IndexTable } from './indexes.js';
 
 export interface Store {
   client: MongoClient;
@@ -18,11 +18,12 @@ export function databaseName(url: string): string {
   return path ? decodeURIComponent(path) : 'carecircle';
 }
 
-export async function openStore(url: string, log: Logger): Promise<Store> {
+/** Connect, and create the indexes of `tables` that do not exist yet. */
+export async function openStore(url: string, log: Logger, tables: readonly IndexTable[] = []): Promise<Store> {
   const client = new MongoClient(url, { serverSelectionTimeoutMS: 5000, appName: 'carecircle' });
   await client.connect();
   const db = client.db(databaseName(url));
-  await ensureIndexes(db, log);
+  await ensureIndexes(db, log, tables);
   return {
     client,
     db,

@@ -9,18 +9,19 @@ import { RpcError } from '../rpc/errors.js';
 import { isNotification, rpcRequest, type RpcResponse } from '../rpc/envelope.js';
 import { failure, McpServer } from '../rpc/mcp.js';
 import { VERSION } from '../version.js';
-import type { HttpHandler } from '../worker/runtime.js';
+import type { RouteHandler } from '../slice/contract.js';
 import { AuditLog } from './audit.js';
 import { authenticate, AuthRefusal, resourceMetadataUrl, type WorkspaceCaller } from './caller.js';
+import { WORKSPACE_ENDPOINT, WORKSPACE_INSTRUCTIONS } from './endpoint.js';
 import { WorkspaceStore } from './records.js';
 import { workspaceTools } from './tools.js';
 
 export function createWorkspaceServer(store: WorkspaceStore, log?: Logger): McpServer {
   return new McpServer({
-    name: 'carecircle-workspace',
-    title: 'carecircle family workspace',
+    name: WORKSPACE_ENDPOINT.name,
+    title: WORKSPACE_ENDPOINT.title,
     version: VERSION,
-    instructions: "Read-only access to the signed-in caregiver's own family workspace: profile, loved ones and recent care events. Write actions come in a later version.",
+    instructions: WORKSPACE_INSTRUCTIONS,
     tools: workspaceTools(store),
     notificationStatus: 202,
     invalidArguments: 'error',
@@ -48,37 +49,35 @@ function succeeded(reply: HttpReplyEnvelope, id: unknown): boolean {
   return !('error' in r) && (r.result as { isError?: boolean }).isError !== true;
 }
 
-export function workspaceMcpHandler(subject: string, config: Config, db: Db, log: Logger): HttpHandler {
+/** Authenticate first, then MCP, then the audit rows. */
+export function workspaceEndpoint(config: Config, db: Db, log: Logger): RouteHandler {
   const store = new WorkspaceStore(db, config.inboxDomain);
   const keys = new KeyStore(db);
   const audit = new AuditLog(db);
   const server = createWorkspaceServer(store, log);
-  return {
-    subject,
-    handle: async (req, reqLog) => {
-      let caller: WorkspaceCaller;
-      try {
-        caller = await authenticate(db, config, req.headers, keys, store);
-      } catch (err) {
-        if (err instanceof AuthRefusal) return { status: err.httpStatus, headers: { 'www-authenticate': err.wwwAuthenticate }, body: failure(null, err) };
-        throw err;
-      }
-      if (req.method === 'GET') {
-        const err = new RpcError(RPC.INVALID_REQUEST, 'This endpoint does not stream; POST JSON-RPC messages instead', { hint: 'POST one JSON-RPC message per request.' }, 405);
-        return { status: 405, headers: { allow: 'POST' }, body: failure(null, err) };
-      }
-      const started = performance.now();
-      const reply = await server.handlePost({ method: req.method, headers: req.headers, body: req.body }, { requestId: req.requestId, clientIp: req.clientIp, caller });
-      const durationMs = Math.round(performance.now() - started);
-      const messages = auditedMessages(req.body);
-      await audit
-        .append(messages.map((m) => ({ uid: caller.uid, tenant: caller.tenant, method: m.method, tool: m.tool, success: succeeded(reply, m.id), durationMs, authMethod: caller.via, at: new Date() })))
-        .catch((err: unknown) => reqLog.error({ err }, 'audit append failed'));
-      // A missing OAuth scope is an HTTP-level refusal too, so clients can step up (RFC 6750).
-      const single = !Array.isArray(reply.body) ? (reply.body as RpcResponse | undefined) : undefined;
-      const scope = single && 'error' in single ? (single.error.data as { scope?: string } | undefined)?.scope : undefined;
-      if (scope) return { ...reply, status: 403, headers: { ...reply.headers, 'www-authenticate': `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${resourceMetadataUrl(config)}"` } };
-      return reply;
-    },
+  return async (req, _params, reqLog) => {
+    let caller: WorkspaceCaller;
+    try {
+      caller = await authenticate(db, config, req.headers, keys, store);
+    } catch (err) {
+      if (err instanceof AuthRefusal) return { status: err.httpStatus, headers: { 'www-authenticate': err.wwwAuthenticate }, body: failure(null, err) };
+      throw err;
+    }
+    if (req.method === 'GET') {
+      const err = new RpcError(RPC.INVALID_REQUEST, 'This endpoint does not stream; POST JSON-RPC messages instead', { hint: 'POST one JSON-RPC message per request.' }, 405);
+      return { status: 405, headers: { allow: 'POST' }, body: failure(null, err) };
+    }
+    const started = performance.now();
+    const reply = await server.handlePost({ method: req.method, headers: req.headers, body: req.body }, { requestId: req.requestId, clientIp: req.clientIp, caller });
+    const durationMs = Math.round(performance.now() - started);
+    const messages = auditedMessages(req.body);
+    await audit
+      .append(messages.map((m) => ({ uid: caller.uid, tenant: caller.tenant, method: m.method, tool: m.tool, success: succeeded(reply, m.id), durationMs, authMethod: caller.via, at: new Date() })))
+      .catch((err: unknown) => reqLog.error({ err }, 'audit append failed'));
+    // A missing OAuth scope is an HTTP-level refusal too, so clients can step up (RFC 6750).
+    const single = !Array.isArray(reply.body) ? (reply.body as RpcResponse | undefined) : undefined;
+    const scope = single && 'error' in single ? (single.error.data as { scope?: string } | undefined)?.scope : undefined;
+    if (scope) return { ...reply, status: 403, headers: { ...reply.headers, 'www-authenticate': `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${resourceMetadataUrl(config)}"` } };
+    return reply;
   };
 }

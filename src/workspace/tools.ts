@@ -3,12 +3,44 @@
 import { z } from 'zod';
 import { RPC } from '../rpc/codes.js';
 import { RpcError, ToolError } from '../rpc/errors.js';
-import { defineTool, type CallContext, type ToolDefinition } from '../rpc/mcp.js';
+import { implementTool, type CallContext, type ToolDeclaration, type ToolDefinition } from '../rpc/mcp.js';
 import type { Scope, WorkspaceCaller } from './caller.js';
 import type { CareEventRecord, WorkspaceStore } from './records.js';
 
 export const DEFAULT_EVENTS_LIMIT = 20;
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
+
+/** The workspace endpoint's tools as clients and discovery documents see them. */
+export const WORKSPACE_TOOLS = {
+  ping: {
+    name: 'ping',
+    title: 'Check the connection',
+    description:
+      'Confirms the connection and shows who you are connected as. No side effects.',
+    annotations: READ_ONLY,
+  },
+  getUserProfile: {
+    name: 'get_user_profile',
+    title: 'Get my profile',
+    description:
+      "Your account: uid, email and tenant; for family caregivers also the family workspace's name and how many family members it has.",
+    annotations: READ_ONLY,
+  },
+  listLovedOnes: {
+    name: 'list_loved_ones',
+    title: 'List loved ones',
+    description:
+      'The loved ones (ids and names) in your family workspace. Use an id with list_care_events.',
+    annotations: READ_ONLY,
+  },
+  listCareEvents: {
+    name: 'list_care_events',
+    title: 'List recent care events',
+    description:
+      'Recent care events (visits, notes, medications, vitals, forwarded mail), newest first: for one loved one when lovedOneId is given, otherwise for each loved one in your workspace (limit applies per loved one).',
+    annotations: READ_ONLY,
+  },
+} as const satisfies Record<string, ToolDeclaration>;
 
 /** Thrown when an OAuth caller lacks a scope; the endpoint answers 403 with insufficient_scope. */
 export class InsufficientScope extends RpcError {
@@ -38,24 +70,16 @@ const eventView = (e: CareEventRecord) => ({
 
 export function workspaceTools(store: WorkspaceStore, platform = 'carecircle'): ToolDefinition[] {
   return [
-    defineTool({
-      name: 'ping',
-      title: 'Check the connection',
-      description: 'Confirms the connection and shows who you are connected as. No side effects.',
+    implementTool(WORKSPACE_TOOLS.ping, {
       input: z.object({}).strict(),
-      annotations: READ_ONLY,
       handler: async (_args, ctx) => {
         const c = callerOf(ctx);
         const text = `pong from ${platform} - uid=${c.uid} tenant=${c.tenant} via=${c.via}`;
         return { summary: text, structured: { pong: true, platform, uid: c.uid, tenant: c.tenant, via: c.via } };
       },
     }),
-    defineTool({
-      name: 'get_user_profile',
-      title: 'Get my profile',
-      description: "Your account: uid, email and tenant; for family caregivers also the family workspace's name and how many family members it has.",
+    implementTool(WORKSPACE_TOOLS.getUserProfile, {
       input: z.object({}).strict(),
-      annotations: READ_ONLY,
       handler: async (_args, ctx) => {
         const c = callerOf(ctx, 'profile:read');
         const membership = c.tenant === 'family' ? await store.workspaceOf(c.uid) : null;
@@ -71,12 +95,8 @@ export function workspaceTools(store: WorkspaceStore, platform = 'carecircle'): 
         };
       },
     }),
-    defineTool({
-      name: 'list_loved_ones',
-      title: 'List loved ones',
-      description: 'The loved ones (ids and names) in your family workspace. Use an id with list_care_events.',
+    implementTool(WORKSPACE_TOOLS.listLovedOnes, {
       input: z.object({}).strict(),
-      annotations: READ_ONLY,
       handler: async (_args, ctx) => {
         const c = callerOf(ctx, 'care_circle:read');
         if (c.tenant !== 'family') throw new ToolError(`list_loved_ones is for family caregivers; this account's tenant is "${c.tenant}".`);
@@ -90,17 +110,13 @@ export function workspaceTools(store: WorkspaceStore, platform = 'carecircle'): 
         };
       },
     }),
-    defineTool({
-      name: 'list_care_events',
-      title: 'List recent care events',
-      description: 'Recent care events (visits, notes, medications, vitals, forwarded mail), newest first: for one loved one when lovedOneId is given, otherwise for each loved one in your workspace (limit applies per loved one).',
+    implementTool(WORKSPACE_TOOLS.listCareEvents, {
       input: z
         .object({
           lovedOneId: z.string().min(1).max(64).optional().describe('One loved one (from list_loved_ones); omit for all.'),
           limit: z.number().int().min(1).max(50).default(DEFAULT_EVENTS_LIMIT).describe('Events per loved one, 1-50 (default 20).'),
         })
         .strict(),
-      annotations: READ_ONLY,
       handler: async ({ lovedOneId, limit }, ctx) => {
         const c = callerOf(ctx, 'care_circle:read');
         const membership = c.tenant === 'family' ? await store.workspaceOf(c.uid) : null;

@@ -1,0 +1,32 @@
+// The app host's pages and JSON API, declared once: sign-in, the family workspace and Settings.
+import { defineRoutes, type handlers, type HttpMethod } from '../slice/contract.js';
+
+/** Pages and the JSON API behind the session cookie: forms and JSON up to 32 KB. */
+export const appPage = <const M extends readonly HttpMethod[]>(path: string, methods: M) =>
+  ({ hosts: ['app'], path, methods, bodyLimit: 32 * 1024, forwardHeaders: ['cookie', 'origin', 'accept'] }) as const;
+
+export const APP_ROUTES = defineRoutes({
+  // RFC 9728 protected-resource metadata of the workspace MCP endpoint (root and path forms), readable cross-origin.
+  protectedResource: { hosts: ['app'], path: ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/api/mcp'], methods: ['GET'], cors: 'mcp' },
+  css: appPage('/assets/app.css', ['GET']),
+  js: appPage('/assets/app.js', ['GET']),
+  signin: appPage('/signin', ['GET']),
+  authCallback: appPage('/auth/callback', ['GET']),
+  signout: appPage('/signout', ['POST']),
+  home: appPage('/', ['GET']),
+  onboarding: appPage('/onboarding', ['GET', 'POST']),
+  workspaceLovedOnes: appPage('/workspace/loved-ones', ['POST']),
+  settings: appPage('/settings', ['GET']),
+  settingsKeys: appPage('/settings/keys', ['POST']),
+  settingsKeysRevoke: appPage('/settings/keys/:id/revoke', ['POST']),
+  settingsAppsRevoke: appPage('/settings/apps/:id/revoke', ['POST']),
+  apiWorkspace: appPage('/api/workspace', ['GET', 'POST']),
+  apiWorkspaceLovedOnes: appPage('/api/workspace/loved-ones', ['POST']),
+  apiKeys: appPage('/api/keys', ['GET', 'POST']),
+  apiKeysRevoke: appPage('/api/keys/:id/revoke', ['POST']),
+  apiActivity: appPage('/api/activity', ['GET']),
+  apiOauthApps: appPage('/api/oauth/apps', ['GET']),
+  apiOauthAppsRevoke: appPage('/api/oauth/apps/:id/revoke', ['POST']),
+});
+
+export type AppRouteBuilder = ReturnType<typeof handlers<typeof APP_ROUTES>>;

@@ -1,0 +1,11 @@
+// The app slice: sign-in, the family workspace pages and JSON API, and Settings.
+import { connectedAppsRoutes } from '../oauth/connectedApps.js';
+import { defineSlice } from '../slice/contract.js';
+import { APP_ROUTES } from './routeTable.js';
+import { appRoutes } from './routes.js';
+
+export const appSlice = defineSlice({
+  name: 'app',
+  routes: APP_ROUTES,
+  serve: (ctx) => appRoutes({ config: ctx.config, db: ctx.db, extend: (routes, helpers) => connectedAppsRoutes(routes, helpers, ctx.db) }),
+});

@@ -1,0 +1,57 @@
+// The directory slice: the public, read-only directory MCP endpoint on the site host.
+import { SUPPORTED_PROTOCOL_VERSIONS } from '../rpc/mcp.js';
+import { jsonContent, ref } from '../http/openapi.js';
+import { defineRoutes, defineSlice, handlers } from '../slice/contract.js';
+import { perMinute } from '../store/rateLimit.js';
+import { directoryEndpoint } from './handler.js';
+import { DIRECTORY_ENDPOINT } from './endpoint.js';
+
+export const SITE_MCP_BODY_LIMIT = 256 * 1024;
+
+const routes = defineRoutes({
+  mcp: {
+    hosts: ['site'],
+    path: '/api/mcp',
+    methods: ['GET', 'POST'],
+    edge: 'mcp',
+    bodyLimit: SITE_MCP_BODY_LIMIT,
+    rate: { bucket: 'directory-mcp', by: 'ip', policy: (c) => perMinute(c.rateDirectoryMcpPerMin) },
+    forwardHeaders: ['accept', 'mcp-protocol-version'],
+    openapi: ({ config }) => ({
+      get: {
+        tags: ['mcp'],
+        summary: 'Describe the directory MCP endpoint',
+        operationId: 'describe_directory_mcp',
+        responses: { '200': { description: 'Endpoint description and tool list.', content: jsonContent(ref('McpDescriptor')) }, '405': { description: 'Only an event stream was acceptable; this endpoint does not stream.', content: jsonContent(ref('JsonRpcResponse')) } },
+      },
+      post: {
+        tags: ['mcp'],
+        summary: 'Send a JSON-RPC message',
+        description: 'Methods: initialize, ping, tools/list, tools/call, notifications/initialized. No authentication.',
+        operationId: 'call_directory_mcp',
+        parameters: [{ name: 'MCP-Protocol-Version', in: 'header', required: false, schema: { type: 'string', enum: [...SUPPORTED_PROTOCOL_VERSIONS] } }],
+        requestBody: { required: true, content: jsonContent({ oneOf: [ref('JsonRpcRequest'), { type: 'array', items: ref('JsonRpcRequest') }] }) },
+        responses: {
+          '200': { description: 'A JSON-RPC response (success or error), or an array for a batch.', content: jsonContent({ oneOf: [ref('JsonRpcResponse'), { type: 'array', items: ref('JsonRpcResponse') }] }) },
+          '204': { description: 'The message was a notification (notifications/initialized).' },
+          '400': { description: 'Not JSON (-32700) or not a JSON-RPC envelope (-32600).', content: jsonContent(ref('JsonRpcResponse')) },
+          '403': { description: 'A browser Origin this endpoint does not serve.', content: jsonContent(ref('JsonRpcResponse')) },
+          '413': { description: `Body over ${SITE_MCP_BODY_LIMIT / 1024} KB.`, content: jsonContent(ref('JsonRpcResponse')) },
+          '415': { description: 'Content-Type is not application/json.', content: jsonContent(ref('JsonRpcResponse')) },
+          '429': { description: `More than ${config.rateDirectoryMcpPerMin} requests a minute from one address (-32029, Retry-After).`, content: jsonContent(ref('JsonRpcResponse')) },
+          '503': { description: 'No worker answered in time (-32030, Retry-After).', content: jsonContent(ref('JsonRpcResponse')) },
+        },
+      },
+    }),
+  },
+});
+
+export const directorySlice = defineSlice({
+  name: 'directory',
+  routes,
+  mcp: [DIRECTORY_ENDPOINT],
+  serve: (ctx) => {
+    const endpoint = directoryEndpoint(ctx.config, ctx.log);
+    return handlers(routes).on('mcp', 'GET', endpoint).on('mcp', 'POST', endpoint).done();
+  },
+});

@@ -1,0 +1,101 @@
+// The site, app and pipe listeners, built from the slice manifests: every declared route gets the
+// edge pipeline of its kind (API, MCP or signed bytes) and is forwarded to its slice's subject.
+import { createHash } from 'node:crypto';
+import cors from '@koa/cors';
+import Router from '@koa/router';
+import Koa, { type Context, type Middleware } from 'koa';
+import { sendApiError } from '../http/apiError.js';
+import { compilePath, pathsOf, sliceSubject, type Host, type RouteSpec, type SliceContext, type SliceManifest } from '../slice/contract.js';
+import type { BucketPolicy } from '../store/rateLimit.js';
+import { apiEndpoint } from './apiEdge.js';
+import type { GatewayDeps } from './context.js';
+import { mcp_cors, mcpEndpoint } from './mcpEdge.js';
+import { listenerBasics } from './middleware.js';
+import { signedEndpoint } from './signedEdge.js';
+
+export type ListenerHost = Exclude<Host, 'internal'> | 'auth';
+
+/** What a listener answers for a path no slice declares. */
+const NOT_FOUND_HINT: Record<ListenerHost, (path: string) => [string, string]> = {
+  site: (path) => [`Nothing at ${path}`, 'See /llms.txt for what this site serves.'],
+  app: (path) => [`Nothing at ${path}`, 'Check the path.'],
+  pipe: (path) => [`Nothing at ${path.slice(0, 200)}`, 'The ingest is POST /pipe/v1/events; see docs/partners.md.'],
+  auth: (path) => [`Nothing at ${path}`, 'This host serves sign-in and OAuth.'],
+};
+
+const publicRead = cors({ origin: '*', allowMethods: 'GET, HEAD', exposeHeaders: ['ETag', 'Link', 'Vary', 'X-Request-Id'], maxAge: 86400 });
+
+type Bucket = (ctx: Context) => { key: string; policy: BucketPolicy } | undefined;
+
+function bucketOf(route: RouteSpec, deps: GatewayDeps): Bucket | undefined {
+  const rule = route.rate;
+  if (!rule) return undefined;
+  const policy = rule.policy(deps.config);
+  if (rule.by === 'ip') return (ctx) => ({ key: `${rule.bucket}:ip:${ctx.ip}`, policy });
+  // Per credential, hashed: the gateway never keeps a key or token. No credential, no bucket.
+  return (ctx) => {
+    const auth = ctx.get('authorization');
+    return auth ? { key: `${rule.bucket}:${createHash('sha256').update(auth).digest('hex')}`, policy } : undefined;
+  };
+}
+
+function pipeline(route: RouteSpec, subject: string, deps: GatewayDeps): Middleware[] {
+  const bucket = bucketOf(route, deps);
+  const forwardHeaders = route.forwardHeaders ?? [];
+  switch (route.edge ?? 'api') {
+    case 'mcp':
+      return mcpEndpoint(deps, { subject, bodyLimit: route.bodyLimit ?? 64 * 1024, bucket: bucket ?? (() => undefined), forwardHeaders });
+    case 'signed':
+      return signedEndpoint(deps, { subject, methods: route.methods, bodyLimit: route.bodyLimit ?? 64 * 1024, forwardHeaders });
+    case 'api': {
+      const corsStep = route.cors === 'public-read' ? [publicRead] : route.cors === 'mcp' ? [mcp_cors(deps)] : [];
+      return [
+        ...corsStep,
+        ...apiEndpoint(deps, {
+          subject,
+          methods: route.methods,
+          ...(route.bodyLimit ? { bodyLimit: route.bodyLimit } : {}),
+          ...(bucket ? { bucket } : {}),
+          forwardHeaders,
+          ...(route.idempotent !== undefined ? { idempotent: route.idempotent } : {}),
+        }),
+      ];
+    }
+  }
+}
+
+/** The access log shows a declared pattern instead of a path that names someone. */
+function loggedPathFor(routes: RouteSpec[]): ((path: string) => string) | undefined {
+  const masked = routes.filter((r) => r.logPattern).flatMap((r) => pathsOf(r).map((p) => ({ p, re: compilePath(p).pattern })));
+  if (!masked.length) return undefined;
+  return (path) => masked.find((m) => m.re.test(path))?.p ?? path;
+}
+
+/** A listener serving every route the slices declare for `host`. */
+export function createHostApp(host: Exclude<Host, 'internal'>, deps: GatewayDeps, slices: readonly SliceManifest[]): Koa {
+  const app = new Koa({ proxy: deps.config.trustProxy });
+  const router = new Router();
+  const served: RouteSpec[] = [];
+  for (const slice of slices) {
+    const subject = sliceSubject(deps.config.busNamespace, slice.name);
+    for (const route of Object.values(slice.routes ?? {})) {
+      if (!route.hosts.includes(host)) continue;
+      served.push(route);
+      const steps = pipeline(route, subject, deps);
+      for (const path of pathsOf(route)) router.all(path, ...steps);
+    }
+  }
+  for (const m of listenerBasics(deps, host, loggedPathFor(served))) app.use(m);
+  app.use(router.routes());
+  app.use(async (ctx) => sendApiError(ctx, 404, 'NOT_FOUND', ...NOT_FOUND_HINT[host](ctx.path)));
+  return app;
+}
+
+/** The authorization host: the Koa apps slices mount on it as they are (sign-in, OAuth). */
+export function createAuthHostApp(deps: GatewayDeps, slices: readonly SliceManifest[], ctx: SliceContext): Koa {
+  const app = new Koa({ proxy: deps.config.trustProxy });
+  for (const m of listenerBasics(deps, 'auth')) app.use(m);
+  for (const slice of slices) for (const listener of slice.listeners ?? []) if (listener.host === 'auth') for (const m of listener.middleware(ctx)) app.use(m);
+  app.use(async (c) => sendApiError(c, 404, 'NOT_FOUND', ...NOT_FOUND_HINT.auth(c.path)));
+  return app;
+}

@@ -1,0 +1,12 @@
+// The session slice: sign-in helpers for the website, and the sessions collection they own.
+import { defineSlice } from '../slice/contract.js';
+import { sessionHandlers } from './handler.js';
+import { SESSION_ROUTES } from './routes.js';
+import { SESSION_INDEXES, SESSIONS } from './sessions.js';
+
+export const sessionSlice = defineSlice({
+  name: 'session',
+  routes: SESSION_ROUTES,
+  indexes: { [SESSIONS]: SESSION_INDEXES },
+  serve: (ctx) => sessionHandlers(ctx.config, ctx.db),
+});

@@ -1,0 +1,19 @@
+// What the workspace MCP endpoint is, declared once: its identity, URL, credentials and tools.
+import type { McpEndpointSpec } from '../slice/contract.js';
+import { WORKSPACE_TOOLS } from './tools.js';
+
+export const WORKSPACE_INSTRUCTIONS =
+  "Read-only access to the signed-in caregiver's own family workspace: profile, loved ones and recent care events. Write actions come in a later version.";
+
+export const WORKSPACE_ENDPOINT: McpEndpointSpec = {
+  id: 'workspace',
+  name: 'carecircle-workspace',
+  title: 'carecircle family workspace',
+  summary: "Authenticated, stateless, read-only access to the caregiver's own family workspace.",
+  instructions: () => WORKSPACE_INSTRUCTIONS,
+  url: (config) => `${config.appUrl}/api/mcp`,
+  auth: 'bearer',
+  authDescription: (config) =>
+    `Authorization: Bearer <API key sk-svc-…> (minted in Settings → MCP API keys at ${config.appUrl}) or an OAuth access token from ${config.authUrl}.`,
+  tools: Object.values(WORKSPACE_TOOLS),
+};

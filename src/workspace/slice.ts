@@ -1,0 +1,35 @@
+// The workspace slice: the authenticated workspace MCP endpoint, the family records it reads, and
+// the audit log of its calls.
+import { defineSlice, defineRoutes, handlers } from '../slice/contract.js';
+import { perMinute } from '../store/rateLimit.js';
+import { AUDIT_INDEXES, MCP_AUDIT_LOG } from './audit.js';
+import { WORKSPACE_ENDPOINT } from './endpoint.js';
+import { workspaceEndpoint } from './handler.js';
+import { WORKSPACE_INDEXES } from './records.js';
+
+export const APP_MCP_BODY_LIMIT = 256 * 1024;
+
+const routes = defineRoutes({
+  mcp: {
+    hosts: ['app'],
+    path: '/api/mcp',
+    methods: ['GET', 'POST'],
+    edge: 'mcp',
+    bodyLimit: APP_MCP_BODY_LIMIT,
+    // SPEC: 60 requests a minute per API key, a bucket of 60 refilled at one a second. Bearer
+    // callers share a bucket per credential; session-cookie callers (in-app agents) are not limited.
+    rate: { bucket: 'mcp-key', by: 'credential', policy: (c) => perMinute(c.rateMcpKeyPerMin) },
+    forwardHeaders: ['authorization', 'cookie', 'accept', 'mcp-protocol-version'],
+  },
+});
+
+export const workspaceSlice = defineSlice({
+  name: 'workspace',
+  routes,
+  mcp: [WORKSPACE_ENDPOINT],
+  indexes: { ...WORKSPACE_INDEXES, [MCP_AUDIT_LOG]: AUDIT_INDEXES },
+  serve: (ctx) => {
+    const endpoint = workspaceEndpoint(ctx.config, ctx.db, ctx.log);
+    return handlers(routes).on('mcp', 'GET', endpoint).on('mcp', 'POST', endpoint).done();
+  },
+});
