@@ -3,7 +3,6 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from 'mongodb';
-import { NatsBus } from '../src/bus/nats.js';
 import { subjects } from '../src/bus/subjects.js';
 import { sliceSubject } from '../src/slice/contract.js';
 import type { Bus } from '../src/bus/types.js';
@@ -130,16 +129,15 @@ export async function storedEvents(db: Db, filter: Record<string, unknown>, coun
   }
 }
 
-/** Wait (bounded) until the JetStream consumer has nothing pending or unacknowledged. */
+/** Wait (bounded) until the durable consumer has nothing pending or unacknowledged. */
 export async function drained(bus: Bus, config: Config, timeoutMs = 15_000): Promise<void> {
-  if (!(bus instanceof NatsBus)) return;
+  if (!bus.durable) return;
   const s = ingestStream(config.busNamespace, subjects(config.busNamespace).ingestEvents);
-  const jsm = await bus.nc.jetstreamManager();
   const until = Date.now() + timeoutMs;
   for (;;) {
-    const info = await jsm.consumers.info(s.stream, s.durable);
-    if (info.num_pending === 0 && info.num_ack_pending === 0) return;
-    if (Date.now() > until) throw new Error(`ingest consumer not drained: ${info.num_pending} pending, ${info.num_ack_pending} unacknowledged`);
+    const state = await bus.durable.consumerState(s.stream, s.durable);
+    if (state.pending === 0 && state.ackPending === 0) return;
+    if (Date.now() > until) throw new Error(`ingest consumer not drained: ${state.pending} pending, ${state.ackPending} unacknowledged`);
     await sleep(25);
   }
 }

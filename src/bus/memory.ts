@@ -21,6 +21,9 @@ export class MemoryBus implements Bus {
     return !this.closed;
   }
 
+  /** Subscriptions take effect at once here. */
+  async flush(): Promise<void> {}
+
   request(subject: string, data: unknown, options: RequestOptions): Promise<unknown> {
     if (this.closed) return Promise.reject(new BusClosedError());
     const member = this.pick(subject);

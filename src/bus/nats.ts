@@ -1,10 +1,11 @@
 // NATS bus: the distributed engine operators scale on. Reconnects forever; drains on close.
-import { connect, ErrorCode, headers as natsHeaders, JSONCodec, NatsError, type NatsConnection, type Msg } from 'nats';
+import { connect, errors, headers as natsHeaders, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../log.js';
 import { BusClosedError, BusError, NoRespondersError, RemoteHandlerError, RequestTimeoutError } from './errors.js';
+import { NatsDurableStreams } from './natsDurable.js';
 import type { Bus, BusHandler, BusHeaders, BusMessage, ReplyEnvelope, RequestOptions, Subscription } from './types.js';
 
-const codec = JSONCodec<unknown>();
+const encode = (data: unknown): string => JSON.stringify(data) ?? '';
 
 function toNatsHeaders(h: BusHeaders | undefined) {
   const out = natsHeaders();
@@ -19,17 +20,29 @@ function fromNatsHeaders(msg: Msg): BusHeaders {
   return out;
 }
 
-const decode = (msg: Msg): unknown => (msg.data.length ? codec.decode(msg.data) : undefined);
+const decode = (msg: Msg): unknown => (msg.data.length ? msg.json() : undefined);
+
+/** nats.js wraps some failures (no responders, a connection closed mid-request) in a RequestError. */
+function failureOf(err: unknown, subject: string, timeoutMs: number): BusError {
+  const inner = err instanceof errors.RequestError && err.cause !== undefined ? err.cause : err;
+  if (inner instanceof errors.NoRespondersError) return new NoRespondersError(subject, { cause: err });
+  if (inner instanceof errors.TimeoutError) return new RequestTimeoutError(subject, timeoutMs, { cause: err });
+  if (inner instanceof errors.ClosedConnectionError || inner instanceof errors.DrainingConnectionError) return new BusClosedError({ cause: err });
+  return new BusError(`request on ${subject} failed`, { cause: err });
+}
 
 export class NatsBus implements Bus {
   readonly kind = 'nats' as const;
+  readonly durable: NatsDurableStreams;
   private readonly subs = new Set<{ drain(): Promise<void> }>();
   private connected = true;
 
   private constructor(
-    readonly nc: NatsConnection,
+    private readonly nc: NatsConnection,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.durable = new NatsDurableStreams(nc);
+  }
 
   static async connect(servers: string, log: Logger, name = 'carecircle'): Promise<NatsBus> {
     const nc = await connect({
@@ -53,22 +66,20 @@ export class NatsBus implements Bus {
     return this.connected && !this.nc.isClosed() && !this.nc.isDraining();
   }
 
+  async flush(): Promise<void> {
+    await this.nc.flush();
+  }
+
   async request(subject: string, data: unknown, options: RequestOptions): Promise<unknown> {
     if (this.nc.isClosed() || this.nc.isDraining()) throw new BusClosedError();
     let reply: Msg;
     try {
-      reply = await this.nc.request(subject, codec.encode(data), {
+      reply = await this.nc.request(subject, encode(data), {
         timeout: options.timeoutMs,
         headers: toNatsHeaders(options.headers),
       });
     } catch (err) {
-      if (err instanceof NatsError) {
-        if (err.code === ErrorCode.NoResponders) throw new NoRespondersError(subject, { cause: err });
-        if (err.code === ErrorCode.Timeout) throw new RequestTimeoutError(subject, options.timeoutMs, { cause: err });
-        if (err.code === ErrorCode.ConnectionClosed || err.code === ErrorCode.ConnectionDraining)
-          throw new BusClosedError({ cause: err });
-      }
-      throw new BusError(`request on ${subject} failed`, { cause: err });
+      throw failureOf(err, subject, options.timeoutMs);
     }
     const env = decode(reply) as ReplyEnvelope;
     if (!env.ok) throw new RemoteHandlerError(subject, env.error);
@@ -90,7 +101,7 @@ export class NatsBus implements Bus {
           (e: unknown): ReplyEnvelope => ({ ok: false, error: e instanceof Error ? e.message : String(e) }),
         );
         const done = run.then((env) => {
-          if (msg.reply && !this.nc.isClosed()) msg.respond(codec.encode(env));
+          if (msg.reply && !this.nc.isClosed()) msg.respond(encode(env));
         });
         inflight.add(done);
         void done.finally(() => inflight.delete(done));
@@ -110,7 +121,7 @@ export class NatsBus implements Bus {
   publish(subject: string, data: unknown, headers?: BusHeaders): void {
     if (this.nc.isClosed() || this.nc.isDraining()) return;
     try {
-      this.nc.publish(subject, codec.encode(data), { headers: toNatsHeaders(headers) });
+      this.nc.publish(subject, encode(data), { headers: toNatsHeaders(headers) });
     } catch (err) {
       this.log.warn({ err, subject }, 'publish failed');
     }
@@ -126,6 +137,7 @@ export class NatsBus implements Bus {
   }
 
   async close(): Promise<void> {
+    await this.durable.stopAll();
     await Promise.allSettled([...this.subs].map((s) => s.drain()));
     if (!this.nc.isClosed()) await this.nc.drain().catch(() => this.nc.close());
   }

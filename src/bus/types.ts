@@ -1,4 +1,5 @@
 // The bus contract both implementations honour: request/reply on subjects, queue groups, headers, timeouts.
+import type { DurableStreams } from './durable.js';
 
 /** Headers carried with every request. Names are lower-case. */
 export type BusHeaders = Record<string, string>;
@@ -36,6 +37,13 @@ export interface Bus {
   subscribe(subject: string, handler: (msg: BusMessage) => void): Subscription;
   /** True while connected and able to carry requests. */
   ready(): boolean;
+  /** Resolves once every subscription made so far is in effect (a round trip to the server). */
+  flush(): Promise<void>;
+  /**
+   * Durable streams, where the bus has them (NATS with JetStream); absent on the in-process bus,
+   * whose callers make their own durable step instead.
+   */
+  readonly durable?: DurableStreams;
   /** Drain subscriptions, flush, and close. */
   close(): Promise<void>;
 }

@@ -1,7 +1,6 @@
-// Wiring the ingest slice into a process: its worker handlers, its JetStream consumer (NATS mode)
+// Wiring the ingest slice into a process: its worker handlers, its durable consumer (NATS mode)
 // and its cron sweeps. service.ts calls these three and nothing else of the slice.
 import type { Db } from 'mongodb';
-import { NatsBus } from '../bus/nats.js';
 import { subjects } from '../bus/subjects.js';
 import type { Bus } from '../bus/types.js';
 import type { Config } from '../config.js';
@@ -16,7 +15,7 @@ import { IngestKeys } from './dedupe.js';
 import { FamilyShares } from './familyShare.js';
 import { DAY_MS, pipeHandlers } from './handler.js';
 import { familyShareLinkHandlers } from './linkHandler.js';
-import { ingestStream, JetStreamSink, MongoSink } from './stream.js';
+import { ingestStream, MongoSink, StreamSink } from './stream.js';
 import { CareEventWriter } from './writer.js';
 
 /** The pipe host's handler and the app host's family-share link handler. */
@@ -26,18 +25,18 @@ export function ingestWorkerHandlers(config: Config, log: Logger, db: Db, bus: B
   const shares = new FamilyShares(db);
   const writer = new CareEventWriter(db, shares);
   const limiter = new RateLimiter(db);
-  const sink = bus instanceof NatsBus ? new JetStreamSink(bus.nc, ingestStream(config.busNamespace, names.ingestEvents), config.ingestAckWaitMs) : new MongoSink(writer);
+  const sink = bus.durable ? new StreamSink(bus.durable, ingestStream(config.busNamespace, names.ingestEvents), config.ingestAckWaitMs) : new MongoSink(writer);
   return {
     ...pipeHandlers({ config, db, partners, shares, writer, sink, limiter }),
     ...familyShareLinkHandlers({ db, appOrigin: new URL(config.appUrl).origin, inboxDomain: config.inboxDomain, shares, limiter, callerOf: (headers) => sessionCaller(db, headers) }),
   };
 }
 
-/** The durable consumer writing care events; only with NATS (embedded runs write on accept). */
+/** The durable consumer writing care events; only on a bus with durable streams (embedded runs write on accept). */
 export function startIngestWriter(config: Config, log: Logger, db: Db, bus: Bus): IngestConsumer | undefined {
-  if (!(bus instanceof NatsBus)) return undefined;
+  if (!bus.durable) return undefined;
   const writer = new CareEventWriter(db, new FamilyShares(db));
-  return startIngestConsumer(bus.nc, ingestStream(config.busNamespace, subjects(config.busNamespace).ingestEvents), writer, log.child({ component: 'ingest-consumer' }), {
+  return startIngestConsumer(bus.durable, ingestStream(config.busNamespace, subjects(config.busNamespace).ingestEvents), writer, log.child({ component: 'ingest-consumer' }), {
     concurrency: Math.min(config.workerConcurrency, 64),
     ackWaitMs: config.ingestAckWaitMs,
   });

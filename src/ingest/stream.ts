@@ -1,7 +1,7 @@
-// The JetStream side of the ingest (NATS mode): one work-queue stream per bus namespace, a durable
-// explicit-ack consumer shared by every worker, and the sink that answers 202 only after the
+// The durable-stream side of the ingest (NATS mode): one work-queue stream per bus namespace, a
+// durable explicit-ack consumer shared by every worker, and the sink that answers 202 only after the
 // server acknowledged the publish.
-import { AckPolicy, DeliverPolicy, nanos, RetentionPolicy, StorageType, type JetStreamClient, type NatsConnection } from 'nats';
+import type { ConsumerSpec, DurableStreams, StreamSpec } from '../bus/durable.js';
 import type { CareEventWriter, QueuedEvent } from './writer.js';
 
 export interface IngestStream {
@@ -15,24 +15,18 @@ export function ingestStream(namespace: string, subject: string): IngestStream {
   return { stream: `CC_INGEST${namespace ? `_${namespace.replace(/[^A-Za-z0-9_-]/g, '_')}` : ''}`, subject, durable: 'care-event-writer' };
 }
 
-/** JetStream de-duplicates publishes with the same Nats-Msg-Id (our event id) within this window. */
+/** The stream de-duplicates publishes with the same message id (our event id) within this window. */
 export const DUPLICATE_WINDOW_MS = 2 * 60 * 1000;
 
+/** Kept until a worker acknowledged the event (work queue). */
+export const streamSpec = (s: IngestStream): StreamSpec => ({ name: s.stream, subjects: [s.subject], duplicateWindowMs: DUPLICATE_WINDOW_MS, retention: 'workqueue' });
+
+export const consumerSpec = (s: IngestStream, ackWaitMs: number): ConsumerSpec => ({ durable: s.durable, filterSubject: s.subject, ackWaitMs });
+
 /** Create or update the stream and the durable consumer; safe to call from every process. */
-export async function ensureIngestStream(nc: NatsConnection, s: IngestStream, ackWaitMs: number): Promise<void> {
-  const jsm = await nc.jetstreamManager();
-  const streamConfig = { name: s.stream, subjects: [s.subject], storage: StorageType.File, retention: RetentionPolicy.Workqueue, duplicate_window: nanos(DUPLICATE_WINDOW_MS) };
-  try {
-    await jsm.streams.add(streamConfig);
-  } catch {
-    await jsm.streams.update(s.stream, streamConfig);
-  }
-  const consumerConfig = { durable_name: s.durable, ack_policy: AckPolicy.Explicit, ack_wait: nanos(ackWaitMs), deliver_policy: DeliverPolicy.All, filter_subject: s.subject, max_deliver: -1 };
-  try {
-    await jsm.consumers.add(s.stream, consumerConfig);
-  } catch {
-    await jsm.consumers.update(s.stream, s.durable, { ack_wait: consumerConfig.ack_wait, max_deliver: -1 });
-  }
+export async function ensureIngestStream(durable: DurableStreams, s: IngestStream, ackWaitMs: number): Promise<void> {
+  await durable.ensureStream(streamSpec(s));
+  await durable.ensureConsumer(s.stream, consumerSpec(s, ackWaitMs));
 }
 
 /** Where an accepted event goes to become durable before the 202. */
@@ -41,35 +35,32 @@ export interface EventSink {
   put(e: QueuedEvent): Promise<void>;
 }
 
-/** NATS mode: durable once JetStream acknowledged the publish. */
-export class JetStreamSink implements EventSink {
+/** NATS mode: durable once the stream acknowledged the publish. */
+export class StreamSink implements EventSink {
   readonly kind = 'jetstream' as const;
-  private ready: Promise<JetStreamClient> | undefined;
+  private ready: Promise<void> | undefined;
 
   constructor(
-    private readonly nc: NatsConnection,
+    private readonly durable: DurableStreams,
     private readonly s: IngestStream,
     private readonly ackWaitMs: number,
   ) {}
 
-  private client(): Promise<JetStreamClient> {
-    this.ready ??= ensureIngestStream(this.nc, this.s, this.ackWaitMs).then(
-      () => this.nc.jetstream(),
-      (err: unknown) => {
-        this.ready = undefined; // try again on the next request
-        throw err;
-      },
-    );
+  private ensured(): Promise<void> {
+    this.ready ??= ensureIngestStream(this.durable, this.s, this.ackWaitMs).catch((err: unknown) => {
+      this.ready = undefined; // try again on the next request
+      throw err;
+    });
     return this.ready;
   }
 
   async put(e: QueuedEvent): Promise<void> {
-    const js = await this.client();
-    await js.publish(this.s.subject, Buffer.from(JSON.stringify(e)), { msgID: e.eventId, timeout: 5_000 });
+    await this.ensured();
+    await this.durable.publish(this.s.subject, e, { msgId: e.eventId });
   }
 }
 
-/** Embedded mode (no JetStream): the MongoDB write of the care event is the durable step. */
+/** Embedded mode (no durable streams): the MongoDB write of the care event is the durable step. */
 export class MongoSink implements EventSink {
   readonly kind = 'mongodb' as const;
   constructor(private readonly writer: CareEventWriter) {}

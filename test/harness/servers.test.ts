@@ -1,5 +1,6 @@
 import { MongoClient, MongoServerError } from 'mongodb';
-import { connect, type NatsConnection } from 'nats';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   databaseName,
@@ -87,10 +88,10 @@ describe('startNats', () => {
 
   it('has JetStream enabled', async () => {
     nc ??= await connect({ servers: server.url });
-    const jsm = await nc.jetstreamManager();
+    const jsm = await jetstreamManager(nc);
     const stream = `HARNESS_${Date.now()}`;
     await jsm.streams.add({ name: stream, subjects: [`${stream.toLowerCase()}.>`], duplicate_window: 60_000_000_000 });
-    const js = nc.jetstream();
+    const js = jetstream(nc);
     const first = await js.publish(`${stream.toLowerCase()}.a`, 'one', { msgID: 'm1' });
     const again = await js.publish(`${stream.toLowerCase()}.a`, 'one', { msgID: 'm1' });
     expect(first.seq).toBe(1);
@@ -101,7 +102,7 @@ describe('startNats', () => {
   it('stops for real', async () => {
     const own = await withoutEnv('NATS_URL', () => startNats({ jetstream: false }));
     const c = await connect({ servers: own.url });
-    await expect(c.jetstreamManager()).rejects.toThrow(); // jetstream: false means no JetStream
+    await expect(jetstreamManager(c)).rejects.toThrow(); // jetstream: false means no JetStream
     await c.close();
     await own.stop();
     await expectNatsGone(own.url);
@@ -164,7 +165,7 @@ describe('servers shared by globalSetup', () => {
     const nc = await connect({ servers: inject('natsUrl') });
     try {
       expect(await natsRoundTrip(nc, 'harness.shared')).toBe('ping');
-      await expect((await nc.jetstreamManager()).getAccountInfo()).resolves.toBeTruthy();
+      await expect((await jetstreamManager(nc)).getAccountInfo()).resolves.toBeTruthy();
     } finally {
       await nc.close();
     }

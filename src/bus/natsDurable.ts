@@ -1,0 +1,138 @@
+// Durable streams on NATS JetStream: file-backed streams, acknowledged publishes with de-duplication,
+// and durable explicit-ack pull consumers. Works with nats-server 2.9.4 and later.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, StorageType, type ConsumerMessages, type JetStreamClient, type JsMsg } from '@nats-io/jetstream';
+import { nanos, type NatsConnection } from '@nats-io/transport-node';
+import type { ConsumeOptions, ConsumerSpec, ConsumerState, DurableMessage, DurableStreams, PublishAck, PublishOptions, RunningConsumer, StreamSpec } from './durable.js';
+
+const PUBLISH_TIMEOUT_MS = 5_000;
+
+/** Settling a message whose connection has gone is a no-op: the server delivers it again anyway. */
+function quietly(fn: () => void): void {
+  try {
+    fn();
+  } catch {
+    // the ack wait takes over
+  }
+}
+
+function delivery(m: JsMsg): DurableMessage {
+  return {
+    seq: m.seq,
+    redelivered: m.redelivered,
+    json: () => m.json(),
+    ack: () => quietly(() => m.ack()),
+    nak: (delayMs) => quietly(() => m.nak(delayMs)),
+    term: () => quietly(() => m.term()),
+  };
+}
+
+export class NatsDurableStreams implements DurableStreams {
+  private client: JetStreamClient | undefined;
+  private readonly running = new Set<RunningConsumer>();
+
+  constructor(private readonly nc: NatsConnection) {}
+
+  private js(): JetStreamClient {
+    this.client ??= jetstream(this.nc);
+    return this.client;
+  }
+
+  async ensureStream(s: StreamSpec): Promise<void> {
+    // A new manager each time: it checks that JetStream is (still) enabled for the account.
+    const jsm = await jetstreamManager(this.nc);
+    const config = { name: s.name, subjects: s.subjects, storage: StorageType.File, retention: s.retention, duplicate_window: nanos(s.duplicateWindowMs) };
+    try {
+      await jsm.streams.add(config);
+    } catch {
+      await jsm.streams.update(s.name, config);
+    }
+  }
+
+  async ensureConsumer(stream: string, c: ConsumerSpec): Promise<void> {
+    const jsm = await jetstreamManager(this.nc);
+    const config = { durable_name: c.durable, ack_policy: AckPolicy.Explicit, ack_wait: nanos(c.ackWaitMs), deliver_policy: DeliverPolicy.All, filter_subject: c.filterSubject, max_deliver: -1 };
+    try {
+      await jsm.consumers.add(stream, config);
+    } catch {
+      await jsm.consumers.update(stream, c.durable, { ack_wait: config.ack_wait, max_deliver: -1 });
+    }
+  }
+
+  async publish(subject: string, data: unknown, options: PublishOptions): Promise<PublishAck> {
+    const ack = await this.js().publish(subject, JSON.stringify(data), { msgID: options.msgId, timeout: options.timeoutMs ?? PUBLISH_TIMEOUT_MS });
+    return { stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate };
+  }
+
+  async consumerState(stream: string, durable: string): Promise<ConsumerState> {
+    const info = await (await jetstreamManager(this.nc)).consumers.info(stream, durable);
+    return { pending: info.num_pending, ackPending: info.num_ack_pending };
+  }
+
+  consume(stream: StreamSpec, consumer: ConsumerSpec, handler: (m: DurableMessage) => Promise<void>, options: ConsumeOptions): RunningConsumer {
+    let stopped = false;
+    let messages: ConsumerMessages | undefined;
+    const stopping = new AbortController();
+    const pause = (ms: number) => sleep(ms, undefined, { signal: stopping.signal }).catch(() => undefined);
+    const inflight = new Set<Promise<void>>();
+
+    const settle = async (m: JsMsg): Promise<void> => {
+      const d = delivery(m);
+      await handler(d).catch(() => d.nak());
+    };
+
+    const run = async () => {
+      let backoff = 250;
+      let failures = 0;
+      while (!stopped) {
+        try {
+          await this.ensureStream(stream);
+          await this.ensureConsumer(stream.name, consumer);
+          const c = await this.js().consumers.get(stream.name, consumer.durable);
+          messages = await c.consume({ max_messages: options.concurrency * 2 });
+          if (stopped) void messages.close();
+          else options.onStart?.();
+          backoff = 250;
+          failures = 0;
+          for await (const m of messages) {
+            // Stopping: what was fetched but not started goes straight back, for another process.
+            if (stopped) {
+              quietly(() => m.nak());
+              continue;
+            }
+            const done = settle(m);
+            inflight.add(done);
+            void done.finally(() => inflight.delete(done));
+            // At most `concurrency` unsettled here before the next message is taken.
+            while (inflight.size >= options.concurrency) await Promise.race(inflight);
+          }
+          if (!stopped) await pause(backoff);
+        } catch (err) {
+          if (stopped) break;
+          options.onError?.(err, ++failures);
+          await pause(backoff);
+          backoff = Math.min(backoff * 2, 30_000);
+        }
+      }
+    };
+    const running = run();
+
+    const handle: RunningConsumer = {
+      stop: async () => {
+        this.running.delete(handle);
+        stopped = true;
+        stopping.abort();
+        void messages?.close();
+        await running;
+        await Promise.allSettled([...inflight]);
+      },
+    };
+    this.running.add(handle);
+    return handle;
+  }
+
+  /** Before the connection drains: consumers still running stop first. */
+  async stopAll(): Promise<void> {
+    await Promise.allSettled([...this.running].map((c) => c.stop()));
+  }
+}
