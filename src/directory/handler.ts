@@ -5,7 +5,7 @@ import type { Logger } from '../log.js';
 import { McpServer } from '../rpc/mcp.js';
 import { endpointDescriptor, serveMcp } from '../rpc/http.js';
 import type { HttpHandler } from '../worker/runtime.js';
-import { loadCostData } from './cost.js';
+import { loadCostData } from './costData.js';
 import { loadDirectoryData } from './data.js';
 import { createDirectoryIndex } from './search.js';
 import { directoryTools, type DirectoryDeps } from './tools.js';
