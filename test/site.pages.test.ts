@@ -2,7 +2,7 @@
 // the markdown renderings for agents: same data, same facts, strict headers.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadCostData } from '../src/directory/cost.js';
+import { loadCostData } from '../src/directory/costData.js';
 import { loadDirectoryData } from '../src/directory/data.js';
 import { launchBrowser, screenshot } from './harness/browser.js';
 import { startFakeIdp, type FakeIdp } from './harness/fakeIdp.js';

@@ -1,12 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import {
-  CARE_TYPES,
-  calculateLongTermCareCost,
-  costDataSchema,
-  costInputSchema,
-  loadCostData,
-  type CostData,
-} from './cost.js';
+import { calculateLongTermCareCost } from './cost.js';
+import { CARE_TYPES, costDataSchema, loadCostData, type CostData } from './costData.js';
+import { costInputSchema } from './costInput.js';
 import { STATES } from './states.js';
 
 const data = loadCostData();

@@ -5,7 +5,7 @@ import { McpServer } from '../rpc/mcp.js';
 import { endpointDescriptor, serveMcp } from '../rpc/http.js';
 import type { RouteHandler } from '../slice/contract.js';
 import { VERSION } from '../version.js';
-import { loadCostData } from './cost.js';
+import { loadCostData } from './costData.js';
 import { loadDirectoryData } from './data.js';
 import { DIRECTORY_ENDPOINT, DIRECTORY_INSTRUCTIONS } from './endpoint.js';
 import { createDirectoryIndex } from './search.js';

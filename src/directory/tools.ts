@@ -2,7 +2,9 @@
 import { z } from 'zod';
 import { ToolError } from '../rpc/errors.js';
 import { implementTool, type ToolDeclaration, type ToolDefinition } from '../rpc/mcp.js';
-import { calculateLongTermCareCost, costInputSchema, type CostData } from './cost.js';
+import { calculateLongTermCareCost } from './cost.js';
+import type { CostData } from './costData.js';
+import { costInputSchema } from './costInput.js';
 import { RESOURCE_CATEGORY_VALUES, type DirectoryData } from './data.js';
 import type { DirectoryIndex } from './search.js';
 import { resolveState } from './states.js';

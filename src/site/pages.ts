@@ -1,7 +1,9 @@
 // The directory's pages as models (title, summary, blocks), built from the directory data, the
 // cost calculator and the community store. HTML and markdown are both rendered from these.
 import type { Config } from '../config.js';
-import { CARE_TYPES, calculateLongTermCareCost, costInputSchema, type CostEstimate } from '../directory/cost.js';
+import { calculateLongTermCareCost, type CostEstimate } from '../directory/cost.js';
+import { CARE_TYPES } from '../directory/costData.js';
+import { costInputSchema } from '../directory/costInput.js';
 import { RESOURCE_CATEGORY_VALUES, type Channel, type Resource, type ResourceCategory } from '../directory/data.js';
 import { STATES, resolveState } from '../directory/states.js';
 import type { DirectoryDeps } from '../directory/tools.js';

@@ -13,14 +13,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MongoClient } from 'mongodb';
-import {
-  ensureFerretDbBinary,
-  findExecutable,
-  freePort as findFreePort,
-  spawnServerProcess,
-  startFerretDb,
-  waitForPort,
-} from '../../src/store/embeddedMongo.js';
+import { ensureFerretDbBinary, startFerretDb } from '../../src/store/embedded/ferretdb.js';
+import { findExecutable, freePort as findFreePort, spawnServerProcess, waitForPort } from '../../src/store/embedded/process.js';
 
 export interface RunningServer {
   url: string;

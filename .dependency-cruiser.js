@@ -1,0 +1,95 @@
+// Dependency rules that fail the build: no cycles, and the layering in docs/architecture.md ("Dependency rules").
+//
+// Layers, lowest first: machines/ (pure state machines); shared mechanism; feature slices;
+// the runtime (gateway, worker, cron); the role wiring (service.ts, cli.ts, slices.ts).
+// A layer imports only from layers below it. Tests are exempt from layering, not from cycles.
+// Folder-level cycles among the top folders of src/ are checked by scripts/folder-cycles.ts.
+
+const TESTS = '(\\.test\\.ts$|^test/)';
+const SHARED = '^src/((config|log|version|roles)\\.ts$|(http|bus|store|rpc|auth|slice)/)';
+const SLICES = '^src/(directory|site|newsletter|community|session|identity|workspace|keys|app|oauth|sandbox|inbox|ingest|partner|web)/';
+const RUNTIME = '^src/(gateway|worker|cron)/';
+const WIRING = '^src/(service|cli|slices)\\.ts$';
+// Reply builders and the method/path router that every slice's handler uses. It runs inside
+// the worker but knows nothing about it, so slices may import it until it moves below them.
+const WORKER_HTTP_HELPERS = '^src/worker/http\\.ts$';
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+export default {
+  forbidden: [
+    {
+      name: 'no-file-cycles',
+      comment: 'A file may not reach itself through its imports (type-only imports included).',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'machines-stay-pure',
+      comment: 'machines/ holds xstate machines without I/O: they import only xstate and each other.',
+      severity: 'error',
+      from: { path: '^machines/', pathNot: TESTS },
+      to: { pathNot: '^(machines/|node_modules/xstate/)' },
+    },
+    {
+      name: 'shared-mechanism-not-upward',
+      comment: 'Shared mechanism (config, log, version, roles, http, bus, store, rpc, auth, slice) may not import slices, the runtime or the role wiring.',
+      severity: 'error',
+      from: { path: SHARED, pathNot: TESTS },
+      to: { path: `${SLICES}|${RUNTIME}|${WIRING}` },
+    },
+    {
+      name: 'slices-not-upward',
+      comment: `Feature slices may not import the gateway, the worker (except ${WORKER_HTTP_HELPERS}) or the role wiring.`,
+      severity: 'error',
+      from: { path: SLICES, pathNot: TESTS },
+      to: { path: `^src/(gateway|worker)/|${WIRING}`, pathNot: WORKER_HTTP_HELPERS },
+    },
+    {
+      name: 'slices-use-cron-types-only',
+      comment: 'Feature slices may import types from src/cron/ (a sweep job\'s shape), nothing else.',
+      severity: 'error',
+      from: { path: SLICES, pathNot: TESTS },
+      to: { path: '^src/cron/', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'runtime-not-upward',
+      comment: 'The gateway, worker and cron receive slice manifests from the role wiring: they import no slice and no wiring.',
+      severity: 'error',
+      from: { path: RUNTIME, pathNot: TESTS },
+      to: { path: `${SLICES}|${WIRING}` },
+    },
+    {
+      name: 'worker-and-cron-not-gateway',
+      comment: 'Workers and cron run without a gateway.',
+      severity: 'error',
+      from: { path: '^src/(worker|cron)/', pathNot: TESTS },
+      to: { path: '^src/gateway/' },
+    },
+    {
+      name: 'gateway-only-from-wiring',
+      comment: 'Only the role wiring (service.ts, cli.ts, slices.ts) and tests import src/gateway/.',
+      severity: 'error',
+      from: { pathNot: `^src/gateway/|${WIRING}|${TESTS}` },
+      to: { path: '^src/gateway/' },
+    },
+    {
+      name: 'bridge-stands-alone',
+      comment: 'The MCP bridge ships on its own: of src/ it may import only src/version.ts.',
+      severity: 'error',
+      from: { path: '^bridge/', pathNot: TESTS },
+      to: { path: '^src/', pathNot: '^src/version\\.ts$' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^(dist|scripts/ferretdb|src/app/assets)/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      mainFields: ['module', 'main', 'types', 'typings'],
+    },
+  },
+};
