@@ -10,9 +10,6 @@ const SHARED = '^src/((config|log|version|roles)\\.ts$|(http|bus|store|rpc|auth|
 const SLICES = '^src/(directory|site|newsletter|community|session|identity|workspace|keys|app|oauth|sandbox|inbox|ingest|partner|web)/';
 const RUNTIME = '^src/(gateway|worker|cron)/';
 const WIRING = '^src/(service|cli|slices)\\.ts$';
-// Reply builders and the method/path router that every slice's handler uses. It runs inside
-// the worker but knows nothing about it, so slices may import it until it moves below them.
-const WORKER_HTTP_HELPERS = '^src/worker/http\\.ts$';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 export default {
@@ -40,17 +37,10 @@ export default {
     },
     {
       name: 'slices-not-upward',
-      comment: `Feature slices may not import the gateway, the worker (except ${WORKER_HTTP_HELPERS}) or the role wiring.`,
+      comment: 'Feature slices may not import the runtime (gateway, worker, cron) or the role wiring: they declare manifests (src/slice/contract.ts) that the wiring hands to the runtime.',
       severity: 'error',
       from: { path: SLICES, pathNot: TESTS },
-      to: { path: `^src/(gateway|worker)/|${WIRING}`, pathNot: WORKER_HTTP_HELPERS },
-    },
-    {
-      name: 'slices-use-cron-types-only',
-      comment: 'Feature slices may import types from src/cron/ (a sweep job\'s shape), nothing else.',
-      severity: 'error',
-      from: { path: SLICES, pathNot: TESTS },
-      to: { path: '^src/cron/', dependencyTypesNot: ['type-only'] },
+      to: { path: `${RUNTIME}|${WIRING}` },
     },
     {
       name: 'runtime-not-upward',
@@ -75,10 +65,10 @@ export default {
     },
     {
       name: 'bridge-stands-alone',
-      comment: 'The MCP bridge ships on its own: of src/ it may import only src/version.ts.',
+      comment: 'The MCP bridge ships on its own: of src/ it may import only the leaf modules src/version.ts and src/rpc/codes.ts (the pinned JSON-RPC codes).',
       severity: 'error',
       from: { path: '^bridge/', pathNot: TESTS },
-      to: { path: '^src/', pathNot: '^src/version\\.ts$' },
+      to: { path: '^src/', pathNot: '^src/(version|rpc/codes)\\.ts$' },
     },
   ],
   options: {

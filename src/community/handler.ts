@@ -7,7 +7,7 @@ import { identityProvider, type Config } from '../config.js';
 import type { Channel } from '../directory/data.js';
 import { loadDirectoryData } from '../directory/data.js';
 import { createIdTokenVerifier, IdTokenError, type IdTokenVerifier, type VerifiedIdentity } from '../identity/verify.js';
-import { describeIssues, parseOr400 } from '../site/problems.js';
+import { describeIssues, parseOr400 } from '../http/problems.js';
 import { perMinute, RateLimiter } from '../store/rateLimit.js';
 import { ApiProblem, json } from '../http/reply.js';
 import { handlers, type RouteHandlers } from '../slice/contract.js';

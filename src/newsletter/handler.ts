@@ -6,7 +6,7 @@ import type { Logger } from '../log.js';
 import type { Page } from '../site/doc.js';
 import { PAGE_HEADERS, renderHtml } from '../site/layout.js';
 import { preferredType } from '../http/negotiate.js';
-import { describeIssues } from '../site/problems.js';
+import { describeIssues } from '../http/problems.js';
 import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js';
 import { ApiProblem, json, text } from '../http/reply.js';
 import { handlers, type RouteHandlers } from '../slice/contract.js';

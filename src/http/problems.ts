@@ -1,6 +1,6 @@
 // Turning zod failures into ApiErrors that name each field and say what is allowed.
 import type { z } from 'zod';
-import { ApiProblem } from '../http/reply.js';
+import { ApiProblem } from './reply.js';
 
 /** `field: message` for each issue, the field path written as `a.b[0]`. */
 export function describeIssues(error: z.ZodError, max = 5): string {
