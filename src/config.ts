@@ -1,5 +1,6 @@
 // The one configuration schema: every key with its environment variable, default and doc.
 import { z } from 'zod';
+import { TENANTS } from './auth/tenants.js';
 
 export interface ConfigKey {
   env: string;
@@ -49,7 +50,7 @@ export const CONFIG_KEYS = {
   idpLoginUrl: { env: 'IDP_LOGIN_URL', doc: 'Where people are sent to sign in (gets ?return_to=). Empty: the development provider\'s page.', schema: z.string(), default: '' },
   devIdp: { env: 'DEV_IDP', doc: 'Serve the development identity provider (sign in as any email) on the auth host. Refused when NODE_ENV=production.', schema: bool, default: 'true' },
   sessionCookieDomain: { env: 'SESSION_COOKIE_DOMAIN', doc: 'Domain attribute of the cc_session cookie, so one sign-in covers site and app hosts (for example .carecircle.example). Empty: host-only.', schema: z.string(), default: '' },
-  tenants: { env: 'TENANTS', doc: 'Tenants provisioned in this deployment, comma-separated: family, agency.', schema: list.pipe(z.array(z.enum(['family', 'agency']))), default: 'family,agency' },
+  tenants: { env: 'TENANTS', doc: 'Tenants provisioned in this deployment, comma-separated: family, agency.', schema: list.pipe(z.array(z.enum(TENANTS))), default: 'family,agency' },
   mongoUrl: { env: 'MONGO_URL', doc: 'MongoDB connection string (database name in the path, default carecircle). Unset: a local MongoDB-compatible server is started under DATA_DIR.', schema: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must start with mongodb:// or mongodb+srv://').optional() },
   natsUrl: { env: 'NATS_URL', doc: 'NATS server URL(s), comma-separated. Unset: the in-process bus (single process only).', schema: z.string().min(1).optional() },
   dataDir: { env: 'DATA_DIR', doc: 'Where the embedded run keeps its local database and tools.', schema: z.string().min(1), default: '.carecircle' },

@@ -12,7 +12,7 @@ import { ingestStream } from '../src/ingest/stream.js';
 import type { PartnerCareEvent } from '../src/ingest/writer.js';
 import { PartnerStore } from '../src/partner/records.js';
 import { parseDataKey, SecretBox } from '../src/partner/secretBox.js';
-import { SessionStore } from '../src/session/sessions.js';
+import { SessionStore } from '../src/auth/sessions.js';
 import { WORKSPACE_COLLECTIONS, WorkspaceStore } from '../src/workspace/records.js';
 
 /** A fixed data key for the tests (so child processes and the test read the same secrets). */

@@ -9,7 +9,7 @@ import { KeyNotFound, KeyStore, TooManyKeys, type ApiKeyView } from '../keys/key
 import { connectedAppsSection } from '../oauth/connectedApps.js';
 import { OAuthStore } from '../oauth/store.js';
 import { describeIssues } from '../rpc/envelope.js';
-import { clearedSessionCookie, readCookie, SESSION_COOKIE, sessionCaller, SessionStore, type SessionCaller } from '../session/sessions.js';
+import { clearedSessionCookie, readCookie, SESSION_COOKIE, sessionCaller, SessionStore, type SessionCaller } from '../auth/sessions.js';
 import { escapeHtml } from '../web/html.js';
 import { page, redirect } from '../web/page.js';
 import { ApiProblem, json, text } from '../http/reply.js';

@@ -7,7 +7,7 @@ import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { PartnerStore } from '../partner/records.js';
 import { resolveDataKey, SecretBox } from '../partner/secretBox.js';
-import { sessionCaller } from '../session/sessions.js';
+import { sessionCaller } from '../auth/sessions.js';
 import { RateLimiter } from '../store/rateLimit.js';
 import type { RouteHandlers, SweepJob } from '../slice/contract.js';
 import { startIngestConsumer, type IngestConsumer } from './consumer.js';

@@ -10,7 +10,7 @@ import { ApiProblem, json } from '../http/reply.js';
 import { handlers, type RouteHandlers } from '../slice/contract.js';
 import { WorkspaceStore } from '../workspace/records.js';
 import { SESSION_ROUTES } from './routes.js';
-import { clearedSessionCookie, readCookie, SESSION_COOKIE, sessionCaller, sessionCookie, SessionStore } from './sessions.js';
+import { clearedSessionCookie, readCookie, SESSION_COOKIE, sessionCaller, sessionCookie, SessionStore } from '../auth/sessions.js';
 
 /** Providers demand a fresh sign-in before minting a long session from an old token. */
 export const FRESH_SIGN_IN_SEC = 5 * 60;

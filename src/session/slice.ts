@@ -2,7 +2,7 @@
 import { defineSlice } from '../slice/contract.js';
 import { sessionHandlers } from './handler.js';
 import { SESSION_ROUTES } from './routes.js';
-import { SESSION_INDEXES, SESSIONS } from './sessions.js';
+import { SESSION_INDEXES, SESSIONS } from '../auth/sessions.js';
 
 export const sessionSlice = defineSlice({
   name: 'session',

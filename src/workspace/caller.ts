@@ -5,9 +5,9 @@ import { API_KEY_FORMAT, type KeyStore } from '../keys/keys.js';
 import { AccessTokenError, accessTokenVerifier, looksLikeJwt } from '../oauth/accessTokens.js';
 import { RPC } from '../rpc/codes.js';
 import { RpcError } from '../rpc/errors.js';
-import { sessionCaller } from '../session/sessions.js';
+import { sessionCaller } from '../auth/sessions.js';
 import type { AuthMethod } from './audit.js';
-import type { Tenant } from './records.js';
+import type { Tenant } from '../auth/tenants.js';
 import { type WorkspaceStore } from './records.js';
 
 export const SCOPES = ['profile:read', 'care_circle:read'] as const;

@@ -2,8 +2,8 @@
 // Every read that serves a caller takes the caller's uid and re-derives ownership from it.
 import type { Collection, Db, IndexDescription } from 'mongodb';
 import { newId, randomBase32 } from '../store/ids.js';
+import type { Tenant } from '../auth/tenants.js';
 
-export type Tenant = 'family' | 'agency';
 export type MemberRole = 'caregiver' | 'family_member';
 
 export interface UserRecord {
