@@ -2,8 +2,8 @@
 // last use) and revoking one, which ends the app's access on its very next request.
 import type { Db } from 'mongodb';
 import type { AppHelpers } from '../app/routes.js';
-import { escapeHtml } from '../web/html.js';
-import { redirect } from '../web/page.js';
+import { escapeHtml } from '../http/html.js';
+import { redirect } from '../http/page.js';
 import { ApiProblem, json, type Routes } from '../worker/http.js';
 import { scopesIn, SCOPE_TEXT } from './scopes.js';
 import { OAuthStore, type ConnectedApp } from './store.js';

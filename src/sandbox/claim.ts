@@ -5,8 +5,8 @@ import nodemailer from 'nodemailer';
 import type { AppHelpers } from '../app/routes.js';
 import type { Config } from '../config.js';
 import { inboxItems } from '../inbox/records.js';
-import { escapeHtml } from '../web/html.js';
-import { redirect } from '../web/page.js';
+import { escapeHtml } from '../http/html.js';
+import { redirect } from '../http/page.js';
 import type { Routes } from '../worker/http.js';
 import { SandboxService } from './service.js';
 
