@@ -13,7 +13,8 @@ import { PAGE_ROUTES } from './catalog.js';
 import { renderMarkdown, type Page } from './doc.js';
 import { PAGE_HEADERS, renderHtml } from './layout.js';
 import { wantsMarkdown } from '../http/negotiate.js';
-import { notFoundPage, resolvePage, type PagesDeps } from './pages.js';
+import { notFoundPage, resolvePage } from './pages.js';
+import type { PagesDeps } from './pages/common.js';
 import { FAVICON_SVG, STYLESHEET } from './styles.js';
 
 export const MARKDOWN_TYPE = 'text/markdown; charset=utf-8';
