@@ -10,8 +10,10 @@ import { z } from 'zod';
 import type { Config } from '../config.js';
 import { identityProvider } from '../config.js';
 import { readRawBody } from '../http/body.js';
+import { contentSecurityPolicy } from '../http/csp.js';
+import { escapeHtml } from '../http/html.js';
+import { pageHeaders, renderShell, sendHtml } from '../http/page.js';
 import { isDuplicateKey } from '../store/errors.js';
-import { escapeHtml } from '../web/html.js';
 
 export const DEV_IDP_KEYS = 'dev_idp_keys';
 
@@ -75,22 +77,16 @@ export function safeReturnTo(config: Config, returnTo: string | undefined): stri
   }
 }
 
-function page(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title><link rel="icon" href="data:,">
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;color:#1f2937}label{display:block;margin:.75rem 0 .25rem;font-weight:600}input{width:100%;padding:.5rem;font-size:1rem;box-sizing:border-box}button{margin-top:1rem;padding:.6rem 1.2rem;font-size:1rem;background:#0f766e;color:#fff;border:0;border-radius:.3rem;cursor:pointer}.note{background:#fef3c7;padding:.75rem;border-radius:.3rem;font-size:.9rem}</style></head><body>${body}</body></html>`;
-}
+const STYLE = 'body{font:16px/1.5 system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;color:#1f2937}label{display:block;margin:.75rem 0 .25rem;font-weight:600}input{width:100%;padding:.5rem;font-size:1rem;box-sizing:border-box}button{margin-top:1rem;padding:.6rem 1.2rem;font-size:1rem;background:#0f766e;color:#fff;border:0;border-radius:.3rem;cursor:pointer}.note{background:#fef3c7;padding:.75rem;border-radius:.3rem;font-size:.9rem}';
+
+const page = (title: string, body: string): string => renderShell({ title, titleSuffix: '', inlineStyle: STYLE, main: body, bareBody: true });
 
 export function devIdpRouter(config: Config, db: Db): Router {
   const router = new Router({ prefix: '/dev' });
   const returnOrigins = [config.siteUrl, config.appUrl].map((u) => new URL(u).origin);
-  const html = (ctx: Context, status: number, body: string) => {
-    ctx.status = status;
-    ctx.type = 'text/html; charset=utf-8';
-    // form-action covers the redirect that follows the form, so our own hosts are listed too.
-    ctx.set('Content-Security-Policy', `default-src 'none'; img-src data:; style-src 'unsafe-inline'; form-action 'self' ${returnOrigins.join(' ')}; frame-ancestors 'none'; base-uri 'none'`);
-    ctx.set('Cache-Control', 'no-store');
-    ctx.body = body;
-  };
+  // form-action covers the redirect that follows the form, so our own hosts are listed too.
+  const csp = contentSecurityPolicy({ img: 'data:', style: "'unsafe-inline'", formTargets: returnOrigins, frameAncestors: "'none'", baseUri: "'none'" });
+  const html = (ctx: Context, status: number, body: string) => sendHtml(ctx, status, body, pageHeaders({ csp }));
 
   router.get('/jwks.json', async (ctx) => {
     const key = await signingKey(db);

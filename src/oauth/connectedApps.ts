@@ -3,8 +3,8 @@
 import type { Db } from 'mongodb';
 import type { AppHelpers } from '../app/routes.js';
 import type { AppRouteBuilder } from '../app/routeTable.js';
-import { escapeHtml } from '../web/html.js';
-import { redirect } from '../web/page.js';
+import { escapeHtml } from '../http/html.js';
+import { redirect } from '../http/page.js';
 import { ApiProblem, json } from '../http/reply.js';
 import { scopesIn, SCOPE_TEXT } from './scopes.js';
 import { OAuthStore, type ConnectedApp } from './store.js';

@@ -1,7 +1,9 @@
 // Pages of the authorization server (sign-in hand-off, consent, errors) and their one stylesheet
 // and one script, served from the auth host under a CSP with no inline script or style.
 import type { Context } from 'koa';
-import { escapeHtml } from '../web/html.js';
+import { contentSecurityPolicy } from '../http/csp.js';
+import { escapeHtml } from '../http/html.js';
+import { pageHeaders, renderShell, sendHtml } from '../http/page.js';
 import { SCOPE_TEXT, type Scope } from './scopes.js';
 
 export const ASSET_PATHS = { css: '/oauth/assets/oauth.css', js: '/oauth/assets/oauth.js' } as const;
@@ -47,55 +49,13 @@ export const OAUTH_JS = `(function () {
 })();
 `;
 
-/**
- * A CSP for our pages. `form-action` must also allow where the form's answer redirects to (Chromium
- * checks redirects after a form submission): after consent that is the app's redirect URI.
- */
-export function pageCsp(formTargets: string[] = []): string {
-  return [
-    "default-src 'none'",
-    "script-src 'self'",
-    "style-src 'self'",
-    "img-src 'self' data:",
-    `form-action 'self'${formTargets.length ? ` ${formTargets.join(' ')}` : ''}`,
-    "frame-ancestors 'none'",
-    "base-uri 'none'",
-  ].join('; ');
-}
-
-/** The CSP source that admits a redirect URI: its origin, or its scheme for a native app's private scheme. */
-export function cspSourceFor(redirectUri: string | undefined): string[] {
-  const url = redirectUri ? URL.parse(redirectUri) : null;
-  if (!url) return [];
-  if (url.protocol === 'http:' || url.protocol === 'https:') return [url.origin];
-  return /^[a-z][a-z0-9+.-]*:$/i.test(url.protocol) ? [url.protocol] : [];
-}
+/** Our pages' CSP; `formTargets` admits where a form's answer redirects to: after consent, the app's redirect URI. */
+const pageCsp = (formTargets: string[]): string =>
+  contentSecurityPolicy({ script: "'self'", style: "'self'", img: "'self' data:", formTargets, frameAncestors: "'none'", baseUri: "'none'" });
 
 export function renderAsPage(ctx: Context, status: number, title: string, body: string, formTargets: string[] = []): void {
-  ctx.status = status;
-  ctx.type = 'text/html; charset=utf-8';
-  ctx.set('Content-Security-Policy', pageCsp(formTargets));
-  ctx.set('Cache-Control', 'no-store');
-  ctx.set('X-Content-Type-Options', 'nosniff');
-  // same-origin, not no-referrer: with no-referrer Chromium sends `Origin: null` on our own form posts.
-  ctx.set('Referrer-Policy', 'same-origin');
-  ctx.body = `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)} · carecircle</title>
-<link rel="icon" href="data:,">
-<link rel="stylesheet" href="${ASSET_PATHS.css}">
-<script src="${ASSET_PATHS.js}" defer></script>
-</head>
-<body>
-<header>carecircle</header>
-<main>
-${body}
-</main>
-</body>
-</html>`;
+  const html = renderShell({ title, stylesheet: ASSET_PATHS.css, script: ASSET_PATHS.js, header: '<header>carecircle</header>', main: body });
+  sendHtml(ctx, status, html, pageHeaders({ csp: pageCsp(formTargets), referrer: 'same-origin' }));
 }
 
 export function signedInPage(uid: string): string {

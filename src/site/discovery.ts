@@ -8,7 +8,7 @@ import type { SliceManifest } from '../slice/contract.js';
 import { VERSION } from '../version.js';
 import { CANONICAL_PAGES, mcpEndpoints, OAUTH_SCOPES, type McpEndpointInfo } from './catalog.js';
 import { escapeMarkdown } from './doc.js';
-import { CATEGORY_LABELS } from './pages.js';
+import { CATEGORY_LABELS } from './pages/resources.js';
 
 export const SERVER_JSON_SCHEMA_URL = 'https://static.modelcontextprotocol.io/schemas/2025-09-29/server.schema.json';
 export const API_CATALOG_PROFILE = 'https://www.rfc-editor.org/info/rfc9727';

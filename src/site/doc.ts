@@ -1,5 +1,6 @@
 // One page model, two renderings: HTML for people and markdown for agents come from the same
 // blocks, so they cannot drift apart. Everything that reaches either output is escaped here.
+import { escapeHtml } from '../http/html.js';
 
 /** A run of inline content: plain text, a link, strong text or code. */
 export type Inline = string | { text: string; href: string } | { strong: string } | { code: string };
@@ -57,12 +58,6 @@ export interface Page {
 // ---------------------------------------------------------------------------
 // HTML
 // ---------------------------------------------------------------------------
-
-const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c] ?? c);
-}
 
 /** Only http(s), mailto, tel and same-site links are rendered as links; anything else is text. */
 export function safeHref(href: string): string | undefined {

@@ -11,7 +11,8 @@ import { handlers, type RouteHandlers } from '../slice/contract.js';
 import { renderMarkdown, type Page } from './doc.js';
 import { PAGE_HEADERS, renderHtml } from './layout.js';
 import { wantsMarkdown } from '../http/negotiate.js';
-import { notFoundPage, resolvePage, type PagesDeps } from './pages.js';
+import { notFoundPage, resolvePage } from './pages.js';
+import type { PagesDeps } from './pages/common.js';
 import { SITE_ROUTES } from './routes.js';
 import { FAVICON_SVG, STYLESHEET } from './styles.js';
 

@@ -1,0 +1,30 @@
+// The app host's pages: the shared shell with the app's header (account and sign-out), its one
+// stylesheet and one script, and its CSP.
+import type { HttpReplyEnvelope } from '../bus/envelopes.js';
+import { contentSecurityPolicy } from '../http/csp.js';
+import { escapeHtml } from '../http/html.js';
+import { htmlReply, pageHeaders, renderShell } from '../http/page.js';
+
+export interface PageOptions {
+  title: string;
+  body: string;
+  /** Signed-in email, shown in the header with a sign-out button. */
+  signedInAs?: string;
+  /** Extra origin allowed as a form target (the identity provider). */
+  formAction?: string;
+}
+
+const csp = (formAction?: string): string =>
+  contentSecurityPolicy({ script: "'self'", style: "'self'", img: "'self' data:", connect: "'self'", formTargets: formAction ? [formAction] : [], frameAncestors: "'none'", baseUri: "'none'" });
+
+function header(signedInAs: string | undefined): string {
+  const account = signedInAs
+    ? `<form class="account" method="post" action="/signout"><span>${escapeHtml(signedInAs)}</span> <button type="submit" class="link">Sign out</button></form>`
+    : '';
+  return `<header><a class="brand" href="/">carecircle</a><nav><a href="/">Workspace</a> <a href="/settings">Settings</a></nav>${account}</header>`;
+}
+
+export function page(status: number, opts: PageOptions, headers: Record<string, string> = {}): HttpReplyEnvelope {
+  const html = renderShell({ title: opts.title, stylesheet: '/assets/app.css', script: '/assets/app.js', header: header(opts.signedInAs), main: opts.body });
+  return htmlReply(status, html, { ...pageHeaders({ csp: csp(opts.formAction), referrer: 'same-origin' }), ...headers });
+}
