@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # Provisions what local runs and the test suite need besides Node:
-#   - nats-server on PATH (Debian's `nats-server` package), unless NATS_URL is set;
+#   - nats-server built into .carecircle/bin/nats-server from the Go module pinned in
+#     scripts/nats-server, unless NATS_URL is set; without a new enough Go, a nats-server on PATH
+#     (Debian's `nats-server` package, installed here when root) is the fallback;
 #   - the FerretDB wrapper built into .carecircle/bin/ferretdb (MongoDB wire protocol over
 #     SQLite, from scripts/ferretdb), unless MONGO_URL is set or a `mongod` is on PATH.
-# Idempotent: a second run only checks. Progress goes to stderr; exits non-zero if something
-# could not be provisioned, saying what to install.
+# Idempotent: a binary is rebuilt only when the hash of its sources (stored beside it as
+# <binary>.sha256) changed. Progress goes to stderr; exits non-zero if something could not be
+# provisioned, saying what to install.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-SRC="$ROOT/scripts/ferretdb"
 BIN_DIR="$ROOT/.carecircle/bin"
+NATS_SRC="$ROOT/scripts/nats-server"
+NATS_BIN="$BIN_DIR/nats-server"
+FERRETDB_SRC="$ROOT/scripts/ferretdb"
 FERRETDB="$BIN_DIR/ferretdb"
 
 step() { printf '[provision] %s\n' "$*" >&2; }
@@ -41,104 +46,148 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq "$@" >&2
 }
 
-# --- nats-server ---------------------------------------------------------------------------
-step "checking nats-server"
-if [ -n "${NATS_URL:-}" ]; then
-  step "NATS_URL is set: not provisioning nats-server"
-elif command -v nats-server >/dev/null 2>&1; then
-  step "nats-server present: $(command -v nats-server)"
-elif can_apt; then
-  apt_install nats-server
-  command -v nats-server >/dev/null 2>&1 || problem "apt-get installed nats-server but it is not on PATH"
-else
-  problem "nats-server is missing and this is not root with apt-get: install it (Debian: 'sudo apt-get install nats-server'; else a v2.9+ release of nats-server on PATH), or set NATS_URL"
-fi
-
-# --- FerretDB wrapper --------------------------------------------------------------------------
-go_need="$(sed -n 's/^go[[:space:]]\{1,\}\([0-9]\{1,\}\.[0-9]\{1,\}\).*/\1/p' "$SRC/go.mod" | head -n1)"
-go_need="${go_need:-1.24}"
+# --- Go builds -------------------------------------------------------------------------------
 
 # major.minor of "go1.26.8" / "1.24" as a comparable number: 1*1000+26.
 ver_num() { local v="${1#go}"; local maj="${v%%.*}"; local rest="${v#*.}"; local min="${rest%%[!0-9]*}"; echo $((maj * 1000 + ${min:-0})); }
 
-go_ok() { # prints the go binary if one new enough is on PATH
-  local go
+# The Go major.minor a source directory's go.mod asks for.
+go_need() { sed -n 's/^go[[:space:]]\{1,\}\([0-9]\{1,\}\.[0-9]\{1,\}\).*/\1/p' "$1/go.mod" | head -n1; }
+
+go_ok() { # $1 = needed version, $2 = what for; prints the go binary if one new enough is on PATH
+  local go v
   go="$(command -v go 2>/dev/null)" || return 1
-  local v
   v="$("$go" env GOVERSION 2>/dev/null)" || return 1
-  [ "$(ver_num "$v")" -ge "$(ver_num "$go_need")" ] || { step "$go is $v; the FerretDB wrapper needs Go >= $go_need"; return 1; }
+  [ "$(ver_num "$v")" -ge "$(ver_num "$1")" ] || { step "$go is $v; $2 needs Go >= $1"; return 1; }
   echo "$go"
 }
 
-source_hash() { cat "$SRC/go.mod" "$SRC/go.sum" "$SRC/main.go" | sha256sum | cut -d' ' -f1; }
+# A Go >= $1 on PATH, installing Debian's golang-go when it is new enough (bookworm's 1.19 and
+# trixie's 1.24 are older than some of our modules need).
+find_go() {
+  local go_bin cand cand_ver
+  go_bin="$(go_ok "$1" "$2" || true)"
+  if [ -z "$go_bin" ] && can_apt; then
+    apt_update_once
+    cand="$(apt-cache policy golang-go 2>/dev/null | sed -n 's/^[[:space:]]*Candidate:[[:space:]]*//p' | head -n1)"
+    cand_ver="$(printf '%s' "$cand" | sed -n 's/^\([0-9]*:\)\{0,1\}\([0-9]\{1,\}\.[0-9]\{1,\}\).*/\2/p')"
+    if [ -n "$cand_ver" ] && [ "$(ver_num "$cand_ver")" -ge "$(ver_num "$1")" ]; then
+      apt_install golang-go
+      go_bin="$(go_ok "$1" "$2" || true)"
+    else
+      step "Debian's golang-go is ${cand_ver:-not available}, older than the Go >= $1 $2 needs: not installing it"
+    fi
+  fi
+  echo "$go_bin"
+}
 
-ferretdb_state() {
-  [ -x "$FERRETDB" ] || { echo missing; return; }
-  if [ -f "$FERRETDB.sha256" ]; then
-    if [ "$(tr -d '[:space:]' <"$FERRETDB.sha256")" = "$(source_hash)" ]; then echo fresh; else echo stale; fi
-  elif [ "$FERRETDB" -nt "$SRC/go.sum" ] && [ "$FERRETDB" -nt "$SRC/main.go" ] && [ "$FERRETDB" -nt "$SRC/go.mod" ]; then
-    echo fresh
+# The files whose content decides whether a binary is current (main.go only where there is one).
+SOURCE_FILES="go.mod go.sum main.go"
+source_hash() { local f; for f in $SOURCE_FILES; do if [ -f "$1/$f" ]; then cat "$1/$f"; fi; done | sha256sum | cut -d' ' -f1; }
+
+binary_state() { # $1 = binary, $2 = source dir: missing, stale or fresh
+  [ -x "$1" ] || { echo missing; return; }
+  if [ -f "$1.sha256" ]; then
+    if [ "$(tr -d '[:space:]' <"$1.sha256")" = "$(source_hash "$2")" ]; then echo fresh; else echo stale; fi
+    return
+  fi
+  local f
+  for f in $SOURCE_FILES; do
+    if [ -f "$2/$f" ] && ! [ "$1" -nt "$2/$f" ]; then echo stale; return; fi
+  done
+  echo fresh
+}
+
+# Builds package $4 of the module in $2 into $3 with Go $1 (a temporary file renamed into place,
+# then the source hash stamp); $5 names it in messages.
+go_build() {
+  local go_bin="$1" src="$2" bin="$3" pkg="$4" label="$5" t0=$SECONDS
+  local tmp="$bin.tmp-$$"
+  mkdir -p "$BIN_DIR"
+  if (cd "$src" && CGO_ENABLED=0 "$go_bin" build -buildvcs=false -o "$tmp" "$pkg") >&2; then
+    mv -f "$tmp" "$bin"
+    source_hash "$src" >"$bin.sha256.tmp-$$" && mv -f "$bin.sha256.tmp-$$" "$bin.sha256"
+    step "built $label in $((SECONDS - t0)) s"
   else
-    echo stale
+    rm -f "$tmp"
+    problem "go build of $label failed (see above)"
   fi
 }
 
+# The version of module $2 that go.mod in $1 pins.
+pinned_version() { awk -v m="$2" '$1 == m { print $2; exit } $1 == "require" && $2 == m { print $3; exit }' "$1/go.mod"; }
+
+# --- nats-server -----------------------------------------------------------------------------
+NATS_MODULE=github.com/nats-io/nats-server/v2
+step "checking nats-server ($NATS_BIN)"
+if [ -n "${NATS_URL:-}" ]; then
+  step "NATS_URL is set: not provisioning nats-server"
+else
+  state="$(binary_state "$NATS_BIN" "$NATS_SRC")"
+  need="$(go_need "$NATS_SRC")"
+  want="$(pinned_version "$NATS_SRC" "$NATS_MODULE")"
+  if [ "$state" = fresh ]; then
+    step "nats-server $want is up to date"
+  else
+    go_bin="$(find_go "$need" "nats-server $want")"
+    if [ -n "$go_bin" ]; then
+      step "$([ "$state" = missing ] && echo building || echo rebuilding) nats-server $want with $go_bin ($("$go_bin" env GOVERSION)) (about a minute)…"
+      go_build "$go_bin" "$NATS_SRC" "$NATS_BIN" "$NATS_MODULE" "nats-server $want"
+    elif [ "$state" = stale ]; then
+      step "WARNING: $NATS_BIN is older than scripts/nats-server but there is no Go >= $need to rebuild it; keeping it"
+    elif command -v nats-server >/dev/null 2>&1; then
+      step "WARNING: no Go >= $need to build nats-server $want; using $(command -v nats-server) ($(nats-server --version 2>&1 | head -n1))"
+    elif can_apt; then
+      step "WARNING: no Go >= $need to build nats-server $want; falling back to Debian's nats-server"
+      apt_install nats-server
+      command -v nats-server >/dev/null 2>&1 || problem "apt-get installed nats-server but it is not on PATH"
+    else
+      problem "no nats-server: install Go >= $need (https://go.dev/dl/) so 'go' is on PATH and run this again, or put a nats-server v2.9+ on PATH (Debian: 'sudo apt-get install nats-server'), or set NATS_URL"
+    fi
+  fi
+fi
+
+# --- FerretDB wrapper --------------------------------------------------------------------------
 step "checking FerretDB wrapper ($FERRETDB)"
 if [ -n "${MONGO_URL:-}" ]; then
   step "MONGO_URL is set: not provisioning FerretDB"
 else
-  state="$(ferretdb_state)"
+  state="$(binary_state "$FERRETDB" "$FERRETDB_SRC")"
+  need="$(go_need "$FERRETDB_SRC")"
+  need="${need:-1.24}"
   if [ "$state" = fresh ]; then
     step "FerretDB wrapper is up to date"
   else
-    go_bin="$(go_ok || true)"
-    if [ -z "$go_bin" ] && can_apt; then
-      apt_update_once
-      cand="$(apt-cache policy golang-go 2>/dev/null | sed -n 's/^[[:space:]]*Candidate:[[:space:]]*//p' | head -n1)"
-      cand_ver="$(printf '%s' "$cand" | sed -n 's/^\([0-9]*:\)\{0,1\}\([0-9]\{1,\}\.[0-9]\{1,\}\).*/\2/p')"
-      if [ -n "$cand_ver" ] && [ "$(ver_num "$cand_ver")" -ge "$(ver_num "$go_need")" ]; then
-        apt_install golang-go
-        go_bin="$(go_ok || true)"
-      else
-        step "Debian's golang-go is ${cand_ver:-not available}, older than the Go >= $go_need the wrapper needs: not installing it"
-      fi
-    fi
+    go_bin="$(find_go "$need" "the FerretDB wrapper")"
     if [ -n "$go_bin" ]; then
       if [ "$state" = missing ]; then
         step "building FerretDB wrapper with $go_bin ($("$go_bin" env GOVERSION)) (first run only, about a minute)…"
       else
         step "rebuilding FerretDB wrapper (its sources changed)…"
       fi
-      mkdir -p "$BIN_DIR"
-      tmp="$FERRETDB.tmp-$$"
-      t0=$SECONDS
-      if (cd "$SRC" && CGO_ENABLED=0 "$go_bin" build -buildvcs=false -o "$tmp" .) >&2; then
-        mv -f "$tmp" "$FERRETDB"
-        source_hash >"$FERRETDB.sha256.tmp-$$" && mv -f "$FERRETDB.sha256.tmp-$$" "$FERRETDB.sha256"
-        step "built FerretDB wrapper in $((SECONDS - t0)) s"
-      else
-        rm -f "$tmp"
-        problem "go build of the FerretDB wrapper failed (see above)"
-      fi
+      go_build "$go_bin" "$FERRETDB_SRC" "$FERRETDB" . "the FerretDB wrapper"
     elif [ "$state" = stale ]; then
-      step "WARNING: FerretDB wrapper is older than its sources but there is no Go >= $go_need to rebuild it; keeping it"
+      step "WARNING: FerretDB wrapper is older than its sources but there is no Go >= $need to rebuild it; keeping it"
     elif command -v mongod >/dev/null 2>&1; then
-      step "no Go >= $go_need to build FerretDB, but mongod is on PATH ($(command -v mongod)): npm start uses it"
+      step "no Go >= $need to build FerretDB, but mongod is on PATH ($(command -v mongod)): npm start uses it"
     else
-      problem "cannot build the FerretDB wrapper: no Go >= $go_need. Install Go >= $go_need from https://go.dev/dl/ (Debian bookworm's golang-go is 1.19, too old) so 'go' is on PATH, then run this again; or set MONGO_URL to a running MongoDB"
+      problem "cannot build the FerretDB wrapper: no Go >= $need. Install Go >= $need from https://go.dev/dl/ (Debian bookworm's golang-go is 1.19, too old) so 'go' is on PATH, then run this again; or set MONGO_URL to a running MongoDB"
     fi
   fi
 fi
 
 # --- where everything is -------------------------------------------------------------------------
 step "tools:"
-if command -v nats-server >/dev/null 2>&1; then
+# The test harness and benchmarks take the built nats-server first, then one on PATH.
+if [ -x "$NATS_BIN" ]; then
+  step "  nats-server  $NATS_BIN ($("$NATS_BIN" --version 2>&1 | head -n1))"
+elif command -v nats-server >/dev/null 2>&1; then
   step "  nats-server  $(command -v nats-server) ($(nats-server --version 2>&1 | head -n1))"
 else
   step "  nats-server  (missing)"
 fi
 if [ -x "$FERRETDB" ]; then
-  step "  ferretdb     $FERRETDB (FerretDB $(sed -n 's/^require github.com\/FerretDB\/FerretDB \(v[^ ]*\).*/\1/p' "$SRC/go.mod"))"
+  step "  ferretdb     $FERRETDB (FerretDB $(pinned_version "$FERRETDB_SRC" github.com/FerretDB/FerretDB))"
 else
   step "  ferretdb     (missing)"
 fi

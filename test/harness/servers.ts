@@ -1,14 +1,15 @@
 /**
  * Real servers for integration tests: nats-server (JetStream) and a MongoDB-compatible server,
- * each on a free loopback port, with temporary data directories removed on stop.
+ * each on a free loopback port, with temporary data directories removed on stop. nats-server is
+ * the build pinned in `scripts/nats-server` (`.carecircle/bin/nats-server`) when present.
  *
  * `NATS_URL` / `MONGO_URL` point the suite at servers that are already running instead.
  * Most tests do not call these directly: `globalSetup.ts` starts one of each for the run and
  * tests read the URLs with `inject('natsUrl')` / `inject('mongoUrl')`, taking their own
  * database with `freshDatabaseUrl(inject('mongoUrl'))`.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { accessSync, constants, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -60,15 +61,53 @@ function removeTempDir(dir: string): void {
 // ---------------------------------------------------------------------------------------------
 // NATS
 
+/** Where `scripts/provision.sh` builds the nats-server pinned in `scripts/nats-server`. */
+export const builtNatsServer = path.join(ferretDbBinDir, 'nats-server');
+
+/**
+ * `NATS_SERVER_BIN`, else the pinned build in `.carecircle/bin`, else a nats-server on PATH
+ * (Debian's package, in /usr/sbin): the build is the version the suite is meant to run against.
+ */
 export function natsServerBinary(): string {
-  const bin = process.env.NATS_SERVER_BIN ?? findExecutable('nats-server', ['/usr/sbin', '/usr/local/sbin', '/usr/local/bin']);
+  const bin = process.env.NATS_SERVER_BIN ?? pinnedNatsServer() ?? findExecutable('nats-server', ['/usr/sbin', '/usr/local/sbin', '/usr/local/bin']);
   if (!bin) {
     throw new Error(
-      'nats-server not found on PATH or in /usr/sbin. Install it (`bash scripts/provision.sh`, or ' +
-        '`apt-get install nats-server` on Debian), or set NATS_URL to a running server.',
+      `nats-server not found at ${builtNatsServer}, on PATH or in /usr/sbin. Build it with ` +
+        '`bash scripts/provision.sh` (needs Go), or install one (`apt-get install nats-server` on Debian), ' +
+        'or set NATS_URL to a running server.',
     );
   }
   return bin;
+}
+
+let staleWarned = false;
+
+function pinnedNatsServer(): string | undefined {
+  if (!isExecutable(builtNatsServer)) return undefined;
+  // Same hash as provision.sh writes beside the binary: a stale build still runs, with a hint.
+  if (!staleWarned) {
+    staleWarned = true;
+    const src = path.join(repoRoot, 'scripts', 'nats-server');
+    const h = createHash('sha256');
+    try {
+      for (const f of ['go.mod', 'go.sum']) h.update(readFileSync(path.join(src, f)));
+      if (readFileSync(`${builtNatsServer}.sha256`, 'utf8').trim() !== h.digest('hex')) {
+        log(`${builtNatsServer} is older than scripts/nats-server: run \`bash scripts/provision.sh\` to rebuild it`);
+      }
+    } catch {
+      // no stamp or sources (an installed package): nothing to compare
+    }
+  }
+  return builtNatsServer;
+}
+
+function isExecutable(p: string): boolean {
+  try {
+    accessSync(p, constants.X_OK);
+    return statSync(p).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /**
