@@ -246,7 +246,7 @@ describe('site discovery documents', () => {
     expect(full).toContain('### calculate_long_term_care_cost');
     expect(full).toContain('"careType"');
     expect(full).toContain('`POST /api/community`');
-    expect(full.split('\n').filter((l) => l.startsWith(`- [`) && l.includes('/resources/')).length).toBe(74);
+    expect(full.split('\n').filter((l) => l.startsWith(`- [`) && l.includes('/resources/')).length).toBe(81);
   });
 
   it('when a discovery document is sent a POST, then 405 ApiError naming GET', async () => {

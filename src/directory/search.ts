@@ -8,9 +8,15 @@
  * still find results. Query and documents go through the same normalisation:
  * lower case, accents and apostrophes removed ("Alzheimer's" → "alzheimers"),
  * a light plural fold ("helplines" → "helpline") and common stop words dropped.
+ *
+ * Questions in everyday words ("my mom keeps falling") are first read through the
+ * lay-terms table (./layTerms.ts): family words and filler are dropped, and
+ * everyday phrases add the directory's own terms ("falls prevention"), which are
+ * searched exactly, next to the question's remaining words.
  */
-import MiniSearch, { type SearchResult } from 'minisearch';
+import MiniSearch from 'minisearch';
 import { RESOURCE_CATEGORY_VALUES, type DirectoryData } from './data.js';
+import { readLayQuestion } from './layTerms.js';
 import { resolveState } from './states.js';
 
 export type DirectoryKind = 'resource' | 'channel' | 'glossary';
@@ -72,17 +78,42 @@ function tokenize(text: string): string[] {
   return text.replace(/['’‘`]/g, '').split(/[^\p{L}\p{N}]+/u).filter((t) => t.length > 0);
 }
 
+/** Lower case without diacritics: "Café" → "cafe". */
+function fold(term: string): string {
+  return term.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase();
+}
+
 /** Lower case, no diacritics, stop words dropped, and a light plural fold applied the same way to documents and queries. */
 function processTerm(term: string): string | null {
-  const t = term
-    .normalize('NFKD')
-    .replace(/\p{M}+/gu, '')
-    .toLowerCase();
+  const t = fold(term);
   if (t.length === 0 || STOP_WORDS.has(t)) return null;
   if (t.length > 4 && t.endsWith('s') && !t.endsWith('ss') && !t.endsWith('us') && !t.endsWith('is')) {
     return t.slice(0, -1);
   }
   return t;
+}
+
+/**
+ * How much the directory terms read from everyday phrasing count next to the question's own
+ * words. They count double because the everyday phrase is usually what the question is about
+ * ("at night" in "dementia help at night"), while its other words are often incidental. The
+ * two are searched separately and their scores added, so that many added terms cannot multiply
+ * a score the way extra words in one MiniSearch query do, and a question already in the
+ * directory's words ("elder abuse", "power of attorney") keeps its ranking.
+ */
+const MEANING_WEIGHT = 2;
+
+/**
+ * Splits a question into its own words and the directory terms its everyday phrasing stands
+ * for. A translated word stays with the question's words when the directory itself uses it
+ * ("falls", "money"), so the table can add meaning but never hide a real term.
+ */
+function readQuestion(question: string, vocabulary: ReadonlySet<string>): { words: string; meaning: string } {
+  const reading = readLayQuestion(tokenize(question).map(fold));
+  const words = [...reading.words, ...reading.translated.filter((w) => vocabulary.has(processTerm(w) ?? ''))];
+  // A question made only of noise words ("help") is searched as typed rather than not at all.
+  if (words.length === 0 && reading.meaning.length === 0) return { words: question, meaning: '' };
+  return { words: words.join(' '), meaning: reading.meaning.join(' ') };
 }
 
 /** Fuzzy distance for a query term: none for short words, one edit from 5 letters, two from 9. */
@@ -193,11 +224,14 @@ export function createDirectoryIndex(data: DirectoryData): DirectoryIndex {
     },
   });
   mini.addAll(docs);
+  const vocabulary = new Set(
+    docs.flatMap((d) => [d.title, d.keywords, d.body].flatMap(tokenize)).flatMap((t) => processTerm(t) ?? []),
+  );
 
-  const toHit = (result: SearchResult): DirectoryHit | undefined => {
-    const doc = byKey.get(String(result.id));
+  const toHit = (key: string, rawScore: number): DirectoryHit | undefined => {
+    const doc = byKey.get(key);
     if (!doc) return undefined;
-    const score = Math.round(result.score * 1000) / 1000;
+    const score = Math.round(rawScore * 1000) / 1000;
     switch (doc.kind) {
       case 'resource': {
         const r = resources.get(doc.id);
@@ -227,14 +261,24 @@ export function createDirectoryIndex(data: DirectoryData): DirectoryIndex {
       const q = typeof query === 'string' ? query.trim() : '';
       if (q === '' || limit < 1) return [];
 
-      const results = mini.search(q, filter ? { filter: (r) => {
+      const { words, meaning } = readQuestion(q, vocabulary);
+      const searchOptions = filter ? { filter: (r: { id: unknown }) => {
         const doc = byKey.get(String(r.id));
         return doc !== undefined && filter(doc);
-      } } : {});
+      } } : {};
+      const scores = new Map<string, number>();
+      for (const r of mini.search(words, searchOptions)) scores.set(String(r.id), r.score);
+      if (meaning !== '') {
+        // The added terms are the directory's own words, so they are matched exactly.
+        for (const r of mini.search(meaning, { ...searchOptions, prefix: false, fuzzy: false })) {
+          const key = String(r.id);
+          scores.set(key, (scores.get(key) ?? 0) + MEANING_WEIGHT * r.score);
+        }
+      }
 
       const hits: DirectoryHit[] = [];
-      for (const result of results) {
-        const hit = toHit(result);
+      for (const [key, score] of [...scores].sort((a, b) => b[1] - a[1])) {
+        const hit = toHit(key, score);
         if (hit) hits.push(hit);
         if (hits.length >= limit) break;
       }
