@@ -15,7 +15,7 @@ import { page, redirect } from '../web/page.js';
 import { ApiProblem, json, Routes, text } from '../worker/http.js';
 import type { HttpHandler } from '../worker/runtime.js';
 import { AuditLog } from '../workspace/audit.js';
-import { SCOPES } from '../workspace/caller.js';
+import { SCOPES } from '../auth/scopes.js';
 import { WorkspaceStore, type LovedOneRecord } from '../workspace/records.js';
 
 const asset = (name: string) => readFileSync(new URL(`./assets/${name}`, import.meta.url), 'utf8');

@@ -5,7 +5,7 @@ import type { AppHelpers } from '../app/routes.js';
 import { escapeHtml } from '../web/html.js';
 import { redirect } from '../web/page.js';
 import { ApiProblem, json, type Routes } from '../worker/http.js';
-import { scopesIn, SCOPE_TEXT } from './scopes.js';
+import { scopesIn, SCOPE_TEXT } from '../auth/scopes.js';
 import { OAuthStore, type ConnectedApp } from './store.js';
 
 const when = (d: Date | undefined) => (d ? d.toISOString().slice(0, 16).replace('T', ' ') : 'never');

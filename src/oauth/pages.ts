@@ -1,8 +1,8 @@
 // Pages of the authorization server (sign-in hand-off, consent, errors) and their one stylesheet
 // and one script, served from the auth host under a CSP with no inline script or style.
 import type { Context } from 'koa';
+import { SCOPE_TEXT, type Scope } from '../auth/scopes.js';
 import { escapeHtml } from '../web/html.js';
-import { SCOPE_TEXT, type Scope } from './scopes.js';
 
 export const ASSET_PATHS = { css: '/oauth/assets/oauth.css', js: '/oauth/assets/oauth.js' } as const;
 

@@ -2,7 +2,7 @@
 // and the authorization-server metadata. Every discovery document is built from this and from the
 // code's own tool definitions, never from hand-kept copies.
 import type { Config } from '../config.js';
-import { SCOPES } from '../workspace/caller.js';
+import { SCOPES } from '../auth/scopes.js';
 import { DEFAULT_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type PublicTool } from '../rpc/mcp.js';
 
 /**
