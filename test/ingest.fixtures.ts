@@ -7,7 +7,7 @@ import { NatsBus } from '../src/bus/nats.js';
 import { subjects } from '../src/bus/subjects.js';
 import type { Bus } from '../src/bus/types.js';
 import type { Config } from '../src/config.js';
-import { signBody } from '../src/ingest/signature.js';
+import { signBody } from '../src/partner/signature.js';
 import { ingestStream } from '../src/ingest/stream.js';
 import type { PartnerCareEvent } from '../src/ingest/writer.js';
 import { PartnerStore } from '../src/partner/records.js';

@@ -6,6 +6,7 @@ import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { PartnerStore } from '../partner/records.js';
+import { parseIsoInstant, TIMESTAMP_TOLERANCE_MS } from '../partner/signature.js';
 import { newId } from '../store/ids.js';
 import type { RateLimiter } from '../store/rateLimit.js';
 import { WORKSPACE_COLLECTIONS, type LovedOneRecord } from '../workspace/records.js';
@@ -15,7 +16,6 @@ import { PartnerAuth, type VerifiedPartner } from './auth.js';
 import { controlKey, eventKey, IngestKeys } from './dedupe.js';
 import { describeIssues, familyShareBody, parseEvent, purgeBody } from './envelope.js';
 import { shareView, type FamilyShares } from './familyShare.js';
-import { parseIsoInstant, TIMESTAMP_TOLERANCE_MS } from './signature.js';
 import type { EventSink } from './stream.js';
 import type { CareEventWriter, QueuedEvent } from './writer.js';
 
