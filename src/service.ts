@@ -14,7 +14,7 @@ import { createAuthApp } from './gateway/auth.js';
 import { createApexApp } from './gateway/apex.js';
 import { createPipeApp } from './gateway/pipe.js';
 import { ingestSweepJobs, ingestWorkerHandlers, startIngestWriter } from './ingest/runtime.js';
-import { connectedAppsRoutes } from './oauth/connectedApps.js';
+import { connectedAppsRoutes } from './app/connectedApps.js';
 import { oauthSweepJobs } from './oauth/sweep.js';
 import { siteHandlers } from './site/handlers.js';
 import { appRoutes } from './app/routes.js';

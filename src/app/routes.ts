@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js';
 import { identityProvider, type Config } from '../config.js';
 import { KeyNotFound, KeyStore, TooManyKeys, type ApiKeyView } from '../keys/keys.js';
-import { connectedAppsSection } from '../oauth/connectedApps.js';
+import { connectedAppsSection } from './connectedApps.js';
 import { OAuthStore } from '../oauth/store.js';
 import { describeIssues } from '../rpc/envelope.js';
 import { clearedSessionCookie, readCookie, SESSION_COOKIE, sessionCaller, SessionStore, type SessionCaller } from '../session/sessions.js';
