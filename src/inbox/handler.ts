@@ -6,8 +6,8 @@ import type { Config } from '../config.js';
 import { newId } from '../store/ids.js';
 import { ApiProblem, json, Routes } from '../worker/http.js';
 import type { HttpHandler } from '../worker/runtime.js';
-import { WorkspaceStore } from '../workspace/records.js';
-import { EXCERPT_CHARS, inboxItems } from './records.js';
+import { appendCareEvent, lovedOneByInbox } from '../workspace/records.js';
+import { EXCERPT_CHARS, storeInboxItem } from './records.js';
 
 const recipientBody = z.object({ address: z.string().max(320) });
 export const deliveryBody = z.object({
@@ -22,9 +22,7 @@ export const deliveryBody = z.object({
 export type Delivery = z.infer<typeof deliveryBody>;
 
 export function inboxHandler(subject: string, config: Config, db: Db): HttpHandler {
-  const store = new WorkspaceStore(db, config.inboxDomain);
-  const items = inboxItems(db);
-  const lovedOneAt = (address: string) => store.lovedOnes.findOne({ inboxAddress: address.trim().toLowerCase() });
+  const lovedOneAt = (address: string) => lovedOneByInbox(db, address);
   return new Routes()
     .add('POST', '/recipient', async (req) => {
       const body = recipientBody.parse(req.body);
@@ -40,8 +38,8 @@ export function inboxHandler(subject: string, config: Config, db: Db): HttpHandl
         if (!lovedOne) continue; // purged between RCPT and DATA: nothing to keep
         const receivedAt = new Date(d.receivedAt);
         const itemId = newId('mail');
-        await items.insertOne({ _id: itemId, lovedOneId: lovedOne._id, workspaceId: lovedOne.workspaceId, from: d.from, subject: d.subject, receivedAt, excerpt: d.text, attachmentNames: d.attachmentNames, ...(d.messageId ? { messageId: d.messageId } : {}) });
-        await store.careEvents.insertOne({
+        await storeInboxItem(db, { _id: itemId, lovedOneId: lovedOne._id, workspaceId: lovedOne.workspaceId, from: d.from, subject: d.subject, receivedAt, excerpt: d.text, attachmentNames: d.attachmentNames, ...(d.messageId ? { messageId: d.messageId } : {}) });
+        await appendCareEvent(db, {
           _id: newId('evt'),
           lovedOneId: lovedOne._id,
           workspaceId: lovedOne.workspaceId,

@@ -5,12 +5,13 @@ import { RATE_HEADS, RATE_TOKENS, rateTokenIndexes } from './rateLimit.js';
 import { API_KEY_INDEXES, API_KEYS } from '../keys/keys.js';
 import { SESSION_INDEXES, SESSIONS } from '../session/sessions.js';
 import { AUDIT_INDEXES, MCP_AUDIT_LOG } from '../workspace/audit.js';
-import { WORKSPACE_COLLECTIONS, WORKSPACE_INDEXES } from '../workspace/records.js';
-import { INGEST_INDEXES, PARTNER_CARE_EVENT_INDEXES } from '../ingest/indexes.js';
+import { WORKSPACE_INDEXES } from '../workspace/records.js';
+import { INGEST_INDEXES } from '../ingest/indexes.js';
 import { COMMUNITY_INDEXES } from '../community/store.js';
 import { NEWSLETTER_INDEXES } from '../newsletter/store.js';
 import { OAUTH_INDEXES } from '../oauth/store.js';
 import { SANDBOX_INDEXES } from '../sandbox/service.js';
+import { INBOX_INDEXES } from '../inbox/records.js';
 import { ENTITY_SNAPSHOTS } from './entities.js';
 import { versionedIndexes } from './versioned.js';
 
@@ -25,6 +26,7 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   ...COMMUNITY_INDEXES,
   ...NEWSLETTER_INDEXES,
   ...SANDBOX_INDEXES,
+  ...INBOX_INDEXES,
   [SESSIONS]: SESSION_INDEXES,
   [API_KEYS]: API_KEY_INDEXES,
   [MCP_AUDIT_LOG]: AUDIT_INDEXES,
@@ -34,8 +36,6 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   [ENTITY_SNAPSHOTS]: versionedIndexes,
   ...INGEST_INDEXES,
   ...OAUTH_INDEXES,
-  // care_events: the workspace's indexes plus the partner purge's (institution, subject).
-  [WORKSPACE_COLLECTIONS.careEvents]: [...(WORKSPACE_INDEXES[WORKSPACE_COLLECTIONS.careEvents] ?? []), ...PARTNER_CARE_EVENT_INDEXES],
 };
 
 /**
