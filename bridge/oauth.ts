@@ -3,7 +3,7 @@
 // dynamic registration of a public client (RFC 7591), PKCE S256, the token requests, and
 // revocation (RFC 7009). No state here: the callers keep it in the token file.
 import { createHash, randomBytes } from 'node:crypto';
-import { describeCause } from './upstream.js';
+import { describeCause } from './netError.js';
 import { isLoopback } from './options.js';
 
 export class OAuthError extends Error {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { describeCause, NOT_JSON, parseBody, retryAfterSec } from './upstream.js';
+import { describeCause } from './netError.js';
+import { NOT_JSON, parseBody, retryAfterSec } from './upstream.js';
 
 describe('bridge upstream - reading answers', () => {
   it('when the body is JSON, an event stream, empty or something else, then each is told apart', () => {

@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { RPC } from '../src/rpc/codes.js';
 import type { Credential } from './credentials.js';
 import type { Log } from './log.js';
+import { describeCause } from './netError.js';
 import type { BridgeOptions } from './options.js';
 import type { RpcErrorObject } from './messages.js';
 
@@ -191,16 +192,6 @@ export function retryAfterSec(header: string | null, server?: RpcErrorObject): n
   }
   const fromBody = server?.data?.retryAfterSec;
   return typeof fromBody === 'number' && fromBody >= 0 ? Math.ceil(fromBody) : 1;
-}
-
-/** What went wrong under fetch's "fetch failed": the socket error(s), and their code. */
-export function describeCause(err: unknown): { text: string; code: string | undefined } {
-  let e: unknown = err;
-  while (e instanceof Error && e.message === 'fetch failed' && e.cause !== undefined) e = e.cause;
-  const errors = e instanceof AggregateError && e.errors.length > 0 ? e.errors : [e];
-  const texts = [...new Set(errors.map((x) => (x instanceof Error ? x.message || (x as NodeJS.ErrnoException).code || x.name : String(x))))];
-  const code = errors.map((x) => (x as NodeJS.ErrnoException | undefined)?.code).find((c) => typeof c === 'string') ?? (e as NodeJS.ErrnoException | undefined)?.code;
-  return { text: texts.join('; '), code };
 }
 
 function unreachableHint(code: string | undefined): string {

@@ -6,7 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../src/config.js';
 import { FamilyShares } from '../src/ingest/familyShare.js';
-import { signBody } from '../src/ingest/signature.js';
+import { signBody } from '../src/partner/signature.js';
 import { createLogger } from '../src/log.js';
 import { PartnerStore } from '../src/partner/records.js';
 import { parseDataKey, SecretBox } from '../src/partner/secretBox.js';

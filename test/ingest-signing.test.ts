@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, eventKey } from '../src/ingest/dedupe.js';
 import { eventEnvelope } from '../src/ingest/envelope.js';
-import { parseIsoInstant, signBody, timestampProblem, verifySignature } from '../src/ingest/signature.js';
+import { parseIsoInstant, signBody, timestampProblem, verifySignature } from '../src/partner/signature.js';
 
 const docVectors = (): { name: string; secret: string; body: string; signature: string }[] => {
   const doc = readFileSync(new URL('../docs/partners.md', import.meta.url), 'utf8');

@@ -7,7 +7,7 @@ import { subjects } from '../src/bus/subjects.js';
 import { sliceSubject } from '../src/slice/contract.js';
 import type { Bus } from '../src/bus/types.js';
 import type { Config } from '../src/config.js';
-import { signBody } from '../src/ingest/signature.js';
+import { signBody } from '../src/partner/signature.js';
 import { ingestStream } from '../src/ingest/stream.js';
 import type { PartnerCareEvent } from '../src/ingest/writer.js';
 import { PartnerStore } from '../src/partner/records.js';

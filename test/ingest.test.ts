@@ -2,7 +2,7 @@
 // family-share, de-duplication and purges, asserted on the care events the consumer writes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IngestKeys } from '../src/ingest/dedupe.js';
-import { signBody } from '../src/ingest/signature.js';
+import { signBody } from '../src/partner/signature.js';
 import { startTestService, type TestService } from './harness/service.js';
 import {
   careEvents,

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js';
 import { identityProvider, type Config } from '../config.js';
 import { KeyNotFound, KeyStore, TooManyKeys, type ApiKeyView } from '../keys/keys.js';
-import { connectedAppsSection } from '../oauth/connectedApps.js';
+import { connectedAppsSection } from './connectedApps.js';
 import { OAuthStore } from '../oauth/store.js';
 import { describeIssues } from '../rpc/envelope.js';
 import { clearedSessionCookie, readCookie, SESSION_COOKIE, sessionCaller, SessionStore, type SessionCaller } from '../auth/sessions.js';
@@ -17,7 +17,7 @@ import { ApiProblem, json, text } from '../http/reply.js';
 import { handlers, type RouteHandlers } from '../slice/contract.js';
 import { APP_ROUTES, type AppRouteBuilder } from './routeTable.js';
 import { AuditLog } from '../workspace/audit.js';
-import { SCOPES } from '../workspace/caller.js';
+import { SCOPES } from '../auth/scopes.js';
 import { WorkspaceStore, type LovedOneRecord } from '../workspace/records.js';
 
 const asset = (name: string) => readFileSync(new URL(`./assets/${name}`, import.meta.url), 'utf8');

@@ -1,6 +1,6 @@
 // The app slice: sign-in, the family workspace pages and JSON API, and Settings.
-import { connectedAppsRoutes } from '../oauth/connectedApps.js';
 import { defineSlice } from '../slice/contract.js';
+import { connectedAppsRoutes } from './connectedApps.js';
 import { APP_ROUTES } from './routeTable.js';
 import { appRoutes } from './routes.js';
 

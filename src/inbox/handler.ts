@@ -2,12 +2,11 @@
 // inbox item and an `inbox_message` care event, for sandboxes too.
 import type { Db } from 'mongodb';
 import { z } from 'zod';
-import type { Config } from '../config.js';
 import { newId } from '../store/ids.js';
 import { ApiProblem, json } from '../http/reply.js';
 import { handlers, type RouteHandlers } from '../slice/contract.js';
-import { WorkspaceStore } from '../workspace/records.js';
-import { EXCERPT_CHARS, inboxItems } from './records.js';
+import { appendCareEvent, lovedOneByInbox } from '../workspace/records.js';
+import { EXCERPT_CHARS, storeInboxItem } from './records.js';
 import { INBOX_ROUTES } from './routes.js';
 
 const recipientBody = z.object({ address: z.string().max(320) });
@@ -22,10 +21,8 @@ export const deliveryBody = z.object({
 });
 export type Delivery = z.infer<typeof deliveryBody>;
 
-export function inboxHandlers(config: Config, db: Db): RouteHandlers {
-  const store = new WorkspaceStore(db, config.inboxDomain);
-  const items = inboxItems(db);
-  const lovedOneAt = (address: string) => store.lovedOnes.findOne({ inboxAddress: address.trim().toLowerCase() });
+export function inboxHandlers(db: Db): RouteHandlers {
+  const lovedOneAt = (address: string) => lovedOneByInbox(db, address);
   return handlers(INBOX_ROUTES)
     .on('recipient', 'POST', async (req) => {
       const body = recipientBody.parse(req.body);
@@ -41,8 +38,8 @@ export function inboxHandlers(config: Config, db: Db): RouteHandlers {
         if (!lovedOne) continue; // purged between RCPT and DATA: nothing to keep
         const receivedAt = new Date(d.receivedAt);
         const itemId = newId('mail');
-        await items.insertOne({ _id: itemId, lovedOneId: lovedOne._id, workspaceId: lovedOne.workspaceId, from: d.from, subject: d.subject, receivedAt, excerpt: d.text, attachmentNames: d.attachmentNames, ...(d.messageId ? { messageId: d.messageId } : {}) });
-        await store.careEvents.insertOne({
+        await storeInboxItem(db, { _id: itemId, lovedOneId: lovedOne._id, workspaceId: lovedOne.workspaceId, from: d.from, subject: d.subject, receivedAt, excerpt: d.text, attachmentNames: d.attachmentNames, ...(d.messageId ? { messageId: d.messageId } : {}) });
+        await appendCareEvent(db, {
           _id: newId('evt'),
           lovedOneId: lovedOne._id,
           workspaceId: lovedOne.workspaceId,

@@ -3,9 +3,9 @@
 // must be within its rate (429). Checked in this order, before the body is parsed.
 import type { HttpRequestEnvelope } from '../bus/envelopes.js';
 import type { InstitutionRecord, PartnerStore } from '../partner/records.js';
+import { timestampProblem, verifySignature, type TimestampProblem } from '../partner/signature.js';
 import { perMinute, type RateLimiter } from '../store/rateLimit.js';
 import { ApiProblem } from '../http/reply.js';
-import { timestampProblem, verifySignature, type TimestampProblem } from './signature.js';
 
 export interface VerifiedPartner {
   institution: InstitutionRecord;

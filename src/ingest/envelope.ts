@@ -1,7 +1,7 @@
 // What partners send, parsed with zod: the event envelope, the payloads of the known event types,
 // and the bodies of the agency calls. Unknown event types pass with their payload as it is.
 import { z } from 'zod';
-import { parseIsoInstant } from './signature.js';
+import { parseIsoInstant } from '../partner/signature.js';
 
 const isoInstant = () => z.string().refine((s) => parseIsoInstant(s) !== null, 'must be an ISO 8601 date-time with seconds and a zone, e.g. 2026-11-22T10:15:00Z');
 const text = (max = 200) => z.string().trim().min(1).max(max);

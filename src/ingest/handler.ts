@@ -6,9 +6,10 @@ import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { PartnerStore } from '../partner/records.js';
+import { parseIsoInstant, TIMESTAMP_TOLERANCE_MS } from '../partner/signature.js';
 import { newId } from '../store/ids.js';
 import type { RateLimiter } from '../store/rateLimit.js';
-import { WORKSPACE_COLLECTIONS, type LovedOneRecord } from '../workspace/records.js';
+import { hasLovedOne } from '../workspace/records.js';
 import { ApiProblem, json } from '../http/reply.js';
 import { handlers, type RouteHandlers } from '../slice/contract.js';
 import { PartnerAuth, type VerifiedPartner } from './auth.js';
@@ -16,7 +17,6 @@ import { controlKey, eventKey, IngestKeys } from './dedupe.js';
 import { describeIssues, familyShareBody, parseEvent, purgeBody } from './envelope.js';
 import { shareView, type FamilyShares } from './familyShare.js';
 import { INGEST_ROUTES } from './routes.js';
-import { parseIsoInstant, TIMESTAMP_TOLERANCE_MS } from './signature.js';
 import type { EventSink } from './stream.js';
 import type { CareEventWriter, QueuedEvent } from './writer.js';
 
@@ -56,7 +56,6 @@ export function pipeHandlers(deps: PipeDeps): RouteHandlers {
   const clock = deps.clock ?? Date.now;
   const auth = new PartnerAuth(deps.partners, deps.limiter, deps.config.rateIngestPerMin, clock);
   const keys = new IngestKeys(deps.db);
-  const lovedOnes = deps.db.collection<LovedOneRecord>(WORKSPACE_COLLECTIONS.lovedOnes);
   const retentionMs = deps.config.ingestDedupeDays * DAY_MS;
 
   /** Past authentication, a failure to read or write is ours: 503, which partners retry. */
@@ -90,8 +89,7 @@ export function pipeHandlers(deps: PipeDeps): RouteHandlers {
     const sourceEventId = event.source_event_id ?? idempotencyKey;
 
     const binding = await deps.shares.binding(institution._id, event.subject_ref);
-    const lovedOne = binding ? await lovedOnes.findOne({ _id: binding.link.lovedOneId, workspaceId: binding.link.workspaceId }, { projection: { _id: 1 } }) : null;
-    if (!binding || !lovedOne)
+    if (!binding || !(await hasLovedOne(deps.db, binding.link.workspaceId, binding.link.lovedOneId)))
       throw new ApiProblem(404, 'NOT_FOUND', 'No family-share mapping for this subject_ref', 'The client is not opted in to family-share, its family has not entered the link code yet, or the subject was deleted. Do not retry this event.');
 
     const claim = await keys.claim({

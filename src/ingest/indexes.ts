@@ -4,8 +4,6 @@ import { PARTNER_INDEXES } from '../partner/records.js';
 import { INGEST_KEY_INDEXES, INGEST_KEYS } from './dedupe.js';
 import { FAMILY_SHARE_CODE_INDEXES, FAMILY_SHARE_CODES } from './familyShare.js';
 
-export { PARTNER_CARE_EVENT_INDEXES } from './writer.js';
-
 export const INGEST_INDEXES: Record<string, IndexDescription[]> = {
   ...PARTNER_INDEXES,
   [INGEST_KEYS]: INGEST_KEY_INDEXES,

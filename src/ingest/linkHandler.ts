@@ -4,7 +4,7 @@ import type { Db } from 'mongodb';
 import { z } from 'zod';
 import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js';
 import type { Logger } from '../log.js';
-import { PARTNER_COLLECTIONS, type InstitutionRecord } from '../partner/records.js';
+import { institutionName } from '../partner/records.js';
 import type { RateLimiter } from '../store/rateLimit.js';
 import { WorkspaceStore } from '../workspace/records.js';
 import { ApiProblem, json } from '../http/reply.js';
@@ -54,14 +54,14 @@ export async function linkFamilyShare(deps: LinkDeps, req: HttpRequestEnvelope, 
   const linked = await deps.shares.link(parsed.data.code, { lovedOneId: lovedOne._id, workspaceId: membership.workspace._id, uid: caller.uid });
   if (!linked)
     throw new ApiProblem(400, 'VALIDATION_FAILED', 'code: that link code is not valid', 'Check the code; each works once and for 14 days. Ask the agency for a new one if it expired.');
-  const institution = await deps.db.collection<InstitutionRecord>(PARTNER_COLLECTIONS.institutions).findOne({ _id: linked.institutionId }, { projection: { name: 1 } });
+  const name = await institutionName(deps.db, linked.institutionId);
   log.info({ uid: caller.uid, lovedOneId: lovedOne._id, institutionId: linked.institutionId, linkId: linked.link.linkId }, 'family-share linked');
   return json(200, {
     linked: true,
     lovedOneId: lovedOne._id,
     lovedOneName: lovedOne.displayName,
     institutionId: linked.institutionId,
-    institutionName: institution?.name ?? linked.institutionId,
+    institutionName: name ?? linked.institutionId,
     linkedAt: linked.link.linkedAt,
   });
 }

@@ -1,8 +1,8 @@
 // Turning an accepted event into the family's care event, at most once per event id. Runs in the
 // JetStream consumer (NATS mode) or straight from the request (embedded mode).
-import type { Collection, Db, IndexDescription } from 'mongodb';
+import type { Db } from 'mongodb';
 import { isDuplicateKey } from '../store/errors.js';
-import { WORKSPACE_COLLECTIONS, type CareEventRecord } from '../workspace/records.js';
+import { appendCareEvent, purgePartnerCareEvents, type CareEventRecord } from '../workspace/records.js';
 import type { FamilyShares } from './familyShare.js';
 
 /** An accepted event as it travels to the writer (JetStream message body, JSON). */
@@ -21,42 +21,37 @@ export interface QueuedEvent {
   linkId: string;
 }
 
-/** A partner care event: the DESIGN record plus the partner's subject, for purges. */
+/** A partner care event: the DESIGN record, always with the partner's subject, for purges. */
 export type PartnerCareEvent = CareEventRecord & { subjectRef: string };
-
-export const PARTNER_CARE_EVENT_INDEXES: IndexDescription[] = [{ key: { institutionId: 1, subjectRef: 1 }, name: 'by_partner_subject' }];
 
 export type WriteOutcome = 'stored' | 'already_stored' | 'dropped';
 
 export class CareEventWriter {
-  readonly events: Collection<PartnerCareEvent>;
-
   constructor(
-    db: Db,
+    private readonly db: Db,
     private readonly shares: FamilyShares,
-  ) {
-    this.events = db.collection(WORKSPACE_COLLECTIONS.careEvents);
-  }
+  ) {}
 
   async write(e: QueuedEvent): Promise<WriteOutcome> {
     // Family-share turned off, re-bound elsewhere, or purged since acceptance: the event stops here.
     const binding = await this.shares.binding(e.institutionId, e.subjectRef);
     if (!binding || binding.link.linkId !== e.linkId) return 'dropped';
     if (binding.purgedAt && Date.parse(e.receivedAt) <= Date.parse(binding.purgedAt)) return 'dropped';
+    const event: PartnerCareEvent = {
+      _id: e.eventId,
+      lovedOneId: binding.link.lovedOneId,
+      workspaceId: binding.link.workspaceId,
+      source: 'partner',
+      institutionId: e.institutionId,
+      subjectRef: e.subjectRef,
+      eventType: e.eventType,
+      occurredAt: new Date(e.occurredAt),
+      receivedAt: new Date(e.receivedAt),
+      payload: e.payload,
+      ...(e.sourceEventId ? { sourceEventId: e.sourceEventId } : {}),
+    };
     try {
-      await this.events.insertOne({
-        _id: e.eventId,
-        lovedOneId: binding.link.lovedOneId,
-        workspaceId: binding.link.workspaceId,
-        source: 'partner',
-        institutionId: e.institutionId,
-        subjectRef: e.subjectRef,
-        eventType: e.eventType,
-        occurredAt: new Date(e.occurredAt),
-        receivedAt: new Date(e.receivedAt),
-        payload: e.payload,
-        ...(e.sourceEventId ? { sourceEventId: e.sourceEventId } : {}),
-      });
+      await appendCareEvent(this.db, event);
       return 'stored';
     } catch (err) {
       // The event id is the `_id`: a redelivery after a crash finds it stored and changes nothing.
@@ -66,6 +61,6 @@ export class CareEventWriter {
   }
 
   async purge(institutionId: string, subjectRef: string): Promise<number> {
-    return (await this.events.deleteMany({ institutionId, subjectRef })).deletedCount;
+    return purgePartnerCareEvents(this.db, institutionId, subjectRef);
   }
 }

@@ -4,7 +4,7 @@ import type { Context } from 'koa';
 import { contentSecurityPolicy } from '../http/csp.js';
 import { escapeHtml } from '../http/html.js';
 import { pageHeaders, renderShell, sendHtml } from '../http/page.js';
-import { SCOPE_TEXT, type Scope } from './scopes.js';
+import { SCOPE_TEXT, type Scope } from '../auth/scopes.js';
 
 export const ASSET_PATHS = { css: '/oauth/assets/oauth.css', js: '/oauth/assets/oauth.js' } as const;
 

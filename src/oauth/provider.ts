@@ -3,13 +3,13 @@
 // on every use without offline_access, open registration, and consent that always asks first.
 import type { JWK } from 'jose';
 import Provider, { errors, interactionPolicy, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import { SCOPES } from '../auth/scopes.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { WorkspaceStore } from '../workspace/records.js';
 import { workspaceResource, workspaceResourceForms } from './accessTokens.js';
 import { errorPage, renderAsPage } from './pages.js';
 import { interactionPath, OAUTH_ROUTES } from './paths.js';
-import { SCOPES } from './scopes.js';
 import type { OAuthStore } from './store.js';
 
 /** Lifetimes in seconds (DESIGN, "token lifetimes"); docs/oauth.md says why. */

@@ -5,6 +5,7 @@
 import Router from '@koa/router';
 import type { Context, Middleware, Next } from 'koa';
 import type Provider from 'oidc-provider';
+import { SCOPES, scopesIn } from '../auth/scopes.js';
 import { identityProvider } from '../config.js';
 import { BodyError, readRawBody } from '../http/body.js';
 import { cspSourceFor } from '../http/csp.js';
@@ -17,7 +18,6 @@ import { OAuthKeys } from './keys.js';
 import { ASSET_PATHS, consentPage, errorPage, OAUTH_CSS, OAUTH_JS, renderAsPage, signedInPage } from './pages.js';
 import { interactionPath, OAUTH_ROUTES } from './paths.js';
 import type * as ProviderModule from './provider.js';
-import { SCOPES, scopesIn } from './scopes.js';
 import { OAuthStore } from './store.js';
 
 const DISCOVERY_PATHS = new Set(['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']);

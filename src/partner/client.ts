@@ -5,7 +5,7 @@
 // (fix the request, send anew). 5xx and network errors are retried after 1, 2, 4, 8, 16, 32 s,
 // then every 32 s, and given up once about 5 minutes have passed since the first attempt.
 import { randomUUID } from 'node:crypto';
-import { signBody } from '../ingest/signature.js';
+import { signBody } from './signature.js';
 
 export { signBody };
 

@@ -56,11 +56,18 @@ export class PartnerError extends Error {
 /** `ccps_` and 32 random bytes: the HMAC key is this whole string as UTF-8. */
 export const newSigningSecret = (): string => `ccps_${randomBytes(32).toString('base64url')}`;
 
+const institutionsIn = (db: Db): Collection<InstitutionRecord> => db.collection(PARTNER_COLLECTIONS.institutions);
+
+/** An institution's display name, for slices that show it and hold no data key (the family's link page). */
+export async function institutionName(db: Db, id: string): Promise<string | null> {
+  return (await institutionsIn(db).findOne({ _id: id }, { projection: { name: 1 } }))?.name ?? null;
+}
+
 const aadOf = (institutionId: string, secretId: string) => `partner-secret:${institutionId}:${secretId}`;
 const USE_WRITE_EVERY_MS = 60_000;
 
 export class PartnerStore {
-  readonly institutions: Collection<InstitutionRecord>;
+  private readonly institutions: Collection<InstitutionRecord>;
   private readonly uses: Collection<SecretUseRecord>;
   private readonly lastUseWrite = new Map<string, number>();
 
@@ -69,7 +76,7 @@ export class PartnerStore {
     private readonly box: SecretBox,
     private readonly clock: () => number = Date.now,
   ) {
-    this.institutions = db.collection(PARTNER_COLLECTIONS.institutions);
+    this.institutions = institutionsIn(db);
     this.uses = db.collection(PARTNER_COLLECTIONS.secretUse);
   }
 

@@ -4,7 +4,7 @@ import type { Db } from 'mongodb';
 import nodemailer from 'nodemailer';
 import type { AppHelpers } from '../app/routes.js';
 import type { Config } from '../config.js';
-import { inboxItems } from '../inbox/records.js';
+import { recentInboxItems } from '../inbox/records.js';
 import { escapeHtml } from '../http/html.js';
 import { redirect } from '../http/page.js';
 import type { handlers } from '../slice/contract.js';
@@ -13,7 +13,6 @@ import { SandboxService } from './service.js';
 
 export function sandboxAppRoutes(routes: ReturnType<typeof handlers<typeof SANDBOX_ROUTES>>, h: AppHelpers, config: Config, db: Db): void {
   const service = new SandboxService(db, config.inboxDomain);
-  const items = inboxItems(db);
   const claimPath = (id: string) => `/onboarding/claim?workspace=${encodeURIComponent(id)}`;
   const notice = (title: string, text: string) => `<h1>${escapeHtml(title)}</h1><section class="card"><p>${text}</p><p><a href="/">Go to your workspace</a></p></section>`;
 
@@ -97,7 +96,7 @@ ${pending ? (config.smtpUrl ? '<form method="post" action="/workspace/invites/se
       const membership = await h.store.workspaceOf(caller.uid);
       const lovedOne = membership ? await h.store.lovedOneIn(membership.workspace._id, params.lovedOneId ?? '') : null;
       if (!lovedOne) return h.pageFor(404, 'Not found', notice('No such loved one in your workspace', 'Pick a loved one from your workspace.'), caller);
-      const mail = await items.find({ lovedOneId: lovedOne._id }).sort({ receivedAt: -1 }).limit(50).toArray();
+      const mail = await recentInboxItems(db, lovedOne._id, 50);
       const list = mail.length
         ? mail
             .map(

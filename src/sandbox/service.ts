@@ -3,16 +3,15 @@
 // decisions to the records, in an order that a retry or the next sweep can always finish.
 import type { Collection, Db, IndexDescription } from 'mongodb';
 import { SANDBOX_WORKSPACE_MACHINE } from '../../machines/sandboxWorkspace.js';
+import { purgeInboxOf } from '../inbox/records.js';
 import { EntityStore, TransitionRefused } from '../store/entities.js';
 import { newId } from '../store/ids.js';
 import { WorkspaceStore, type LovedOneRecord, type WorkspaceRecord } from '../workspace/records.js';
 
 export const ANONYMOUS_OWNER = 'anonymous-mcp';
 export const INVITE_DRAFTS = 'invite_drafts';
-export const INBOX_ITEMS = 'inbox_items';
 export const SANDBOX_INDEXES: Record<string, IndexDescription[]> = {
   [INVITE_DRAFTS]: [{ key: { workspaceId: 1 }, name: 'by_workspace' }],
-  [INBOX_ITEMS]: [{ key: { lovedOneId: 1, receivedAt: -1 }, name: 'by_loved_one_time' }, { key: { workspaceId: 1 }, name: 'by_workspace' }],
 };
 
 export interface InviteDraft {
@@ -53,7 +52,6 @@ export class SandboxService {
   readonly store: WorkspaceStore;
   private readonly entities: EntityStore;
   readonly drafts: Collection<InviteDraft>;
-  private readonly inbox: Collection<{ workspaceId: string }>;
 
   constructor(
     private readonly db: Db,
@@ -63,7 +61,6 @@ export class SandboxService {
     this.store = new WorkspaceStore(db, inboxDomain);
     this.entities = new EntityStore(db, clock);
     this.drafts = db.collection<InviteDraft>(INVITE_DRAFTS);
-    this.inbox = db.collection(INBOX_ITEMS);
   }
 
   async create(input: SandboxInput): Promise<SandboxCreated> {
@@ -90,7 +87,7 @@ export class SandboxService {
   }
 
   async find(workspaceId: string): Promise<WorkspaceRecord | null> {
-    return this.store.workspaces.findOne({ _id: workspaceId });
+    return this.store.workspace(workspaceId);
   }
 
   /** The machine's current state of a sandbox, or null if it never was one. */
@@ -123,8 +120,7 @@ export class SandboxService {
   /** The real owner replaces the synthetic one; sandbox flags are cleared; ids are kept. */
   private async applyClaim(workspace: WorkspaceRecord, who: { uid: string; email: string }): Promise<WorkspaceRecord> {
     await this.store.addMember(workspace._id, who, 'caregiver');
-    await this.store.lovedOnes.updateMany({ workspaceId: workspace._id }, { $set: { sandbox: false } });
-    await this.store.workspaces.updateOne({ _id: workspace._id }, { $set: { ownerUid: who.uid, sandbox: false } });
+    await this.store.leaveSandbox(workspace._id, who.uid);
     return { ...workspace, ownerUid: who.uid, sandbox: false };
   }
 
@@ -132,7 +128,7 @@ export class SandboxService {
   async sweep(before: Date): Promise<{ purged: number; repaired: number }> {
     let purged = 0;
     let repaired = 0;
-    const expired = await this.store.workspaces.find({ sandbox: true, createdAt: { $lt: before } }).toArray();
+    const expired = await this.store.sandboxesCreatedBefore(before);
     for (const workspace of expired) {
       const snapshot = await this.entities.load(SANDBOX_WORKSPACE_MACHINE, workspace._id);
       if (snapshot?.value === 'claimed' && snapshot.context.claimedBy) {
@@ -158,11 +154,9 @@ export class SandboxService {
   /** Everything tagged to the workspace goes; the workspace record goes last, so a sweep that
    *  stops half-way is found and finished by the next one. */
   private async purgeRecords(workspaceId: string): Promise<void> {
-    await this.store.lovedOnes.deleteMany({ workspaceId });
-    await this.store.careEvents.deleteMany({ workspaceId });
-    await this.inbox.deleteMany({ workspaceId });
+    await this.store.purgeLovedOnes(workspaceId);
+    await purgeInboxOf(this.db, workspaceId);
     await this.drafts.deleteMany({ workspaceId });
-    await this.store.members.deleteMany({ workspaceId });
-    await this.store.workspaces.deleteOne({ _id: workspaceId });
+    await this.store.purgeWorkspace(workspaceId);
   }
 }

@@ -2,7 +2,7 @@
 // metadata and the canonical pages. Every discovery document is built from this and from the
 // slice manifests, never from hand-kept copies.
 import type { Config } from '../config.js';
-import { SCOPES } from '../workspace/caller.js';
+import { SCOPES } from '../auth/scopes.js';
 import { DEFAULT_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../rpc/mcp.js';
 import { SANDBOX_ENDPOINT } from '../sandbox/endpoint.js';
 import type { McpEndpointSpec, SliceManifest } from '../slice/contract.js';

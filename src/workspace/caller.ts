@@ -1,5 +1,6 @@
 // Who is calling the workspace MCP endpoint, re-derived from the credentials on every request.
 import type { Db } from 'mongodb';
+import { SCOPES, type Scope } from '../auth/scopes.js';
 import type { Config } from '../config.js';
 import { API_KEY_FORMAT, type KeyStore } from '../keys/keys.js';
 import { AccessTokenError, accessTokenVerifier, looksLikeJwt } from '../oauth/accessTokens.js';
@@ -9,9 +10,6 @@ import { sessionCaller } from '../auth/sessions.js';
 import type { AuthMethod } from './audit.js';
 import type { Tenant } from '../auth/tenants.js';
 import { type WorkspaceStore } from './records.js';
-
-export const SCOPES = ['profile:read', 'care_circle:read'] as const;
-export type Scope = (typeof SCOPES)[number];
 
 export interface WorkspaceCaller {
   uid: string;

@@ -1,4 +1,5 @@
-// The family workspace's records and the one place that reads and writes them.
+// The family workspace's records and the one place that reads and writes them: other slices
+// (ingest, inbox, sandbox) call the functions here and never open these collections themselves.
 // Every read that serves a caller takes the caller's uid and re-derives ownership from it.
 import type { Collection, Db, IndexDescription } from 'mongodb';
 import { newId, randomBase32 } from '../store/ids.js';
@@ -58,6 +59,8 @@ export interface CareEventRecord {
   receivedAt: Date;
   payload: Record<string, unknown>;
   sourceEventId?: string;
+  /** The partner's subject of a partner event: what the partner's purge deletes by. */
+  subjectRef?: string;
 }
 
 export const WORKSPACE_COLLECTIONS = {
@@ -73,8 +76,36 @@ export const WORKSPACE_INDEXES: Record<string, IndexDescription[]> = {
   [WORKSPACE_COLLECTIONS.workspaces]: [{ key: { ownerUid: 1 }, name: 'by_owner' }],
   [WORKSPACE_COLLECTIONS.members]: [{ key: { uid: 1 }, name: 'by_uid' }, { key: { workspaceId: 1 }, name: 'by_workspace' }],
   [WORKSPACE_COLLECTIONS.lovedOnes]: [{ key: { workspaceId: 1 }, name: 'by_workspace' }, { key: { inboxAddress: 1 }, name: 'by_inbox', unique: true }],
-  [WORKSPACE_COLLECTIONS.careEvents]: [{ key: { lovedOneId: 1, occurredAt: -1 }, name: 'by_loved_one_time' }, { key: { workspaceId: 1 }, name: 'by_workspace' }],
+  [WORKSPACE_COLLECTIONS.careEvents]: [
+    { key: { lovedOneId: 1, occurredAt: -1 }, name: 'by_loved_one_time' },
+    { key: { workspaceId: 1 }, name: 'by_workspace' },
+    { key: { institutionId: 1, subjectRef: 1 }, name: 'by_partner_subject' },
+  ],
 };
+
+const lovedOnesIn = (db: Db): Collection<LovedOneRecord> => db.collection(WORKSPACE_COLLECTIONS.lovedOnes);
+const careEventsIn = (db: Db): Collection<CareEventRecord> => db.collection(WORKSPACE_COLLECTIONS.careEvents);
+
+/** Store a care event under its `_id`. A second append of the same `_id` fails with a duplicate-key
+ *  error, which a writer that delivers at least once takes as "already stored". */
+export async function appendCareEvent(db: Db, event: CareEventRecord): Promise<void> {
+  await careEventsIn(db).insertOne(event);
+}
+
+/** Delete what one partner sent about one of its subjects; the number deleted. */
+export async function purgePartnerCareEvents(db: Db, institutionId: string, subjectRef: string): Promise<number> {
+  return (await careEventsIn(db).deleteMany({ institutionId, subjectRef })).deletedCount;
+}
+
+/** Whether the loved one still exists in that workspace (a binding may outlive it). */
+export async function hasLovedOne(db: Db, workspaceId: string, lovedOneId: string): Promise<boolean> {
+  return (await lovedOnesIn(db).findOne({ _id: lovedOneId, workspaceId }, { projection: { _id: 1 } })) !== null;
+}
+
+/** The loved one behind a family inbox address, in any case and with stray spaces. */
+export function lovedOneByInbox(db: Db, address: string): Promise<LovedOneRecord | null> {
+  return lovedOnesIn(db).findOne({ inboxAddress: address.trim().toLowerCase() });
+}
 
 /** `<first>-<last>-<8 random base32>`: readable, unguessable, ASCII only. */
 export function inboxSlug(firstName: string, lastName: string): string {
@@ -90,11 +121,11 @@ export function inboxSlug(firstName: string, lastName: string): string {
 }
 
 export class WorkspaceStore {
-  readonly users: Collection<UserRecord>;
-  readonly workspaces: Collection<WorkspaceRecord>;
-  readonly members: Collection<MemberRecord>;
-  readonly lovedOnes: Collection<LovedOneRecord>;
-  readonly careEvents: Collection<CareEventRecord>;
+  private readonly users: Collection<UserRecord>;
+  private readonly workspaces: Collection<WorkspaceRecord>;
+  private readonly members: Collection<MemberRecord>;
+  private readonly lovedOnes: Collection<LovedOneRecord>;
+  private readonly careEvents: Collection<CareEventRecord>;
 
   constructor(
     db: Db,
@@ -103,8 +134,8 @@ export class WorkspaceStore {
     this.users = db.collection(WORKSPACE_COLLECTIONS.users);
     this.workspaces = db.collection(WORKSPACE_COLLECTIONS.workspaces);
     this.members = db.collection(WORKSPACE_COLLECTIONS.members);
-    this.lovedOnes = db.collection(WORKSPACE_COLLECTIONS.lovedOnes);
-    this.careEvents = db.collection(WORKSPACE_COLLECTIONS.careEvents);
+    this.lovedOnes = lovedOnesIn(db);
+    this.careEvents = careEventsIn(db);
   }
 
   /** Record a verified sign-in; the tenant of a new user is `family`. */
@@ -130,6 +161,10 @@ export class WorkspaceStore {
     if (!member) return null;
     const workspace = await this.workspaces.findOne({ _id: member.workspaceId });
     return workspace ? { workspace, member } : null;
+  }
+
+  workspace(workspaceId: string): Promise<WorkspaceRecord | null> {
+    return this.workspaces.findOne({ _id: workspaceId });
   }
 
   memberCount(workspaceId: string): Promise<number> {
@@ -187,5 +222,30 @@ export class WorkspaceStore {
   /** Newest care events of one loved one. */
   recentEvents(lovedOneId: string, limit: number): Promise<CareEventRecord[]> {
     return this.careEvents.find({ lovedOneId }).sort({ occurredAt: -1, _id: -1 }).limit(limit).toArray();
+  }
+
+  /** Sandbox workspaces created before `before`: what the sandbox sweep looks at. */
+  sandboxesCreatedBefore(before: Date): Promise<WorkspaceRecord[]> {
+    return this.workspaces.find({ sandbox: true, createdAt: { $lt: before } }).toArray();
+  }
+
+  /** A claimed sandbox becomes an ordinary workspace of `ownerUid`; ids are kept. Safe to repeat. */
+  async leaveSandbox(workspaceId: string, ownerUid: string): Promise<void> {
+    await this.lovedOnes.updateMany({ workspaceId }, { $set: { sandbox: false } });
+    await this.workspaces.updateOne({ _id: workspaceId }, { $set: { ownerUid, sandbox: false } });
+  }
+
+  /** First step of purging a workspace: its loved ones (so their inbox addresses stop taking
+   *  mail), then their care events. */
+  async purgeLovedOnes(workspaceId: string): Promise<void> {
+    await this.lovedOnes.deleteMany({ workspaceId });
+    await this.careEvents.deleteMany({ workspaceId });
+  }
+
+  /** Last step: the members, then the workspace record, so a purge that stops half-way is still
+   *  found (and finished) by looking for the workspace. */
+  async purgeWorkspace(workspaceId: string): Promise<void> {
+    await this.members.deleteMany({ workspaceId });
+    await this.workspaces.deleteOne({ _id: workspaceId });
   }
 }

@@ -1,10 +1,11 @@
 // The workspace MCP tools (SPEC §B1). Each re-derives what the caller may see from the verified
 // caller alone: a lovedOneId from anywhere else is "not authorized", whether or not it exists.
 import { z } from 'zod';
+import type { Scope } from '../auth/scopes.js';
 import { RPC } from '../rpc/codes.js';
 import { RpcError, ToolError } from '../rpc/errors.js';
 import { implementTool, type CallContext, type ToolDeclaration, type ToolDefinition } from '../rpc/mcp.js';
-import type { Scope, WorkspaceCaller } from './caller.js';
+import type { WorkspaceCaller } from './caller.js';
 import type { CareEventRecord, WorkspaceStore } from './records.js';
 
 export const DEFAULT_EVENTS_LIMIT = 20;

@@ -1,13 +1,20 @@
 // Settings → Connected apps on the app host: the OAuth grants a caregiver gave (app name, scopes,
 // last use) and revoking one, which ends the app's access on its very next request.
 import type { Db } from 'mongodb';
-import type { AppHelpers } from '../app/routes.js';
-import type { AppRouteBuilder } from '../app/routeTable.js';
+import { scopesIn, SCOPE_TEXT } from '../auth/scopes.js';
+import type { HttpRequestEnvelope } from '../bus/envelopes.js';
 import { escapeHtml } from '../http/html.js';
 import { redirect } from '../http/page.js';
 import { ApiProblem, json } from '../http/reply.js';
-import { scopesIn, SCOPE_TEXT } from './scopes.js';
-import { OAuthStore, type ConnectedApp } from './store.js';
+import { OAuthStore, type ConnectedApp } from '../oauth/store.js';
+import type { AppRouteBuilder } from './routeTable.js';
+
+/** What these routes need of the app's helpers (AppHelpers has them): named here so this module
+ *  does not import the routes module that renders its section. */
+export interface ConnectedAppsHelpers {
+  requireCaller(req: HttpRequestEnvelope): Promise<{ uid: string }>;
+  requireSameOrigin(req: HttpRequestEnvelope): void;
+}
 
 const when = (d: Date | undefined) => (d ? d.toISOString().slice(0, 16).replace('T', ' ') : 'never');
 
@@ -36,7 +43,7 @@ const view = (a: ConnectedApp) => ({
 });
 
 /** The page form and the JSON API, behind the session cookie (mounted through appRoutes' extend hook). */
-export function connectedAppsRoutes(routes: AppRouteBuilder, helpers: AppHelpers, db: Db): void {
+export function connectedAppsRoutes(routes: AppRouteBuilder, helpers: ConnectedAppsHelpers, db: Db): void {
   const store = new OAuthStore(db);
   routes
     .on('settingsAppsRevoke', 'POST', async (req, params) => {

@@ -1,7 +1,8 @@
-// The OAuth scopes of the workspace MCP endpoint, with the plain-language line the consent page shows.
-import { SCOPES, type Scope } from '../workspace/caller.js';
+// The scopes of the workspace MCP endpoint, declared once: what OAuth grants and the workspace
+// enforces, with the plain-language line the consent page shows.
 
-export { SCOPES, type Scope };
+export const SCOPES = ['profile:read', 'care_circle:read'] as const;
+export type Scope = (typeof SCOPES)[number];
 
 export const SCOPE_TEXT: Record<Scope, { title: string; reveals: string }> = {
   'profile:read': {
