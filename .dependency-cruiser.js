@@ -6,8 +6,8 @@
 // Folder-level cycles among the top folders of src/ are checked by scripts/folder-cycles.ts.
 
 const TESTS = '(\\.test\\.ts$|^test/)';
-const SHARED = '^src/((config|log|version|roles)\\.ts$|(http|bus|store|rpc|auth|slice)/)';
-const SLICES = '^src/(directory|site|newsletter|community|session|identity|workspace|keys|app|oauth|sandbox|inbox|ingest|partner|web)/';
+const SHARED = '^src/((config|log|version|roles|tenants)\\.ts$|(http|bus|store|rpc|auth|slice)/)';
+const SLICES = '^src/(directory|site|newsletter|community|session|identity|workspace|keys|app|oauth|sandbox|inbox|ingest|partner|family)/';
 const RUNTIME = '^src/(gateway|worker|cron)/';
 const WIRING = '^src/(service|cli|slices)\\.ts$';
 

@@ -12,7 +12,7 @@ import { PartnerStore } from '../src/partner/records.js';
 import { parseDataKey, SecretBox } from '../src/partner/secretBox.js';
 import { startService } from '../src/service.js';
 import { perMinute, RateLimiter } from '../src/store/rateLimit.js';
-import { WORKSPACE_COLLECTIONS, WorkspaceStore } from '../src/workspace/records.js';
+import { WORKSPACE_COLLECTIONS, WorkspaceStore } from '../src/family/records.js';
 import { startMongo, startNats } from '../test/harness/servers.js';
 
 const log = createLogger('silent');

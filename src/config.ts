@@ -1,6 +1,6 @@
 // The one configuration schema: every key with its environment variable, default and doc.
 import { z } from 'zod';
-import { TENANTS } from './auth/tenants.js';
+import { TENANTS } from './tenants.js';
 
 export interface ConfigKey {
   env: string;

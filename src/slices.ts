@@ -5,6 +5,7 @@ import { appSlice } from './app/slice.js';
 import { communitySlice } from './community/slice.js';
 import { LEASES } from './cron/lease.js';
 import { directorySlice } from './directory/slice.js';
+import { familySlice } from './family/slice.js';
 import { identitySlice } from './identity/slice.js';
 import { inboxSlice } from './inbox/slice.js';
 import { ingestSlice } from './ingest/slice.js';
@@ -33,6 +34,7 @@ const platformSlice = defineSlice({
 
 export const SLICES: readonly SliceManifest[] = [
   platformSlice,
+  familySlice,
   directorySlice,
   siteSlice,
   newsletterSlice,

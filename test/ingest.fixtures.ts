@@ -13,7 +13,7 @@ import type { PartnerCareEvent } from '../src/ingest/writer.js';
 import { PartnerStore } from '../src/partner/records.js';
 import { parseDataKey, SecretBox } from '../src/partner/secretBox.js';
 import { SessionStore } from '../src/auth/sessions.js';
-import { WORKSPACE_COLLECTIONS, WorkspaceStore } from '../src/workspace/records.js';
+import { WORKSPACE_COLLECTIONS, WorkspaceStore } from '../src/family/records.js';
 
 /** A fixed data key for the tests (so child processes and the test read the same secrets). */
 export const TEST_DATA_KEY = Buffer.alloc(32, 7).toString('base64');

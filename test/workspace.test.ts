@@ -6,7 +6,7 @@ import { MongoClient, type Db } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RPC } from '../src/rpc/codes.js';
 import { databaseName } from '../src/store/mongo.js';
-import { WORKSPACE_COLLECTIONS, type CareEventRecord } from '../src/workspace/records.js';
+import { WORKSPACE_COLLECTIONS, type CareEventRecord } from '../src/family/records.js';
 import { appCall, caregiverWithKey, devIdToken, signIn } from './harness/identity.js';
 import { postJson, rpc, startTestService, type TestService } from './harness/service.js';
 

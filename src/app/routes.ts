@@ -18,7 +18,7 @@ import { handlers, type RouteHandlers } from '../slice/contract.js';
 import { APP_ROUTES, type AppRouteBuilder } from './routeTable.js';
 import { AuditLog } from '../workspace/audit.js';
 import { SCOPES } from '../auth/scopes.js';
-import { WorkspaceStore, type LovedOneRecord } from '../workspace/records.js';
+import { WorkspaceStore, type LovedOneRecord } from '../family/records.js';
 
 const asset = (name: string) => readFileSync(new URL(`./assets/${name}`, import.meta.url), 'utf8');
 

@@ -3,7 +3,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Collection, Db, IndexDescription } from 'mongodb';
 import type { Config } from '../config.js';
-import type { Tenant } from './tenants.js';
+import type { Tenant } from '../tenants.js';
 
 export const SESSION_COOKIE = 'cc_session';
 export const SESSION_TTL_MS = 14 * 24 * 60 * 60 * 1000;

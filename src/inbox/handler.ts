@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { newId } from '../store/ids.js';
 import { ApiProblem, json } from '../http/reply.js';
 import { handlers, type RouteHandlers } from '../slice/contract.js';
-import { appendCareEvent, lovedOneByInbox } from '../workspace/records.js';
+import { appendCareEvent, lovedOneByInbox } from '../family/records.js';
 import { EXCERPT_CHARS, storeInboxItem } from './records.js';
 import { INBOX_ROUTES } from './routes.js';
 

@@ -9,7 +9,7 @@ import type { PartnerStore } from '../partner/records.js';
 import { parseIsoInstant, TIMESTAMP_TOLERANCE_MS } from '../partner/signature.js';
 import { newId } from '../store/ids.js';
 import type { RateLimiter } from '../store/rateLimit.js';
-import { hasLovedOne } from '../workspace/records.js';
+import { hasLovedOne } from '../family/records.js';
 import { ApiProblem, json } from '../http/reply.js';
 import { handlers, type RouteHandlers } from '../slice/contract.js';
 import { PartnerAuth, type VerifiedPartner } from './auth.js';

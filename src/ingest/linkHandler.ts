@@ -6,7 +6,7 @@ import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js
 import type { Logger } from '../log.js';
 import { institutionName } from '../partner/records.js';
 import type { RateLimiter } from '../store/rateLimit.js';
-import { WorkspaceStore } from '../workspace/records.js';
+import { WorkspaceStore } from '../family/records.js';
 import { ApiProblem, json } from '../http/reply.js';
 import { handlers, type RouteHandlers } from '../slice/contract.js';
 import { describeIssues } from './envelope.js';

@@ -2,7 +2,7 @@
 // JetStream consumer (NATS mode) or straight from the request (embedded mode).
 import type { Db } from 'mongodb';
 import { isDuplicateKey } from '../store/errors.js';
-import { appendCareEvent, purgePartnerCareEvents, type CareEventRecord } from '../workspace/records.js';
+import { appendCareEvent, purgePartnerCareEvents, type CareEventRecord } from '../family/records.js';
 import type { FamilyShares } from './familyShare.js';
 
 /** An accepted event as it travels to the writer (JetStream message body, JSON). */

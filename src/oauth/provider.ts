@@ -6,7 +6,7 @@ import Provider, { errors, interactionPolicy, type Configuration, type KoaContex
 import { SCOPES } from '../auth/scopes.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
-import type { WorkspaceStore } from '../workspace/records.js';
+import type { WorkspaceStore } from '../family/records.js';
 import { workspaceResource, workspaceResourceForms } from './accessTokens.js';
 import { errorPage, renderAsPage } from './pages.js';
 import { interactionPath, OAUTH_ROUTES } from './paths.js';

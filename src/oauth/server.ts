@@ -12,7 +12,7 @@ import { cspSourceFor } from '../http/csp.js';
 import type { SliceContext } from '../slice/contract.js';
 import { createIdTokenVerifier, IdTokenError } from '../identity/verify.js';
 import { resolveDataKey, SecretBox } from '../partner/secretBox.js';
-import { WorkspaceStore } from '../workspace/records.js';
+import { WorkspaceStore } from '../family/records.js';
 import { workspaceResource, workspaceResourceForms } from './accessTokens.js';
 import { OAuthKeys } from './keys.js';
 import { ASSET_PATHS, consentPage, errorPage, OAUTH_CSS, OAUTH_JS, renderAsPage, signedInPage } from './pages.js';

@@ -6,7 +6,7 @@ import { SANDBOX_WORKSPACE_MACHINE } from '../../machines/sandboxWorkspace.js';
 import { purgeInboxOf } from '../inbox/records.js';
 import { EntityStore, TransitionRefused } from '../store/entities.js';
 import { newId } from '../store/ids.js';
-import { WorkspaceStore, type LovedOneRecord, type WorkspaceRecord } from '../workspace/records.js';
+import { WorkspaceStore, type LovedOneRecord, type WorkspaceRecord } from '../family/records.js';
 
 export const ANONYMOUS_OWNER = 'anonymous-mcp';
 export const INVITE_DRAFTS = 'invite_drafts';

@@ -8,7 +8,7 @@ import { createIdTokenVerifier, IdTokenError, type IdTokenVerifier } from '../id
 import { describeIssues } from '../rpc/envelope.js';
 import { ApiProblem, json } from '../http/reply.js';
 import { handlers, type RouteHandlers } from '../slice/contract.js';
-import { WorkspaceStore } from '../workspace/records.js';
+import { WorkspaceStore } from '../family/records.js';
 import { SESSION_ROUTES } from './routes.js';
 import { clearedSessionCookie, readCookie, SESSION_COOKIE, sessionCaller, sessionCookie, SessionStore } from '../auth/sessions.js';
 

@@ -8,8 +8,8 @@ import { RPC } from '../rpc/codes.js';
 import { RpcError } from '../rpc/errors.js';
 import { sessionCaller } from '../auth/sessions.js';
 import type { AuthMethod } from './audit.js';
-import type { Tenant } from '../auth/tenants.js';
-import { type WorkspaceStore } from './records.js';
+import type { Tenant } from '../tenants.js';
+import { type WorkspaceStore } from '../family/records.js';
 
 export interface WorkspaceCaller {
   uid: string;

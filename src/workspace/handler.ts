@@ -13,7 +13,7 @@ import type { RouteHandler } from '../slice/contract.js';
 import { AuditLog } from './audit.js';
 import { authenticate, AuthRefusal, resourceMetadataUrl, type WorkspaceCaller } from './caller.js';
 import { WORKSPACE_ENDPOINT, WORKSPACE_INSTRUCTIONS } from './endpoint.js';
-import { WorkspaceStore } from './records.js';
+import { WorkspaceStore } from '../family/records.js';
 import { workspaceTools } from './tools.js';
 
 export function createWorkspaceServer(store: WorkspaceStore, log?: Logger): McpServer {

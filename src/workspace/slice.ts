@@ -1,11 +1,10 @@
-// The workspace slice: the authenticated workspace MCP endpoint, the family records it reads, and
-// the audit log of its calls.
+// The workspace slice: the authenticated workspace MCP endpoint over the family records, and the
+// audit log of its calls.
 import { defineSlice, defineRoutes, handlers } from '../slice/contract.js';
 import { perMinute } from '../store/rateLimit.js';
 import { AUDIT_INDEXES, MCP_AUDIT_LOG } from './audit.js';
 import { WORKSPACE_ENDPOINT } from './endpoint.js';
 import { workspaceEndpoint } from './handler.js';
-import { WORKSPACE_INDEXES } from './records.js';
 
 export const APP_MCP_BODY_LIMIT = 256 * 1024;
 
@@ -27,7 +26,7 @@ export const workspaceSlice = defineSlice({
   name: 'workspace',
   routes,
   mcp: [WORKSPACE_ENDPOINT],
-  indexes: { ...WORKSPACE_INDEXES, [MCP_AUDIT_LOG]: AUDIT_INDEXES },
+  indexes: { [MCP_AUDIT_LOG]: AUDIT_INDEXES },
   serve: (ctx) => {
     const endpoint = workspaceEndpoint(ctx.config, ctx.db, ctx.log);
     return handlers(routes).on('mcp', 'GET', endpoint).on('mcp', 'POST', endpoint).done();

@@ -3,7 +3,7 @@
 // Every read that serves a caller takes the caller's uid and re-derives ownership from it.
 import type { Collection, Db, IndexDescription } from 'mongodb';
 import { newId, randomBase32 } from '../store/ids.js';
-import type { Tenant } from '../auth/tenants.js';
+import type { Tenant } from '../tenants.js';
 
 export type MemberRole = 'caregiver' | 'family_member';
 

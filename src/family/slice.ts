@@ -1,0 +1,6 @@
+// The family slice: the records every family-facing slice reads and writes through its one
+// owner module (users, workspaces, members, loved ones, care events).
+import { defineSlice } from '../slice/contract.js';
+import { WORKSPACE_INDEXES } from './records.js';
+
+export const familySlice = defineSlice({ name: 'family', indexes: WORKSPACE_INDEXES });
