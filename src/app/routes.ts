@@ -1,78 +1,34 @@
-// The app host's pages and JSON API: sign-in, the family workspace, and Settings (MCP API keys,
-// recent MCP activity). Everything here acts for the signed-in caller only.
+// The app host's pages: sign-in, the family workspace, and Settings (MCP API keys, connected
+// apps, recent MCP activity). Everything here acts for the signed-in caller only.
 import { readFileSync } from 'node:fs';
 import type { Db } from 'mongodb';
-import { z } from 'zod';
-import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js';
-import { identityProvider, type Config } from '../config.js';
-import { KeyNotFound, KeyStore, TooManyKeys, type ApiKeyView } from '../keys/keys.js';
+import { type z } from 'zod';
+import type { Config } from '../config.js';
+import { KeyStore, TooManyKeys, type ApiKeyView } from '../keys/keys.js';
 import { connectedAppsSection } from './connectedApps.js';
 import { OAuthStore } from '../oauth/store.js';
 import { describeIssues } from '../rpc/envelope.js';
-import { clearedSessionCookie, readCookie, SESSION_COOKIE, sessionCaller, SessionStore, type SessionCaller } from '../auth/sessions.js';
+import { clearedSessionCookie, readCookie, SESSION_COOKIE, SessionStore, type SessionCaller } from '../auth/sessions.js';
 import { escapeHtml } from '../http/html.js';
 import { redirect } from '../http/page.js';
-import { page } from './page.js';
-import { ApiProblem, json, text } from '../http/reply.js';
+import { json, text } from '../http/reply.js';
 import { handlers, type RouteHandlers } from '../slice/contract.js';
+import { createWorkspace, keyInput, lovedOneInput, revokeKey, workspaceInput } from './actions.js';
+import { appApiRoutes } from './api.js';
+import { appHelpers, type AppHelpers } from './helpers.js';
 import { APP_ROUTES, type AppRouteBuilder } from './routeTable.js';
 import { AuditLog } from '../workspace/audit.js';
 import { SCOPES } from '../auth/scopes.js';
-import { WorkspaceStore, type LovedOneRecord } from '../family/records.js';
+import type { LovedOneRecord } from '../family/records.js';
 
 const asset = (name: string) => readFileSync(new URL(`./assets/${name}`, import.meta.url), 'utf8');
 
-const name = z.string().trim().min(1, 'is required').max(60, 'must be at most 60 characters');
-const workspaceInput = z.object({ familyName: z.string().trim().min(1, 'is required').max(120, 'must be at most 120 characters'), firstName: name, lastName: name });
-const lovedOneInput = z.object({ firstName: name, lastName: name });
-const keyInput = z.object({ name: z.string().trim().max(60, 'must be at most 60 characters').optional().default('') });
 
 export interface AppRoutesDeps {
   config: Config;
   db: Db;
   /** More of the app slice's routes, built elsewhere (Connected apps). */
   extend?: (routes: AppRouteBuilder, helpers: AppHelpers) => void;
-}
-
-export interface AppHelpers {
-  currentCaller(req: HttpRequestEnvelope): Promise<SessionCaller | null>;
-  requireCaller(req: HttpRequestEnvelope): Promise<SessionCaller>;
-  /** A page in the app's layout, signed-in header included. */
-  pageFor(status: number, title: string, body: string, caller?: SessionCaller | null, headers?: Record<string, string>): HttpReplyEnvelope;
-  /** The page a signed-out visitor sees, with a sign-in link that comes back to `next`. */
-  signedOutPage(next: string): HttpReplyEnvelope;
-  requireSameOrigin(req: HttpRequestEnvelope): void;
-  signInUrl(next: string): string;
-  store: WorkspaceStore;
-}
-
-/** The page shell and session checks every app-host page uses, for this slice and the ones that add pages. */
-export function appHelpers(config: Config, db: Db): AppHelpers {
-  const store = new WorkspaceStore(db, config.inboxDomain);
-  const idp = identityProvider(config);
-  const appOrigin = new URL(config.appUrl).origin;
-  const idpOrigin = new URL(idp.loginUrl).origin;
-  const signInUrl = (next: string) => `${idp.loginUrl}?return_to=${encodeURIComponent(`${config.appUrl}/auth/callback?next=${encodeURIComponent(next)}`)}`;
-  const currentCaller = (req: HttpRequestEnvelope) => sessionCaller(db, req.headers);
-  const pageFor: AppHelpers['pageFor'] = (status, title, body, caller, headers = {}) =>
-    page(status, { title, body, ...(caller ? { signedInAs: caller.email } : {}), formAction: idpOrigin }, headers);
-  return {
-    currentCaller,
-    requireCaller: async (req) => {
-      const caller = await currentCaller(req);
-      if (!caller) throw new ApiProblem(401, 'UNAUTHORIZED', 'Sign in first', `Sign in at ${config.appUrl}/signin.`);
-      return caller;
-    },
-    /** Cookie-authenticated changes must come from our own pages (CSRF defence). */
-    requireSameOrigin: (req) => {
-      if (req.headers.origin !== appOrigin) throw new ApiProblem(403, 'FORBIDDEN', 'Cross-origin request refused', `Changes are accepted only from pages on ${appOrigin}.`);
-    },
-    signInUrl,
-    store,
-    pageFor,
-    signedOutPage: (next) =>
-      pageFor(200, 'Sign in', `<h1>Welcome to carecircle</h1><section class="card"><p>Sign in to see your family workspace.</p><p><a href="${escapeHtml(signInUrl(next))}" id="signin">Sign in</a></p></section>`),
-  };
 }
 
 export function appRoutes(deps: AppRoutesDeps): RouteHandlers {
@@ -154,7 +110,6 @@ ${connectedAppsSection(apps)}
 
   const routes = handlers(APP_ROUTES)
     .on('protectedResource', 'GET', protectedResource)
-    .on('protectedResource', 'GET', protectedResource)
     .on('css', 'GET', async () => text(200, css, 'text/css; charset=utf-8', { 'cache-control': 'public, max-age=300' }))
     .on('js', 'GET', async () => text(200, js, 'text/javascript; charset=utf-8', { 'cache-control': 'public, max-age=300' }))
     .on('signin', 'GET', async (req) => redirect(signInUrl(req.query.next?.startsWith('/') ? req.query.next : '/')))
@@ -201,7 +156,7 @@ ${connectedAppsSection(apps)}
       if (await store.workspaceOf(caller.uid)) return redirect('/');
       const input = workspaceInput.safeParse(req.body ?? {});
       if (!input.success) return pageFor(400, 'Create your workspace', onboardingForm(formError(input.error)), caller);
-      await createWorkspace(caller, input.data);
+      await createWorkspace(store, caller, input.data);
       return redirect('/');
     })
     .on('workspaceLovedOnes', 'POST', async (req) => {
@@ -236,79 +191,10 @@ ${connectedAppsSection(apps)}
       requireSameOrigin(req);
       const caller = await currentCaller(req);
       if (!caller) return redirect('/signin?next=/settings');
-      await revokeKey(caller, params.id ?? '');
+      await revokeKey(keys, caller, params.id ?? '');
       return redirect('/settings');
-    })
-    // JSON API for the same things, behind the session cookie.
-    .on('apiWorkspace', 'GET', async (req) => {
-      const caller = await requireCaller(req);
-      const membership = await store.workspaceOf(caller.uid);
-      if (!membership) return json(200, { workspace: null });
-      const lovedOnes = await store.lovedOnesOf(membership.workspace._id);
-      return json(200, {
-        workspace: { id: membership.workspace._id, name: membership.workspace.name, role: membership.member.role, familyMemberCount: await store.memberCount(membership.workspace._id) },
-        lovedOnes: lovedOnes.map((l) => ({ id: l._id, name: l.displayName, firstName: l.firstName, lastName: l.lastName, inboxAddress: l.inboxAddress })),
-      });
-    })
-    .on('apiWorkspace', 'POST', async (req) => {
-      requireSameOrigin(req);
-      const caller = await requireCaller(req);
-      if (await store.workspaceOf(caller.uid)) throw new ApiProblem(409, 'BAD_REQUEST', 'You already have a family workspace', 'GET /api/workspace shows it.');
-      const input = workspaceInput.safeParse(req.body ?? {});
-      if (!input.success) throw new ApiProblem(400, 'VALIDATION_FAILED', `Invalid body: ${describeIssues(input.error)}`, 'Send familyName (1-120 chars), firstName and lastName (1-60 chars each).');
-      const { workspace, lovedOne } = await createWorkspace(caller, input.data);
-      return json(201, { workspace: { id: workspace._id, name: workspace.name }, lovedOne: { id: lovedOne._id, name: lovedOne.displayName, inboxAddress: lovedOne.inboxAddress } });
-    })
-    .on('apiWorkspaceLovedOnes', 'POST', async (req) => {
-      requireSameOrigin(req);
-      const caller = await requireCaller(req);
-      const membership = await store.workspaceOf(caller.uid);
-      if (!membership) throw new ApiProblem(404, 'NOT_FOUND', 'You have no family workspace yet', 'POST /api/workspace first.');
-      const input = lovedOneInput.safeParse(req.body ?? {});
-      if (!input.success) throw new ApiProblem(400, 'VALIDATION_FAILED', `Invalid body: ${describeIssues(input.error)}`, 'Send firstName and lastName (1-60 chars each).');
-      const l = await store.addLovedOne(membership.workspace._id, input.data, false);
-      return json(201, { id: l._id, name: l.displayName, inboxAddress: l.inboxAddress });
-    })
-    .on('apiKeys', 'GET', async (req) => json(200, { keys: await keys.list((await requireCaller(req)).uid) }))
-    .on('apiKeys', 'POST', async (req) => {
-      requireSameOrigin(req);
-      const caller = await requireCaller(req);
-      const input = keyInput.safeParse(req.body ?? {});
-      if (!input.success) throw new ApiProblem(400, 'VALIDATION_FAILED', `Invalid body: ${describeIssues(input.error)}`, 'Send {"name": "<up to 60 chars>"} or an empty object.');
-      try {
-        const minted = await keys.mint(caller.uid, input.data.name);
-        return json(201, { apiKey: minted.plaintext, key: minted.key, note: 'This is the only time the key is shown.' }, { 'cache-control': 'no-store' });
-      } catch (err) {
-        if (err instanceof TooManyKeys) throw new ApiProblem(400, 'VALIDATION_FAILED', err.message, 'Revoke a key you no longer use.');
-        throw err;
-      }
-    })
-    .on('apiKeysRevoke', 'POST', async (req, params) => {
-      requireSameOrigin(req);
-      const caller = await requireCaller(req);
-      return json(200, { key: await revokeKey(caller, params.id ?? '') });
-    })
-    .on('apiActivity', 'GET', async (req) => {
-      const caller = await requireCaller(req);
-      const rows = await audit.recent(caller.uid, 50);
-      return json(200, { activity: rows.map((r) => ({ at: r.at.toISOString(), method: r.method, tool: r.tool, success: r.success, durationMs: r.durationMs, via: r.authMethod })) });
     });
-
-  async function createWorkspace(caller: SessionCaller, input: z.infer<typeof workspaceInput>) {
-    const workspace = await store.createWorkspace({ name: input.familyName, owner: caller, sandbox: false });
-    const lovedOne = await store.addLovedOne(workspace._id, input, false);
-    return { workspace, lovedOne };
-  }
-
-  async function revokeKey(caller: SessionCaller, keyId: string) {
-    try {
-      return await keys.revoke(caller.uid, keyId);
-    } catch (err) {
-      if (err instanceof KeyNotFound) throw new ApiProblem(404, 'NOT_FOUND', 'No such key on your account', 'GET /api/keys lists your keys.');
-      throw err;
-    }
-  }
-
+  appApiRoutes(routes, helpers, { keys, audit, store });
   deps.extend?.(routes, helpers);
   return routes.done();
 }

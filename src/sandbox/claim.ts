@@ -2,7 +2,7 @@
 // invitation drafts once claimed, and a loved one's family inbox.
 import type { Db } from 'mongodb';
 import nodemailer from 'nodemailer';
-import type { AppHelpers } from '../app/routes.js';
+import type { AppHelpers } from '../app/helpers.js';
 import type { Config } from '../config.js';
 import { recentInboxItems } from '../inbox/records.js';
 import { escapeHtml } from '../http/html.js';

@@ -1,5 +1,5 @@
 // The sandbox slice: workspaces evaluator agents start without signing in, claimed later by a person.
-import { appHelpers } from '../app/routes.js';
+import { appHelpers } from '../app/helpers.js';
 import { defineSlice, handlers } from '../slice/contract.js';
 import { sandboxAppRoutes } from './claim.js';
 import { SANDBOX_ENDPOINT } from './endpoint.js';

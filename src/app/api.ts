@@ -1,0 +1,69 @@
+// The app's JSON API behind the session cookie: the workspace, its loved ones, MCP API keys and
+// recent MCP activity, for the app's own pages and in-app agents.
+import type { AuditLog } from '../workspace/audit.js';
+import type { WorkspaceStore } from '../family/records.js';
+import { ApiProblem, json } from '../http/reply.js';
+import { TooManyKeys, type KeyStore } from '../keys/keys.js';
+import { describeIssues } from '../rpc/envelope.js';
+import { createWorkspace, keyInput, lovedOneInput, revokeKey, workspaceInput } from './actions.js';
+import type { AppHelpers } from './helpers.js';
+import type { AppRouteBuilder } from './routeTable.js';
+
+export function appApiRoutes(routes: AppRouteBuilder, helpers: AppHelpers, deps: { keys: KeyStore; audit: AuditLog; store: WorkspaceStore }): void {
+  const { requireCaller, requireSameOrigin } = helpers;
+  const { keys, audit, store } = deps;
+  routes
+    .on('apiWorkspace', 'GET', async (req) => {
+      const caller = await requireCaller(req);
+      const membership = await store.workspaceOf(caller.uid);
+      if (!membership) return json(200, { workspace: null });
+      const lovedOnes = await store.lovedOnesOf(membership.workspace._id);
+      return json(200, {
+        workspace: { id: membership.workspace._id, name: membership.workspace.name, role: membership.member.role, familyMemberCount: await store.memberCount(membership.workspace._id) },
+        lovedOnes: lovedOnes.map((l) => ({ id: l._id, name: l.displayName, firstName: l.firstName, lastName: l.lastName, inboxAddress: l.inboxAddress })),
+      });
+    })
+    .on('apiWorkspace', 'POST', async (req) => {
+      requireSameOrigin(req);
+      const caller = await requireCaller(req);
+      if (await store.workspaceOf(caller.uid)) throw new ApiProblem(409, 'BAD_REQUEST', 'You already have a family workspace', 'GET /api/workspace shows it.');
+      const input = workspaceInput.safeParse(req.body ?? {});
+      if (!input.success) throw new ApiProblem(400, 'VALIDATION_FAILED', `Invalid body: ${describeIssues(input.error)}`, 'Send familyName (1-120 chars), firstName and lastName (1-60 chars each).');
+      const { workspace, lovedOne } = await createWorkspace(store, caller, input.data);
+      return json(201, { workspace: { id: workspace._id, name: workspace.name }, lovedOne: { id: lovedOne._id, name: lovedOne.displayName, inboxAddress: lovedOne.inboxAddress } });
+    })
+    .on('apiWorkspaceLovedOnes', 'POST', async (req) => {
+      requireSameOrigin(req);
+      const caller = await requireCaller(req);
+      const membership = await store.workspaceOf(caller.uid);
+      if (!membership) throw new ApiProblem(404, 'NOT_FOUND', 'You have no family workspace yet', 'POST /api/workspace first.');
+      const input = lovedOneInput.safeParse(req.body ?? {});
+      if (!input.success) throw new ApiProblem(400, 'VALIDATION_FAILED', `Invalid body: ${describeIssues(input.error)}`, 'Send firstName and lastName (1-60 chars each).');
+      const l = await store.addLovedOne(membership.workspace._id, input.data, false);
+      return json(201, { id: l._id, name: l.displayName, inboxAddress: l.inboxAddress });
+    })
+    .on('apiKeys', 'GET', async (req) => json(200, { keys: await keys.list((await requireCaller(req)).uid) }))
+    .on('apiKeys', 'POST', async (req) => {
+      requireSameOrigin(req);
+      const caller = await requireCaller(req);
+      const input = keyInput.safeParse(req.body ?? {});
+      if (!input.success) throw new ApiProblem(400, 'VALIDATION_FAILED', `Invalid body: ${describeIssues(input.error)}`, 'Send {"name": "<up to 60 chars>"} or an empty object.');
+      try {
+        const minted = await keys.mint(caller.uid, input.data.name);
+        return json(201, { apiKey: minted.plaintext, key: minted.key, note: 'This is the only time the key is shown.' }, { 'cache-control': 'no-store' });
+      } catch (err) {
+        if (err instanceof TooManyKeys) throw new ApiProblem(400, 'VALIDATION_FAILED', err.message, 'Revoke a key you no longer use.');
+        throw err;
+      }
+    })
+    .on('apiKeysRevoke', 'POST', async (req, params) => {
+      requireSameOrigin(req);
+      const caller = await requireCaller(req);
+      return json(200, { key: await revokeKey(keys, caller, params.id ?? '') });
+    })
+    .on('apiActivity', 'GET', async (req) => {
+      const caller = await requireCaller(req);
+      const rows = await audit.recent(caller.uid, 50);
+      return json(200, { activity: rows.map((r) => ({ at: r.at.toISOString(), method: r.method, tool: r.tool, success: r.success, durationMs: r.durationMs, via: r.authMethod })) });
+    });
+}

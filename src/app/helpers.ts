@@ -1,0 +1,51 @@
+// What every app-host page needs: the signed-in caller, the same-origin check for changes, and
+// the page shell with its header (used by the app slice and by slices that add app pages).
+import type { Db } from 'mongodb';
+import { sessionCaller, type SessionCaller } from '../auth/sessions.js';
+import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js';
+import { identityProvider, type Config } from '../config.js';
+import { WorkspaceStore } from '../family/records.js';
+import { escapeHtml } from '../http/html.js';
+import { ApiProblem } from '../http/reply.js';
+import { page } from './page.js';
+
+export interface AppHelpers {
+  currentCaller(req: HttpRequestEnvelope): Promise<SessionCaller | null>;
+  requireCaller(req: HttpRequestEnvelope): Promise<SessionCaller>;
+  /** A page in the app's layout, signed-in header included. */
+  pageFor(status: number, title: string, body: string, caller?: SessionCaller | null, headers?: Record<string, string>): HttpReplyEnvelope;
+  /** The page a signed-out visitor sees, with a sign-in link that comes back to `next`. */
+  signedOutPage(next: string): HttpReplyEnvelope;
+  requireSameOrigin(req: HttpRequestEnvelope): void;
+  signInUrl(next: string): string;
+  store: WorkspaceStore;
+}
+
+/** The page shell and session checks every app-host page uses, for this slice and the ones that add pages. */
+export function appHelpers(config: Config, db: Db): AppHelpers {
+  const store = new WorkspaceStore(db, config.inboxDomain);
+  const idp = identityProvider(config);
+  const appOrigin = new URL(config.appUrl).origin;
+  const idpOrigin = new URL(idp.loginUrl).origin;
+  const signInUrl = (next: string) => `${idp.loginUrl}?return_to=${encodeURIComponent(`${config.appUrl}/auth/callback?next=${encodeURIComponent(next)}`)}`;
+  const currentCaller = (req: HttpRequestEnvelope) => sessionCaller(db, req.headers);
+  const pageFor: AppHelpers['pageFor'] = (status, title, body, caller, headers = {}) =>
+    page(status, { title, body, ...(caller ? { signedInAs: caller.email } : {}), formAction: idpOrigin }, headers);
+  return {
+    currentCaller,
+    requireCaller: async (req) => {
+      const caller = await currentCaller(req);
+      if (!caller) throw new ApiProblem(401, 'UNAUTHORIZED', 'Sign in first', `Sign in at ${config.appUrl}/signin.`);
+      return caller;
+    },
+    /** Cookie-authenticated changes must come from our own pages (CSRF defence). */
+    requireSameOrigin: (req) => {
+      if (req.headers.origin !== appOrigin) throw new ApiProblem(403, 'FORBIDDEN', 'Cross-origin request refused', `Changes are accepted only from pages on ${appOrigin}.`);
+    },
+    signInUrl,
+    store,
+    pageFor,
+    signedOutPage: (next) =>
+      pageFor(200, 'Sign in', `<h1>Welcome to carecircle</h1><section class="card"><p>Sign in to see your family workspace.</p><p><a href="${escapeHtml(signInUrl(next))}" id="signin">Sign in</a></p></section>`),
+  };
+}
