@@ -13,11 +13,13 @@ import type { SliceContext } from '../slice/contract.js';
 import { createIdTokenVerifier, IdTokenError } from '../identity/verify.js';
 import { resolveDataKey, SecretBox } from '../partner/secretBox.js';
 import { WorkspaceStore } from '../family/records.js';
-import { workspaceResource, workspaceResourceForms } from './accessTokens.js';
+import { accessTokenVerifier, workspaceResource, workspaceResourceForms } from './accessTokens.js';
 import { OAuthKeys } from './keys.js';
 import { ASSET_PATHS, consentPage, errorPage, OAUTH_CSS, OAUTH_JS, renderAsPage, signedInPage } from './pages.js';
 import { interactionPath, OAUTH_ROUTES } from './paths.js';
+import { pinToIssuer } from './pinIssuer.js';
 import type * as ProviderModule from './provider.js';
+import { revocationEndpoint } from './revocation.js';
 import { OAuthStore } from './store.js';
 
 const DISCOVERY_PATHS = new Set(['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']);
@@ -56,7 +58,8 @@ export function authorizationServer(deps: Pick<SliceContext, 'config' | 'log' | 
   const users = new WorkspaceStore(db, config.inboxDomain);
   const idp = identityProvider(config);
   const verifyIdToken = createIdTokenVerifier(idp);
-  const authOrigin = new URL(config.authUrl).origin;
+  const issuer = new URL(config.authUrl);
+  const authOrigin = issuer.origin;
   const resourceForms = workspaceResourceForms(config);
   let keys: OAuthKeys | undefined;
   let cookieKeys: string[] | undefined;
@@ -111,6 +114,7 @@ export function authorizationServer(deps: Pick<SliceContext, 'config' | 'log' | 
     const { run } = await current();
     // The provider's cookies are signed with keys every gateway process shares.
     if (!ctx.app.keys) ctx.app.keys = cookieKeys!;
+    pinToIssuer(ctx, issuer);
     await run(ctx, next);
     // Discovery lists the scopes of the workspace endpoint, not the OpenID ones we do not offer to apps.
     if (DISCOVERY_PATHS.has(ctx.path) && ctx.status === 200 && ctx.body && typeof ctx.body === 'object') ctx.body = { ...(ctx.body as object), scopes_supported: [...SCOPES] };
@@ -262,5 +266,7 @@ export function authorizationServer(deps: Pick<SliceContext, 'config' | 'log' | 
     }
   };
 
-  return [registration_edge, interactions, serve_provider];
+  const revocation = revocationEndpoint({ provider: async () => (await current()).provider, store, verifier: accessTokenVerifier(db, config) });
+
+  return [registration_edge, interactions, revocation, serve_provider];
 }
