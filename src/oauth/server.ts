@@ -12,6 +12,7 @@ import { cspSourceFor } from '../http/csp.js';
 import type { SliceContext } from '../slice/contract.js';
 import { createIdTokenVerifier, IdTokenError } from '../identity/verify.js';
 import { resolveDataKey, SecretBox } from '../partner/secretBox.js';
+import { hashToken, SessionStore } from '../auth/sessions.js';
 import { WorkspaceStore } from '../family/records.js';
 import { accessTokenVerifier, workspaceResource, workspaceResourceForms } from './accessTokens.js';
 import { OAuthKeys } from './keys.js';
@@ -56,6 +57,7 @@ export function authorizationServer(deps: Pick<SliceContext, 'config' | 'log' | 
   const db = deps.db;
   const store = new OAuthStore(db);
   const users = new WorkspaceStore(db, config.inboxDomain);
+  const sessions = new SessionStore(db);
   const idp = identityProvider(config);
   const verifyIdToken = createIdTokenVerifier(idp);
   const issuer = new URL(config.authUrl);
@@ -211,13 +213,16 @@ export function authorizationServer(deps: Pick<SliceContext, 'config' | 'log' | 
     const { provider } = await current();
     await details(ctx, provider, 'login');
     const form = await formOf(ctx);
+    const idToken = form.get('id_token') ?? '';
     let identity;
     try {
-      identity = await verifyIdToken(form.get('id_token') ?? '');
+      identity = await verifyIdToken(idToken);
     } catch (err) {
       if (err instanceof IdTokenError) throw new InteractionProblem(401, 'login_required', `Sign-in failed: ${err.message}.`, 'Go back to your app and connect again.');
       throw err;
     }
+    // A token whose session was signed out signs no one in again, here either.
+    if (await sessions.idTokenSignedOut(hashToken(idToken))) throw new InteractionProblem(401, 'login_required', 'Sign-in failed: this sign-in was signed out.', 'Go back to your app and connect again.');
     await users.upsertUser(identity);
     const to = await provider.interactionResult(ctx.req, ctx.res, { login: { accountId: identity.uid } }, { mergeWithLastSubmission: false });
     seeOther(ctx, to);
