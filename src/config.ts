@@ -29,7 +29,7 @@ const list = z.string().transform((s) =>
 
 /** Every setting carecircle reads, in the order the README lists them. */
 export const CONFIG_KEYS = {
-  nodeEnv: { env: 'NODE_ENV', doc: 'development or production; production refuses development-only features.', schema: z.enum(['development', 'production', 'test']), default: 'development' },
+  nodeEnv: { env: 'NODE_ENV', doc: 'development or production; production refuses to start on development-only settings, naming every one at once (README, "Production checks").', schema: z.enum(['development', 'production', 'test']), default: 'development' },
   logLevel: { env: 'LOG_LEVEL', doc: 'pino log level: fatal, error, warn, info, debug, trace or silent.', schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), default: 'info' },
   bindHost: { env: 'BIND_HOST', doc: 'Address every listener binds to. Use 0.0.0.0 behind a load balancer or in a container.', schema: z.string().min(1), default: '127.0.0.1' },
   sitePort: { env: 'SITE_PORT', doc: 'Port of the public site (directory, discovery, site API).', schema: port, default: '8080' },
@@ -37,22 +37,23 @@ export const CONFIG_KEYS = {
   authPort: { env: 'AUTH_PORT', doc: 'Port of the authorization host (sign-in, OAuth).', schema: port, default: '8082' },
   pipePort: { env: 'PIPE_PORT', doc: 'Port of the partner ingest host (signed events and agency calls).', schema: port, default: '8083' },
   apexPort: { env: 'APEX_PORT', doc: 'Port of the apex host, which answers every path with a permanent redirect to the same path and query on SITE_URL.', schema: port, default: '8079' },
-  siteUrl: { env: 'SITE_URL', doc: 'Public URL of the site host ({base_url}).', schema: url, default: 'http://localhost:8080' },
-  appUrl: { env: 'APP_URL', doc: 'Public URL of the application host ({app_url}).', schema: url, default: 'http://localhost:8081' },
-  authUrl: { env: 'AUTH_URL', doc: 'Issuer URL of the authorization server ({auth_url}).', schema: url, default: 'http://localhost:8082' },
-  pipeUrl: { env: 'PIPE_URL', doc: 'Public URL of the partner ingest host ({pipe_url}).', schema: url, default: 'http://localhost:8083' },
-  apexUrl: { env: 'APEX_URL', doc: 'Public URL of the apex host, which redirects to SITE_URL.', schema: url, default: 'http://localhost:8079' },
+  siteUrl: { env: 'SITE_URL', doc: 'Public URL of the site host ({base_url}). Its listener answers only this host or its own address (421 otherwise); https when NODE_ENV=production, except on localhost.', schema: url, default: 'http://localhost:8080' },
+  appUrl: { env: 'APP_URL', doc: 'Public URL of the application host ({app_url}). Its listener answers only this host or its own address (421 otherwise); https when NODE_ENV=production, except on localhost.', schema: url, default: 'http://localhost:8081' },
+  authUrl: { env: 'AUTH_URL', doc: 'Issuer URL of the authorization server ({auth_url}). Its listener answers only this host or its own address (421 otherwise); https when NODE_ENV=production, except on localhost.', schema: url, default: 'http://localhost:8082' },
+  pipeUrl: { env: 'PIPE_URL', doc: 'Public URL of the partner ingest host ({pipe_url}). Its listener answers only this host or its own address (421 otherwise); https when NODE_ENV=production, except on localhost.', schema: url, default: 'http://localhost:8083' },
+  apexUrl: { env: 'APEX_URL', doc: 'Public URL of the apex host, which redirects to SITE_URL. Its listener answers only this host or its own address (421 otherwise); https when NODE_ENV=production, except on localhost.', schema: url, default: 'http://localhost:8079' },
   inboxDomain: { env: 'INBOX_DOMAIN', doc: 'Mail domain of family inbox addresses.', schema: z.string().min(1), default: 'inbox.localhost' },
-  trustProxy: { env: 'TRUST_PROXY', doc: 'Trust X-Forwarded-For for the client address (set when behind a proxy you control).', schema: bool, default: 'false' },
-  idpIssuer: { env: 'IDP_ISSUER', doc: 'Issuer of the identity provider\'s ID tokens. Empty: the development provider at AUTH_URL/dev.', schema: z.string(), default: '' },
-  idpJwksUrl: { env: 'IDP_JWKS_URL', doc: 'Key set of the identity provider. Empty: the development provider\'s.', schema: z.string(), default: '' },
+  trustProxy: { env: 'TRUST_PROXY', doc: 'Trust X-Forwarded-For for the client address and X-Forwarded-Host, which must then also name the listener\'s public host (set when behind a proxy you control).', schema: bool, default: 'false' },
+  idpIssuer: { env: 'IDP_ISSUER', doc: 'Issuer of the identity provider\'s ID tokens. Empty: the development provider at AUTH_URL/dev; required when NODE_ENV=production.', schema: z.string(), default: '' },
+  idpJwksUrl: { env: 'IDP_JWKS_URL', doc: 'Key set of the identity provider. Empty: the development provider\'s; required (https) when NODE_ENV=production.', schema: z.string(), default: '' },
   idpAudience: { env: 'IDP_AUDIENCE', doc: 'Audience (client id) the ID tokens must carry.', schema: z.string().min(1), default: 'carecircle' },
-  idpLoginUrl: { env: 'IDP_LOGIN_URL', doc: 'Where people are sent to sign in (gets ?return_to=). Empty: the development provider\'s page.', schema: z.string(), default: '' },
+  idpLoginUrl: { env: 'IDP_LOGIN_URL', doc: 'Where people are sent to sign in (gets ?return_to=). Empty: the development provider\'s page; required (https) when NODE_ENV=production.', schema: z.string(), default: '' },
   devIdp: { env: 'DEV_IDP', doc: 'Serve the development identity provider (sign in as any email) on the auth host. Refused when NODE_ENV=production.', schema: bool, default: 'true' },
   sessionCookieDomain: { env: 'SESSION_COOKIE_DOMAIN', doc: 'Domain attribute of the cc_session cookie, so one sign-in covers site and app hosts (for example .carecircle.example). Empty: host-only.', schema: z.string(), default: '' },
   tenants: { env: 'TENANTS', doc: 'Tenants provisioned in this deployment, comma-separated: family, agency.', schema: list.pipe(z.array(z.enum(TENANTS))), default: 'family,agency' },
   mongoUrl: { env: 'MONGO_URL', doc: 'MongoDB connection string (database name in the path, default carecircle). Unset: a local MongoDB-compatible server is started under DATA_DIR.', schema: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must start with mongodb:// or mongodb+srv://').optional() },
   natsUrl: { env: 'NATS_URL', doc: 'NATS server URL(s), comma-separated. Unset: the in-process bus (single process only).', schema: z.string().min(1).optional() },
+  allowEmbeddedInProduction: { env: 'ALLOW_EMBEDDED_IN_PRODUCTION', doc: 'Let NODE_ENV=production run without MONGO_URL (the embedded database under DATA_DIR) or without NATS_URL (the in-process bus): a single-process deployment, chosen on purpose. Off: production refuses to start without both.', schema: bool, default: 'false' },
   dataDir: { env: 'DATA_DIR', doc: 'Where the embedded run keeps its local database and tools.', schema: z.string().min(1), default: '.carecircle' },
   busNamespace: { env: 'BUS_NAMESPACE', doc: 'Prefix for every bus subject, so deployments can share a NATS cluster. Empty: none.', schema: z.string().regex(/^([A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*)?$/, 'letters, digits, _ and - in dot-separated tokens'), default: '' },
   busTimeoutMs: { env: 'BUS_TIMEOUT_MS', doc: 'How long a gateway waits for one worker reply before trying again.', schema: positiveInt, default: '5000' },
@@ -62,6 +63,9 @@ export const CONFIG_KEYS = {
   mcpAllowedOrigins: { env: 'MCP_ALLOWED_ORIGINS', doc: 'Browser origins allowed on the MCP endpoints, comma-separated, or * for any. Empty: the site and app origins.', schema: list, default: '' },
   smtpPort: { env: 'SMTP_PORT', doc: 'Port of the family-inbox SMTP listener (the smtp role).', schema: port, default: '2525' },
   inboxMaxBytes: { env: 'INBOX_MAX_BYTES', doc: 'Largest message the family inbox accepts, in bytes.', schema: positiveInt, default: '10485760' },
+  inboxMaxRecipients: { env: 'INBOX_MAX_RECIPIENTS', doc: 'Recipients one message to the family inbox may have (at most 50); the next RCPT gets 452 and the sender sends the rest in another message.', schema: positiveInt.max(50), default: '20' },
+  inboxMaxUnknownRecipients: { env: 'INBOX_MAX_UNKNOWN_RECIPIENTS', doc: 'Refused recipients (no such inbox, or another domain) one SMTP connection may try, each answered 550; the next is answered 421 and the connection closed, so addresses cannot be harvested.', schema: positiveInt, default: '3' },
+  inboxConnectionsPerMin: { env: 'INBOX_CONNECTIONS_PER_MIN', doc: 'SMTP connections per minute per client address on the family inbox (421 with the wait above), shared by every smtp process.', schema: positiveInt, default: '30' },
   sandboxTtl: { env: 'SANDBOX_TTL', doc: 'How long an unclaimed or orphaned sandbox lives before it is purged: a number with s, m, h or d.', schema: duration, default: '7d' },
   sandboxRateCapacity: { env: 'SANDBOX_RATE_CAPACITY', doc: 'Sandbox creations a client address may make in a burst.', schema: positiveInt, default: '6' },
   sandboxRateRefill: { env: 'SANDBOX_RATE_REFILL', doc: 'Time to regain one sandbox creation for a client address: a number with s, m, h or d.', schema: duration, default: '10m' },
@@ -92,26 +96,70 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-/** Parse the environment once; a bad value stops start-up with the variable named. */
+/** Plain http is fine for this machine's own names, nowhere else in production. */
+const isLoopbackHost = (hostname: string): boolean => hostname === 'localhost' || hostname.endsWith('.localhost') || /^127(\.\d{1,3}){3}$/.test(hostname) || hostname === '[::1]';
+
+/**
+ * What production refuses, one line per variable at fault. `parsed` holds the keys that parsed:
+ * a key that did not is already reported and not judged again.
+ */
+function productionProblems(parsed: Partial<Config>, failed: ReadonlySet<string>): string[] {
+  if (parsed.nodeEnv !== 'production') return [];
+  const judged = (name: keyof Config) => !failed.has(name);
+  const problems: string[] = [];
+  if (judged('devIdp') && parsed.devIdp)
+    problems.push('DEV_IDP=true: the development identity provider signs anyone in; set DEV_IDP=false and IDP_ISSUER, IDP_JWKS_URL and IDP_LOGIN_URL for production');
+  const idp = [
+    ['idpIssuer', 'IDP_ISSUER', 'the issuer your identity provider puts in its ID tokens'],
+    ['idpJwksUrl', 'IDP_JWKS_URL', 'the URL of its signing keys'],
+    ['idpLoginUrl', 'IDP_LOGIN_URL', 'the page where people sign in'],
+  ] as const;
+  for (const [name, env, what] of idp) if (judged(name) && !parsed[name]) problems.push(`${env} is empty: production needs your identity provider; set it to ${what}`);
+  const urls = [
+    ['siteUrl', 'SITE_URL'],
+    ['appUrl', 'APP_URL'],
+    ['authUrl', 'AUTH_URL'],
+    ['pipeUrl', 'PIPE_URL'],
+    ['apexUrl', 'APEX_URL'],
+    ['idpJwksUrl', 'IDP_JWKS_URL'],
+    ['idpLoginUrl', 'IDP_LOGIN_URL'],
+    ['recaptchaVerifyUrl', 'RECAPTCHA_VERIFY_URL'],
+  ] as const;
+  for (const [name, env] of urls) {
+    const value = parsed[name];
+    if (!judged(name) || !value) continue;
+    const url = URL.parse(value);
+    if (!url || !/^https?:$/.test(url.protocol)) problems.push(`${env}=${JSON.stringify(value)} is not a URL; use https://…`);
+    else if (url.protocol === 'http:' && !isLoopbackHost(url.hostname))
+      problems.push(`${env}=${JSON.stringify(value)} is not https: sign-in, tokens and care data would cross the network in clear; use https (plain http only for localhost)`);
+  }
+  if (judged('newsletterSecret') && !parsed.newsletterSecret) problems.push('NEWSLETTER_SECRET is empty: newsletter links would be signed with the public development key; set a long random value');
+  if (judged('dataKey') && !parsed.dataKey) problems.push('DATA_KEY is unset: partner secrets need an encryption key kept outside the database; set DATA_KEY=$(openssl rand -base64 32)');
+  if (judged('allowEmbeddedInProduction') && !parsed.allowEmbeddedInProduction) {
+    if (judged('mongoUrl') && !parsed.mongoUrl) problems.push('MONGO_URL is unset: production would run on the embedded database under DATA_DIR; set MONGO_URL, or ALLOW_EMBEDDED_IN_PRODUCTION=true for a single-process deployment');
+    if (judged('natsUrl') && !parsed.natsUrl) problems.push('NATS_URL is unset: production would run on the in-process bus (one process, nothing shared); set NATS_URL, or ALLOW_EMBEDDED_IN_PRODUCTION=true for a single-process deployment');
+  }
+  return problems;
+}
+
+/** Parse the environment once; every bad value, and everything production refuses, stops start-up in one message naming each variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const out: Record<string, unknown> = {};
   const problems: string[] = [];
+  const failed = new Set<string>();
   for (const [name, key] of Object.entries(CONFIG_KEYS) as [string, ConfigKey][]) {
     const raw = env[key.env];
     const value = raw === undefined || raw === '' ? key.default : raw;
     const parsed = key.schema.safeParse(value);
     if (parsed.success) out[name] = parsed.data;
-    else problems.push(`${key.env}=${JSON.stringify(raw ?? '')}: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
+    else {
+      failed.add(name);
+      problems.push(`${key.env}=${JSON.stringify(raw ?? '')}: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
+    }
   }
+  problems.push(...productionProblems(out as Partial<Config>, failed));
   if (problems.length) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
-  const config = Object.freeze(out) as Config;
-  if (config.nodeEnv === 'production' && config.devIdp)
-    throw new ConfigError('invalid configuration:\n  DEV_IDP=true: the development identity provider signs anyone in; set DEV_IDP=false and IDP_ISSUER, IDP_JWKS_URL and IDP_LOGIN_URL for production');
-  if (config.nodeEnv === 'production' && !config.newsletterSecret)
-    throw new ConfigError('invalid configuration:\n  NEWSLETTER_SECRET is empty: newsletter links would be signed with the public development key; set a long random value');
-  if (config.nodeEnv === 'production' && !config.dataKey)
-    throw new ConfigError('invalid configuration:\n  DATA_KEY is unset: partner secrets need an encryption key kept outside the database; set DATA_KEY=$(openssl rand -base64 32)');
-  return config;
+  return Object.freeze(out) as Config;
 }
 
 /** The README's configuration table, generated from the schema (a test keeps them equal). */

@@ -117,7 +117,7 @@ export async function startService(role: Role, config: Config, log: Logger): Pro
       }
     }
     if (role === 'all' || role === 'smtp') {
-      const inbox = await startInboxListener(config, bus, sliceSubject(config.busNamespace, 'inbox'), log);
+      const inbox = await startInboxListener(config, bus, sliceSubject(config.busNamespace, 'inbox'), log, limiter);
       urls.smtp = `smtp://${config.bindHost}:${inbox.port}`;
       stops.push(() => inbox.close());
     }

@@ -137,13 +137,6 @@ describe('oauth - refusals with their RFC error codes', () => {
     expect(res.wwwAuthenticate).toContain('error="invalid_token"');
   });
 
-  it('when an app tries to revoke a JWT access token, then unsupported_token_type (it revokes the refresh token instead)', async () => {
-    const { as: server, reg: app, tokens } = await connectedApp(svc, 'jwtrevoke@example.com');
-    const res = await oauth.revocationRequest(server, app.client, oauth.None(), tokens.access_token, insecure);
-    expect(res.status).toBe(400);
-    expect(((await res.json()) as { error: string }).error).toBe('unsupported_token_type');
-  });
-
   it('when a client registers a plain-http redirect URI that is not loopback, then invalid_redirect_uri', async () => {
     const res = await register(svc, { redirect_uris: ['http://app.example/callback'] });
     expect(res.status).toBe(400);

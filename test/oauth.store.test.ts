@@ -1,11 +1,12 @@
 // The authorization server's storage on the run's real MongoDB-compatible server (FerretDB on our
 // machines): single use by marker insert across two connections, hashed ids, rotation of the
 // signing keys, the resource server's key cache, and the sweep.
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { importJWK, SignJWT, type JWK } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AccessTokenError, AccessTokenVerifier } from '../src/oauth/accessTokens.js';
 import { OAuthKeys } from '../src/oauth/keys.js';
+import { StoredRevokedAccessTokens } from '../src/oauth/revokedTokens.js';
 import { oauthCollection, OAuthStore } from '../src/oauth/store.js';
 import { SecretBox } from '../src/partner/secretBox.js';
 import { useTestDatabase } from './harness/database.js';
@@ -30,6 +31,7 @@ async function accessToken(key: JWK, kid: string, claims: Record<string, unknown
     .setProtectedHeader({ alg: 'ES256', kid, typ: 'at+jwt' })
     .setIssuer(config.authUrl)
     .setSubject('u1')
+    .setJti(randomUUID())
     .setIssuedAt(nowSec(clock))
     .setExpirationTime(nowSec(clock) + 3600)
     .sign(await importJWK(key, 'ES256'));
@@ -143,5 +145,18 @@ describe('oauth keys - rotation and the resource server cache', () => {
     await expect(verifier.verify(foreign)).rejects.toMatchObject({ problem: 'invalid' });
     await store.revokeGrant('g-token');
     await expect(verifier.verify(await accessToken(signing.keys[0]!, signing.kid, {}))).rejects.toMatchObject({ problem: 'revoked' });
+  });
+});
+
+describe('oauth store - revoked access tokens', () => {
+  it('when a revoked token passes its expiry, then the sweep forgets it; one still live stays revoked', async () => {
+    const store = new OAuthStore(t.db, tick);
+    const revoked = new StoredRevokedAccessTokens(t.db);
+    await revoked.revoke('jti-spent', new Date(clock - 1_000));
+    await revoked.revoke('jti-live', new Date(clock + HOUR));
+    await revoked.revoke('jti-live', new Date(clock + HOUR));
+    await store.sweep(30 * 24 * HOUR);
+    expect(await revoked.isRevoked('jti-spent')).toBe(false);
+    expect(await revoked.isRevoked('jti-live')).toBe(true);
   });
 });

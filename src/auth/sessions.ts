@@ -1,5 +1,6 @@
 // Server-side sessions behind the cc_session cookie: only a hash of the cookie value is stored,
-// so sign-out revokes it and a database copy cannot be replayed.
+// so sign-out revokes it and a database copy cannot be replayed. Sign-out also remembers the hash
+// of the ID token the session was opened with, until that token expires, so it opens no other.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Collection, Db, IndexDescription } from 'mongodb';
 import type { Config } from '../config.js';
@@ -8,7 +9,9 @@ import type { Tenant } from '../tenants.js';
 export const SESSION_COOKIE = 'cc_session';
 export const SESSION_TTL_MS = 14 * 24 * 60 * 60 * 1000;
 export const SESSIONS = 'sessions';
-export const SESSION_INDEXES: IndexDescription[] = [{ key: { expiresAt: 1 }, name: 'by_expiry' }, { key: { uid: 1 }, name: 'by_uid' }];
+export const SESSION_INDEXES: IndexDescription[] = [{ key: { expiresAt: 1 }, name: 'by_expiry' }, { key: { uid: 1 }, name: 'by_uid' }, { key: { idTokenHash: 1 }, name: 'by_id_token' }];
+export const SIGNED_OUT_ID_TOKENS = 'signed_out_id_tokens';
+export const SIGNED_OUT_INDEXES: IndexDescription[] = [{ key: { expiresAt: 1 }, name: 'by_expiry' }];
 
 export interface SessionRecord {
   _id: string; // sha256 of the cookie value
@@ -17,6 +20,21 @@ export interface SessionRecord {
   name?: string;
   tenant: Tenant;
   createdAt: Date;
+  expiresAt: Date;
+  /** sha256 of the ID token the session was opened with, and when that token expires. */
+  idTokenHash?: string;
+  idTokenExpiresAt?: Date;
+}
+
+/** An ID token whose session was signed out, kept until the token itself expires. */
+interface SignedOutIdToken {
+  _id: string; // sha256 of the ID token
+  expiresAt: Date;
+}
+
+/** The ID token a session is opened with, as stored: its hash and its expiry. */
+export interface SessionIdToken {
+  hash: string;
   expiresAt: Date;
 }
 
@@ -31,16 +49,32 @@ export const hashToken = (token: string): string => createHash('sha256').update(
 
 export class SessionStore {
   private readonly sessions: Collection<SessionRecord>;
+  private readonly signedOut: Collection<SignedOutIdToken>;
   constructor(db: Db, private readonly clock: () => number = Date.now) {
     this.sessions = db.collection<SessionRecord>(SESSIONS);
+    this.signedOut = db.collection<SignedOutIdToken>(SIGNED_OUT_ID_TOKENS);
   }
 
-  async create(who: SessionCaller): Promise<{ token: string; expiresAt: Date }> {
+  async create(who: SessionCaller, idToken?: SessionIdToken): Promise<{ token: string; expiresAt: Date }> {
     const token = randomBytes(32).toString('base64url');
     const now = this.clock();
     const expiresAt = new Date(now + SESSION_TTL_MS);
-    await this.sessions.insertOne({ _id: hashToken(token), uid: who.uid, email: who.email, ...(who.name ? { name: who.name } : {}), tenant: who.tenant, createdAt: new Date(now), expiresAt });
+    await this.sessions.insertOne({
+      _id: hashToken(token),
+      uid: who.uid,
+      email: who.email,
+      ...(who.name ? { name: who.name } : {}),
+      tenant: who.tenant,
+      createdAt: new Date(now),
+      expiresAt,
+      ...(idToken ? { idTokenHash: idToken.hash, idTokenExpiresAt: idToken.expiresAt } : {}),
+    });
     return { token, expiresAt };
+  }
+
+  /** Whether a session opened with this ID token (by hash) was signed out. */
+  async idTokenSignedOut(idTokenHash: string): Promise<boolean> {
+    return (await this.signedOut.findOne({ _id: idTokenHash }, { projection: { _id: 1 } })) !== null;
   }
 
   /** The live session for a cookie value, or null (unknown, revoked or expired). */
@@ -50,12 +84,25 @@ export class SessionStore {
     return s && s.expiresAt.getTime() > this.clock() ? s : null;
   }
 
+  /** Sign out: the session goes, its ID token is remembered as signed out until it expires, and
+   *  any other session opened with the same token goes too. */
   async revoke(token: string | undefined): Promise<void> {
-    if (token) await this.sessions.deleteOne({ _id: hashToken(token) });
+    if (!token || token.length > 100) return;
+    const _id = hashToken(token);
+    const session = await this.sessions.findOne({ _id }, { projection: { idTokenHash: 1, idTokenExpiresAt: 1, expiresAt: 1 } });
+    if (session?.idTokenHash) {
+      await this.signedOut.updateOne({ _id: session.idTokenHash }, { $set: { expiresAt: session.idTokenExpiresAt ?? session.expiresAt } }, { upsert: true });
+      await this.sessions.deleteMany({ idTokenHash: session.idTokenHash });
+    }
+    await this.sessions.deleteOne({ _id });
   }
 
-  async sweep(): Promise<number> {
-    return (await this.sessions.deleteMany({ expiresAt: { $lt: new Date(this.clock()) } })).deletedCount;
+  /** Expired sessions, and signed-out ID tokens that have expired (FerretDB v1 has no TTL index). */
+  async sweep(): Promise<{ sessions: number; signedOutIdTokens: number }> {
+    const now = new Date(this.clock());
+    const sessions = (await this.sessions.deleteMany({ expiresAt: { $lt: now } })).deletedCount;
+    const signedOutIdTokens = (await this.signedOut.deleteMany({ expiresAt: { $lt: now } })).deletedCount;
+    return { sessions, signedOutIdTokens };
   }
 }
 

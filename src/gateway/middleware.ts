@@ -1,8 +1,10 @@
-// Middleware shared by every listener: request id, client address, access log, health probes.
+// Middleware shared by every listener: request id, client address, access log, health probes,
+// and the Host check.
 import { randomUUID } from 'node:crypto';
 import type { Context, Middleware, Next } from 'koa';
 import { sendApiError } from '../http/apiError.js';
 import type { GatewayDeps } from './context.js';
+import { publicUrlOf, refuse_foreign_host, type PublicSurface } from './hostCheck.js';
 
 declare module 'koa' {
   interface DefaultState {
@@ -66,7 +68,8 @@ export function catch_internal(deps: GatewayDeps, surface: string) {
   };
 }
 
-/** The middleware every listener starts with, in order. */
-export function listenerBasics(deps: GatewayDeps, surface: string, loggedPath?: (path: string) => string): Middleware[] {
-  return [assign_request_id, log_request(deps, surface, loggedPath), catch_internal(deps, surface), serve_health(deps)];
+/** The middleware every listener starts with, in order. Health probes answer before the Host
+ *  check: orchestrators probe by pod address, and they reveal nothing a rebound page could use. */
+export function listenerBasics(deps: GatewayDeps, surface: PublicSurface, loggedPath?: (path: string) => string): Middleware[] {
+  return [assign_request_id, log_request(deps, surface, loggedPath), catch_internal(deps, surface), serve_health(deps), refuse_foreign_host(publicUrlOf(deps.config, surface), deps.config.trustProxy)];
 }

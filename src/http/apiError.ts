@@ -13,6 +13,7 @@ export const API_ERROR_CODES = [
   'RATE_LIMITED',
   'UNAVAILABLE',
   'INTERNAL',
+  'MISDIRECTED_REQUEST',
 ] as const;
 export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
 

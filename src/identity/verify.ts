@@ -10,6 +10,8 @@ export interface VerifiedIdentity {
   name?: string;
   /** When the person last signed in (seconds since the epoch), if the provider says. */
   authTime?: number;
+  /** When the ID token itself expires (seconds since the epoch), if it says. */
+  expiresAt?: number;
 }
 
 export type IdTokenProblem = 'malformed' | 'invalid' | 'expired' | 'email_unverified';
@@ -47,6 +49,7 @@ export function createIdTokenVerifier(idp: Pick<IdentityProviderSettings, 'issue
       emailVerified: true,
       ...(typeof payload.name === 'string' ? { name: payload.name } : {}),
       ...(typeof payload.auth_time === 'number' ? { authTime: payload.auth_time } : {}),
+      ...(typeof payload.exp === 'number' ? { expiresAt: payload.exp } : {}),
     };
   };
 }

@@ -1,13 +1,16 @@
 // The smtp role: receives mail for family inbox addresses. Only known inbox addresses are
 // accepted (550 at RCPT otherwise, so it is never a relay); messages are parsed here into a
 // bounded summary and stored by a worker before the 250, so an accepted message is durable.
+// Against harvesting and floods: a recipient cap per message (452), the connection closed after a
+// few refused recipients (421), and a per-address connection rate shared by every smtp process (421).
 import { simpleParser } from 'mailparser';
-import { SMTPServer, type SMTPServerDataStream } from 'smtp-server';
+import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { forward } from '../bus/forward.js';
 import type { Bus } from '../bus/types.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { randomUUID } from 'node:crypto';
+import { perMinute, type RateLimiter } from '../store/rateLimit.js';
 import { EXCERPT_CHARS } from './records.js';
 import type { Delivery } from './handler.js';
 
@@ -25,13 +28,24 @@ class SmtpReply extends Error {
   }
 }
 
-export async function startInboxListener(config: Config, bus: Bus, subject: string, log: Logger): Promise<InboxListener> {
+export async function startInboxListener(config: Config, bus: Bus, subject: string, log: Logger, limiter: RateLimiter): Promise<InboxListener> {
   const ask = async (path: string, body: unknown) => {
     const reply = await forward(bus, subject, { v: 1, method: 'POST', path, query: {}, headers: {}, body, clientIp: '', requestId: randomUUID() }, { timeoutMs: config.busTimeoutMs, retryWindowMs: config.gatewayRetryWindowMs, idempotent: path === '/recipient' });
     if (reply.status !== 200) throw new Error(`inbox worker answered ${reply.status}`);
     return reply.body as Record<string, unknown>;
   };
   const domain = `@${config.inboxDomain.toLowerCase()}`;
+  const connections = perMinute(config.inboxConnectionsPerMin);
+  /** Refused recipients per connection (the session object lives as long as the connection). */
+  const refusedIn = new WeakMap<SMTPServerSession, number>();
+  /** The reply for a refused recipient: 550 while the connection has refusals left, then 421, which closes it. */
+  const refuse = (session: SMTPServerSession, reply: SmtpReply): SmtpReply => {
+    const refused = (refusedIn.get(session) ?? 0) + 1;
+    refusedIn.set(session, refused);
+    if (refused <= config.inboxMaxUnknownRecipients) return reply;
+    log.warn({ remoteAddress: session.remoteAddress, refused }, 'smtp connection closed after too many unknown recipients');
+    return new SmtpReply(421, `4.7.0 Too many unknown recipients (${refused}); closing connection`);
+  };
 
   const server = new SMTPServer({
     name: config.inboxDomain,
@@ -40,11 +54,24 @@ export async function startInboxListener(config: Config, bus: Bus, subject: stri
     disabledCommands: ['AUTH', 'STARTTLS'],
     size: config.inboxMaxBytes,
     logger: false,
-    onRcptTo(address, _session, callback) {
+    onConnect(session, callback) {
+      limiter.take(`smtp-connect:ip:${session.remoteAddress}`, connections).then(
+        (taken) => callback(taken.allowed ? undefined : new SmtpReply(421, `4.7.0 Too many connections from ${session.remoteAddress}; try again in ${taken.retryAfterSec} s`)),
+        (err: unknown) => {
+          // The limit guards against floods; a database hiccup should not turn mail away.
+          log.warn({ err }, 'smtp connection rate check failed');
+          callback();
+        },
+      );
+    },
+    onRcptTo(address, session, callback) {
       const rcpt = address.address.trim().toLowerCase();
-      if (!rcpt.endsWith(domain)) return callback(new SmtpReply(550, '5.7.1 Relaying denied: this server only receives mail for carecircle family inboxes'));
+      const listed = session.envelope.rcptTo.some((r) => r.address.toLowerCase() === rcpt);
+      if (!listed && session.envelope.rcptTo.length >= config.inboxMaxRecipients)
+        return callback(new SmtpReply(452, `4.5.3 Too many recipients: at most ${config.inboxMaxRecipients} per message; send the rest in another message`));
+      if (!rcpt.endsWith(domain)) return callback(refuse(session, new SmtpReply(550, '5.7.1 Relaying denied: this server only receives mail for carecircle family inboxes')));
       ask('/recipient', { address: rcpt }).then(
-        (r) => callback(r.known ? undefined : new SmtpReply(550, '5.1.1 No such family inbox')),
+        (r) => callback(r.known ? undefined : refuse(session, new SmtpReply(550, '5.1.1 No such family inbox'))),
         (err: unknown) => {
           log.warn({ err }, 'inbox recipient check failed');
           callback(new SmtpReply(451, '4.3.0 Temporary failure, try again later'));

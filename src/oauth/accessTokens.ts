@@ -1,11 +1,13 @@
 // The resource-server side: an OAuth access token (RFC 9068 JWT) becomes a verified caller. The
 // signature is checked with jose against the authorization server's published keys, read from
 // MongoDB and cached (reloaded when a token names a key id we have not seen); then issuer,
-// audience, type and expiry; then the grant must still stand, so revoking it ends access at once.
+// audience, type and expiry; then the grant must still stand and the token must not have been
+// revoked at /oauth/revoke (two point reads, made together), so either ends access at once.
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JWK, type JWTVerifyGetKey } from 'jose';
 import type { Db } from 'mongodb';
 import type { Config } from '../config.js';
 import { OAuthKeys } from './keys.js';
+import { StoredRevokedAccessTokens, type RevokedAccessTokens } from './revokedTokens.js';
 import { OAuthStore } from './store.js';
 
 export type AccessTokenProblem = 'invalid' | 'expired' | 'revoked';
@@ -66,20 +68,35 @@ export function storedKeySet(keys: OAuthKeys, clock: () => number = Date.now): J
   };
 }
 
+/** What a signature-checked access token says, before its grant is looked at. */
+export interface SignedAccessToken {
+  jti: string;
+  sub: string;
+  clientId: string;
+  grantId: string;
+  /** Expiry, seconds since the epoch. */
+  exp: number;
+  scope: string;
+}
+
 export class AccessTokenVerifier {
   private readonly store: OAuthStore;
   private readonly keySet: JWTVerifyGetKey;
+  readonly revoked: RevokedAccessTokens;
 
   constructor(
     db: Db,
     private readonly config: Pick<Config, 'appUrl' | 'authUrl' | 'oauthKeyRotation'>,
     private readonly clock: () => number = Date.now,
+    revoked: RevokedAccessTokens = new StoredRevokedAccessTokens(db),
   ) {
     this.store = new OAuthStore(db, clock);
     this.keySet = storedKeySet(new OAuthKeys(db, config.oauthKeyRotation, undefined, clock), clock);
+    this.revoked = revoked;
   }
 
-  async verify(token: string): Promise<VerifiedAccessToken> {
+  /** Signature, issuer, audience, type and expiry: the token is one we issued and still live. */
+  async signed(token: string): Promise<SignedAccessToken> {
     let payload;
     try {
       ({ payload } = await jwtVerify(token, this.keySet, {
@@ -87,7 +104,7 @@ export class AccessTokenVerifier {
         audience: workspaceResourceForms(this.config),
         typ: 'at+jwt',
         algorithms: ['ES256'],
-        requiredClaims: ['exp', 'sub', 'client_id'],
+        requiredClaims: ['exp', 'sub', 'client_id', 'jti'],
         currentDate: new Date(this.clock()),
         clockTolerance: 5,
       }));
@@ -98,11 +115,17 @@ export class AccessTokenVerifier {
     }
     const grantId = typeof payload.grant_id === 'string' ? payload.grant_id : '';
     const clientId = typeof payload.client_id === 'string' ? payload.client_id : '';
-    if (!grantId || !payload.sub) throw new AccessTokenError('invalid', 'The access token lacks its grant');
-    const grant = await this.store.liveGrant(grantId);
-    if (!grant || grant.accountId !== payload.sub || grant.clientId !== clientId) throw new AccessTokenError('revoked', 'Access for this app was revoked or has expired');
+    if (!grantId || !payload.sub || !payload.jti) throw new AccessTokenError('invalid', 'The access token lacks its grant');
+    return { jti: payload.jti, sub: payload.sub, clientId, grantId, exp: payload.exp!, scope: typeof payload.scope === 'string' ? payload.scope : '' };
+  }
+
+  async verify(token: string): Promise<VerifiedAccessToken> {
+    const { jti, sub, clientId, grantId, scope } = await this.signed(token);
+    const [grant, revoked] = await Promise.all([this.store.liveGrant(grantId), this.revoked.isRevoked(jti)]);
+    if (revoked) throw new AccessTokenError('revoked', 'This access token was revoked');
+    if (!grant || grant.accountId !== sub || grant.clientId !== clientId) throw new AccessTokenError('revoked', 'Access for this app was revoked or has expired');
     this.store.touchGrant(grantId);
-    return { uid: payload.sub, clientId, grantId, scopes: typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : [] };
+    return { uid: sub, clientId, grantId, scopes: scope.split(' ').filter(Boolean) };
   }
 }
 

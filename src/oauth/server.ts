@@ -12,12 +12,15 @@ import { cspSourceFor } from '../http/csp.js';
 import type { SliceContext } from '../slice/contract.js';
 import { createIdTokenVerifier, IdTokenError } from '../identity/verify.js';
 import { resolveDataKey, SecretBox } from '../partner/secretBox.js';
+import { hashToken, SessionStore } from '../auth/sessions.js';
 import { WorkspaceStore } from '../family/records.js';
-import { workspaceResource, workspaceResourceForms } from './accessTokens.js';
+import { accessTokenVerifier, workspaceResource, workspaceResourceForms } from './accessTokens.js';
 import { OAuthKeys } from './keys.js';
 import { ASSET_PATHS, consentPage, errorPage, OAUTH_CSS, OAUTH_JS, renderAsPage, signedInPage } from './pages.js';
 import { interactionPath, OAUTH_ROUTES } from './paths.js';
+import { pinToIssuer } from './pinIssuer.js';
 import type * as ProviderModule from './provider.js';
+import { revocationEndpoint } from './revocation.js';
 import { OAuthStore } from './store.js';
 
 const DISCOVERY_PATHS = new Set(['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']);
@@ -54,9 +57,11 @@ export function authorizationServer(deps: Pick<SliceContext, 'config' | 'log' | 
   const db = deps.db;
   const store = new OAuthStore(db);
   const users = new WorkspaceStore(db, config.inboxDomain);
+  const sessions = new SessionStore(db);
   const idp = identityProvider(config);
   const verifyIdToken = createIdTokenVerifier(idp);
-  const authOrigin = new URL(config.authUrl).origin;
+  const issuer = new URL(config.authUrl);
+  const authOrigin = issuer.origin;
   const resourceForms = workspaceResourceForms(config);
   let keys: OAuthKeys | undefined;
   let cookieKeys: string[] | undefined;
@@ -111,6 +116,7 @@ export function authorizationServer(deps: Pick<SliceContext, 'config' | 'log' | 
     const { run } = await current();
     // The provider's cookies are signed with keys every gateway process shares.
     if (!ctx.app.keys) ctx.app.keys = cookieKeys!;
+    pinToIssuer(ctx, issuer);
     await run(ctx, next);
     // Discovery lists the scopes of the workspace endpoint, not the OpenID ones we do not offer to apps.
     if (DISCOVERY_PATHS.has(ctx.path) && ctx.status === 200 && ctx.body && typeof ctx.body === 'object') ctx.body = { ...(ctx.body as object), scopes_supported: [...SCOPES] };
@@ -207,13 +213,16 @@ export function authorizationServer(deps: Pick<SliceContext, 'config' | 'log' | 
     const { provider } = await current();
     await details(ctx, provider, 'login');
     const form = await formOf(ctx);
+    const idToken = form.get('id_token') ?? '';
     let identity;
     try {
-      identity = await verifyIdToken(form.get('id_token') ?? '');
+      identity = await verifyIdToken(idToken);
     } catch (err) {
       if (err instanceof IdTokenError) throw new InteractionProblem(401, 'login_required', `Sign-in failed: ${err.message}.`, 'Go back to your app and connect again.');
       throw err;
     }
+    // A token whose session was signed out signs no one in again, here either.
+    if (await sessions.idTokenSignedOut(hashToken(idToken))) throw new InteractionProblem(401, 'login_required', 'Sign-in failed: this sign-in was signed out.', 'Go back to your app and connect again.');
     await users.upsertUser(identity);
     const to = await provider.interactionResult(ctx.req, ctx.res, { login: { accountId: identity.uid } }, { mergeWithLastSubmission: false });
     seeOther(ctx, to);
@@ -262,5 +271,7 @@ export function authorizationServer(deps: Pick<SliceContext, 'config' | 'log' | 
     }
   };
 
-  return [registration_edge, interactions, serve_provider];
+  const revocation = revocationEndpoint({ provider: async () => (await current()).provider, store, verifier: accessTokenVerifier(db, config) });
+
+  return [registration_edge, interactions, revocation, serve_provider];
 }

@@ -23,7 +23,7 @@ const GRANT_BOUND_MODELS = ['AccessToken', 'AuthorizationCode', 'RefreshToken'] 
 /** Models the provider consumes (single use): their `find` also looks for a consumption marker. */
 const CONSUMABLE_MODELS = new Set(['AuthorizationCode', 'RefreshToken', 'DeviceCode', 'BackchannelAuthenticationRequest', 'PushedAuthorizationRequest']);
 /** Models that expire; the sweep deletes them once `expiresAt` has passed. */
-const EXPIRING_MODELS = ['Session', 'Interaction', 'AuthorizationCode', 'RefreshToken', 'AccessToken', 'Grant', 'ReplayDetection'] as const;
+const EXPIRING_MODELS = ['Session', 'Interaction', 'AuthorizationCode', 'RefreshToken', 'AccessToken', 'Grant', 'ReplayDetection', 'RevokedAccessToken'] as const;
 
 const byExpiry: IndexDescription = { key: { expiresAt: 1 }, name: 'by_expiry' };
 const byGrant: IndexDescription = { key: { grantId: 1 }, name: 'by_grant' };

@@ -32,6 +32,7 @@ describe('wire codes - pinned', () => {
       'RATE_LIMITED',
       'UNAVAILABLE',
       'INTERNAL',
+      'MISDIRECTED_REQUEST',
     ]);
     for (const code of API_ERROR_CODES) expect(code).toMatch(/^[A-Z_]+$/);
   });

@@ -1,5 +1,6 @@
 // The session helpers of SPEC §A: POST /api/auth/session, GET /api/auth/me, POST /api/auth/signout.
-// Served on the site and app hosts alike, so one sign-in covers both.
+// Served on the site and app hosts alike, so one sign-in covers both. Both writes are refused from a
+// page on another site (login and logout CSRF), and an ID token opens no session once signed out.
 import type { Db } from 'mongodb';
 import { z } from 'zod';
 import type { Config } from '../config.js';
@@ -7,10 +8,11 @@ import { identityProvider } from '../config.js';
 import { createIdTokenVerifier, IdTokenError, type IdTokenVerifier } from '../identity/verify.js';
 import { describeIssues } from '../rpc/envelope.js';
 import { ApiProblem, json } from '../http/reply.js';
+import type { HttpRequestEnvelope } from '../bus/envelopes.js';
 import { handlers, type RouteHandlers } from '../slice/contract.js';
 import { WorkspaceStore } from '../family/records.js';
 import { SESSION_ROUTES } from './routes.js';
-import { clearedSessionCookie, readCookie, SESSION_COOKIE, sessionCaller, sessionCookie, SessionStore } from '../auth/sessions.js';
+import { clearedSessionCookie, hashToken, readCookie, SESSION_COOKIE, SESSION_TTL_MS, sessionCaller, sessionCookie, SessionStore } from '../auth/sessions.js';
 
 /** Providers demand a fresh sign-in before minting a long session from an old token. */
 export const FRESH_SIGN_IN_SEC = 5 * 60;
@@ -20,8 +22,15 @@ const sessionBody = z.object({ idToken: z.string().min(1, 'is required').max(819
 export function sessionHandlers(config: Config, db: Db, verify: IdTokenVerifier = createIdTokenVerifier(identityProvider(config)), clock: () => number = Date.now): RouteHandlers {
   const sessions = new SessionStore(db, clock);
   const workspaces = new WorkspaceStore(db, config.inboxDomain);
+  const ownOrigins = [...new Set([config.siteUrl, config.appUrl].map((u) => new URL(u).origin))];
+  /** A browser always sends Origin on a POST; a present foreign one is another site's page. Servers send none. */
+  const requireOwnOrigin = (req: HttpRequestEnvelope) => {
+    const origin = req.headers.origin;
+    if (origin && !ownOrigins.includes(origin)) throw new ApiProblem(403, 'FORBIDDEN', 'Cross-origin request refused', `Sign-in and sign-out are accepted only from pages on ${ownOrigins.join(' or ')}.`);
+  };
   return handlers(SESSION_ROUTES)
     .on('apiAuthSession', 'POST', async (req) => {
+      requireOwnOrigin(req);
       const body = sessionBody.safeParse(req.body ?? {});
       if (!body.success) throw new ApiProblem(400, 'VALIDATION_FAILED', `Invalid body: ${describeIssues(body.error)}`, 'Send {"idToken": "<identity-provider ID token>"}.');
       let identity;
@@ -34,8 +43,11 @@ export function sessionHandlers(config: Config, db: Db, verify: IdTokenVerifier 
       if (identity.authTime !== undefined && clock() / 1000 - identity.authTime > FRESH_SIGN_IN_SEC) {
         return json(200, { authenticated: false, refreshRequired: true, message: 'Sign-in is older than 5 minutes: refresh the ID token (or sign in again) and send it once more.' });
       }
+      const idToken = { hash: hashToken(body.data.idToken), expiresAt: new Date(identity.expiresAt ? identity.expiresAt * 1000 : clock() + SESSION_TTL_MS) };
+      if (await sessions.idTokenSignedOut(idToken.hash))
+        throw new ApiProblem(401, 'UNAUTHORIZED', 'idToken rejected: a session opened with this ID token was signed out', 'Sign in again with the identity provider and send the new ID token.');
       const user = await workspaces.upsertUser(identity, new Date(clock()));
-      const { token, expiresAt } = await sessions.create({ uid: user._id, email: user.email, ...(user.name ? { name: user.name } : {}), tenant: user.tenant });
+      const { token, expiresAt } = await sessions.create({ uid: user._id, email: user.email, ...(user.name ? { name: user.name } : {}), tenant: user.tenant }, idToken);
       return json(200, { authenticated: true, uid: user._id, email: user.email, name: user.name ?? null, tenant: user.tenant, expiresAt: expiresAt.toISOString() }, { 'set-cookie': sessionCookie(config, token, expiresAt), 'cache-control': 'no-store' });
     })
     .on('apiAuthMe', 'GET', async (req) => {
@@ -56,6 +68,7 @@ export function sessionHandlers(config: Config, db: Db, verify: IdTokenVerifier 
       );
     })
     .on('apiAuthSignout', 'POST', async (req) => {
+      requireOwnOrigin(req);
       await sessions.revoke(readCookie(req.headers.cookie, SESSION_COOKIE));
       return json(200, { signedOut: true }, { 'set-cookie': clearedSessionCookie(config), 'cache-control': 'no-store' });
     })

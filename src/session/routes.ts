@@ -13,6 +13,7 @@ export const SESSION_ROUTES = defineRoutes({
     methods: ['POST'],
     bodyLimit: 16 * 1024,
     rate: { bucket: 'session', by: 'ip', policy: () => perMinute(30) },
+    forwardHeaders: ['origin'],
     openapi: (kit) => ({
       post: {
         tags: ['session'],
@@ -20,7 +21,7 @@ export const SESSION_ROUTES = defineRoutes({
         description: 'Exchanges an identity-provider ID token for a session cookie (cc_session), or says that a token refresh is required.',
         operationId: 'create_session',
         requestBody: { required: true, content: jsonContent(kit.component('SessionRequest', sessionRequest)) },
-        responses: { '200': { description: 'A session cookie was set, or a refresh is required.', content: jsonContent({ type: 'object', additionalProperties: true }) }, ...errors('BadRequest', 'Unauthorized', 'RateLimited', 'Internal') },
+        responses: { '200': { description: 'A session cookie was set, or a refresh is required.', content: jsonContent({ type: 'object', additionalProperties: true }) }, ...errors('BadRequest', 'Unauthorized', 'Forbidden', 'RateLimited', 'Internal') },
       },
     }),
   },
@@ -44,13 +45,13 @@ export const SESSION_ROUTES = defineRoutes({
     hosts: ['site', 'app'],
     path: '/api/auth/signout',
     methods: ['POST'],
-    forwardHeaders: ['cookie'],
+    forwardHeaders: ['cookie', 'origin'],
     openapi: () => ({
       post: {
         tags: ['session'],
         summary: 'Sign out',
         operationId: 'sign_out',
-        responses: { '200': { description: 'The session cookie is cleared.', content: jsonContent({ type: 'object', additionalProperties: true }) } },
+        responses: { '200': { description: 'The session cookie is cleared.', content: jsonContent({ type: 'object', additionalProperties: true }) }, ...errors('Forbidden') },
       },
     }),
   },

@@ -2,11 +2,15 @@
 import { defineSlice } from '../slice/contract.js';
 import { sessionHandlers } from './handler.js';
 import { SESSION_ROUTES } from './routes.js';
-import { SESSION_INDEXES, SESSIONS } from '../auth/sessions.js';
+import { SESSION_INDEXES, SESSIONS, SessionStore, SIGNED_OUT_ID_TOKENS, SIGNED_OUT_INDEXES } from '../auth/sessions.js';
 
 export const sessionSlice = defineSlice({
   name: 'session',
   routes: SESSION_ROUTES,
-  indexes: { [SESSIONS]: SESSION_INDEXES },
+  indexes: { [SESSIONS]: SESSION_INDEXES, [SIGNED_OUT_ID_TOKENS]: SIGNED_OUT_INDEXES },
   serve: (ctx) => sessionHandlers(ctx.config, ctx.db),
+  jobs: (ctx) => {
+    const sessions = new SessionStore(ctx.db, ctx.clock);
+    return [{ name: 'sessions', schedule: '17,47 * * * *', run: () => sessions.sweep() }];
+  },
 });
