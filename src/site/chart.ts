@@ -1,6 +1,7 @@
-// Bar charts drawn as SVG markup inside the page: no script and no style attribute (the site's
-// Content-Security-Policy allows neither), colours from presentation attributes and the stylesheet,
-// every text escaped, and a title and description as the chart's text alternative.
+// Bar charts drawn as SVG markup inside the page.
+// No script and no style attribute (the site's Content-Security-Policy allows neither): colours come
+// from presentation attributes and the stylesheet; every text is escaped; a title and description
+// are the chart's text alternative.
 import { escapeHtml } from '../http/html.js';
 
 export interface BarChart {
