@@ -78,7 +78,7 @@ describe.each([['in-process bus', false], ['NATS bus', true]] as const)('directo
   it('when estimating costs, then figures come with the data year and source', async () => {
     const res = await call('calculate_long_term_care_cost', { careType: 'assisted_living', years: 2 });
     const est = JSON.parse(res.json.result.content[0].text);
-    expect(est).toMatchObject({ careType: 'assisted_living', dataYear: 2024, monthly: 5900, annual: 70800 });
+    expect(est).toMatchObject({ careType: 'assisted_living', dataYear: 2025, monthly: 6200, annual: 74400 });
     expect(est.perYear).toHaveLength(2);
     expect(est.source.url).toMatch(/^https:/);
   });

@@ -146,6 +146,27 @@ describe('directory pages', () => {
     expect(text).toContain(costs.source.name);
   });
 
+  it('when the calculator projects several years, then a labelled chart beside the table, and each figure with its survey year', async () => {
+    let chart: any;
+    const { text } = await visit('/calculator?careType=nursing_home_private&state=AK&years=5', 'calculator-chart', async (p) => {
+      chart = await p.evaluate(() => {
+        const doc = (globalThis as any).document;
+        const svg = doc.querySelector('main svg');
+        const named = (svg?.getAttribute('aria-labelledby') ?? '').split(' ').map((id: string) => doc.getElementById(id));
+        return { role: svg?.getAttribute('role'), named: named.map((n: any) => [n?.tagName, n?.parentNode === svg, n?.textContent]), bars: svg?.querySelectorAll('rect').length, styled: doc.querySelectorAll('main [style], main style').length, width: svg?.getBoundingClientRect().width };
+      });
+    });
+    expect(chart).toMatchObject({ role: 'img', bars: 5, styled: 0 });
+    expect(chart.named).toEqual([['title', true, 'Cost by year: nursing home, private room in Alaska'], ['desc', true, expect.stringMatching(/^Bar chart of the yearly cost over 5 years, from \$364,452 in year 1 to \$410,194 in year 5, 3% more each year, worked out from the 2024 survey median/)]]);
+    expect(chart.width).toBeGreaterThan(300);
+    expect(text).toContain('$30,371 per month, Alaska median, survey year 2024');
+    expect(text).toContain('$10,798 per month, national median, survey year 2025');
+    const mdText = await (await fetch(`${site}/api/md?path=${encodeURIComponent('/calculator?careType=nursing_home_private&state=AK&years=5')}`)).text();
+    expect(mdText).not.toContain('<svg');
+    expect(mdText).toContain('| 5 | $410,194 |');
+    expect(mdText).toContain('survey year 2024');
+  });
+
   it('when the calculator gets a bad value, then 400 and the form names the field', async () => {
     const { status, text } = await visit('/calculator?careType=home_health_aide&years=99', 'calculator-error', undefined, 400);
     expect(status).toBe(400);

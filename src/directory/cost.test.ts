@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { calculateLongTermCareCost } from './cost.js';
-import { CARE_TYPES, costDataSchema, loadCostData, type CostData } from './costData.js';
+import { SURVEY_CARE_TYPES, costDataSchema, loadCostData, type CostData } from './costData.js';
 import { costInputSchema } from './costInput.js';
 import { STATES } from './states.js';
 
@@ -25,22 +25,22 @@ describe('costs.json', () => {
     expect(codes).toEqual(STATES.map((s) => s.code).sort());
     expect(data.states.DC?.name).toBe('District of Columbia');
     for (const entry of Object.values(data.states)) {
-      expect(entry.year).toBeGreaterThanOrEqual(2004);
-      expect(entry.source).toMatch(/^https:\/\//);
-      expect(Object.keys(entry.rates).sort()).toEqual([...CARE_TYPES].sort());
+      expect(Object.keys(entry.rates).sort()).toEqual([...SURVEY_CARE_TYPES].sort());
+      for (const f of Object.values(entry.rates)) if (f) expect(data.surveys[String(f.year)]?.stateTables).toMatch(/^https:\/\//);
     }
   });
 
-  it('holds the six cited 2024 national medians', () => {
-    expect(data.national.year).toBe(2024);
+  it('holds the six cited 2025 national medians', () => {
+    expect(data.national.year).toBe(2025);
     expect(data.national.rates).toEqual({
-      homemaker: 33,
-      home_health_aide: 34,
-      adult_day: 100,
-      assisted_living: 5900,
-      nursing_home_semi_private: 9277,
-      nursing_home_private: 10646,
+      non_medical_caregiver: 35,
+      private_duty_nurse: 90,
+      adult_day: 95,
+      assisted_living: 6200,
+      nursing_home_semi_private: 9581,
+      nursing_home_private: 10798,
     });
+    expect(data.national.privateDutyNurseVisit).toBe(160);
     expect(data.inHomeDefaults).toEqual({ hoursPerWeek: 44, weeksPerYear: 52 });
     expect(data.adultDayDefaults).toEqual({ daysPerWeek: 5 });
     expect(data.growth.defaultAnnualIncreasePct).toBe(3);
@@ -67,84 +67,86 @@ describe('costs.json', () => {
 describe('calculateLongTermCareCost arithmetic', () => {
   it('prices hourly care at rate x 44 h x 52 weeks by default', () => {
     const e = estimate({ careType: 'homemaker' });
-    // 33 * 44 * 52 = 75,504 a year; / 12 = 6,292 a month
-    expect(e.rate).toEqual({ amount: 33, unit: 'hour' });
-    expect(e.annual).toBe(75_504);
-    expect(e.monthly).toBe(6_292);
-    expect(e.total).toBe(75_504);
-    expect(e.perYear).toEqual([{ year: 1, annual: 75_504 }]);
+    // 35 * 44 * 52 = 80,080 a year (CareScout's own 2025 annual figure); / 12 = 6,673.33 -> 6,673 a month
+    expect(e.rate).toMatchObject({ amount: 35, unit: 'hour', surveyYear: 2025 });
+    expect(e.annual).toBe(80_080);
+    expect(e.monthly).toBe(6_673);
+    expect(e.total).toBe(80_080);
+    expect(e.perYear).toEqual([{ year: 1, annual: 80_080 }]);
     expect(e.assumptions).toEqual({ hoursPerWeek: 44, annualIncreasePct: 3, years: 1 });
     expect(e.location).toEqual({ scope: 'national', name: 'United States' });
-    expect(e.dataYear).toBe(2024);
+    expect(e.dataYear).toBe(2025);
     expect(e.source.url).toBe('https://www.carescout.com/cost-of-care');
   });
 
   it('uses the requested hours a week for hourly care', () => {
     const e = estimate({ careType: 'home_health_aide', hoursPerWeek: 20 });
-    // 34 * 20 * 52 = 35,360 a year; / 12 = 2,946.67 -> 2,947
-    expect(e.annual).toBe(35_360);
-    expect(e.monthly).toBe(2_947);
+    // 35 * 20 * 52 = 36,400 a year; / 12 = 3,033.33 -> 3,033
+    expect(e.annual).toBe(36_400);
+    expect(e.monthly).toBe(3_033);
     expect(e.assumptions.hoursPerWeek).toBe(20);
   });
 
   it('prices daily care at rate x days a week x 52 weeks', () => {
     const e = estimate({ careType: 'adult_day' });
-    // 100 * 5 * 52 = 26,000 a year; / 12 = 2,166.67 -> 2,167
-    expect(e.rate).toEqual({ amount: 100, unit: 'day' });
-    expect(e.annual).toBe(26_000);
-    expect(e.monthly).toBe(2_167);
+    // 95 * 5 * 52 = 24,700 a year; / 12 = 2,058.33 -> 2,058
+    expect(e.rate).toMatchObject({ amount: 95, unit: 'day' });
+    expect(e.annual).toBe(24_700);
+    expect(e.monthly).toBe(2_058);
     expect(e.assumptions).toEqual({ daysPerWeek: 5, annualIncreasePct: 3, years: 1 });
 
     const three = estimate({ careType: 'adult_day', daysPerWeek: 3 });
-    // 100 * 3 * 52 = 15,600; / 12 = 1,300
-    expect(three.annual).toBe(15_600);
-    expect(three.monthly).toBe(1_300);
+    // 95 * 3 * 52 = 14,820; / 12 = 1,235
+    expect(three.annual).toBe(14_820);
+    expect(three.monthly).toBe(1_235);
   });
 
   it('prices monthly care at rate x 12', () => {
     const e = estimate({ careType: 'assisted_living' });
-    // 5,900 * 12 = 70,800
-    expect(e.rate).toEqual({ amount: 5_900, unit: 'month' });
-    expect(e.annual).toBe(70_800);
-    expect(e.monthly).toBe(5_900);
+    // 6,200 * 12 = 74,400
+    expect(e.rate).toMatchObject({ amount: 6_200, unit: 'month' });
+    expect(e.annual).toBe(74_400);
+    expect(e.monthly).toBe(6_200);
     expect(e.assumptions).toEqual({ annualIncreasePct: 3, years: 1 });
     expect(e.assumptions.hoursPerWeek).toBeUndefined();
   });
 
   it('ignores hoursPerWeek for a monthly care type and says so', () => {
     const e = estimate({ careType: 'nursing_home_private', hoursPerWeek: 10 });
-    expect(e.annual).toBe(10_646 * 12);
+    expect(e.annual).toBe(10_798 * 12);
     expect(e.assumptions.hoursPerWeek).toBeUndefined();
     expect(e.notes.some((n) => n.includes('hoursPerWeek') && n.includes('ignored'))).toBe(true);
   });
 
-  it('compounds the annual increase over 3 years and sums in full precision', () => {
-    const e = estimate({ careType: 'nursing_home_semi_private', years: 3 });
-    // year 1: 9,277 * 12           = 111,324
-    // year 2: 111,324 * 1.03       = 114,663.72    -> 114,664
-    // year 3: 111,324 * 1.03^2     = 118,103.6316  -> 118,104
-    // total : 344,091.3516         -> 344,091 (not the 344,092 the rounded years add to)
+  it('compounds the annual increase over 4 years and sums in full precision', () => {
+    const e = estimate({ careType: 'nursing_home_private', years: 4 });
+    // year 1: 10,798 * 12          = 129,576
+    // year 2: 129,576 * 1.03       = 133,463.28     -> 133,463
+    // year 3: 129,576 * 1.03^2     = 137,467.1784   -> 137,467
+    // year 4: 129,576 * 1.03^3     = 141,591.193752 -> 141,591
+    // total : 542,097.652152       -> 542,098 (not the 542,097 the rounded years add to)
     expect(e.perYear).toEqual([
-      { year: 1, annual: 111_324 },
-      { year: 2, annual: 114_664 },
-      { year: 3, annual: 118_104 },
+      { year: 1, annual: 129_576 },
+      { year: 2, annual: 133_463 },
+      { year: 3, annual: 137_467 },
+      { year: 4, annual: 141_591 },
     ]);
-    expect(e.total).toBe(344_091);
-    expect(e.assumptions).toEqual({ annualIncreasePct: 3, years: 3 });
+    expect(e.total).toBe(542_098);
+    expect(e.assumptions).toEqual({ annualIncreasePct: 3, years: 4 });
     expect(e.notes.some((n) => n.includes('3% more'))).toBe(true);
   });
 
   it('honours an explicit annualIncreasePct, including zero', () => {
     const e = estimate({ careType: 'assisted_living', years: 2, annualIncreasePct: 10 });
-    // 70,800 then 77,880
+    // 74,400 then 81,840
     expect(e.perYear).toEqual([
-      { year: 1, annual: 70_800 },
-      { year: 2, annual: 77_880 },
+      { year: 1, annual: 74_400 },
+      { year: 2, annual: 81_840 },
     ]);
-    expect(e.total).toBe(148_680);
+    expect(e.total).toBe(156_240);
 
     const flat = estimate({ careType: 'assisted_living', years: 4, annualIncreasePct: 0 });
-    expect(flat.total).toBe(70_800 * 4);
+    expect(flat.total).toBe(74_400 * 4);
     expect(flat.assumptions.annualIncreasePct).toBe(0);
   });
 });
@@ -153,44 +155,43 @@ describe('state resolution', () => {
   it('finds a state by USPS code, case-insensitively', () => {
     const e = estimate({ careType: 'home_health_aide', state: 'tx' });
     expect(e.location).toEqual({ scope: 'state', code: 'TX', name: 'Texas' });
-    expect(e.rate.amount).toBe(data.states.TX?.rates.home_health_aide);
+    expect(e.rate.amount).toBe(data.states.TX?.rates.non_medical_caregiver?.amount);
     // 30 * 44 * 52 = 68,640
     expect(e.annual).toBe(68_640);
-    expect(e.source.url).toBe(data.states.TX?.source);
+    expect(e.source.url).toBe(data.surveys['2025']?.stateTables);
   });
 
   it('finds a state by full name, case-insensitively and trimmed', () => {
     const e = estimate({ careType: 'assisted_living', state: '  arizona ' });
     expect(e.location).toEqual({ scope: 'state', code: 'AZ', name: 'Arizona' });
-    // 6,370 * 12 = 76,440
-    expect(e.rate.amount).toBe(6_370);
-    expect(e.annual).toBe(76_440);
+    // 6,250 * 12 = 75,000
+    expect(e.rate.amount).toBe(6_250);
+    expect(e.annual).toBe(75_000);
 
     const dc = estimate({ careType: 'nursing_home_private', state: 'District of Columbia' });
     expect(dc.location.code).toBe('DC');
   });
 
   it('falls back to the national median with a note when the state figure is null', () => {
-    expect(data.states.OH?.rates.adult_day).toBeNull();
-    const e = estimate({ careType: 'adult_day', state: 'Ohio' });
-    expect(e.location).toEqual({ scope: 'state', code: 'OH', name: 'Ohio' });
-    expect(e.rate).toEqual({ amount: 100, unit: 'day' });
-    expect(e.annual).toBe(26_000);
+    expect(data.states.VT?.rates.adult_day).toBeNull();
+    const e = estimate({ careType: 'adult_day', state: 'Vermont' });
+    expect(e.location).toEqual({ scope: 'state', code: 'VT', name: 'Vermont' });
+    expect(e.rate).toMatchObject({ amount: 95, unit: 'day', scope: 'national', surveyYear: 2025 });
+    expect(e.annual).toBe(24_700);
     expect(e.source.url).toBe(data.national.source);
-    expect(e.notes.some((n) => n.includes('Ohio') && n.includes('national'))).toBe(true);
+    expect(e.notes.some((n) => n.includes('Vermont') && n.includes('national'))).toBe(true);
   });
 
   it('notes an older survey year when a state only has older figures', () => {
-    const older = structuredClone(data);
-    const al = older.states.AL;
-    if (!al) throw new Error('AL missing');
-    al.year = 2021;
-    const e = estimate({ careType: 'assisted_living', state: 'AL' }, older);
-    expect(e.dataYear).toBe(2021);
-    expect(e.notes.some((n) => n.includes('2021'))).toBe(true);
+    const e = estimate({ careType: 'assisted_living', state: 'DC' });
+    // The 2025 tables list no District of Columbia figures: its 2024 median, 9,640 * 12 = 115,680
+    expect(e.dataYear).toBe(2024);
+    expect(e.annual).toBe(115_680);
+    expect(e.source).toEqual({ name: 'CareScout Cost of Care Survey 2024', url: data.surveys['2024']?.stateTables });
+    expect(e.notes.some((n) => n.includes('2024') && n.includes('newest found'))).toBe(true);
 
     const current = estimate({ careType: 'assisted_living', state: 'AL' });
-    expect(current.dataYear).toBe(2024);
+    expect(current.dataYear).toBe(2025);
     expect(current.notes.some((n) => n.includes('newest found'))).toBe(false);
   });
 });

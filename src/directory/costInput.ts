@@ -8,9 +8,13 @@ export const STATE_HELP =
   'a two-letter USPS code (e.g. "TX") or a full state name (e.g. "Texas"); the 50 states and DC are covered';
 
 export const costInputSchema = z.strictObject({
-  careType: z.enum(CARE_TYPES, {
-    error: () => `careType must be one of: ${CARE_TYPES.join(', ')}`,
-  }),
+  careType: z
+    .enum(CARE_TYPES, {
+      error: () => `careType must be one of: ${CARE_TYPES.join(', ')}`,
+    })
+    .describe(
+      'Kind of care. homemaker and home_health_aide are priced as non_medical_caregiver, as the 2025 survey reports them; private_duty_nurse is skilled nursing at home, priced by the hour.',
+    ),
   state: z
     .string({ error: `state must be a string: ${STATE_HELP}` })
     .optional()
@@ -26,7 +30,8 @@ export const costInputSchema = z.strictObject({
     .number({ error: 'hoursPerWeek must be a number between 1 and 168' })
     .min(1, 'hoursPerWeek must be between 1 and 168')
     .max(168, 'hoursPerWeek must be between 1 and 168')
-    .optional(),
+    .optional()
+    .describe('Hours of in-home care a week: default 44, and 1 for private_duty_nurse (the survey assumptions).'),
   daysPerWeek: z
     .number({ error: 'daysPerWeek must be a number between 1 and 7' })
     .min(1, 'daysPerWeek must be between 1 and 7')

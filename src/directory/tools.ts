@@ -31,7 +31,7 @@ export const DIRECTORY_TOOLS = {
     name: 'calculate_long_term_care_cost',
     title: 'Estimate long-term care costs',
     description:
-      'Estimate what long-term care costs, nationally or in one US state, from published survey medians (CareScout/Genworth Cost of Care Survey): monthly, annual, and year-by-year with an annual increase, plus the data year and source.',
+      'Estimate what long-term care costs, nationally or in one US state, from published survey medians (CareScout/Genworth Cost of Care Survey): monthly, annual, and year-by-year with an annual increase, plus the survey year and source of each figure quoted.',
     annotations: READ_ONLY,
   },
 } as const satisfies Record<string, ToolDeclaration>;

@@ -1,6 +1,7 @@
 // One page model, two renderings: HTML for people and markdown for agents come from the same
 // blocks, so they cannot drift apart. Everything that reaches either output is escaped here.
 import { escapeHtml } from '../http/html.js';
+import { barChartSvg, type BarChart } from './chart.js';
 
 /** A run of inline content: plain text, a link, strong text or code. */
 export type Inline = string | { text: string; href: string } | { strong: string } | { code: string };
@@ -42,7 +43,9 @@ export type Block =
   /** Text someone wrote (a thread or comment body): paragraphs split on blank lines, never markup. */
   | { kind: 'text'; text: string }
   | { kind: 'notice'; tone: 'error' | 'info'; content: Inline[] }
-  | { kind: 'card'; blocks: Block[] };
+  | { kind: 'card'; blocks: Block[] }
+  /** A chart drawn in the page; the markdown leaves it out, so give its data as a table too. */
+  | { kind: 'chart'; chart: BarChart };
 
 export interface Page {
   status: number;
@@ -161,6 +164,8 @@ function blockHtml(b: Block, r: HtmlRender): string {
       return `<div class="notice notice-${b.tone}"${b.tone === 'error' ? ' role="alert"' : ''}><p>${inlineHtml(b.content)}</p></div>`;
     case 'card':
       return `<section class="card">${b.blocks.map((x) => blockHtml(x, r)).join('')}</section>`;
+    case 'chart':
+      return barChartSvg(b.chart);
   }
 }
 
@@ -247,6 +252,8 @@ function blockMd(b: Block, siteUrl: string): string {
       return `> ${inlineMd(b.content, siteUrl)}`;
     case 'card':
       return b.blocks.map((x) => blockMd(x, siteUrl)).join('\n\n');
+    case 'chart':
+      return '';
   }
 }
 

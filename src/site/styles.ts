@@ -48,9 +48,9 @@ caption { text-align: left; font-weight: 600; padding: .5rem 0; }
 th, td { border: 1px solid var(--line); padding: .4rem .6rem; text-align: left; }
 th { background: var(--wash); }
 .form { background: var(--paper); border: 1px solid var(--line); border-radius: .5rem; padding: 1rem 1.25rem; margin: 1rem 0; display: grid; gap: .75rem; max-width: 40rem; }
-.field { display: grid; gap: .25rem; }
+.field { display: grid; gap: .25rem; min-width: 0; }
 .field label { font-weight: 600; }
-.field input, .field select { font: inherit; padding: .45rem .55rem; border: 1px solid #8a96a6; border-radius: .3rem; background: #fff; color: var(--ink); max-width: 100%; }
+.field input, .field select { font: inherit; padding: .45rem .55rem; border: 1px solid #8a96a6; border-radius: .3rem; background: #fff; color: var(--ink); max-width: 100%; min-width: 0; }
 .field-error input, .field-error select { border-color: var(--error); }
 .hint { margin: 0; color: var(--muted); font-size: .9rem; }
 .error { margin: 0; color: var(--error); font-weight: 600; }
@@ -60,6 +60,14 @@ button:hover { background: var(--brand-dark); }
 .notice-error { border-left-color: var(--error); background: var(--error-wash); }
 .user-text { background: var(--paper); border-left: 3px solid var(--line); padding: .1rem 1rem; margin: .5rem 0 1rem; overflow-wrap: anywhere; }
 .card .user-text { background: none; border-left: 0; padding: 0; margin: 0; }
+.chart { background: var(--paper); border: 1px solid var(--line); border-radius: .5rem; padding: .5rem; margin: 1rem 0; max-width: 36rem; }
+.chart-svg { display: block; width: 100%; height: auto; }
+.chart-bar { fill: var(--brand); }
+.chart-grid { stroke: var(--line); }
+.chart-axis { stroke: var(--ink); }
+.chart-tick { fill: var(--muted); }
+.chart-label { fill: var(--ink); }
+@media (forced-colors: active) { .chart-bar { fill: CanvasText; } .chart-grid, .chart-axis { stroke: CanvasText; } .chart-tick, .chart-label { fill: CanvasText; } }
 footer.site { border-top: 1px solid var(--line); background: var(--paper); }
 footer.site .bar { max-width: 60rem; margin: 0 auto; padding: 1rem; color: var(--muted); font-size: .9rem; }
 @media (max-width: 40rem) { dl.facts { grid-template-columns: 1fr; } dl.facts dd { margin-bottom: .5rem; } h1 { font-size: 1.6rem; } }

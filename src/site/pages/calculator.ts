@@ -1,12 +1,39 @@
 // The long-term-care cost calculator page: a GET form checked and computed by the MCP tool's own code.
-import { calculateLongTermCareCost, type CostEstimate } from '../../directory/cost.js';
+import { calculateLongTermCareCost, type CostEstimate, type SurveyFigure } from '../../directory/cost.js';
 import { CARE_TYPES } from '../../directory/costData.js';
 import { costInputSchema } from '../../directory/costInput.js';
 import { STATES, resolveState } from '../../directory/states.js';
-import type { Block, FormField, Page } from '../doc.js';
+import type { Block, FormField, Inline, Page } from '../doc.js';
 import { plural, withQuery, type PagesDeps } from './common.js';
 
 const usd = (n: number) => `$${n.toLocaleString('en-US', { maximumFractionDigits: 2 })}`;
+
+const FIGURE_TERMS: Record<SurveyFigure['role'], string> = { rate: 'Median rate', national: 'National median', visit: 'Nurse visit' };
+
+/** A published median with where and which survey year it comes from, linked to its source. */
+function figureValue(f: SurveyFigure): Inline[] {
+  const unit = f.unit === 'visit' ? 'a visit' : `per ${f.unit}`;
+  return [`${usd(f.amount)} ${unit}, ${f.scope === 'state' ? `${f.area} median` : 'national median'}, survey year ${f.surveyYear} (`, { text: f.source.name, href: f.source.url }, ')'];
+}
+
+/** The year-by-year projection as a bar chart; the table beside it is its data view. */
+function projectionChart(e: CostEstimate): Block {
+  const first = e.perYear[0]!;
+  const last = e.perYear[e.perYear.length - 1]!;
+  const pct = e.assumptions.annualIncreasePct;
+  const trend = pct === 0 ? `the same ${usd(first.annual)} every year` : `from ${usd(first.annual)} in year 1 to ${usd(last.annual)} in year ${last.year}, ${pct}% more each year`;
+  return {
+    kind: 'chart',
+    chart: {
+      id: 'cost-chart',
+      title: `Cost by year: ${e.careTypeLabel.toLowerCase()} in ${e.location.name}`,
+      description: `Bar chart of the yearly cost over ${plural(e.perYear.length, 'year')}, ${trend}, worked out from the ${e.dataYear} survey median. The table "Cost by year" lists every year.`,
+      xLabel: 'Year of care',
+      yLabel: 'Cost a year (US dollars)',
+      bars: e.perYear.map((y) => ({ label: String(y.year), value: y.annual, title: `Year ${y.year}: ${usd(y.annual)}` })),
+    },
+  };
+}
 
 const CALCULATOR_FIELDS = ['careType', 'state', 'hoursPerWeek', 'daysPerWeek', 'years', 'annualIncreasePct'] as const;
 
@@ -42,7 +69,7 @@ export function calculatorPage(deps: PagesDeps, query: URLSearchParams): Page {
   const fields: FormField[] = [
     { name: 'careType', label: 'Kind of care', type: 'select', value: value('careType'), required: true, options: [{ value: '', label: 'Choose…' }, ...CARE_TYPES.map((t) => ({ value: t, label: costs.careTypes[t].label }))], ...err('careType') },
     { name: 'state', label: 'State', type: 'select', value: resolveState(value('state'))?.code ?? value('state'), options: [{ value: '', label: 'United States (national median)' }, ...STATES.map((s) => ({ value: s.code, label: s.name }))], ...err('state') },
-    { name: 'hoursPerWeek', label: 'Hours a week (in-home care)', type: 'number', value: value('hoursPerWeek'), min: 1, max: 168, step: 'any', hint: `Default ${costs.inHomeDefaults.hoursPerWeek}.`, ...err('hoursPerWeek') },
+    { name: 'hoursPerWeek', label: 'Hours a week (in-home care)', type: 'number', value: value('hoursPerWeek'), min: 1, max: 168, step: 'any', hint: `Default ${costs.inHomeDefaults.hoursPerWeek}; ${costs.careTypes.private_duty_nurse.hoursPerWeek ?? costs.inHomeDefaults.hoursPerWeek} for a private-duty nurse, as the survey assumes.`, ...err('hoursPerWeek') },
     { name: 'daysPerWeek', label: 'Days a week (adult day care)', type: 'number', value: value('daysPerWeek'), min: 1, max: 7, step: 'any', hint: `Default ${costs.adultDayDefaults.daysPerWeek}.`, ...err('daysPerWeek') },
     { name: 'years', label: 'Years of care', type: 'number', value: value('years'), min: 1, max: 30, step: '1', hint: 'Default 1.', ...err('years') },
     { name: 'annualIncreasePct', label: 'Yearly price increase (%)', type: 'number', value: value('annualIncreasePct'), min: 0, max: 15, step: 'any', hint: `Default ${costs.growth.defaultAnnualIncreasePct}.`, ...err('annualIncreasePct') },
@@ -86,7 +113,7 @@ export function calculatorPage(deps: PagesDeps, query: URLSearchParams): Page {
     {
       kind: 'facts',
       items: [
-        { term: 'Median rate', value: [`${usd(e.rate.amount)} per ${e.rate.unit}`] },
+        ...e.figures.map((f) => ({ term: FIGURE_TERMS[f.role], value: figureValue(f) })),
         { term: 'Monthly', value: [usd(e.monthly)] },
         { term: 'First year', value: [usd(e.annual)] },
         { term: `Total over ${plural(e.assumptions.years, 'year')}`, value: [usd(e.total)] },
@@ -95,7 +122,7 @@ export function calculatorPage(deps: PagesDeps, query: URLSearchParams): Page {
     },
   ];
   if (e.perYear.length > 1)
-    blocks.push({ kind: 'table', caption: 'Cost by year', head: ['Year', 'Cost'], rows: e.perYear.map((y) => [[String(y.year)], [usd(y.annual)]]) });
+    blocks.push(projectionChart(e), { kind: 'table', caption: 'Cost by year', head: ['Year', 'Cost'], rows: e.perYear.map((y) => [[String(y.year)], [usd(y.annual)]]) });
   blocks.push({ kind: 'heading', level: 3, text: 'How this was worked out' }, { kind: 'list', items: e.notes.map((n) => [n]) }, { kind: 'heading', level: 2, text: 'Try other figures' }, form);
   return { ...base, status: 200, blocks };
 }
