@@ -4,10 +4,12 @@
 import type { Config } from '../config.js';
 import type { PublicTool } from '../rpc/mcp.js';
 import type { DirectoryDeps } from '../directory/tools.js';
-import type { SliceManifest } from '../slice/contract.js';
+import { INGEST_ROUTES } from '../ingest/routes.js';
+import { pathsOf, type RouteSpec, type SliceManifest } from '../slice/contract.js';
 import { VERSION } from '../version.js';
 import { CANONICAL_PAGES, mcpEndpoints, OAUTH_SCOPES, type McpEndpointInfo } from './catalog.js';
 import { escapeMarkdown } from './doc.js';
+import { SITE_ROUTES } from './routes.js';
 import { CATEGORY_LABELS } from './pages/resources.js';
 
 export const SERVER_JSON_SCHEMA_URL = 'https://static.modelcontextprotocol.io/schemas/2025-09-29/server.schema.json';
@@ -24,19 +26,24 @@ export interface DiscoveryInput {
 
 type Json = Record<string, unknown>;
 
+/** The URL of a declared route (its first path) on a host. */
+const at = (base: string, route: RouteSpec) => `${base}${pathsOf(route)[0]}`;
+
+/** Every URL the documents name, from the route declarations. */
 function urls(config: Config) {
   const s = config.siteUrl;
+  const r = SITE_ROUTES;
   return {
-    openapi: `${s}/openapi.json`,
-    agents: `${s}/agents.json`,
-    llms: `${s}/llms.txt`,
-    llmsFull: `${s}/llms-full.txt`,
-    apiCatalog: `${s}/.well-known/api-catalog`,
-    serverJson: `${s}/.well-known/mcp/server.json`,
-    mcpJson: `${s}/.well-known/mcp.json`,
-    oauthMetadata: `${s}/.well-known/oauth-authorization-server`,
-    markdown: `${s}/api/md`,
-    ingest: `${config.pipeUrl}/pipe/v1/events`,
+    openapi: at(s, r.openapiJson),
+    agents: at(s, r.agentsJson),
+    llms: at(s, r.llmsTxt),
+    llmsFull: at(s, r.llmsFullTxt),
+    apiCatalog: at(s, r.apiCatalog),
+    serverJson: at(s, r.serverJson),
+    mcpJson: at(s, r.mcpJson),
+    oauthMetadata: at(s, r.oauthMetadata),
+    markdown: at(s, r.markdown),
+    ingest: at(config.pipeUrl, INGEST_ROUTES.pipeV1Events),
   };
 }
 
