@@ -1,0 +1,112 @@
+// What a client can send the gateways and what it gets back: nesting depth, batch size, reply size,
+// batch items against the rate limit, and request ids echoed on refusals.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RPC } from '../src/rpc/codes.js';
+import { appCall, caregiverWithKey } from './harness/identity.js';
+import { postJson, rpc, startTestService, type TestService } from './harness/service.js';
+
+let svc: TestService;
+beforeAll(async () => {
+  svc = await startTestService({ nats: true, env: { RATE_DIRECTORY_MCP_PER_MIN: '100000', RATE_MCP_KEY_PER_MIN: '100000' } });
+});
+afterAll(async () => svc?.stop());
+
+const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+const search = (i: number, limit = 25) => rpc('tools/call', { name: 'search_care_resources', arguments: { query: `care ${i}`, limit } }, i + 1);
+/** A JSON-RPC call whose arguments hold one field nested `levels` arrays deep. */
+const deepCall = (levels: number) => `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"search_care_resources","arguments":{"query":"x","extra":${'['.repeat(levels)}${']'.repeat(levels)}}}}`;
+
+describe('JSON nesting depth at the gateway', () => {
+  it('when JSON nests 5000 levels deep on any MCP endpoint, then 400 -32700 naming the depth and the limit, not 503', async () => {
+    const { apiKey } = await caregiverWithKey(svc, 'deep@example.com');
+    const endpoints: [string, Record<string, string>][] = [
+      [`${svc.urls.site}/api/mcp`, {}],
+      [`${svc.urls.app}/api/mcp`, bearer(apiKey)],
+      [`${svc.urls.app}/api/mcp/public`, {}],
+    ];
+    for (const [url, headers] of endpoints) {
+      const res = await postJson(url, deepCall(5000), headers);
+      expect({ url, status: res.status }).toEqual({ url, status: 400 });
+      expect(res.json.error.code).toBe(RPC.PARSE_ERROR);
+      expect(res.json.error.message).toMatch(/5004 levels deep.*limit is 64/);
+    }
+  });
+
+  it('when JSON nests 5000 levels deep on the community API, then 400 BAD_REQUEST naming the depth and the limit', async () => {
+    const body = `{"channel":"respite-and-burnout","action":"join","extra":${'['.repeat(5000)}${']'.repeat(5000)}}`;
+    const res = await postJson(`${svc.urls.site}/api/community`, body, { authorization: 'Bearer not-a-token' });
+    expect(res.status).toBe(400);
+    expect(res.json).toMatchObject({ code: 'BAD_REQUEST', error: { code: 'BAD_REQUEST' } });
+    expect(res.json.message).toMatch(/5001 levels deep.*limit is 64/);
+  });
+
+  it('when JSON nests within the limit, then it is served as before', async () => {
+    const res = await postJson(`${svc.urls.site}/api/mcp`, deepCall(50));
+    expect(res.status).toBe(200);
+    expect(res.json.id).toBe(7);
+  });
+});
+
+describe('batches', () => {
+  it('when a batch holds more items than MCP_MAX_BATCH, then 413 -32600 naming the count and the limit', async () => {
+    const res = await postJson(`${svc.urls.site}/api/mcp`, Array.from({ length: 51 }, (_, i) => rpc('ping', undefined, i)));
+    expect(res.status).toBe(413);
+    expect(res.json).toMatchObject({ id: null, error: { code: RPC.INVALID_REQUEST } });
+    expect(res.json.error.message).toMatch(/batch of 51 items.*limit is 50/i);
+    expect(res.json.error.data.hint).toMatch(/fewer items per batch/);
+    expect((await postJson(`${svc.urls.site}/api/mcp`, Array.from({ length: 50 }, (_, i) => rpc('ping', undefined, i)))).status).toBe(200);
+  });
+
+  it('when a reply would exceed MAX_REPLY_BYTES, then 413 -32600 saying what to do, and the endpoint keeps serving', async () => {
+    const small = await startTestService({ nats: true, env: { MAX_REPLY_BYTES: '20000', RATE_DIRECTORY_MCP_PER_MIN: '100000' } });
+    try {
+      const url = `${small.urls.site}/api/mcp`;
+      const res = await postJson(url, Array.from({ length: 10 }, (_, i) => search(i)), { 'mcp-protocol-version': '2025-03-26' });
+      expect(res.status).toBe(413);
+      expect(res.json.error.code).toBe(RPC.INVALID_REQUEST);
+      expect(res.json.error.message).toMatch(/reply too large/i);
+      expect(res.json.error.data.hint).toMatch(/fewer items per batch or a smaller limit/);
+      expect((await postJson(url, search(1, 2))).status).toBe(200);
+    } finally {
+      await small.stop();
+    }
+  });
+});
+
+describe('rate limits count batch items, and refusals echo the request id', () => {
+  let limited: TestService;
+  beforeAll(async () => {
+    limited = await startTestService({ nats: true, env: { RATE_DIRECTORY_MCP_PER_MIN: '10' } });
+  });
+  afterAll(async () => limited?.stop());
+
+  it('when a batch of 8 follows a batch of 8 within a bucket of 10, then the second is 429: every item counts', async () => {
+    const url = `${limited.urls.site}/api/mcp`;
+    const batch = () => Array.from({ length: 8 }, (_, i) => rpc('ping', undefined, i));
+    expect((await postJson(url, batch())).status).toBe(200);
+    const second = await postJson(url, batch());
+    expect(second.status).toBe(429);
+    expect(Number(second.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(second.json.error.code).toBe(RPC.RATE_LIMITED);
+  });
+
+  it('when a single message is refused with 429, then the error carries its id', async () => {
+    const url = `${limited.urls.site}/api/mcp`;
+    let res = await postJson(url, rpc('ping', undefined, 'req-429'));
+    for (let i = 0; i < 12 && res.status !== 429; i++) res = await postJson(url, rpc('ping', undefined, 'req-429'));
+    expect(res.status).toBe(429);
+    expect(res.json.id).toBe('req-429');
+  });
+
+  it('when a workspace call is refused with 401 or 403, then the error carries its id', async () => {
+    const mcp = `${svc.urls.app}/api/mcp`;
+    const unknown = await postJson(mcp, rpc('ping', undefined, 'req-401'), bearer(`sk-svc-${'0'.repeat(64)}`));
+    expect(unknown.status).toBe(401);
+    expect(unknown.json).toMatchObject({ id: 'req-401', error: { code: RPC.UNAUTHORIZED } });
+    const { apiKey, keyId, cookie } = await caregiverWithKey(svc, 'revoked-id@example.com');
+    expect((await appCall(svc, cookie, 'POST', `/api/keys/${keyId}/revoke`)).status).toBe(200);
+    const revoked = await postJson(mcp, rpc('ping', undefined, 403), bearer(apiKey));
+    expect(revoked.status).toBe(403);
+    expect(revoked.json).toMatchObject({ id: 403, error: { code: RPC.UNAUTHORIZED, message: 'API key revoked' } });
+  });
+});

@@ -1,0 +1,73 @@
+// A database outage is transient: every surface answers 503 with Retry-After in its own error
+// format while the database is down, and serves again once it is back. A private FerretDB, so
+// stopping it disturbs no other test.
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RPC } from '../src/rpc/codes.js';
+import { ensureFerretDbBinary, startFerretDb } from '../src/store/embedded/ferretdb.js';
+import type { StartedServer } from '../src/store/embedded/process.js';
+import { caregiverWithKey } from './harness/identity.js';
+import { ferretDbBinDir, freePort, repoRoot } from './harness/servers.js';
+import { postJson, rpc, startTestService, type TestService } from './harness/service.js';
+
+const quiet = () => undefined;
+let bin: string;
+let port: number;
+let dataDir: string;
+let db: StartedServer | undefined;
+let svc: TestService;
+
+const startDb = async () => (db = await startFerretDb({ bin, dataDir, port, log: quiet }));
+
+beforeAll(async () => {
+  bin = await ensureFerretDbBinary({ binDir: ferretDbBinDir, repoRoot, log: quiet });
+  port = await freePort();
+  dataDir = mkdtempSync(path.join(os.tmpdir(), 'carecircle-outage-'));
+  await startDb();
+  // A bus timeout above the driver's server-selection timeout (5 s): the worker's own answer arrives.
+  svc = await startTestService({ nats: true, mongoUrl: `mongodb://127.0.0.1:${port}/carecircle_outage`, env: { BUS_TIMEOUT_MS: '15000', GATEWAY_RETRY_WINDOW_MS: '20000' } });
+});
+afterAll(async () => {
+  await svc?.stop();
+  await db?.stop();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('database outage', () => {
+  it('when the database is down, then the workspace MCP endpoint, the site API and the app answer 503 with Retry-After, and serve again once it is back', { timeout: 90_000 }, async () => {
+    const { apiKey, cookie } = await caregiverWithKey(svc, 'outage@example.com');
+    const mcp = `${svc.urls.app}/api/mcp`;
+    const calls = {
+      workspaceKey: () => postJson(mcp, rpc('tools/call', { name: 'list_loved_ones', arguments: {} }, 'outage-1'), { authorization: `Bearer ${apiKey}` }),
+      workspaceSession: () => postJson(mcp, rpc('tools/call', { name: 'list_loved_ones', arguments: {} }, 'outage-2'), { cookie }),
+      siteApi: () => fetch(`${svc.urls.site}/api/community?channel=respite-and-burnout`).then(async (r) => ({ status: r.status, headers: r.headers, json: (await r.json()) as any })),
+      app: () => fetch(`${svc.urls.app}/api/workspace`, { headers: { cookie } }).then(async (r) => ({ status: r.status, headers: r.headers, json: (await r.json()) as any })),
+    };
+    for (const call of Object.values(calls)) expect((await call()).status).toBe(200);
+
+    await db!.stop();
+    const [workspaceKey, workspaceSession, siteApi, app] = await Promise.all(Object.values(calls).map((c) => c()));
+    for (const [name, res] of Object.entries({ workspaceKey, workspaceSession, siteApi, app })) {
+      expect({ name, status: res!.status }).toEqual({ name, status: 503 });
+      expect({ name, retryAfter: Number(res!.headers.get('retry-after')) > 0 }).toEqual({ name, retryAfter: true });
+    }
+    expect(workspaceKey!.json).toMatchObject({ id: 'outage-1', error: { code: RPC.UNAVAILABLE } });
+    expect(workspaceSession!.json).toMatchObject({ id: 'outage-2', error: { code: RPC.UNAVAILABLE } });
+    expect(siteApi!.json).toMatchObject({ code: 'UNAVAILABLE', error: { code: 'UNAVAILABLE' } });
+    expect(app!.json).toMatchObject({ code: 'UNAVAILABLE', error: { code: 'UNAVAILABLE' } });
+
+    await startDb();
+    const until = Date.now() + 30_000;
+    for (const [name, call] of Object.entries(calls)) {
+      let status = (await call()).status;
+      while (status !== 200 && Date.now() < until) {
+        await sleep(250);
+        status = (await call()).status;
+      }
+      expect({ name, status }).toEqual({ name, status: 200 });
+    }
+  });
+});
