@@ -37,6 +37,37 @@ describe('rate limiter - token bucket in MongoDB', () => {
     expect(takes.filter((t) => !t.allowed)).toEqual([]);
   });
 
+  it('a cost spends that many tokens at once, or none, with the wait until enough are back', async () => {
+    let now = 2_000_000;
+    const limiter = new RateLimiter(t.db, () => now);
+    const policy = { capacity: 10, refillMs: 1_000 };
+    expect(await limiter.take('batch', policy, 8)).toMatchObject({ allowed: true, remaining: 2 });
+    // 2 free, 5 wanted: refused whole, and nothing spent.
+    expect(await limiter.take('batch', policy, 5)).toEqual({ allowed: false, remaining: 0, retryAfterSec: 3 });
+    expect((await limiter.take('batch', policy, 2)).allowed).toBe(true);
+    expect((await limiter.take('batch', policy)).allowed).toBe(false);
+    now += 3_000;
+    expect((await limiter.take('batch', policy, 3)).allowed).toBe(true);
+    expect((await limiter.take('batch', policy, 11)).allowed).toBe(false);
+    await expect(limiter.take('batch', policy, 0)).rejects.toThrow(RangeError);
+  });
+
+  it('concurrent batches and single takers from separate connections never admit more than the capacity', async () => {
+    const other = await t.connect();
+    try {
+      const a = new RateLimiter(t.db);
+      const b = new RateLimiter(other.db);
+      const policy = perMinute(20);
+      const costs = [5, 1, 4, 1, 5, 3, 1, 5, 2, 4, 1, 5];
+      const takes = await Promise.all(costs.map((cost, i) => (i % 2 ? a : b).take('mixed', policy, cost)));
+      const admitted = takes.reduce((sum, r, i) => sum + (r.allowed ? costs[i]! : 0), 0);
+      expect(admitted).toBeLessThanOrEqual(20);
+      expect(admitted).toBeGreaterThanOrEqual(10);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('keys are independent, and sweep removes tokens that left their window', async () => {
     let now = 5_000_000;
     const limiter = new RateLimiter(t.db, () => now);

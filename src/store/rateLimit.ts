@@ -15,7 +15,7 @@
 // which FerretDB v1 answers without scanning (it scans for any other query, `_id: {$in}`
 // included: 93 ms for 64 ids among 5,000 tokens).
 import { randomInt } from 'node:crypto';
-import type { Collection, Db, IndexDescription } from 'mongodb';
+import { MongoBulkWriteError, type Collection, type Db, type IndexDescription } from 'mongodb';
 import { isDuplicateKey } from './errors.js';
 
 export interface BucketPolicy {
@@ -64,8 +64,16 @@ export class RateLimiter {
     this.heads = db.collection<Head>(RATE_HEADS);
   }
 
-  /** Spend one token from the bucket `key`. */
-  async take(key: string, policy: BucketPolicy): Promise<TakeResult> {
+  /**
+   * Spend `cost` tokens from the bucket `key` (one per request; a batch of n requests costs n), all
+   * or none: refused while fewer are free, and a cost above the capacity is never admitted.
+   */
+  async take(key: string, policy: BucketPolicy, cost = 1): Promise<TakeResult> {
+    if (!Number.isInteger(cost) || cost < 1) throw new RangeError(`a rate-limit cost is a whole number of at least 1, not ${cost}`);
+    return cost === 1 ? this.takeOne(key, policy) : this.takeMany(key, policy, cost);
+  }
+
+  private async takeOne(key: string, policy: BucketPolicy): Promise<TakeResult> {
     // `known`: every token up to here is spent (a contiguous run), so the search starts after it.
     let known = (await this.heads.findOne({ _id: key }))?.last ?? -Infinity;
     const seenSpent = new Set<number>();
@@ -100,6 +108,55 @@ export class RateLimiter {
     }
     // Extreme contention on one key: refuse rather than over-admit.
     return { allowed: false, remaining: 0, retryAfterSec: 1 };
+  }
+
+  /**
+   * The `cost` oldest free tokens, inserted in one unordered write; the ones a racing taker spent
+   * first are replaced by the next free ones. A taker left short by racers after spending some is
+   * refused and those stay spent: contention may waste tokens, never over-admit.
+   */
+  private async takeMany(key: string, policy: BucketPolicy, cost: number): Promise<TakeResult> {
+    let known = (await this.heads.findOne({ _id: key }))?.last ?? -Infinity;
+    const spent = new Set<number>();
+    let need = cost;
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const now = this.clock();
+      const newest = Math.floor(now / policy.refillMs);
+      const first = Math.max(newest - policy.capacity + 1, known + 1);
+      const free: number[] = [];
+      for (let k = first; k <= newest && free.length < need; k++) if (!spent.has(k)) free.push(k);
+      if (free.length < need) {
+        // The missing tokens are minted one every refillMs after the newest.
+        const missing = need - free.length;
+        return { allowed: false, remaining: 0, retryAfterSec: Math.max(1, Math.ceil(((newest + missing) * policy.refillMs - now) / 1000)) };
+      }
+      const taken = await this.insertTokens(key, policy, free);
+      for (const k of free) spent.add(k);
+      need -= taken;
+      let end = first;
+      while (spent.has(end)) end++;
+      known = end - 1;
+      if (need === 0) {
+        // Every token up to `known` is spent (by us or a racer): the hint may move there.
+        this.heads.updateOne({ _id: key }, { $max: { last: known, expires: (known + policy.capacity + 1) * policy.refillMs } }, { upsert: true }).catch(() => undefined);
+        return { allowed: true, remaining: Math.max(0, newest - known), retryAfterSec: 0 };
+      }
+    }
+    return { allowed: false, remaining: 0, retryAfterSec: 1 };
+  }
+
+  /** Insert the tokens `ks`; how many were ours (the others a racer spent first). */
+  private async insertTokens(key: string, policy: BucketPolicy, ks: number[]): Promise<number> {
+    const docs = ks.map((k) => ({ _id: `${key}#${k}`, key, k, expires: (k + policy.capacity + 1) * policy.refillMs }));
+    try {
+      await this.tokens.insertMany(docs, { ordered: false });
+      return ks.length;
+    } catch (err) {
+      if (!(err instanceof MongoBulkWriteError)) throw err;
+      const failures = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
+      if (!failures.length || !failures.every((f) => isDuplicateKey(f))) throw err;
+      return ks.length - failures.length;
+    }
   }
 
   /** Delete spent tokens (and hints) that have left their window: they can no longer matter. */
