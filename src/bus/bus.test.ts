@@ -2,7 +2,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { createLogger } from '../log.js';
-import { NoRespondersError, RemoteHandlerError, RequestTimeoutError } from './errors.js';
+import { HandlerFailure, NoRespondersError, RemoteHandlerError, RequestEncodingError, RequestTimeoutError } from './errors.js';
 import { MemoryBus } from './memory.js';
 import { NatsBus } from './nats.js';
 import type { Bus } from './types.js';
@@ -55,6 +55,52 @@ describe.each(impls)('bus (%s)', (_name, open) => {
       throw new Error('boom');
     });
     await expect(a.request(s, {}, { timeoutMs: 2000 })).rejects.toThrow(RemoteHandlerError);
+  });
+
+  it('a handler failure carries its cause, and one that names none is `failed`', async () => {
+    const a = await bus();
+    const s = subject();
+    a.serve(s, 'q', async (msg) => {
+      if (msg.data === 'down') throw new HandlerFailure('unavailable', 'database down');
+      throw new Error('boom');
+    });
+    await expect(a.request(s, 'down', { timeoutMs: 2000 })).rejects.toMatchObject({ name: 'RemoteHandlerError', kind: 'unavailable', message: 'database down' });
+    await expect(a.request(s, 'other', { timeoutMs: 2000 })).rejects.toMatchObject({ kind: 'failed', message: 'boom' });
+  });
+
+  it('a reply larger than maxReplyBytes is refused as too_large, told to onRefused, and the member keeps serving', async () => {
+    const a = await bus();
+    const s = subject();
+    const refused: string[] = [];
+    a.serve(s, 'q', async (msg) => 'x'.repeat(msg.data as number), { maxReplyBytes: 1_000, onRefused: (f) => refused.push(f.message) });
+    await a.flush();
+    await expect(a.request(s, 2_000, { timeoutMs: 2000 })).rejects.toMatchObject({ kind: 'too_large', message: expect.stringMatching(/^reply too large: \d+ bytes, the limit is 1000$/) });
+    expect(refused).toHaveLength(1);
+    await expect(a.request(s, 10, { timeoutMs: 2000 })).resolves.toBe('x'.repeat(10));
+  });
+
+  it('a reply too deep to encode is answered as rejected, not left to time out', async () => {
+    const a = await bus();
+    const s = subject();
+    a.serve(s, 'q', async () => {
+      let deep: unknown = [];
+      for (let i = 0; i < 20_000; i++) deep = [deep];
+      return deep;
+    });
+    await a.flush();
+    await expect(a.request(s, {}, { timeoutMs: 2000 })).rejects.toMatchObject({ kind: 'rejected', message: expect.stringMatching(/could not be encoded/) });
+  });
+
+  it('a request too deep to encode fails at once with RequestEncodingError, and no handler runs', async () => {
+    const a = await bus();
+    const s = subject();
+    let ran = 0;
+    a.serve(s, 'q', async () => ran++);
+    await a.flush();
+    let deep: unknown = [];
+    for (let i = 0; i < 20_000; i++) deep = [deep];
+    await expect(a.request(s, deep, { timeoutMs: 2000 })).rejects.toBeInstanceOf(RequestEncodingError);
+    expect(ran).toBe(0);
   });
 
   it('a queue group gives each request to exactly one member, and spreads them', async () => {

@@ -1,9 +1,11 @@
 // In-process bus: the embedded default. Same semantics as NATS (queue groups, copies, timeouts).
-import { BusClosedError, NoRespondersError, RemoteHandlerError, RequestTimeoutError } from './errors.js';
-import type { Bus, BusHandler, BusHeaders, BusMessage, RequestOptions, Subscription } from './types.js';
+import { BusClosedError, NoRespondersError, RequestEncodingError, RequestTimeoutError } from './errors.js';
+import { encodeReply, failureEnvelope, openReply } from './replies.js';
+import type { Bus, BusHandler, BusHeaders, BusMessage, ReplyEnvelope, RequestOptions, ServeOptions, Subscription } from './types.js';
 
 interface Member {
   handler: BusHandler;
+  options: ServeOptions;
   inflight: Set<Promise<unknown>>;
   closed: boolean;
 }
@@ -28,16 +30,30 @@ export class MemoryBus implements Bus {
     if (this.closed) return Promise.reject(new BusClosedError());
     const member = this.pick(subject);
     if (!member) return Promise.reject(new NoRespondersError(subject));
-    const msg: BusMessage = { subject, data: copy(data), headers: { ...options.headers } };
+    let msg: BusMessage;
+    try {
+      msg = { subject, data: copy(data), headers: { ...options.headers } };
+    } catch (err) {
+      return Promise.reject(new RequestEncodingError(subject, false, `the request could not be encoded (${err instanceof Error ? err.message : String(err)})`, { cause: err }));
+    }
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new RequestTimeoutError(subject, options.timeoutMs)), options.timeoutMs);
-      const run = member.handler(msg);
+      // The reply crosses as the NATS bus would send it: encoded, within the limit, failures named.
+      const run = Promise.resolve()
+        .then(() => member.handler(msg))
+        .then(
+          (data): ReplyEnvelope => ({ ok: true, data }),
+          (err: unknown) => failureEnvelope(err),
+        )
+        .then((env) => {
+          const { text, refused } = encodeReply(env, member.options.maxReplyBytes ?? Infinity);
+          if (refused) member.options.onRefused?.(refused, msg.headers);
+          return JSON.parse(text) as ReplyEnvelope;
+        });
       member.inflight.add(run);
       run
-        .then(
-          (reply) => resolve(copy(reply)),
-          (err: unknown) => reject(new RemoteHandlerError(subject, err instanceof Error ? err.message : String(err))),
-        )
+        .then((env) => resolve(openReply(subject, env)))
+        .catch(reject)
         .finally(() => {
           clearTimeout(timer);
           member.inflight.delete(run);
@@ -45,12 +61,12 @@ export class MemoryBus implements Bus {
     });
   }
 
-  serve(subject: string, queue: string, handler: BusHandler): Subscription {
+  serve(subject: string, queue: string, handler: BusHandler, options: ServeOptions = {}): Subscription {
     let bySubject = this.groups.get(subject);
     if (!bySubject) this.groups.set(subject, (bySubject = new Map()));
     let group = bySubject.get(queue);
     if (!group) bySubject.set(queue, (group = { members: [], next: 0 }));
-    const member: Member = { handler, inflight: new Set(), closed: false };
+    const member: Member = { handler, options, inflight: new Set(), closed: false };
     group.members.push(member);
     const members = group.members;
     return {

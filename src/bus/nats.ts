@@ -1,11 +1,21 @@
 // NATS bus: the distributed engine operators scale on. Reconnects forever; drains on close.
 import { connect, errors, headers as natsHeaders, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../log.js';
-import { BusClosedError, BusError, NoRespondersError, RemoteHandlerError, RequestTimeoutError } from './errors.js';
+import { BusClosedError, BusError, NoRespondersError, RequestEncodingError, RequestTimeoutError } from './errors.js';
 import { NatsDurableStreams } from './natsDurable.js';
-import type { Bus, BusHandler, BusHeaders, BusMessage, ReplyEnvelope, RequestOptions, Subscription } from './types.js';
+import { encodeReply, failureEnvelope, openReply } from './replies.js';
+import { HEADER_REQUEST_ID, type Bus, type BusHandler, type BusHeaders, type BusMessage, type ReplyEnvelope, type RequestOptions, type ServeOptions, type Subscription } from './types.js';
 
 const encode = (data: unknown): string => JSON.stringify(data) ?? '';
+
+/** The request as JSON; one nested too deeply to encode is the request's fault, named as such. */
+function encodeRequest(subject: string, data: unknown): string {
+  try {
+    return encode(data);
+  } catch (err) {
+    throw new RequestEncodingError(subject, false, `the request could not be encoded (${err instanceof Error ? err.message : String(err)})`, { cause: err });
+  }
+}
 
 function toNatsHeaders(h: BusHeaders | undefined) {
   const out = natsHeaders();
@@ -28,6 +38,8 @@ function failureOf(err: unknown, subject: string, timeoutMs: number): BusError {
   if (inner instanceof errors.NoRespondersError) return new NoRespondersError(subject, { cause: err });
   if (inner instanceof errors.TimeoutError) return new RequestTimeoutError(subject, timeoutMs, { cause: err });
   if (inner instanceof errors.ClosedConnectionError || inner instanceof errors.DrainingConnectionError) return new BusClosedError({ cause: err });
+  // The client checks max_payload before sending: the request is larger than this server carries.
+  if (inner instanceof errors.InvalidArgumentError && /max_payload/.test(inner.message)) return new RequestEncodingError(subject, true, `the request is larger than the bus carries (${inner.message})`, { cause: err });
   return new BusError(`request on ${subject} failed`, { cause: err });
 }
 
@@ -72,21 +84,20 @@ export class NatsBus implements Bus {
 
   async request(subject: string, data: unknown, options: RequestOptions): Promise<unknown> {
     if (this.nc.isClosed() || this.nc.isDraining()) throw new BusClosedError();
+    const payload = encodeRequest(subject, data);
     let reply: Msg;
     try {
-      reply = await this.nc.request(subject, encode(data), {
+      reply = await this.nc.request(subject, payload, {
         timeout: options.timeoutMs,
         headers: toNatsHeaders(options.headers),
       });
     } catch (err) {
       throw failureOf(err, subject, options.timeoutMs);
     }
-    const env = decode(reply) as ReplyEnvelope;
-    if (!env.ok) throw new RemoteHandlerError(subject, env.error);
-    return env.data;
+    return openReply(subject, decode(reply) as ReplyEnvelope);
   }
 
-  serve(subject: string, queue: string, handler: BusHandler): Subscription {
+  serve(subject: string, queue: string, handler: BusHandler, options: ServeOptions = {}): Subscription {
     const inflight = new Set<Promise<void>>();
     const sub = this.nc.subscribe(subject, {
       queue,
@@ -95,14 +106,8 @@ export class NatsBus implements Bus {
           this.log.error({ err, subject }, 'subscription error');
           return;
         }
-        const message: BusMessage = { subject, data: decode(msg), headers: fromNatsHeaders(msg) };
-        const run = handler(message).then(
-          (data): ReplyEnvelope => ({ ok: true, data }),
-          (e: unknown): ReplyEnvelope => ({ ok: false, error: e instanceof Error ? e.message : String(e) }),
-        );
-        const done = run.then((env) => {
-          if (msg.reply && !this.nc.isClosed()) msg.respond(encode(env));
-        });
+        // `answer` never rejects; the catch is the last guard against an unhandled rejection.
+        const done = this.answer(subject, msg, handler, options).catch((e: unknown) => this.log.error({ err: e, subject }, 'request left unanswered'));
         inflight.add(done);
         void done.finally(() => inflight.delete(done));
       },
@@ -118,6 +123,37 @@ export class NatsBus implements Bus {
     return handle;
   }
 
+  /** Run the handler and send its reply, or the failure that stands in for it. */
+  private async answer(subject: string, msg: Msg, handler: BusHandler, options: ServeOptions): Promise<void> {
+    const headers = fromNatsHeaders(msg);
+    let env: ReplyEnvelope;
+    try {
+      const message: BusMessage = { subject, data: decode(msg), headers };
+      env = { ok: true, data: await handler(message) };
+    } catch (err) {
+      env = failureEnvelope(err);
+    }
+    if (!msg.reply || this.nc.isClosed()) return;
+    const limit = Math.min(options.maxReplyBytes ?? Infinity, this.nc.info?.max_payload ?? Infinity);
+    const { text, refused } = encodeReply(env, limit);
+    if (refused) {
+      if (options.onRefused) options.onRefused(refused, headers);
+      else this.log.warn({ subject, kind: refused.kind, requestId: headers[HEADER_REQUEST_ID] }, refused.message);
+    }
+    try {
+      msg.respond(text);
+    } catch (err) {
+      // Sending failed although the reply fits what we know of the server (it may have changed, or
+      // the connection closed): try a short failure so the requester need not wait for its timeout.
+      this.log.warn({ err, subject }, 'reply could not be sent');
+      try {
+        msg.respond(JSON.stringify(failureEnvelope(err)));
+      } catch {
+        // the requester's timeout takes over
+      }
+    }
+  }
+
   publish(subject: string, data: unknown, headers?: BusHeaders): void {
     if (this.nc.isClosed() || this.nc.isDraining()) return;
     try {
@@ -130,7 +166,12 @@ export class NatsBus implements Bus {
   subscribe(subject: string, handler: (msg: BusMessage) => void): Subscription {
     const sub = this.nc.subscribe(subject, {
       callback: (err, msg) => {
-        if (!err) handler({ subject, data: decode(msg), headers: fromNatsHeaders(msg) });
+        if (err) return;
+        try {
+          handler({ subject, data: decode(msg), headers: fromNatsHeaders(msg) });
+        } catch (e) {
+          this.log.warn({ err: e, subject }, 'message handler failed');
+        }
       },
     });
     return { drain: async () => void (await sub.drain().catch(() => undefined)) };

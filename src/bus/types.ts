@@ -1,5 +1,6 @@
 // The bus contract both implementations honour: request/reply on subjects, queue groups, headers, timeouts.
 import type { DurableStreams } from './durable.js';
+import type { FailureKind, HandlerFailure } from './errors.js';
 
 /** Headers carried with every request. Names are lower-case. */
 export type BusHeaders = Record<string, string>;
@@ -20,6 +21,16 @@ export interface RequestOptions {
   headers?: BusHeaders;
 }
 
+export interface ServeOptions {
+  /**
+   * Largest encoded reply sent; a larger one is answered with a `too_large` failure instead. The
+   * transport's own limit (NATS max_payload) applies as well, whichever is smaller.
+   */
+  maxReplyBytes?: number;
+  /** Told each time a reply was refused (too large, or not encodable) and a failure sent instead. */
+  onRefused?: (refused: HandlerFailure, headers: BusHeaders) => void;
+}
+
 export interface Subscription {
   /** Stop taking new messages and wait for the handlers that are running. */
   drain(): Promise<void>;
@@ -29,8 +40,12 @@ export interface Bus {
   readonly kind: 'nats' | 'memory';
   /** Send one request to one member of the subject's queue group and wait for its reply. */
   request(subject: string, data: unknown, options: RequestOptions): Promise<unknown>;
-  /** Serve a subject as a member of a queue group: each request goes to one member. */
-  serve(subject: string, queue: string, handler: BusHandler): Subscription;
+  /**
+   * Serve a subject as a member of a queue group: each request goes to one member. Every request
+   * gets an answer: a handler that throws, a reply that cannot be encoded or is too large, all
+   * become failure envelopes; nothing a request does escapes as an unhandled error.
+   */
+  serve(subject: string, queue: string, handler: BusHandler, options?: ServeOptions): Subscription;
   /** Fire-and-forget publish to every subscriber (no reply, best effort). */
   publish(subject: string, data: unknown, headers?: BusHeaders): void;
   /** Subscribe to fire-and-forget messages (every subscriber gets each). */
@@ -48,5 +63,5 @@ export interface Bus {
   close(): Promise<void>;
 }
 
-/** Reply envelope on the wire: a worker's handler either returned data or failed. */
-export type ReplyEnvelope = { ok: true; data: unknown } | { ok: false; error: string };
+/** Reply envelope on the wire: a worker's handler either returned data or failed (`kind` absent: `failed`). */
+export type ReplyEnvelope = { ok: true; data: unknown } | { ok: false; error: string; kind?: FailureKind };
