@@ -30,6 +30,7 @@ export function bindSlice(slice: SliceManifest, ctx: SliceContext): HttpHandler 
 
   return {
     subject: sliceSubject(ctx.config.busNamespace, slice.name),
+    maxReplyBytes: ctx.config.maxReplyBytes,
     handle: async (req: HttpRequestEnvelope, log) => {
       const method = (req.method === 'HEAD' ? 'GET' : req.method) as HttpMethod;
       // Gateways forward only declared paths and methods; the bus is a trust boundary all the same.

@@ -1,13 +1,41 @@
 // The worker side of the bus: a registry of handlers, each serving one subject in the shared
-// queue group, under one per-process concurrency limit.
+// queue group, under one per-process concurrency limit. A request can make its handler fail; the
+// failure is logged once here and answered by cause, and the worker goes on serving.
 import { httpRequestEnvelope, type HttpReplyEnvelope, type HttpRequestEnvelope } from '../bus/envelopes.js';
+import { HandlerFailure } from '../bus/errors.js';
+import { failureKindOf } from '../bus/failures.js';
 import { QUEUE } from '../bus/subjects.js';
-import { HEADER_REQUEST_ID, type Bus, type Subscription } from '../bus/types.js';
+import { HEADER_REQUEST_ID, type Bus, type BusHeaders, type Subscription } from '../bus/types.js';
 import type { Logger } from '../log.js';
+import { guardProcess } from './guard.js';
 
 export interface HttpHandler {
   subject: string;
   handle(request: HttpRequestEnvelope, log: Logger): Promise<HttpReplyEnvelope>;
+  /** Largest reply (encoded) this handler may send; a larger one is refused by name. */
+  maxReplyBytes?: number;
+}
+
+/** Log a handler's failure once, at the level its cause deserves, and name the cause for the bus. */
+export function failureOf(err: unknown, log: Logger): HandlerFailure {
+  const kind = failureKindOf(err);
+  const named = err instanceof HandlerFailure ? err : undefined;
+  switch (kind) {
+    case 'unavailable':
+      log.warn({ err }, 'dependency unavailable');
+      return named ?? new HandlerFailure(kind, 'a service this request needs is unavailable right now', { cause: err });
+    case 'rejected': {
+      log.warn({ err }, 'request rejected: it fails the same way every time');
+      const what = err instanceof SyntaxError ? 'a value in it could not be parsed' : 'a value in it is nested too deeply or out of range';
+      return named ?? new HandlerFailure(kind, `the request could not be processed: ${what}`, { cause: err });
+    }
+    case 'too_large':
+      log.warn({ err }, 'reply too large');
+      return named ?? new HandlerFailure(kind, String(err));
+    default:
+      log.error({ err }, 'handler failed');
+      return named ?? new HandlerFailure(kind, err instanceof Error ? err.message : String(err), { cause: err });
+  }
 }
 
 /** Counts running work and makes callers wait when the limit is reached. */
@@ -34,18 +62,37 @@ export interface WorkerPool {
 
 export function startWorkers(bus: Bus, handlers: readonly HttpHandler[], opts: { concurrency: number; log: Logger }): WorkerPool {
   const gate = new Semaphore(opts.concurrency);
+  const release = guardProcess(opts.log);
+  const logFor = (headers: BusHeaders, subject: string) => opts.log.child({ requestId: headers[HEADER_REQUEST_ID], subject });
   const subs: Subscription[] = handlers.map((h) =>
-    bus.serve(h.subject, QUEUE, (msg) =>
-      gate.run(async () => {
-        const log = opts.log.child({ requestId: msg.headers[HEADER_REQUEST_ID], subject: h.subject });
-        // Envelopes come from our own gateways, but the bus is a trust boundary all the same.
-        const request = httpRequestEnvelope.parse(msg.data);
-        const reply = await h.handle(request, log);
-        log.debug({ status: reply.status }, 'handled');
-        return reply;
-      }),
+    bus.serve(
+      h.subject,
+      QUEUE,
+      (msg) =>
+        gate.run(async () => {
+          const log = logFor(msg.headers, h.subject);
+          // Envelopes come from our own gateways, but the bus is a trust boundary all the same.
+          const request = httpRequestEnvelope.safeParse(msg.data);
+          if (!request.success) throw failureOf(new HandlerFailure('rejected', `not a request envelope: ${request.error.message}`), log);
+          try {
+            const reply = await h.handle(request.data, log);
+            log.debug({ status: reply.status }, 'handled');
+            return reply;
+          } catch (err) {
+            throw failureOf(err, log);
+          }
+        }),
+      {
+        ...(h.maxReplyBytes ? { maxReplyBytes: h.maxReplyBytes } : {}),
+        onRefused: (refused, headers) => logFor(headers, h.subject).warn({ kind: refused.kind }, refused.message),
+      },
     ),
   );
   opts.log.info({ subjects: handlers.map((h) => h.subject), concurrency: opts.concurrency, bus: bus.kind }, 'workers serving');
-  return { stop: async () => void (await Promise.all(subs.map((s) => s.drain()))) };
+  return {
+    stop: async () => {
+      await Promise.all(subs.map((s) => s.drain()));
+      release();
+    },
+  };
 }
