@@ -28,7 +28,7 @@ describe('JSON nesting depth at the gateway', () => {
       const res = await postJson(url, deepCall(5000), headers);
       expect({ url, status: res.status }).toEqual({ url, status: 400 });
       expect(res.json.error.code).toBe(RPC.PARSE_ERROR);
-      expect(res.json.error.message).toMatch(/5004 levels deep.*limit is 64/);
+      expect(res.json.error.message).toMatch(/5003 levels deep.*limit is 64/);
     }
   });
 

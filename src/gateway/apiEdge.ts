@@ -5,7 +5,8 @@ import type { BucketPolicy } from '../store/rateLimit.js';
 import { sendApiError } from '../http/apiError.js';
 import { BodyError, parseJson, readRawBody, requireJsonContentType } from '../http/body.js';
 import type { GatewayDeps } from './context.js';
-import { UnavailableError, WorkerFailedError } from '../bus/forward.js';
+import { WorkerFailedError } from '../bus/forward.js';
+import { edgeAnswer } from './failures.js';
 import { emptyBody, forwardRequest } from './forward.js';
 
 export class EdgeRefusal extends Error {
@@ -43,14 +44,16 @@ export function api_error_boundary(deps: GatewayDeps) {
       if (err instanceof BodyError) {
         if (err.status === 413) return sendApiError(ctx, 413, 'PAYLOAD_TOO_LARGE', err.message, 'Send a smaller body.');
         if (err.status === 415) return sendApiError(ctx, 415, 'UNSUPPORTED_MEDIA_TYPE', err.message, 'Send Content-Type: application/json.');
-        return sendApiError(ctx, 400, 'BAD_REQUEST', err.message, 'Send one JSON object as the body.');
+        return sendApiError(ctx, 400, 'BAD_REQUEST', err.message, err.hint ?? 'Send one JSON object as the body.');
       }
-      if (err instanceof UnavailableError) {
-        ctx.set('Retry-After', String(err.retryAfterSec));
-        return sendApiError(ctx, 503, 'UNAVAILABLE', 'Service temporarily unavailable', 'Retry after the Retry-After delay.');
+      const answer = edgeAnswer(err);
+      if (answer) {
+        if (answer.log) deps.log.warn({ err, requestId: ctx.state.requestId }, 'api edge dependency unavailable');
+        if (answer.retryAfterSec) ctx.set('Retry-After', String(answer.retryAfterSec));
+        return sendApiError(ctx, answer.status, answer.api, answer.message, answer.hint);
       }
+      // A worker's own failure was logged once, by that worker, with the request id.
       if (!(err instanceof WorkerFailedError)) deps.log.error({ err, requestId: ctx.state.requestId }, 'api edge failure');
-      else deps.log.error({ requestId: ctx.state.requestId, cause: err.message }, 'worker failed');
       sendApiError(ctx, 500, 'INTERNAL', 'Something went wrong on our side', `Try again; quote request id ${ctx.state.requestId} if it persists.`);
     }
   };
@@ -82,7 +85,7 @@ export function api_rate_limit(deps: GatewayDeps, bucket: ApiEdgeOptions['bucket
 }
 
 /** JSON bodies on POST/PUT/PATCH/DELETE with a body; forms are read as text for the worker to parse. */
-export function read_api_body(limit: number) {
+export function read_api_body(limit: number, maxDepth: number) {
   return async (ctx: Context, next: Next): Promise<void> => {
     if (['POST', 'PUT', 'PATCH', 'DELETE'].includes(ctx.method)) {
       const type = (ctx.get('content-type') || '').split(';')[0]?.trim().toLowerCase();
@@ -92,7 +95,7 @@ export function read_api_body(limit: number) {
       else if (type === 'application/x-www-form-urlencoded') ctx.state.rpcBody = Object.fromEntries(new URLSearchParams(raw.toString('utf8')));
       else {
         requireJsonContentType(ctx);
-        ctx.state.rpcBody = parseJson(raw);
+        ctx.state.rpcBody = parseJson(raw, maxDepth);
       }
     }
     return next();
@@ -114,5 +117,5 @@ export function forward_api(deps: GatewayDeps, opts: ApiEdgeOptions) {
 
 /** The whole pipeline of a JSON API route or page, in order. */
 export function apiEndpoint(deps: GatewayDeps, opts: ApiEdgeOptions): Middleware[] {
-  return [api_error_boundary(deps), allow_methods(opts.methods), api_rate_limit(deps, opts.bucket), read_api_body(opts.bodyLimit ?? 64 * 1024), forward_api(deps, opts)];
+  return [api_error_boundary(deps), allow_methods(opts.methods), api_rate_limit(deps, opts.bucket), read_api_body(opts.bodyLimit ?? 64 * 1024, deps.config.jsonMaxDepth), forward_api(deps, opts)];
 }

@@ -4,7 +4,6 @@ import type { HttpRequestEnvelope } from '../bus/envelopes.js';
 import { forward } from '../bus/forward.js';
 import type { GatewayDeps } from './context.js';
 
-
 /** Build the envelope for this Koa request (headers filtered to `names`) and forward it. */
 export function forwardRequest(deps: GatewayDeps, ctx: Context, subject: string, names: readonly string[], idempotent: boolean) {
   const headers: Record<string, string> = {};
@@ -22,7 +21,7 @@ export function forwardRequest(deps: GatewayDeps, ctx: Context, subject: string,
     clientIp: ctx.ip,
     requestId: ctx.state.requestId,
   };
-  return forward(deps.bus, subject, envelope, { timeoutMs: deps.config.busTimeoutMs, retryWindowMs: deps.config.gatewayRetryWindowMs, idempotent });
+  return forward(deps.bus, subject, envelope, { timeoutMs: deps.config.busTimeoutMs, retryWindowMs: deps.config.gatewayRetryWindowMs, idempotent, maxAttempts: deps.config.gatewayMaxAttempts });
 }
 
 /** An empty body that keeps the worker's status (Koa turns `body = null` into 204, even for a 202). */

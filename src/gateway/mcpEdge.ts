@@ -4,12 +4,14 @@ import cors from '@koa/cors';
 import type { Context, Middleware, Next } from 'koa';
 import { allowedOrigins } from '../config.js';
 import { RPC } from '../rpc/codes.js';
+import { salvageId, type RpcId } from '../rpc/envelope.js';
 import { parseError, RpcError } from '../rpc/errors.js';
 import { rpcErrorBody } from '../rpc/mcp.js';
 import type { BucketPolicy } from '../store/rateLimit.js';
 import { BodyError, parseJson, readRawBody, requireJsonContentType } from '../http/body.js';
 import type { GatewayDeps } from './context.js';
-import { UnavailableError } from '../bus/forward.js';
+import { WorkerFailedError } from '../bus/forward.js';
+import { edgeAnswer } from './failures.js';
 import { emptyBody, forwardRequest } from './forward.js';
 
 declare module 'koa' {
@@ -29,10 +31,19 @@ export interface McpEdgeOptions {
 
 const ALLOWED_METHODS = 'GET, POST, OPTIONS';
 
+/** Once the body parsed, an error about a single message carries that message's id. */
+function requestIdOf(ctx: Context): RpcId {
+  const body = ctx.state.rpcBody;
+  return Array.isArray(body) ? null : salvageId(body);
+}
+
 function sendRpcError(ctx: Context, err: RpcError): void {
   ctx.status = err.httpStatus;
-  ctx.body = rpcErrorBody(err);
+  ctx.body = rpcErrorBody(err, requestIdOf(ctx));
 }
+
+/** Messages in the body: a batch counts each, anything else counts one. */
+const messagesIn = (body: unknown): number => (Array.isArray(body) ? Math.max(1, body.length) : 1);
 
 /** Turns every edge failure into a JSON-RPC error body with the right HTTP status. */
 export function rpc_error_boundary(deps: GatewayDeps) {
@@ -42,14 +53,21 @@ export function rpc_error_boundary(deps: GatewayDeps) {
     } catch (err) {
       if (err instanceof RpcError) return sendRpcError(ctx, err);
       if (err instanceof BodyError) {
-        if (err.status === 400) return sendRpcError(ctx, parseError(err.message));
+        if (err.status === 400) {
+          const parse = parseError(err.message);
+          return sendRpcError(ctx, err.hint ? new RpcError(parse.code, parse.message, { hint: err.hint }, 400) : parse);
+        }
         return sendRpcError(ctx, new RpcError(RPC.INVALID_REQUEST, err.message, { hint: err.status === 413 ? 'Send a smaller request.' : 'Send Content-Type: application/json.' }, err.status));
       }
-      if (err instanceof UnavailableError) {
-        ctx.set('Retry-After', String(err.retryAfterSec));
-        return sendRpcError(ctx, new RpcError(RPC.UNAVAILABLE, 'Service temporarily unavailable', { hint: 'No worker answered in time; retry after the Retry-After delay.', retryAfterSec: err.retryAfterSec }, 503));
+      const answer = edgeAnswer(err);
+      if (answer) {
+        if (answer.log) deps.log.warn({ err, requestId: ctx.state.requestId }, 'mcp edge dependency unavailable');
+        if (answer.retryAfterSec) ctx.set('Retry-After', String(answer.retryAfterSec));
+        const data = { hint: answer.hint, ...(answer.retryAfterSec ? { retryAfterSec: answer.retryAfterSec } : {}) };
+        return sendRpcError(ctx, new RpcError(answer.rpc, answer.message, data, answer.status));
       }
-      deps.log.error({ err, requestId: ctx.state.requestId }, 'mcp edge failure');
+      // A worker's own failure was logged once, by that worker, with the request id.
+      if (!(err instanceof WorkerFailedError)) deps.log.error({ err, requestId: ctx.state.requestId }, 'mcp edge failure');
       sendRpcError(ctx, new RpcError(RPC.INTERNAL_ERROR, 'Internal error', { hint: `Quote request id ${ctx.state.requestId} if it persists.` }, 500));
     }
   };
@@ -88,11 +106,26 @@ export async function allow_mcp_methods(ctx: Context, next: Next): Promise<void>
   return next();
 }
 
+/** A batch longer than MCP_MAX_BATCH is refused whole, before it costs anything. */
+export function limit_batch(max: number) {
+  return async (ctx: Context, next: Next): Promise<void> => {
+    const body = ctx.state.rpcBody;
+    if (Array.isArray(body) && body.length > max)
+      throw new RpcError(RPC.INVALID_REQUEST, `Batch too large: a batch of ${body.length} items; the limit is ${max}`, { hint: `Send fewer items per batch: at most ${max}.`, limit: max }, 413);
+    return next();
+  };
+}
+
+/** Every message of a batch is one request against the limit; runs after parsing, so it can count them. */
 export function rate_limit(deps: GatewayDeps, bucket: McpEdgeOptions['bucket']) {
   return async (ctx: Context, next: Next): Promise<void> => {
     const b = bucket(ctx);
     if (b) {
-      const taken = await deps.limiter.take(b.key, b.policy);
+      const cost = messagesIn(ctx.state.rpcBody);
+      // More than the bucket ever holds would be refused forever: say so instead of "wait".
+      if (cost > b.policy.capacity)
+        throw new RpcError(RPC.INVALID_REQUEST, `Batch too large: a batch of ${cost} items counts as ${cost} requests; the rate limit allows at most ${b.policy.capacity} at once`, { hint: `Send fewer items per batch: at most ${b.policy.capacity}.`, limit: b.policy.capacity }, 413);
+      const taken = await deps.limiter.take(b.key, b.policy, cost);
       if (!taken.allowed) {
         ctx.set('Retry-After', String(taken.retryAfterSec));
         throw new RpcError(RPC.RATE_LIMITED, 'Rate limit exceeded', { hint: `Wait ${taken.retryAfterSec} s before the next request.`, retryAfterSec: taken.retryAfterSec }, 429);
@@ -102,11 +135,11 @@ export function rate_limit(deps: GatewayDeps, bucket: McpEdgeOptions['bucket']) 
   };
 }
 
-export function read_json_rpc_body(limit: number) {
+export function read_json_rpc_body(limit: number, maxDepth: number) {
   return async (ctx: Context, next: Next): Promise<void> => {
     if (ctx.method === 'POST') {
       requireJsonContentType(ctx);
-      ctx.state.rpcBody = parseJson(await readRawBody(ctx, limit));
+      ctx.state.rpcBody = parseJson(await readRawBody(ctx, limit), maxDepth);
     }
     return next();
   };
@@ -129,8 +162,10 @@ export function mcpEndpoint(deps: GatewayDeps, opts: McpEdgeOptions): Middleware
     mcp_cors(deps),
     check_origin(deps),
     allow_mcp_methods,
+    // Bounded and parsed first (size, then nesting depth), so the limit can count batch items.
+    read_json_rpc_body(opts.bodyLimit, deps.config.jsonMaxDepth),
+    limit_batch(deps.config.mcpMaxBatch),
     rate_limit(deps, opts.bucket),
-    read_json_rpc_body(opts.bodyLimit),
     forward_to_workers(deps, opts.subject, opts.forwardHeaders),
   ];
 }

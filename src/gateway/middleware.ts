@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Context, Middleware, Next } from 'koa';
 import { sendApiError } from '../http/apiError.js';
 import type { GatewayDeps } from './context.js';
+import { edgeAnswer } from './failures.js';
 import { publicUrlOf, refuse_foreign_host, type PublicSurface } from './hostCheck.js';
 
 declare module 'koa' {
@@ -62,6 +63,13 @@ export function catch_internal(deps: GatewayDeps, surface: string) {
     try {
       await next();
     } catch (err) {
+      // A failure with a known cause (the database down, say) is answered by it, not as a 500.
+      const answer = edgeAnswer(err);
+      if (answer) {
+        deps.log.warn({ err, requestId: ctx.state.requestId }, `${surface} failure`);
+        if (answer.retryAfterSec) ctx.set('Retry-After', String(answer.retryAfterSec));
+        return sendApiError(ctx, answer.status, answer.api, answer.message, answer.hint);
+      }
       deps.log.error({ err, requestId: ctx.state.requestId }, `${surface} failure`);
       sendApiError(ctx, 500, 'INTERNAL', 'Something went wrong on our side', `Try again; quote request id ${ctx.state.requestId} if it persists.`);
     }

@@ -6,6 +6,8 @@ export class BodyError extends Error {
   constructor(
     readonly status: 400 | 413 | 415,
     message: string,
+    /** What the client should change, when the surface's generic hint would not say it. */
+    readonly hint?: string,
   ) {
     super(message);
   }
@@ -38,10 +40,37 @@ export function requireJsonContentType(ctx: Context): void {
     throw new BodyError(415, `Content-Type must be application/json (got ${type ? `"${type}"` : 'none'})`);
 }
 
-/** Parse JSON from bytes; a failure names the position where the JSON broke. */
-export function parseJson(raw: Buffer): unknown {
+/**
+ * Deepest nesting of arrays and objects in JSON text, counted in one pass without building
+ * anything (brackets inside strings do not count). Malformed text gets a number too; the parser
+ * refuses it afterwards.
+ */
+export function jsonDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // a backslash escapes the next character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) max = Math.max(max, ++depth);
+    else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return max;
+}
+
+/**
+ * Parse JSON from bytes; a failure names the position where the JSON broke. Nesting deeper than
+ * `maxDepth` is refused before parsing: JSON.parse copes with it, but every later step that walks
+ * the value (encoding it for the bus, validating it) would overflow the stack on it.
+ */
+export function parseJson(raw: Buffer, maxDepth = Infinity): unknown {
   const text = raw.toString('utf8');
   if (!text.trim()) throw new BodyError(400, 'the request body is empty');
+  const depth = jsonDepth(text);
+  if (depth > maxDepth) throw new BodyError(400, `the JSON body nests ${depth} levels deep; the limit is ${maxDepth}`, `Nest arrays and objects at most ${maxDepth} levels deep.`);
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {

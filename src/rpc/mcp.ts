@@ -2,6 +2,7 @@
 // of JSON-RPC (single, batch, notifications). Every error becomes a response here and only here.
 import { z } from 'zod';
 import type { HttpReplyEnvelope } from '../bus/envelopes.js';
+import { isTransient, RETRY_AFTER_SEC } from '../bus/failures.js';
 import { RPC } from './codes.js';
 import { describeIssues, isNotification, rpcRequest, salvageId, type RpcId, type RpcRequest, type RpcResponse } from './envelope.js';
 import { invalidRequest, RpcError, ToolError, ToolFailure } from './errors.js';
@@ -106,7 +107,7 @@ export class McpServer {
     const headerVersion = call.headers['mcp-protocol-version'];
     if (headerVersion !== undefined && !(SUPPORTED_PROTOCOL_VERSIONS as readonly string[]).includes(headerVersion)) {
       return this.errorReply(
-        null,
+        Array.isArray(call.body) ? null : salvageId(call.body),
         new RpcError(RPC.INVALID_REQUEST, `Unsupported MCP-Protocol-Version "${headerVersion}"`, {
           hint: `Supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}. Omit the header to use ${DEFAULT_PROTOCOL_VERSION}.`,
         }, 400),
@@ -127,6 +128,8 @@ export class McpServer {
     if (!parsed.success) return this.errorReply(salvageId(body), invalidRequest(describeIssues(parsed.error)));
     const reply = await this.handleMessage(parsed.data, full, false);
     if (reply === null) return { status: this.options.notificationStatus, headers: {} };
+    // A lone message that found a dependency down is a 503 with Retry-After, like every surface's.
+    if ('error' in reply && reply.error.code === RPC.UNAVAILABLE) return { status: 503, headers: { 'retry-after': String(RETRY_AFTER_SEC) }, body: reply };
     return { status: 200, headers: {}, body: reply };
   }
 
@@ -200,6 +203,7 @@ export class McpServer {
       if (err instanceof ToolError) return { content: [{ type: 'text', text: err.message }], isError: true };
       if (err instanceof RpcError) throw err;
       if (err instanceof ToolFailure) throw new RpcError(RPC.TOOL_FAILED, `Tool ${tool.name} failed: ${err.message}`);
+      if (isTransient(err)) throw unavailable();
       this.options.onInternalError?.(err, ctx);
       throw new RpcError(RPC.TOOL_FAILED, `Tool ${tool.name} failed: internal error`, { hint: `Try again; quote request id ${ctx.requestId} if it persists.` });
     }
@@ -207,6 +211,7 @@ export class McpServer {
 
   private toRpcError(err: unknown, ctx: CallContext): RpcError {
     if (err instanceof RpcError) return err;
+    if (isTransient(err)) return unavailable();
     this.options.onInternalError?.(err, ctx);
     return new RpcError(RPC.INTERNAL_ERROR, 'Internal error', { hint: `Quote request id ${ctx.requestId} if it persists.` });
   }
@@ -215,6 +220,10 @@ export class McpServer {
     return { status: err.httpStatus, headers: {}, body: failure(id, err) };
   }
 }
+
+/** A dependency (database, bus) is down for now: the caller retries after the delay. */
+const unavailable = () =>
+  new RpcError(RPC.UNAVAILABLE, 'Service temporarily unavailable', { hint: 'A service it depends on is unavailable; retry after the Retry-After delay.', retryAfterSec: RETRY_AFTER_SEC }, 503);
 
 export function failure(id: RpcId, err: RpcError): RpcResponse {
   return { jsonrpc: '2.0', id, error: { code: err.code, message: err.message, ...(err.data ? { data: err.data } : {}) } };

@@ -6,7 +6,7 @@ import { KeyStore } from '../keys/keys.js';
 import type { Logger } from '../log.js';
 import { RPC } from '../rpc/codes.js';
 import { RpcError } from '../rpc/errors.js';
-import { isNotification, rpcRequest, type RpcResponse } from '../rpc/envelope.js';
+import { isNotification, rpcRequest, salvageId, type RpcResponse } from '../rpc/envelope.js';
 import { failure, McpServer } from '../rpc/mcp.js';
 import { VERSION } from '../version.js';
 import type { RouteHandler } from '../slice/contract.js';
@@ -60,7 +60,9 @@ export function workspaceEndpoint(config: Config, db: Db, log: Logger): RouteHan
     try {
       caller = await authenticate(db, config, req.headers, keys, store);
     } catch (err) {
-      if (err instanceof AuthRefusal) return { status: err.httpStatus, headers: { 'www-authenticate': err.wwwAuthenticate }, body: failure(null, err) };
+      // The refusal answers the message it refuses: a single message gets its id back.
+      if (err instanceof AuthRefusal) return { status: err.httpStatus, headers: { 'www-authenticate': err.wwwAuthenticate }, body: failure(Array.isArray(req.body) ? null : salvageId(req.body), err) };
+      // Anything else (the database down, say) is answered by cause where every worker failure is.
       throw err;
     }
     if (req.method === 'GET') {
