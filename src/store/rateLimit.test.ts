@@ -55,8 +55,9 @@ describe('rate limiter - token bucket in MongoDB', () => {
   it('concurrent batches and single takers from separate connections never admit more than the capacity', async () => {
     const other = await t.connect();
     try {
-      const a = new RateLimiter(t.db);
-      const b = new RateLimiter(other.db);
+      // A fixed clock: no token is minted while they race.
+      const a = new RateLimiter(t.db, () => 3_000_000);
+      const b = new RateLimiter(other.db, () => 3_000_000);
       const policy = perMinute(20);
       const costs = [5, 1, 4, 1, 5, 3, 1, 5, 2, 4, 1, 5];
       const takes = await Promise.all(costs.map((cost, i) => (i % 2 ? a : b).take('mixed', policy, cost)));

@@ -111,52 +111,61 @@ export class RateLimiter {
   }
 
   /**
-   * The `cost` oldest free tokens, inserted in one unordered write; the ones a racing taker spent
-   * first are replaced by the next free ones. A taker left short by racers after spending some is
-   * refused and those stay spent: contention may waste tokens, never over-admit.
+   * The `cost` oldest free tokens, inserted in one unordered write; the ones found spent already
+   * (a racer's, or behind a stale hint) are replaced by the next free ones. A taker that ends up
+   * short gives back what it spent: all or none. A token given back may meanwhile have been
+   * skipped by a racer's hint, so contention can waste tokens but never over-admit.
    */
   private async takeMany(key: string, policy: BucketPolicy, cost: number): Promise<TakeResult> {
     let known = (await this.heads.findOne({ _id: key }))?.last ?? -Infinity;
     const spent = new Set<number>();
-    let need = cost;
+    const mine: number[] = [];
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const need = cost - mine.length;
       const now = this.clock();
       const newest = Math.floor(now / policy.refillMs);
       const first = Math.max(newest - policy.capacity + 1, known + 1);
       const free: number[] = [];
       for (let k = first; k <= newest && free.length < need; k++) if (!spent.has(k)) free.push(k);
       if (free.length < need) {
+        await this.giveBack(key, mine);
         // The missing tokens are minted one every refillMs after the newest.
         const missing = need - free.length;
         return { allowed: false, remaining: 0, retryAfterSec: Math.max(1, Math.ceil(((newest + missing) * policy.refillMs - now) / 1000)) };
       }
-      const taken = await this.insertTokens(key, policy, free);
+      mine.push(...(await this.insertTokens(key, policy, free)));
       for (const k of free) spent.add(k);
-      need -= taken;
       let end = first;
       while (spent.has(end)) end++;
       known = end - 1;
-      if (need === 0) {
+      if (mine.length === cost) {
         // Every token up to `known` is spent (by us or a racer): the hint may move there.
         this.heads.updateOne({ _id: key }, { $max: { last: known, expires: (known + policy.capacity + 1) * policy.refillMs } }, { upsert: true }).catch(() => undefined);
         return { allowed: true, remaining: Math.max(0, newest - known), retryAfterSec: 0 };
       }
     }
+    await this.giveBack(key, mine);
     return { allowed: false, remaining: 0, retryAfterSec: 1 };
   }
 
-  /** Insert the tokens `ks`; how many were ours (the others a racer spent first). */
-  private async insertTokens(key: string, policy: BucketPolicy, ks: number[]): Promise<number> {
+  /** Insert the tokens `ks`; those this taker spent (the others were spent already). */
+  private async insertTokens(key: string, policy: BucketPolicy, ks: number[]): Promise<number[]> {
     const docs = ks.map((k) => ({ _id: `${key}#${k}`, key, k, expires: (k + policy.capacity + 1) * policy.refillMs }));
     try {
       await this.tokens.insertMany(docs, { ordered: false });
-      return ks.length;
+      return ks;
     } catch (err) {
       if (!(err instanceof MongoBulkWriteError)) throw err;
       const failures = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
       if (!failures.length || !failures.every((f) => isDuplicateKey(f))) throw err;
-      return ks.length - failures.length;
+      const taken = new Set(failures.map((f) => f.index));
+      return ks.filter((_, i) => !taken.has(i));
     }
+  }
+
+  /** Unspend tokens of a refused take, each by primary key; one left spent only wastes it. */
+  private async giveBack(key: string, ks: number[]): Promise<void> {
+    await Promise.all(ks.map((k) => this.tokens.deleteOne({ _id: `${key}#${k}` }).catch(() => undefined)));
   }
 
   /** Delete spent tokens (and hints) that have left their window: they can no longer matter. */
