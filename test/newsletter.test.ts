@@ -305,12 +305,12 @@ describe('newsletter when the store fails', () => {
     await worker?.stop();
   });
 
-  it('when the worker cannot reach MongoDB, then 500 as ApiError with a request id in the hint', async () => {
+  it('when the worker cannot reach MongoDB, then 503 as ApiError with Retry-After: a transient failure, never a 500', async () => {
     expect((await subscribe(gateway, { email: 'before@example.com' })).status).toBe(200);
     await worker.store.client.close();
     const res = await subscribe(gateway, { email: 'after@example.com' });
-    expect(res.status).toBe(500);
-    expectApiError(res.json, 'INTERNAL');
-    expect(res.json.hint).toContain(res.headers.get('x-request-id'));
+    expect(res.status).toBe(503);
+    expectApiError(res.json, 'UNAVAILABLE');
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
   });
 });
