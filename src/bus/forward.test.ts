@@ -1,10 +1,13 @@
 // The gateway's retry rule on a real (in-process) bus: send again only while no worker answered,
 // never a request a worker failed, and hand a request that workers never answer to a few at most.
 import { afterEach, describe, expect, it } from 'vitest';
+import { startNats } from '../../test/harness/servers.js';
+import { createLogger } from '../log.js';
 import type { HttpRequestEnvelope } from './envelopes.js';
 import { HandlerFailure } from './errors.js';
 import { forward, RequestRejectedError, UnavailableError, WorkerFailedError } from './forward.js';
 import { MemoryBus } from './memory.js';
+import { NatsBus } from './nats.js';
 import { QUEUE } from './subjects.js';
 
 const envelope: HttpRequestEnvelope = { v: 1, method: 'POST', path: '/x', query: {}, headers: {}, body: { hello: 1 }, clientIp: '127.0.0.1', requestId: 'r1' };
@@ -86,5 +89,19 @@ describe('forward - retries only while no worker answered', () => {
     for (let i = 0; i < 20_000; i++) deep = [deep];
     await expect(forward(bus, 's', { ...envelope, body: deep }, opts)).rejects.toBeInstanceOf(RequestRejectedError);
     expect(calls).toBe(0);
+  });
+
+  it('when the bus itself is down, then its timeouts do not count as workers that never answered: it retries for the whole window', async () => {
+    const nats = await startNats({ jetstream: false });
+    const down = await NatsBus.connect(nats.url, createLogger('silent'), 'forward-test');
+    try {
+      await nats.stop();
+      const started = Date.now();
+      const err = await forward(down, 'nobody', envelope, { timeoutMs: 200, retryWindowMs: 1_200, idempotent: true, maxAttempts: 1 }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(UnavailableError);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(1_100);
+    } finally {
+      await down.close().catch(() => undefined);
+    }
   });
 });

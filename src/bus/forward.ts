@@ -91,7 +91,9 @@ export async function forward(bus: Bus, subject: string, envelope: HttpRequestEn
       // A worker answered: whatever it said stands, sending it again would get the same.
       if (err instanceof RemoteHandlerError) throw byCause(err);
       if (err instanceof RequestEncodingError) throw new RequestRejectedError(err.tooLarge ? 413 : 400, err.tooLarge ? 'request_too_large' : 'unprocessable', err.message, { cause: err });
-      if (err instanceof RequestTimeoutError && opts.idempotent && ++unanswered >= maxAttempts)
+      // Only a timeout while the bus is connected means a worker took the request and never
+      // answered; one during a bus outage counts against the retry window alone.
+      if (err instanceof RequestTimeoutError && opts.idempotent && bus.ready() && ++unanswered >= maxAttempts)
         throw new UnavailableError(`no answer on ${subject} from ${unanswered} workers in turn`, 'no_worker', { cause: err });
       const retry = err instanceof NoRespondersError || (err instanceof RequestTimeoutError && opts.idempotent);
       if (!retry) throw new UnavailableError(err instanceof Error ? err.message : String(err), 'no_worker', { cause: err });
