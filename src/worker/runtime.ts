@@ -17,7 +17,7 @@ export interface HttpHandler {
 }
 
 /** Log a handler's failure once, at the level its cause deserves, and name the cause for the bus. */
-export function failureOf(err: unknown, log: Logger): HandlerFailure {
+function failureOf(err: unknown, log: Logger): HandlerFailure {
   const kind = failureKindOf(err);
   const named = err instanceof HandlerFailure ? err : undefined;
   switch (kind) {
