@@ -30,7 +30,7 @@ class SmtpReply extends Error {
 
 export async function startInboxListener(config: Config, bus: Bus, subject: string, log: Logger, limiter: RateLimiter): Promise<InboxListener> {
   const ask = async (path: string, body: unknown) => {
-    const reply = await forward(bus, subject, { v: 1, method: 'POST', path, query: {}, headers: {}, body, clientIp: '', requestId: randomUUID() }, { timeoutMs: config.busTimeoutMs, retryWindowMs: config.gatewayRetryWindowMs, idempotent: path === '/recipient' });
+    const reply = await forward(bus, subject, { v: 1, method: 'POST', path, query: {}, headers: {}, body, clientIp: '', requestId: randomUUID() }, { timeoutMs: config.busTimeoutMs, retryWindowMs: config.gatewayRetryWindowMs, idempotent: path === '/recipient', maxAttempts: config.gatewayMaxAttempts });
     if (reply.status !== 200) throw new Error(`inbox worker answered ${reply.status}`);
     return reply.body as Record<string, unknown>;
   };
