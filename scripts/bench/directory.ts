@@ -1,0 +1,99 @@
+// Part (a): the directory endpoint's tools/call search_care_resources, three ways side by side:
+// carecircle embedded (one process, in-process bus), gateway → NATS → worker in separate
+// processes, and the official SDK's stateless server calling the same handler.
+import { randomBytes } from 'node:crypto';
+import type { Infra, Watched } from './infra.js';
+import { KNOBS } from './knobs.js';
+import { cpuCell, problems, runLoad, type Measured } from './load.js';
+import { carecircleEnv, forkReady, startCarecircle, stopAll, type Child } from './procs.js';
+import { MCP_HEADERS, searchBodies } from './queries.js';
+import { finding, fixed, heading, note, progress, rate, ratio, table } from './report.js';
+
+interface Target {
+  label: string;
+  url: string;
+  watched: Watched[];
+  /** Whether the target uses the store at all (the SDK server does not). */
+  store: boolean;
+}
+
+/** One search sent to every target: they must answer it alike, or the comparison means nothing. */
+async function sameAnswers(targets: Target[], body: string): Promise<void> {
+  const answers = await Promise.all(
+    targets.map(async (t) => {
+      const res = await fetch(t.url, { method: 'POST', headers: MCP_HEADERS, body });
+      const json = (await res.json()) as { result?: { structuredContent?: unknown } };
+      if (res.status !== 200 || !json.result?.structuredContent) throw new Error(`${t.label} answered ${res.status}: ${JSON.stringify(json).slice(0, 300)}`);
+      return JSON.stringify(json.result.structuredContent);
+    }),
+  );
+  if (new Set(answers).size !== 1) throw new Error(`the targets answer the same search differently: ${answers.map((a) => a.slice(0, 200)).join(' | ')}`);
+}
+
+export async function benchDirectory(infra: Infra): Promise<void> {
+  heading('(a) Directory: tools/call search_care_resources');
+  const children: Child[] = [];
+  const cleanups: (() => void)[] = [];
+  try {
+    progress('directory: starting carecircle embedded, gateway + worker over NATS, and the SDK server…');
+    const embeddedEnv = await carecircleEnv(infra.database('dir_embedded'));
+    const natsEnv = await carecircleEnv(infra.database('dir_nats'), { NATS_URL: infra.natsUrl, BUS_NAMESPACE: `bench${randomBytes(4).toString('hex')}` });
+    cleanups.push(embeddedEnv.cleanup, natsEnv.cleanup);
+    const embedded = await startCarecircle('carecircle', 'all', embeddedEnv.env);
+    children.push(embedded);
+    const worker = await startCarecircle('worker', 'worker', natsEnv.env);
+    children.push(worker);
+    const gateway = await startCarecircle('gateway', 'gateway', natsEnv.env);
+    children.push(gateway);
+    const sdk = await forkReady('SDK server', 'sdkServer.ts', [], {});
+    children.push(sdk);
+
+    const targets: Target[] = [
+      { label: 'official SDK, stateless (new server + transport per request)', url: sdk.urls.mcp!, watched: [sdk], store: false },
+      { label: 'carecircle embedded (one process, in-process bus)', url: `${embedded.urls.site}/api/mcp`, watched: [embedded, infra.store], store: true },
+      { label: 'carecircle gateway → NATS → worker', url: `${gateway.urls.site}/api/mcp`, watched: [gateway, worker, infra.nats, infra.store], store: true },
+    ];
+    const bodies = searchBodies();
+    await sameAnswers(targets, bodies[0]!);
+    progress(`directory: ${bodies.length} distinct searches; all three targets answer them alike`);
+
+    const rows: (string | number)[][] = [];
+    const clientMs: number[] = [];
+    for (const connections of KNOBS.concurrency) {
+      const results: Measured[] = [];
+      for (const target of targets) {
+        const m = await runLoad(
+          { kind: 'http', url: target.url, headers: MCP_HEADERS, bodies, expect: 200, connections, warmup: KNOBS.warmup, maxRequests: KNOBS.requests, maxSeconds: KNOBS.seconds },
+          target.watched,
+          target.store ? { storeCommands: infra.storeCommands } : {},
+        );
+        progress(`directory c=${connections} ${target.label}: ${rate(m.perSecond)} req/s, p50 ${fixed(m.p50)} ms, p99 ${fixed(m.p99)} ms`);
+        if (m.clientMs !== undefined) clientMs.push(m.clientMs);
+        results.push(m);
+      }
+      const sdkResult = results[0]!;
+      results.forEach((m, i) => {
+        rows.push([targets[i]!.label, connections, rate(m.perSecond), fixed(m.p50), fixed(m.p99), ratio(m.perSecond / sdkResult.perSecond), ratio(m.p99 / sdkResult.p99), cpuCell(m.cpu), fixed(m.storeCommands), problems(m)]);
+        if (i === 0) return;
+        const short = i === 1 ? 'embedded' : 'over NATS';
+        const meets = connections === KNOBS.concurrency[0] ? m.perSecond >= 3 * sdkResult.perSecond && m.p99 <= sdkResult.p99 : undefined;
+        finding({
+          part: 'directory',
+          what: `${short} vs SDK server, c=${connections}: req/s (p99)`,
+          value: `${ratio(m.perSecond / sdkResult.perSecond)} (${ratio(m.p99 / sdkResult.p99)})`,
+          ...(meets === undefined ? {} : { target: '≥ 3× req/s, p99 ≤ 1×', meets }),
+        });
+        if (connections === KNOBS.concurrency[0] && m.storeCommands !== undefined)
+          finding({ part: 'directory', what: `${short}: store commands per request`, value: fixed(m.storeCommands), target: '0', meets: m.storeCommands < 0.005 });
+      });
+    }
+    table(['server', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'req/s vs SDK', 'p99 vs SDK', 'CPU ms per request (total = by process)', 'store commands per request', 'unexpected'], rows);
+    note(
+      `Each run: ${KNOBS.warmup} warm-up requests, then up to ${KNOBS.requests} requests or ${KNOBS.seconds} s, cycling through ${bodies.length} distinct searches in the same order for every server. ` +
+        `The carecircle rate limit stays on (at a limit that never refuses). The load generator used ${fixed(clientMs.length ? clientMs.reduce((a, b) => a + b, 0) / clientMs.length : undefined, 3)} ms of CPU per request.`,
+    );
+  } finally {
+    await stopAll(children);
+    for (const cleanup of cleanups) cleanup();
+  }
+}
