@@ -6,7 +6,9 @@
 // NATS_URL / MONGO_URL use running servers instead of starting nats-server and FerretDB.
 import { readFileSync } from 'node:fs';
 import { VERSION } from '../src/version.js';
+import { benchBridge } from './bench/bridge.js';
 import { benchDirectory } from './bench/directory.js';
+import { benchGrowth } from './bench/growth.js';
 import { benchIngest } from './bench/ingest.js';
 import { benchWorkspace } from './bench/workspace.js';
 import { startInfra, type Infra } from './bench/infra.js';
@@ -17,6 +19,8 @@ const PARTS: Record<string, (infra: Infra) => Promise<void>> = {
   directory: benchDirectory,
   workspace: benchWorkspace,
   ingest: benchIngest,
+  bridge: benchBridge,
+  growth: benchGrowth,
 };
 
 const asked = process.argv.slice(2);

@@ -2,7 +2,7 @@
 // listener URLs over IPC, plus the CPU time any process has used so far (from /proc).
 import { type ChildProcess, execFileSync, fork } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,25 +40,28 @@ export interface Child extends Watched {
   stop(): Promise<void>;
 }
 
-/** Forks a TypeScript entry with IPC; resolves once it sends `{ type: 'ready', urls }`. */
-export async function forkReady(label: string, entry: string, args: string[], env: Record<string, string>): Promise<Child> {
+/** Forks a TypeScript entry with IPC; resolves once it sends `{ type: 'ready', urls }`. Its stdout goes to `logFile`. */
+export async function forkReady(label: string, entry: string, args: string[], env: Record<string, string>, logFile?: string): Promise<Child> {
+  const out = logFile ? openSync(logFile, 'a') : 'ignore';
   const child: ChildProcess = fork(path.join(here, entry), args, {
     execArgv: ['--import', 'tsx'],
     cwd: path.resolve(here, '../..'),
     env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    stdio: ['ignore', out, 'pipe', 'ipc'],
   });
+  if (typeof out === 'number') closeSync(out);
+  const logTail = () => (logFile ? `; log: ${readFileSync(logFile, 'utf8').slice(-3000)}` : '');
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => void (stderr = (stderr + chunk.toString()).slice(-4000)));
   const exited = once(child, 'exit');
   const urls = await new Promise<Record<string, string>>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${label} did not start within 60 s: ${stderr}`)), 60_000);
+    const timer = setTimeout(() => reject(new Error(`${label} did not start within 180 s: ${stderr}${logTail()}`)), 180_000);
     child.on('message', (m: { type?: string; urls?: Record<string, string> }) => {
       if (m.type !== 'ready') return;
       clearTimeout(timer);
       resolve(m.urls ?? {});
     });
-    void exited.then(([code]) => (clearTimeout(timer), reject(new Error(`${label} exited (${String(code)}) before it was ready: ${stderr}`))));
+    void exited.then(([code]) => (clearTimeout(timer), reject(new Error(`${label} exited (${String(code)}) before it was ready: ${stderr}${logTail()}`))));
   });
   return {
     label,
@@ -98,9 +101,9 @@ export async function carecircleEnv(mongoUrl: string, extra: Record<string, stri
   return { env: { ...env, ...extra }, cleanup: () => rmSync(dataDir, { recursive: true, force: true }) };
 }
 
-/** One carecircle role in its own process. */
+/** One carecircle role in its own process, logging to DATA_DIR/<role>.log. */
 export function startCarecircle(label: string, role: string, env: Record<string, string>): Promise<Child> {
-  return forkReady(label, 'serve.ts', [role], env);
+  return forkReady(label, 'serve.ts', [role], env, path.join(env.DATA_DIR!, `${role}.log`));
 }
 
 /** Stops every child, newest first, even when one of them fails to stop. */
