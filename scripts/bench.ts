@@ -5,6 +5,7 @@
 // BENCH_REQUESTS, BENCH_SECONDS, BENCH_CONCURRENCY (and the rest in scripts/bench/knobs.ts) tune it;
 // NATS_URL / MONGO_URL use running servers instead of starting nats-server and FerretDB.
 import { readFileSync } from 'node:fs';
+import os from 'node:os';
 import { VERSION } from '../src/version.js';
 import { benchBridge } from './bench/bridge.js';
 import { benchDirectory } from './bench/directory.js';
@@ -39,7 +40,7 @@ let failed = false;
 try {
   process.stdout.write(`## carecircle benchmarks\n\n`);
   note(machineLines({ carecircle: VERSION, ...infra.versions, 'MCP TypeScript SDK': sdkVersion }).join('\n'));
-  note(`- knobs: BENCH_REQUESTS=${KNOBS.requests} BENCH_SECONDS=${KNOBS.seconds} BENCH_CONCURRENCY=${KNOBS.concurrency.join(',')} BENCH_WARMUP=${KNOBS.warmup} BENCH_LOG_LEVEL=${KNOBS.logLevel}`);
+  note(`- knobs: BENCH_REQUESTS=${KNOBS.requests} BENCH_SECONDS=${KNOBS.seconds} BENCH_CONCURRENCY=${KNOBS.concurrency.join(',')} BENCH_WARMUP=${KNOBS.warmup} BENCH_ROUNDS=${KNOBS.rounds} BENCH_LOG_LEVEL=${KNOBS.logLevel}`);
   for (const part of parts) {
     try {
       await PARTS[part]!(infra);
@@ -50,7 +51,7 @@ try {
     }
   }
   printSummary();
-  note(`Ran ${parts.join(', ')} in ${((Date.now() - started) / 1000).toFixed(0)} s.`);
+  note(`Ran ${parts.join(', ')} in ${((Date.now() - started) / 1000).toFixed(0)} s; load average at the end ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}.`);
 } finally {
   await infra.stop();
 }

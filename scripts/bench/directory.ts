@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Infra, Watched } from './infra.js';
 import { KNOBS } from './knobs.js';
-import { cpuCell, problems, runLoad, type Measured } from './load.js';
+import { combineRuns, cpuCell, cpuTotal, problems, runLoad, type Measured } from './load.js';
 import { carecircleEnv, forkReady, startCarecircle, stopAll, type Child } from './procs.js';
 import { MCP_HEADERS, searchBodies } from './queries.js';
 import { finding, fixed, heading, note, progress, rate, ratio, table } from './report.js';
@@ -45,7 +45,7 @@ export async function benchDirectory(infra: Infra): Promise<void> {
     children.push(worker);
     const gateway = await startCarecircle('gateway', 'gateway', natsEnv.env);
     children.push(gateway);
-    const sdk = await forkReady('SDK server', 'sdkServer.ts', [], {});
+    const sdk = await forkReady('SDK server', 'sdkServer.ts', [], process.env);
     children.push(sdk);
 
     const targets: Target[] = [
@@ -60,36 +60,43 @@ export async function benchDirectory(infra: Infra): Promise<void> {
     const rows: (string | number)[][] = [];
     const clientMs: number[] = [];
     for (const connections of KNOBS.concurrency) {
-      const results: Measured[] = [];
-      for (const target of targets) {
-        const m = await runLoad(
-          { kind: 'http', url: target.url, headers: MCP_HEADERS, bodies, expect: 200, connections, warmup: KNOBS.warmup, maxRequests: KNOBS.requests, maxSeconds: KNOBS.seconds },
-          target.watched,
-          target.store ? { storeCommands: infra.storeCommands } : {},
-        );
-        progress(`directory c=${connections} ${target.label}: ${rate(m.perSecond)} req/s, p50 ${fixed(m.p50)} ms, p99 ${fixed(m.p99)} ms`);
-        if (m.clientMs !== undefined) clientMs.push(m.clientMs);
-        results.push(m);
+      const runs: Measured[][] = targets.map(() => []);
+      for (let round = 0; round < KNOBS.rounds; round++) {
+        const order = round % 2 === 0 ? [0, 1, 2] : [2, 1, 0];
+        for (const i of order) {
+          const target = targets[i]!;
+          const m = await runLoad(
+            { kind: 'http', url: target.url, headers: MCP_HEADERS, bodies, expect: 200, connections, warmup: Math.ceil(KNOBS.warmup / KNOBS.rounds), maxRequests: Math.ceil(KNOBS.requests / KNOBS.rounds), maxSeconds: KNOBS.seconds / KNOBS.rounds },
+            target.watched,
+            target.store ? { storeCommands: infra.storeCommands } : {},
+          );
+          progress(`directory c=${connections} ${target.label}: ${rate(m.perSecond)} req/s, p50 ${fixed(m.p50)} ms, p99 ${fixed(m.p99)} ms`);
+          if (m.clientMs !== undefined) clientMs.push(m.clientMs);
+          runs[i]!.push(m);
+        }
       }
+      const results = runs.map(combineRuns);
       const sdkResult = results[0]!;
+      const sdkCpu = cpuTotal(sdkResult.cpu);
       results.forEach((m, i) => {
-        rows.push([targets[i]!.label, connections, rate(m.perSecond), fixed(m.p50), fixed(m.p99), ratio(m.perSecond / sdkResult.perSecond), ratio(m.p99 / sdkResult.p99), cpuCell(m.cpu), fixed(m.storeCommands), problems(m)]);
+        const cpu = cpuTotal(m.cpu);
+        rows.push([targets[i]!.label, connections, rate(m.perSecond), fixed(m.p50), fixed(m.p99), ratio(m.perSecond / sdkResult.perSecond), ratio(m.p99 / sdkResult.p99), cpuCell(m.cpu), cpu && sdkCpu ? ratio(sdkCpu / cpu) : '–', fixed(m.storeCommands), problems(m)]);
         if (i === 0) return;
         const short = i === 1 ? 'embedded' : 'over NATS';
         const meets = connections === KNOBS.concurrency[0] ? m.perSecond >= 3 * sdkResult.perSecond && m.p99 <= sdkResult.p99 : undefined;
         finding({
           part: 'directory',
-          what: `${short} vs SDK server, c=${connections}: req/s (p99)`,
-          value: `${ratio(m.perSecond / sdkResult.perSecond)} (${ratio(m.p99 / sdkResult.p99)})`,
+          what: `${short} vs SDK server, c=${connections}: req/s (p99; requests per CPU second)`,
+          value: `${ratio(m.perSecond / sdkResult.perSecond)} (${ratio(m.p99 / sdkResult.p99)}; ${cpu && sdkCpu ? ratio(sdkCpu / cpu) : '–'})`,
           ...(meets === undefined ? {} : { target: '≥ 3× req/s, p99 ≤ 1×', meets }),
         });
         if (connections === KNOBS.concurrency[0] && m.storeCommands !== undefined)
           finding({ part: 'directory', what: `${short}: store commands per request`, value: fixed(m.storeCommands), target: '0', meets: m.storeCommands < 0.005 });
       });
     }
-    table(['server', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'req/s vs SDK', 'p99 vs SDK', 'CPU ms per request (total = by process)', 'store commands per request', 'unexpected'], rows);
+    table(['server', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'req/s vs SDK', 'p99 vs SDK', 'CPU ms per request (total = by process)', 'requests per CPU second vs SDK', 'store commands per request', 'unexpected'], rows);
     note(
-      `Each run: ${KNOBS.warmup} warm-up requests, then up to ${KNOBS.requests} requests or ${KNOBS.seconds} s, cycling through ${bodies.length} distinct searches in the same order for every server. ` +
+      `Each server and concurrency: ${KNOBS.rounds} runs alternating with the other servers, each of ${Math.ceil(KNOBS.warmup / KNOBS.rounds)} warm-up requests, then up to ${Math.ceil(KNOBS.requests / KNOBS.rounds)} requests or ${KNOBS.seconds / KNOBS.rounds} s, cycling through ${bodies.length} distinct searches in the same order for every server; rates are over all runs, latencies their weighted mean. ` +
         `The carecircle rate limit stays on (at a limit that never refuses). The load generator used ${fixed(clientMs.length ? clientMs.reduce((a, b) => a + b, 0) / clientMs.length : undefined, 3)} ms of CPU per request.`,
     );
   } finally {

@@ -23,6 +23,8 @@ export const KNOBS = {
   seconds: positive('BENCH_SECONDS', 10),
   /** Connections: the directory runs at each; the workspace and ingest runs at the first. */
   concurrency: list('BENCH_CONCURRENCY', [16, 64]),
+  /** Directory runs per server and concurrency, alternating servers (A B C C B A…) so drift in the machine's load weighs on all alike. */
+  rounds: positive('BENCH_ROUNDS', 2),
   /** Requests each load run sends before it is measured (JIT, connections, caches). */
   warmup: positive('BENCH_WARMUP', 300),
   /** Bridge round trips each way, one at a time. */

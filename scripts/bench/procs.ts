@@ -7,7 +7,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../src/store/embeddedMongo.js';
+import { CONFIG_KEYS } from '../../src/config.js';
 import type { Watched } from './infra.js';
+import { KNOBS } from './knobs.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -40,13 +42,13 @@ export interface Child extends Watched {
   stop(): Promise<void>;
 }
 
-/** Forks a TypeScript entry with IPC; resolves once it sends `{ type: 'ready', urls }`. Its stdout goes to `logFile`. */
-export async function forkReady(label: string, entry: string, args: string[], env: Record<string, string>, logFile?: string): Promise<Child> {
+/** Forks a TypeScript entry with IPC and exactly `env`; resolves once it sends `{ type: 'ready', urls }`. Its stdout goes to `logFile`. */
+export async function forkReady(label: string, entry: string, args: string[], env: NodeJS.ProcessEnv, logFile?: string): Promise<Child> {
   const out = logFile ? openSync(logFile, 'a') : 'ignore';
   const child: ChildProcess = fork(path.join(here, entry), args, {
     execArgv: ['--import', 'tsx'],
     cwd: path.resolve(here, '../..'),
-    env: { ...process.env, ...env },
+    env,
     stdio: ['ignore', out, 'pipe', 'ipc'],
   });
   if (typeof out === 'number') closeSync(out);
@@ -82,7 +84,7 @@ export async function carecircleEnv(mongoUrl: string, extra: Record<string, stri
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'carecircle-bench-data-'));
   const env: Record<string, string> = {
     NODE_ENV: 'development',
-    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+    LOG_LEVEL: KNOBS.logLevel,
     BIND_HOST: '127.0.0.1',
     DATA_DIR: dataDir,
     MONGO_URL: mongoUrl,
@@ -101,9 +103,15 @@ export async function carecircleEnv(mongoUrl: string, extra: Record<string, stri
   return { env: { ...env, ...extra }, cleanup: () => rmSync(dataDir, { recursive: true, force: true }) };
 }
 
+/** The bench's environment without carecircle settings: each deployment is configured by the bench alone. */
+function withoutCarecircleSettings(): Record<string, string> {
+  const names = new Set<string>(Object.values(CONFIG_KEYS).map((k) => k.env));
+  return Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined && !names.has(e[0])));
+}
+
 /** One carecircle role in its own process, logging to DATA_DIR/<role>.log. */
 export function startCarecircle(label: string, role: string, env: Record<string, string>): Promise<Child> {
-  return forkReady(label, 'serve.ts', [role], env, path.join(env.DATA_DIR!, `${role}.log`));
+  return forkReady(label, 'serve.ts', [role], { ...withoutCarecircleSettings(), ...env }, path.join(env.DATA_DIR!, `${role}.log`));
 }
 
 /** Stops every child, newest first, even when one of them fails to stop. */

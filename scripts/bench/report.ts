@@ -14,11 +14,11 @@ export function note(text: string): void {
   process.stdout.write(`${text}\n`);
 }
 
-/** A markdown table; columns after the first are right-aligned (figures). */
-export function table(head: string[], rows: (string | number)[][]): void {
+/** A markdown table; the first `textColumns` are left-aligned, the rest (figures) right-aligned. */
+export function table(head: string[], rows: (string | number)[][], textColumns = 1): void {
   const line = (cells: (string | number)[]) => `| ${cells.map(String).join(' | ')} |\n`;
   process.stdout.write(line(head));
-  process.stdout.write(line(head.map((_, i) => (i === 0 ? '---' : '---:'))));
+  process.stdout.write(line(head.map((_, i) => (i < textColumns ? '---' : '---:'))));
   for (const row of rows) process.stdout.write(line(row));
   process.stdout.write('\n');
 }
@@ -57,5 +57,6 @@ export function printSummary(): void {
   table(
     ['part', 'what', 'measured', 'target', ''],
     findings.map((f) => [f.part, f.what, f.value, f.target ?? '', f.meets === undefined ? '' : f.meets ? 'meets' : 'below']),
+    2,
   );
 }

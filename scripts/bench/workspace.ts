@@ -6,30 +6,10 @@ import { databaseName } from '../../src/store/mongo.js';
 import { careEvent, signUpFamily } from './family.js';
 import type { Infra } from './infra.js';
 import { KNOBS } from './knobs.js';
-import { cpuCell, problems, runLoad, type Measured } from './load.js';
+import { combineRuns, cpuCell, problems, runLoad, type Measured } from './load.js';
 import { carecircleEnv, startCarecircle, stopAll, type Child } from './procs.js';
 import { MCP_HEADERS } from './queries.js';
 import { finding, fixed, heading, note, progress, rate, ratio, table } from './report.js';
-
-/** Two runs of one caller as one: rate over the total time, quantiles and CPU averaged by weight. */
-function combine(a: Measured, b: Measured): Measured {
-  const count = a.count + b.count;
-  const weigh = (x: number | undefined, y: number | undefined) => (x === undefined || y === undefined ? undefined : (x * a.count + y * b.count) / count);
-  return {
-    ...a,
-    count,
-    ok: a.ok + b.ok,
-    seconds: a.seconds + b.seconds,
-    perSecond: count / (a.seconds + b.seconds),
-    p50: weigh(a.p50, b.p50)!,
-    p90: weigh(a.p90, b.p90)!,
-    p99: weigh(a.p99, b.p99)!,
-    unexpected: Object.fromEntries([...new Set([...Object.keys(a.unexpected), ...Object.keys(b.unexpected)])].map((k) => [k, (a.unexpected[k] ?? 0) + (b.unexpected[k] ?? 0)])),
-    cpu: a.cpu.map((c, i) => ({ label: c.label, ms: weigh(c.ms, b.cpu[i]?.ms) })),
-    clientMs: weigh(a.clientMs, b.clientMs),
-    storeCommands: weigh(a.storeCommands, b.storeCommands),
-  };
-}
 
 export async function benchWorkspace(infra: Infra): Promise<void> {
   heading('(b) Workspace: tools/call list_care_events, API key against session cookie');
@@ -63,8 +43,8 @@ export async function benchWorkspace(infra: Infra): Promise<void> {
       progress(`workspace ${callers[which].label}: ${rate(m.perSecond)} req/s, p50 ${fixed(m.p50)} ms, p99 ${fixed(m.p99)} ms`);
       runs[which].push(m);
     }
-    const cookie = combine(runs.cookie[0]!, runs.cookie[1]!);
-    const key = combine(runs.key[0]!, runs.key[1]!);
+    const cookie = combineRuns(runs.cookie);
+    const key = combineRuns(runs.key);
     table(
       ['caller', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'vs session cookie', 'CPU ms per request (total = by process)', 'store commands per request', 'unexpected'],
       [cookie, key].map((m, i) => [i ? callers.key.label : callers.cookie.label, connections, rate(m.perSecond), fixed(m.p50), fixed(m.p99), ratio(m.perSecond / cookie.perSecond), cpuCell(m.cpu), fixed(m.storeCommands), problems(m)]),
