@@ -135,7 +135,8 @@ export function cpuTotal(cpu: Measured['cpu']): number | undefined {
 export function cpuCell(cpu: Measured['cpu']): string {
   const known = cpu.filter((c): c is { label: string; ms: number } => c.ms !== undefined);
   const parts = cpu.map((c) => `${c.label} ${c.ms === undefined ? 'n/a' : c.ms.toFixed(2)}`);
-  return known.length ? `${known.reduce((s, c) => s + c.ms, 0).toFixed(2)} = ${parts.join(' + ')}` : parts.join(' + ');
+  const atLeast = known.length < cpu.length ? '≥ ' : '';
+  return known.length ? `${atLeast}${known.reduce((s, c) => s + c.ms, 0).toFixed(2)} = ${parts.join(' + ')}` : parts.join(' + ');
 }
 
 /** Unexpected answers, for the table ("" when every answer was the expected one). */
