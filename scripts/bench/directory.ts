@@ -41,10 +41,11 @@ export async function benchDirectory(infra: Infra): Promise<void> {
     cleanups.push(embeddedEnv.cleanup, natsEnv.cleanup);
     const embedded = await startCarecircle('carecircle', 'all', embeddedEnv.env);
     children.push(embedded);
-    const worker = await startCarecircle('worker', 'worker', natsEnv.env);
-    children.push(worker);
+    // The gateway first: if it has to move its listeners, the worker starts with the URLs it took.
     const gateway = await startCarecircle('gateway', 'gateway', natsEnv.env);
     children.push(gateway);
+    const worker = await startCarecircle('worker', 'worker', natsEnv.env);
+    children.push(worker);
     const sdk = await forkReady('SDK server', 'sdkServer.ts', [], process.env);
     children.push(sdk);
 

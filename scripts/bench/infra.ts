@@ -4,9 +4,11 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
-import { connect } from 'nats';
-import { ensureFerretDbBinary, freePort, spawnServerProcess, startFerretDb, waitForPort } from '../../src/store/embeddedMongo.js';
+import { connect } from '@nats-io/transport-node';
+import { ensureFerretDbBinary, startFerretDb } from '../../src/store/embedded/ferretdb.js';
+import { spawnServerProcess, waitForPort } from '../../src/store/embedded/process.js';
 import { dropDatabases, ferretDbBinDir, natsServerBinary, repoRoot, uniqueDatabaseName, withDatabase } from '../../test/harness/servers.js';
+import { listenerPort } from './ports.js';
 import { progress } from './report.js';
 
 /** A process whose CPU time a part reports; `pid` is absent for servers run by someone else. */
@@ -32,7 +34,7 @@ const log = (line: string) => progress(line);
 async function startNatsServer(): Promise<{ url: string; pid?: number; stop(): Promise<void> }> {
   if (process.env.NATS_URL) return { url: process.env.NATS_URL, stop: async () => {} };
   const storeDir = mkdtempSync(path.join(os.tmpdir(), 'carecircle-bench-nats-'));
-  const port = await freePort();
+  const port = await listenerPort();
   const proc = spawnServerProcess(natsServerBinary(), ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir], { name: 'nats-server', log, captureStdout: true });
   try {
     await waitForPort(port, { timeoutMs: 30_000, exited: proc.exited, name: 'nats-server' });

@@ -2,7 +2,7 @@
 // the measured phase bounded in requests and seconds, and reports latencies and statuses.
 import { performance } from 'node:perf_hooks';
 import { MongoClient } from 'mongodb';
-import { signBody } from '../../src/ingest/signature.js';
+import { signBody } from '../../src/partner/signature.js';
 import { Connection, requestBytes } from './client.js';
 import type { LoadResult, LoadSpec } from './load.js';
 

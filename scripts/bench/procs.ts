@@ -6,10 +6,10 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '../../src/store/embeddedMongo.js';
 import { CONFIG_KEYS } from '../../src/config.js';
 import type { Watched } from './infra.js';
 import { KNOBS } from './knobs.js';
+import { listenerPort } from './ports.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -79,6 +79,17 @@ export async function forkReady(label: string, entry: string, args: string[], en
   };
 }
 
+const LISTENERS = [['SITE_PORT', 'SITE_URL'], ['APP_PORT', 'APP_URL'], ['AUTH_PORT', 'AUTH_URL'], ['PIPE_PORT', 'PIPE_URL'], ['APEX_PORT', 'APEX_URL'], ['SMTP_PORT', '']] as const;
+
+/** Every listener of a deployment on a new free port, with the public URLs that name them (hosts are checked). */
+async function assignListeners(env: Record<string, string>): Promise<void> {
+  for (const [portKey, urlKey] of LISTENERS) {
+    const port = await listenerPort();
+    env[portKey] = String(port);
+    if (urlKey) env[urlKey] = `http://127.0.0.1:${port}`;
+  }
+}
+
 /** Environment of one carecircle deployment: every listener on a free loopback port, its own data. */
 export async function carecircleEnv(mongoUrl: string, extra: Record<string, string> = {}): Promise<{ env: Record<string, string>; cleanup(): void }> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'carecircle-bench-data-'));
@@ -94,13 +105,10 @@ export async function carecircleEnv(mongoUrl: string, extra: Record<string, stri
     RATE_DIRECTORY_MCP_PER_MIN: '100000000',
     RATE_MCP_KEY_PER_MIN: '100000000',
     RATE_INGEST_PER_MIN: '100000000',
+    ...extra,
   };
-  for (const [portKey, urlKey] of [['SITE_PORT', 'SITE_URL'], ['APP_PORT', 'APP_URL'], ['AUTH_PORT', 'AUTH_URL'], ['PIPE_PORT', 'PIPE_URL'], ['APEX_PORT', 'APEX_URL'], ['SMTP_PORT', '']] as const) {
-    const port = await freePort();
-    env[portKey] = String(port);
-    if (urlKey) env[urlKey] = `http://127.0.0.1:${port}`;
-  }
-  return { env: { ...env, ...extra }, cleanup: () => rmSync(dataDir, { recursive: true, force: true }) };
+  await assignListeners(env);
+  return { env, cleanup: () => rmSync(dataDir, { recursive: true, force: true }) };
 }
 
 /** The bench's environment without carecircle settings: each deployment is configured by the bench alone. */
@@ -109,9 +117,19 @@ function withoutCarecircleSettings(): Record<string, string> {
   return Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined && !names.has(e[0])));
 }
 
-/** One carecircle role in its own process, logging to DATA_DIR/<role>.log. */
-export function startCarecircle(label: string, role: string, env: Record<string, string>): Promise<Child> {
-  return forkReady(label, 'serve.ts', [role], { ...withoutCarecircleSettings(), ...env }, path.join(env.DATA_DIR!, `${role}.log`));
+/**
+ * One carecircle role in its own process, logging to DATA_DIR/<role>.log. A port taken between
+ * pick and bind moves every listener to new ports (in `env`, so roles started later share them).
+ */
+export async function startCarecircle(label: string, role: string, env: Record<string, string>): Promise<Child> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await forkReady(label, 'serve.ts', [role], { ...withoutCarecircleSettings(), ...env }, path.join(env.DATA_DIR!, `${role}.log`));
+    } catch (err) {
+      if (attempt >= 3 || !/EADDRINUSE/.test((err as Error).message)) throw err;
+      await assignListeners(env);
+    }
+  }
 }
 
 /** Stops every child, newest first, even when one of them fails to stop. */
