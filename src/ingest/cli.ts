@@ -3,6 +3,7 @@
 import { createInterface } from 'node:readline/promises';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Db } from 'mongodb';
 import { pino } from 'pino';
 import { openBus } from '../bus/index.js';
 import { subjects } from '../bus/subjects.js';
@@ -60,7 +61,7 @@ async function confirmed(question: string): Promise<boolean> {
  * or the stream's duplicate window would swallow it) and stored by the workers' consumer; embedded,
  * written here by the same writer. Stored means a care event with the event id exists.
  */
-async function replay(r: DeadLetterRecord, config: Config, db: import('mongodb').Db, log: Logger, waitMs: number): Promise<'stored' | 'not_stored' | 'dropped'> {
+async function replay(r: DeadLetterRecord, config: Config, db: Db, log: Logger, waitMs: number): Promise<'stored' | 'not_stored' | 'dropped'> {
   const e = queuedEventOf(r);
   const careEvents = db.collection<{ _id: string }>(WORKSPACE_COLLECTIONS.careEvents);
   if (config.natsUrl) {
