@@ -7,7 +7,8 @@ import { ROLES, type Role } from './roles.js';
 const USAGE = `usage:
   carecircle start [--role all|gateway|worker|cron|smtp]   start carecircle (default role: all)
   carecircle config                                   print the configuration table (markdown)
-  carecircle partner <command>                        partner onboarding and a signed sender (carecircle partner help)`;
+  carecircle partner <command>                        partner onboarding and a signed sender (carecircle partner help)
+  carecircle deadletters list|show|replay|drop        accepted partner events the database refused (carecircle deadletters help)`;
 
 async function start(args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { role: { type: 'string', default: 'all' } } });
@@ -48,6 +49,8 @@ async function main(argv: string[]): Promise<void> {
       return start(rest);
     case 'partner':
       return process.exit(await (await import('./partner/cli.js')).partnerCommand(rest, loadConfig()));
+    case 'deadletters':
+      return process.exit(await (await import('./ingest/cli.js')).deadlettersCommand(rest, loadConfig()));
     case 'config':
       process.stdout.write(`${configMarkdownTable()}\n`);
       return;

@@ -38,6 +38,8 @@ export interface PublishAck {
 export interface DurableMessage {
   readonly seq: number;
   readonly redelivered: boolean;
+  /** This delivery's number, 1 the first time; counts every redelivery (nak, ack wait, a crash). */
+  readonly deliveryCount: number;
   /** The published body; throws when it is not JSON. */
   json(): unknown;
   ack(): void;

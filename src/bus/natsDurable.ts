@@ -20,6 +20,7 @@ function delivery(m: JsMsg): DurableMessage {
   return {
     seq: m.seq,
     redelivered: m.redelivered,
+    deliveryCount: m.info.deliveryCount,
     json: () => m.json(),
     ack: () => quietly(() => m.ack()),
     nak: (delayMs) => quietly(() => m.nak(delayMs)),

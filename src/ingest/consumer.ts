@@ -1,8 +1,10 @@
 // The durable consumer that writes care events (worker role, NATS mode). Every message is
-// acknowledged only after its care event is stored (or deliberately dropped), so a worker killed
-// mid-stream leaves its messages to be redelivered; the event id as `_id` makes redelivery harmless.
+// acknowledged only after its care event is stored, deliberately dropped, or held in the dead-letter
+// store, so a worker killed mid-stream leaves its messages to be redelivered; the event id as `_id`
+// makes redelivery harmless.
 import type { DurableMessage, DurableStreams } from '../bus/durable.js';
 import type { Logger } from '../log.js';
+import { errorClass, isTransientStoreError, type DeadLetters } from './deadLetters.js';
 import { consumerSpec, streamSpec, type IngestStream } from './stream.js';
 import type { CareEventWriter, QueuedEvent } from './writer.js';
 
@@ -10,13 +12,17 @@ export interface IngestConsumer {
   stop(): Promise<void>;
 }
 
-export function startIngestConsumer(
-  durable: DurableStreams,
-  s: IngestStream,
-  writer: CareEventWriter,
-  log: Logger,
-  opts: { concurrency: number; ackWaitMs: number },
-): IngestConsumer {
+/** 1, 2, 4, 8… s after the n-th delivery, at most 30 s. */
+export const redeliveryDelayMs = (deliveryCount: number): number => Math.min(1_000 * 2 ** Math.max(0, deliveryCount - 1), 30_000);
+
+export interface IngestConsumerOptions {
+  concurrency: number;
+  ackWaitMs: number;
+  /** Deliveries after which a write the database refuses moves the event to the dead letters. */
+  maxDeliveries: number;
+}
+
+export function startIngestConsumer(durable: DurableStreams, s: IngestStream, writer: CareEventWriter, deadLetters: DeadLetters, log: Logger, opts: IngestConsumerOptions): IngestConsumer {
   const handle = async (m: DurableMessage): Promise<void> => {
     let e: QueuedEvent;
     try {
@@ -27,14 +33,31 @@ export function startIngestConsumer(
       m.term();
       return;
     }
+    const ids = { eventId: e.eventId, institutionId: e.institutionId, attempt: m.deliveryCount };
     try {
       const outcome = await writer.write(e);
       m.ack();
       log.debug({ eventId: e.eventId, outcome, redelivered: m.redelivered }, 'care event written');
+      return;
     } catch (err) {
-      // Storage trouble: let the stream deliver it again shortly.
-      log.warn({ err, eventId: e.eventId }, 'care event write failed; will be redelivered');
-      m.nak(1_000);
+      // The error's text may quote the payload: only its class is logged.
+      if (isTransientStoreError(err) || m.deliveryCount < opts.maxDeliveries) {
+        log.warn({ ...ids, errorClass: errorClass(err) }, 'care event write failed; will be redelivered');
+        m.nak(redeliveryDelayMs(m.deliveryCount));
+        return;
+      }
+      // Refused on every attempt: held as accepted, then, and only then, acknowledged. JetStream's
+      // own max_deliver stays unlimited on purpose: past it the server stops delivering a message
+      // and keeps no record anyone reads, which is how an accepted event goes missing.
+      try {
+        await deadLetters.put(e, err, m.deliveryCount, 'consumer');
+      } catch (dlErr) {
+        log.warn({ ...ids, errorClass: errorClass(dlErr) }, 'dead letter could not be written; will be redelivered');
+        m.nak(redeliveryDelayMs(m.deliveryCount));
+        return;
+      }
+      m.ack();
+      log.error({ ...ids, errorClass: errorClass(err) }, 'ingest event dead-lettered');
     }
   };
 

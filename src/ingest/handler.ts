@@ -16,6 +16,7 @@ import { PartnerAuth, type VerifiedPartner } from './auth.js';
 import { controlKey, eventKey, IngestKeys } from './dedupe.js';
 import { describeIssues, familyShareBody, parseEvent, purgeBody } from './envelope.js';
 import { shareView, type FamilyShares } from './familyShare.js';
+import { unstorable } from './storable.js';
 import { INGEST_ROUTES } from './routes.js';
 import type { EventSink } from './stream.js';
 import type { CareEventWriter, QueuedEvent } from './writer.js';
@@ -77,6 +78,10 @@ export function pipeHandlers(deps: PipeDeps): RouteHandlers {
     const parsed = parseEvent(parseJsonBytes(raw));
     if (!parsed.ok) throw invalid(parsed.message);
     const event = parsed.event;
+    // Before anything else reads the payload: what the store would refuse is the partner's to fix,
+    // and a 202 for it would be an event that can never be stored.
+    const unfit = unstorable(event.payload, 'payload');
+    if (unfit) throw invalid(`${unfit.path}: ${unfit.message} [rule: ${unfit.rule}]`);
     if (event.institution_id !== institution._id) throw invalid(`institution_id: "${event.institution_id.slice(0, 64)}" does not match X-Pipe-Institution`);
     const now = clock();
     const occurredAt = parseIsoInstant(event.occurred_at)!;

@@ -11,6 +11,7 @@ import { sessionCaller } from '../auth/sessions.js';
 import { RateLimiter } from '../store/rateLimit.js';
 import type { RouteHandlers, SweepJob } from '../slice/contract.js';
 import { startIngestConsumer, type IngestConsumer } from './consumer.js';
+import { DeadLetters } from './deadLetters.js';
 import { IngestKeys } from './dedupe.js';
 import { FamilyShares } from './familyShare.js';
 import { DAY_MS, pipeHandlers } from './handler.js';
@@ -25,7 +26,7 @@ export function ingestWorkerHandlers(config: Config, log: Logger, db: Db, bus: B
   const shares = new FamilyShares(db);
   const writer = new CareEventWriter(db, shares);
   const limiter = new RateLimiter(db);
-  const sink = bus.durable ? new StreamSink(bus.durable, ingestStream(config.busNamespace, names.ingestEvents), config.ingestAckWaitMs) : new MongoSink(writer);
+  const sink = bus.durable ? new StreamSink(bus.durable, ingestStream(config.busNamespace, names.ingestEvents), config.ingestAckWaitMs) : new MongoSink(writer, new DeadLetters(db), log.child({ component: 'ingest-writer' }));
   return {
     ...pipeHandlers({ config, db, partners, shares, writer, sink, limiter }),
     ...familyShareLinkHandlers({ db, appOrigin: new URL(config.appUrl).origin, inboxDomain: config.inboxDomain, shares, limiter, callerOf: (headers) => sessionCaller(db, headers) }),
@@ -36,9 +37,10 @@ export function ingestWorkerHandlers(config: Config, log: Logger, db: Db, bus: B
 export function startIngestWriter(config: Config, log: Logger, db: Db, bus: Bus): IngestConsumer | undefined {
   if (!bus.durable) return undefined;
   const writer = new CareEventWriter(db, new FamilyShares(db));
-  return startIngestConsumer(bus.durable, ingestStream(config.busNamespace, subjects(config.busNamespace).ingestEvents), writer, log.child({ component: 'ingest-consumer' }), {
+  return startIngestConsumer(bus.durable, ingestStream(config.busNamespace, subjects(config.busNamespace).ingestEvents), writer, new DeadLetters(db), log.child({ component: 'ingest-consumer' }), {
     concurrency: Math.min(config.workerConcurrency, 64),
     ackWaitMs: config.ingestAckWaitMs,
+    maxDeliveries: config.ingestMaxDeliveries,
   });
 }
 

@@ -2,6 +2,8 @@
 // durable explicit-ack consumer shared by every worker, and the sink that answers 202 only after the
 // server acknowledged the publish.
 import type { ConsumerSpec, DurableStreams, StreamSpec } from '../bus/durable.js';
+import type { Logger } from '../log.js';
+import { errorClass, isTransientStoreError, type DeadLetters } from './deadLetters.js';
 import type { CareEventWriter, QueuedEvent } from './writer.js';
 
 export interface IngestStream {
@@ -60,12 +62,27 @@ export class StreamSink implements EventSink {
   }
 }
 
-/** Embedded mode (no durable streams): the MongoDB write of the care event is the durable step. */
+/**
+ * Embedded mode (no durable streams): the MongoDB write of the care event is the durable step.
+ * The storability check before it makes a refusal here a gap in that check, not a partner's error:
+ * the event is then held in the dead letters and accepted, so it is accounted for. An outage
+ * throws (503: the partner retries).
+ */
 export class MongoSink implements EventSink {
   readonly kind = 'mongodb' as const;
-  constructor(private readonly writer: CareEventWriter) {}
+  constructor(
+    private readonly writer: CareEventWriter,
+    private readonly deadLetters: DeadLetters,
+    private readonly log: Logger,
+  ) {}
 
   async put(e: QueuedEvent): Promise<void> {
-    await this.writer.write(e);
+    try {
+      await this.writer.write(e);
+    } catch (err) {
+      if (isTransientStoreError(err)) throw err;
+      await this.deadLetters.put(e, err, 1, 'accept');
+      this.log.error({ eventId: e.eventId, institutionId: e.institutionId, errorClass: errorClass(err) }, 'ingest event dead-lettered');
+    }
   }
 }

@@ -31,7 +31,7 @@ CARECIRCLE_PARTNER_SECRET (never on the command line) as CARECIRCLE_PARTNER_INST
 const stderrLogger = (): Logger => pino({ name: 'carecircle', level: 'warn', redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, pino.destination(2));
 
 /** The database the service uses: MONGO_URL, else the running embedded server, else start it. */
-async function openPartnerStore(config: Config, log: Logger): Promise<{ store: Store; stop(): Promise<void> }> {
+export async function openPartnerStore(config: Config, log: Logger): Promise<{ store: Store; stop(): Promise<void> }> {
   if (config.mongoUrl) {
     const store = await openStore(config.mongoUrl, log);
     return { store, stop: () => store.close() };
