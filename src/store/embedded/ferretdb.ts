@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
-import { findExecutable, isExecutableFile, run, spawnServerProcess, START_TIMEOUT_MS, type StartedServer } from './process.js';
+import { findExecutable, isExecutableFile, run, spawnServerProcess, START_TIMEOUT_MS, type ServerLaunch, type StartedServer } from './process.js';
 
 /** Sources whose content decides whether the FerretDB binary is current. */
 const FERRETDB_SOURCES = ['go.mod', 'go.sum', 'main.go'] as const;
@@ -148,13 +148,7 @@ async function ensureFerretDbBinaryOnce(bin: string, opts: { binDir: string; rep
  * Starts the FerretDB wrapper on 127.0.0.1:`port` (0 = any free port) with its SQLite files in
  * `dataDir`, and resolves once it printed `ready <uri>` (it is then accepting connections).
  */
-export async function startFerretDb(opts: {
-  bin: string;
-  dataDir: string;
-  port: number;
-  log: (line: string) => void;
-  timeoutMs?: number;
-}): Promise<StartedServer> {
+export async function startFerretDb(opts: ServerLaunch): Promise<StartedServer> {
   mkdirSync(opts.dataDir, { recursive: true });
   const proc = spawnServerProcess(
     opts.bin,

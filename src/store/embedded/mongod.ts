@@ -1,15 +1,9 @@
 /** Starts a real `mongod` from PATH as the embedded MongoDB-compatible server. */
 import { mkdirSync } from 'node:fs';
-import { spawnServerProcess, START_TIMEOUT_MS, waitForPort, type StartedServer } from './process.js';
+import { spawnServerProcess, START_TIMEOUT_MS, waitForPort, type ServerLaunch, type StartedServer } from './process.js';
 
 /** Starts `mongod` on 127.0.0.1:`port` and resolves once the port accepts connections. */
-export async function startMongod(opts: {
-  bin: string;
-  dataDir: string;
-  port: number;
-  log: (line: string) => void;
-  timeoutMs?: number;
-}): Promise<StartedServer> {
+export async function startMongod(opts: ServerLaunch): Promise<StartedServer> {
   mkdirSync(opts.dataDir, { recursive: true });
   const proc = spawnServerProcess(opts.bin, ['--dbpath', opts.dataDir, '--bind_ip', '127.0.0.1', '--port', String(opts.port)], {
     name: 'mongod',

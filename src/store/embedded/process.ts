@@ -13,6 +13,15 @@ export const START_TIMEOUT_MS = 60_000;
 const STOP_GRACE_MS = 5_000;
 const TAIL_BYTES = 64 * 1024;
 
+/** What starting a local database server takes: its binary, data directory, port and a log sink. */
+export interface ServerLaunch {
+  bin: string;
+  dataDir: string;
+  port: number;
+  log: (line: string) => void;
+  timeoutMs?: number;
+}
+
 export interface StartedServer {
   url: string;
   port: number;
