@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { appCall, caregiverWithKey } from './harness/identity.js';
 import { startTestService, type TestService } from './harness/service.js';
 import { authorizationRequest, authorizeOverHttp, callTool, discover, insecure, type Registered, type Tokens } from './oauth.fixtures.js';
 
@@ -83,6 +84,7 @@ describe('oauth - Client ID Metadata Documents', () => {
   it('when an app uses the https URL of its metadata document as client_id, then the caregiver approves it by the document\'s name and it gets, uses and refreshes tokens, the document fetched once', async () => {
     const clientId = `${docs.base}/good/client.json`;
     const resource = `${devSvc.config.appUrl}/api/mcp`;
+    const { cookie } = await caregiverWithKey(devSvc, 'cimd@example.com');
     const { as } = await discover(devSvc);
     expect((as as Record<string, unknown>).client_id_metadata_document_supported).toBe(true);
     expect(as.registration_endpoint).toBe(`${devSvc.config.authUrl}/oauth/register`);
@@ -110,6 +112,10 @@ describe('oauth - Client ID Metadata Documents', () => {
     expect(refreshed.access_token).toBeTruthy();
     // Authorization, consent, resume, code and refresh: one fetch, then the cache (max-age=300).
     expect(docs.hits.get('/good/client.json')).toBe(1);
+
+    // Settings → Connected apps names it from the document, though it never registered.
+    const apps = await appCall(devSvc, cookie, 'GET', '/api/oauth/apps');
+    expect(apps.json.apps).toEqual([expect.objectContaining({ clientId, clientName: 'Document Assistant', redirectHosts: ['127.0.0.1:47893'] })]);
   });
 
   it('when the authorization request names a redirect_uri the document does not list, then it is refused with invalid_redirect_uri and not redirected', async () => {

@@ -59,6 +59,8 @@ export interface MetadataFetchPolicy {
   allowPrivateAddresses: boolean;
   /** Development only: PEM certificates trusted besides the public roots. */
   extraCa: string[];
+  /** Told of every document that passed, once per fetch (so at most once per cache period). */
+  onAccepted?: (url: string, doc: object) => void;
 }
 
 const isJson = (type: string | undefined) => !!type && /^application\/([a-z0-9.+-]+\+)?json$/i.test(type.split(';')[0]!.trim());
@@ -164,6 +166,7 @@ export function metadataFetch(policy: MetadataFetchPolicy): (input: string | URL
           }
           const wrong = documentProblem(url, doc);
           if (wrong) return reject(new MetadataRefusal(`client_id metadata document ${url} ${wrong}`));
+          policy.onAccepted?.(url, doc as object);
           const headers: Record<string, string> = { 'content-type': 'application/json' };
           for (const name of ['cache-control', 'expires'] as const) if (typeof res.headers[name] === 'string') headers[name] = res.headers[name];
           resolve(new Response(body, { status: 200, headers }));

@@ -141,6 +141,7 @@ export function createProvider(parts: ProviderParts): Provider {
       timeoutMs: config.oauthClientMetadataTimeoutMs,
       allowPrivateAddresses: config.oauthClientMetadataPrivateHosts,
       extraCa: config.oauthClientMetadataCa ? [readFileSync(config.oauthClientMetadataCa, 'utf8')] : [],
+      onAccepted: (url, doc) => void store.rememberClientDocument(url, doc).catch((err: unknown) => log.warn({ err, url }, 'could not keep a copy of a client metadata document')),
     }),
     fetchResponseBodyLimits: { 'client_id metadata document': METADATA_MAX_BYTES },
     ttl: { ...TTL },
