@@ -167,6 +167,8 @@ describe('oauth - Client ID Metadata Documents', () => {
     expect(literal).toMatchObject({ error: 'invalid_client', description: expect.stringMatching(/resolves to 127\.0\.0\.1, a loopback, private or otherwise special-use address/) });
     const named = await authorize(strictSvc, `${docs.base.replace('127.0.0.1', 'localhost')}/good/client.json`);
     expect(named).toMatchObject({ error: 'invalid_client', description: expect.stringMatching(/host localhost resolves to (127\.0\.0\.1|::1), a loopback/) });
+    const mapped = await authorize(strictSvc, `${docs.base.replace('127.0.0.1', '[::ffff:127.0.0.1]')}/good/client.json`);
+    expect(mapped).toMatchObject({ error: 'invalid_client', description: expect.stringMatching(/resolves to ::ffff:7f00:1, a loopback/) });
     expect(docs.hits.get('/good/client.json')).toBe(before);
   });
 

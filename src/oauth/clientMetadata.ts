@@ -26,15 +26,18 @@ export function refusalIn(err: unknown): MetadataRefusal | undefined {
 // document lives on, everything a request forged through the authorization server could reach.
 const SPECIAL_USE = new BlockList();
 for (const [net, bits] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 3]] as const) SPECIAL_USE.addSubnet(net, bits, 'ipv4');
-for (const [net, bits] of [['::', 128], ['::1', 128], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8]] as const) SPECIAL_USE.addSubnet(net, bits, 'ipv6');
+for (const [net, bits] of [['::', 128], ['::1', 128], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32], ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8]] as const) SPECIAL_USE.addSubnet(net, bits, 'ipv6');
 
 /** Whether an address is one a metadata document may not be fetched from (not a public unicast address). */
 export function specialUseAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 4) return SPECIAL_USE.check(address, 'ipv4');
   if (family !== 6) return true;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  return mapped ? SPECIAL_USE.check(mapped[1]!, 'ipv4') : SPECIAL_USE.check(address, 'ipv6');
+  // An IPv4-mapped address reaches the IPv4 host, in either spelling (the URL parser writes hex).
+  const dotted = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
+  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
+  const v4 = dotted ?? (hex ? [parseInt(hex[1]!, 16), parseInt(hex[2]!, 16)].flatMap((n) => [n >> 8, n & 255]).join('.') : undefined);
+  return v4 ? SPECIAL_USE.check(v4, 'ipv4') : SPECIAL_USE.check(address, 'ipv6');
 }
 
 /**
