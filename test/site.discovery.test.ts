@@ -203,6 +203,7 @@ describe('site discovery documents', () => {
       jwks_uri: `${auth}/.well-known/jwks.json`,
       response_types_supported: ['code'],
       code_challenge_methods_supported: ['S256'],
+      client_id_metadata_document_supported: true,
     });
   });
 

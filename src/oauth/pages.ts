@@ -68,6 +68,8 @@ export interface ConsentView {
   uid: string;
   clientName: string;
   clientUri?: string;
+  /** The client's Client ID Metadata Document, when it identified itself by one. */
+  documentUrl?: string;
   redirectUri?: string;
   email: string;
   /** The scopes the app asked for, in our order. */
@@ -91,7 +93,7 @@ export function consentPage(v: ConsentView): string {
     : '<p class="error" role="alert">This app asked to read nothing, so it cannot connect. Go back to the app; it needs to ask for <code>profile:read</code> or <code>care_circle:read</code>.</p>';
   return `<h1>Connect <span id="client-name">${escapeHtml(v.clientName)}</span> to carecircle?</h1>
 <section class="card">
-<p>Signed in as <strong>${escapeHtml(v.email)}</strong>. The app chose its own name${v.clientUri ? ` and says it is <a href="${escapeHtml(v.clientUri)}" rel="noopener noreferrer">${escapeHtml(v.clientUri)}</a>` : ''}; it will send you back to <code>${escapeHtml(returnHost)}</code>.</p>
+<p>Signed in as <strong>${escapeHtml(v.email)}</strong>. The app chose its own name${v.clientUri ? ` and says it is <a href="${escapeHtml(v.clientUri)}" rel="noopener noreferrer">${escapeHtml(v.clientUri)}</a>` : ''}; it will send you back to <code>${escapeHtml(returnHost)}</code>.${v.documentUrl ? ` It describes itself in a document at <code id="client-document">${escapeHtml(URL.parse(v.documentUrl)?.host ?? v.documentUrl)}</code>.` : ''}</p>
 ${v.problem ? `<p class="error" role="alert" id="consent-problem">${escapeHtml(v.problem)}</p>` : ''}
 <form method="post" action="/oauth/interaction/${encodeURIComponent(v.uid)}/consent">
 <fieldset><legend>Tick what this app may read. Each is read-only; leave a box empty to keep that private.</legend>

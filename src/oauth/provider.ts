@@ -1,6 +1,8 @@
 // The oidc-provider configuration: OAuth 2.1 for the workspace MCP endpoint. Public clients only
 // (PKCE S256, no secrets to keep), JWT access tokens for one resource, refresh tokens that rotate
-// on every use without offline_access, open registration, and consent that always asks first.
+// on every use without offline_access, open registration beside Client ID Metadata Documents, and
+// consent that always asks first.
+import { readFileSync } from 'node:fs';
 import type { JWK } from 'jose';
 import Provider, { errors, interactionPolicy, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import { SCOPES } from '../auth/scopes.js';
@@ -8,6 +10,7 @@ import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { WorkspaceStore } from '../family/records.js';
 import { workspaceResource, workspaceResourceForms } from './accessTokens.js';
+import { METADATA_CACHE_SECONDS, METADATA_MAX_BYTES, metadataFetch, refusalIn } from './clientMetadata.js';
 import { errorPage, renderAsPage } from './pages.js';
 import { interactionPath, OAUTH_ROUTES } from './paths.js';
 import type { OAuthStore } from './store.js';
@@ -98,6 +101,8 @@ export function createProvider(parts: ProviderParts): Provider {
     features: {
       devInteractions: { enabled: false },
       registration: { enabled: true, initialAccessToken: false, issueRegistrationAccessToken: false },
+      // An https client_id is fetched through `fetch` below, which applies our rules first.
+      clientIdMetadataDocument: { enabled: true, ack: 'draft-02', cacheDuration: METADATA_CACHE_SECONDS },
       revocation: { enabled: true, allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId },
       introspection: { enabled: false },
       userinfo: { enabled: false },
@@ -128,9 +133,17 @@ export function createProvider(parts: ProviderParts): Provider {
       return user ? { accountId: user._id, claims: () => ({ sub: user._id }) } : undefined;
     },
     interactions: { url: async (_ctx, interaction) => interactionPath(interaction.uid), policy: consentPolicy() },
-    renderError: async (ctx, out) => {
-      renderAsPage(ctx, ctx.status >= 400 ? ctx.status : 400, 'Connection refused', errorPage(String(out.error), typeof out.error_description === 'string' ? out.error_description : undefined, 'Go back to the app and connect again; if it keeps failing, the app may need updating.'));
+    renderError: async (ctx, out, error) => {
+      const description = refusalIn(error)?.message ?? (typeof out.error_description === 'string' ? out.error_description : undefined);
+      renderAsPage(ctx, ctx.status >= 400 ? ctx.status : 400, 'Connection refused', errorPage(String(out.error), description, 'Go back to the app and connect again; if it keeps failing, the app may need updating.'));
     },
+    fetch: metadataFetch({
+      timeoutMs: config.oauthClientMetadataTimeoutMs,
+      allowPrivateAddresses: config.oauthClientMetadataPrivateHosts,
+      extraCa: config.oauthClientMetadataCa ? [readFileSync(config.oauthClientMetadataCa, 'utf8')] : [],
+      onAccepted: (url, doc) => void store.rememberClientDocument(url, doc).catch((err: unknown) => log.warn({ err, url }, 'could not keep a copy of a client metadata document')),
+    }),
+    fetchResponseBodyLimits: { 'client_id metadata document': METADATA_MAX_BYTES },
     ttl: { ...TTL },
     discovery: { service_documentation: `${config.siteUrl}/llms.txt`, revocation_endpoint_auth_methods_supported: ['none'] },
   };
@@ -138,6 +151,13 @@ export function createProvider(parts: ProviderParts): Provider {
   const provider = new Provider(config.authUrl, configuration);
   provider.proxy = config.trustProxy;
   provider.on('server_error', (_ctx: unknown, err: unknown) => log.error({ err }, 'oauth server error'));
+  // oidc-provider describes every failed document fetch alike; the developer is told which rule failed.
+  const explainRefusal = (ctx: KoaContextWithOIDC, err: unknown) => {
+    const refusal = refusalIn(err);
+    if (refusal && ctx.body && typeof ctx.body === 'object' && !Buffer.isBuffer(ctx.body)) ctx.body = { ...(ctx.body as object), error_description: refusal.message };
+  };
+  provider.on('authorization.error', explainRefusal);
+  provider.on('grant.error', explainRefusal);
   // Koa would print unhandled errors to stderr; they belong in the log, as JSON.
   (provider as unknown as { on(event: 'error', fn: (err: unknown) => void): void }).on('error', (err) => log.error({ err }, 'oauth error'));
   return provider;

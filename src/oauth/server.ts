@@ -15,6 +15,7 @@ import { resolveDataKey, SecretBox } from '../partner/secretBox.js';
 import { hashToken, SessionStore } from '../auth/sessions.js';
 import { WorkspaceStore } from '../family/records.js';
 import { accessTokenVerifier, workspaceResource, workspaceResourceForms } from './accessTokens.js';
+import { clientIdUrlProblem, refusalIn } from './clientMetadata.js';
 import { OAuthKeys } from './keys.js';
 import { ASSET_PATHS, consentPage, errorPage, OAUTH_CSS, OAUTH_JS, renderAsPage, signedInPage } from './pages.js';
 import { interactionPath, OAUTH_ROUTES } from './paths.js';
@@ -111,6 +112,15 @@ export function authorizationServer(deps: Pick<SliceContext, 'config' | 'log' | 
     ctx.body = { error: 'temporarily_unavailable', error_description: `Too many client registrations from this address; try again in ${taken.retryAfterSec} s.` };
   };
 
+  /** A client_id that is a URL but cannot be a metadata document URL: oidc-provider would only say "client is invalid". */
+  const metadata_url_check: Middleware = async (ctx, next) => {
+    const clientId = ctx.path === OAUTH_ROUTES.authorization && ctx.method === 'GET' ? ctx.query.client_id : undefined;
+    const problem = typeof clientId === 'string' && clientId.includes(':') ? clientIdUrlProblem(clientId) : undefined;
+    if (!problem) return next();
+    // A page, as oidc-provider answers every authorization error it cannot send back to the app.
+    renderAsPage(ctx, 400, 'Connection refused', errorPage('invalid_client', `${problem} (a client_id that is a URL names a Client ID Metadata Document)`, 'The app needs updating; tell its developer.'));
+  };
+
   const serve_provider: Middleware = async (ctx, next) => {
     if (!isProviderPath(ctx.path)) return next();
     const { run } = await current();
@@ -152,7 +162,12 @@ export function authorizationServer(deps: Pick<SliceContext, 'config' | 'log' | 
   async function renderConsent(ctx: Context, provider: Provider, interaction: Interaction, problem?: string) {
     const { params, session } = interaction;
     const [client, user, grant] = await Promise.all([
-      provider.Client.find(String(params.client_id)),
+      // A metadata document is fetched again once its cache time is up, and may be refused now.
+      provider.Client.find(String(params.client_id)).catch((err: unknown) => {
+        const refusal = refusalIn(err);
+        if (refusal) throw new InteractionProblem(400, 'invalid_client', refusal.message, 'The app needs updating; tell its developer.');
+        throw err;
+      }),
       session ? users.user(session.accountId) : null,
       interaction.grantId ? provider.Grant.find(interaction.grantId) : undefined,
     ]);
@@ -166,6 +181,7 @@ export function authorizationServer(deps: Pick<SliceContext, 'config' | 'log' | 
         uid: interaction.uid,
         clientName: client.clientName ?? 'An unnamed app',
         ...(client.clientUri ? { clientUri: client.clientUri } : {}),
+        ...((client as { clientIdMetadataDocument?: boolean }).clientIdMetadataDocument ? { documentUrl: client.clientId } : {}),
         ...(redirectUri ? { redirectUri } : {}),
         email: user.email,
         requested: scopesIn(typeof params.scope === 'string' ? params.scope : undefined),
@@ -273,5 +289,5 @@ export function authorizationServer(deps: Pick<SliceContext, 'config' | 'log' | 
 
   const revocation = revocationEndpoint({ provider: async () => (await current()).provider, store, verifier: accessTokenVerifier(db, config) });
 
-  return [registration_edge, interactions, revocation, serve_provider];
+  return [registration_edge, interactions, revocation, metadata_url_check, serve_provider];
 }

@@ -14,6 +14,8 @@ export const OAUTH_CONSUMED = 'oauth_consumed';
 export const OAUTH_GRANT_USAGE = 'oauth_grant_usage';
 const GRANTS = oauthCollection('Grant');
 const CLIENTS = oauthCollection('Client');
+/** ClientDocument: the last accepted copy of each Client ID Metadata Document, for Connected apps (the provider fetches anew). */
+const CLIENT_MODELS = ['Client', 'ClientDocument'] as const;
 
 /** Models whose id is not a bearer secret. Every other id (codes, tokens, the session and
  * interaction cookies) is stored as its SHA-256, so a copy of the database replays nothing. */
@@ -37,6 +39,7 @@ export const OAUTH_INDEXES: Record<string, IndexDescription[]> = {
   [oauthCollection('ReplayDetection')]: [byExpiry],
   [GRANTS]: [byExpiry, { key: { accountId: 1 }, name: 'by_account' }, { key: { clientId: 1 }, name: 'by_client' }],
   [CLIENTS]: [{ key: { createdAt: 1 }, name: 'by_created' }],
+  [oauthCollection('ClientDocument')]: [{ key: { createdAt: 1 }, name: 'by_created' }],
   [OAUTH_CONSUMED]: [byExpiry],
   [OAUTH_KEYS]: OAUTH_KEY_INDEXES,
 };
@@ -54,17 +57,10 @@ interface StoredDoc {
   clientId?: string;
 }
 
-interface ConsumedMarker {
-  _id: string;
-  /** Seconds since the epoch, as the provider's `consumed` field. */
-  at: number;
-  expiresAt: Date;
-}
+/** `at` is in seconds since the epoch, as the provider's `consumed` field. */
+interface ConsumedMarker { _id: string; at: number; expiresAt: Date }
 
-interface GrantUsage {
-  _id: string;
-  lastUsedAt: Date;
-}
+interface GrantUsage { _id: string; lastUsedAt: Date }
 
 /** One grant as Settings → Connected apps shows it. */
 export interface ConnectedApp {
@@ -120,6 +116,11 @@ export class OAuthStore {
     return this.consumed.findOne({ _id: `${model}:${storedId}` });
   }
 
+  /** Keep the last accepted copy of a client's metadata document, for the name Connected apps shows. */
+  rememberClientDocument(url: string, doc: object): Promise<unknown> {
+    return this.docs('ClientDocument').updateOne({ _id: url }, { $set: { payload: JSON.stringify(doc) }, $setOnInsert: { createdAt: new Date(this.clock()) } }, { upsert: true });
+  }
+
   /** Delete a grant and every code and token issued under it. */
   async revokeGrant(grantId: string): Promise<void> {
     await Promise.all([
@@ -162,7 +163,7 @@ export class OAuthStore {
     if (!grants.length) return [];
     const clientIds = [...new Set(grants.map((g) => g.clientId).filter((c): c is string => !!c))];
     const [clients, usage] = await Promise.all([
-      this.docs('Client').find({ _id: { $in: clientIds } }).toArray(),
+      Promise.all(CLIENT_MODELS.map((m) => this.docs(m).find({ _id: { $in: clientIds } }).toArray())).then((found) => found.flat()),
       this.usage.find({ _id: { $in: grants.map((g) => g._id) } }).toArray(),
     ]);
     const clientById = new Map(clients.map((c) => [c._id, JSON.parse(c.payload) as AdapterPayload]));
@@ -199,13 +200,12 @@ export class OAuthStore {
     for (const model of EXPIRING_MODELS) expired += (await this.docs(model).deleteMany({ expiresAt: { $lt: now } })).deletedCount;
     const markers = (await this.consumed.deleteMany({ expiresAt: { $lt: now } })).deletedCount;
     let clients = 0;
-    const stale = await this.docs('Client')
-      .find({ createdAt: { $lt: new Date(now.getTime() - clientUnusedMs) } }, { projection: { _id: 1 } })
-      .limit(1000)
-      .toArray();
-    for (const { _id } of stale) {
-      if (await this.docs('Grant').findOne({ clientId: _id }, { projection: { _id: 1 } })) continue;
-      clients += (await this.docs('Client').deleteOne({ _id })).deletedCount;
+    for (const model of CLIENT_MODELS) {
+      const stale = await this.docs(model).find({ createdAt: { $lt: new Date(now.getTime() - clientUnusedMs) } }, { projection: { _id: 1 } }).limit(1000).toArray();
+      for (const { _id } of stale) {
+        if (await this.docs('Grant').findOne({ clientId: _id }, { projection: { _id: 1 } })) continue;
+        clients += (await this.docs(model).deleteOne({ _id })).deletedCount;
+      }
     }
     const usageIds = (await this.usage.find({}, { projection: { _id: 1 } }).limit(1000).toArray()).map((u) => u._id);
     const liveGrants = new Set((await this.docs('Grant').find({ _id: { $in: usageIds } }, { projection: { _id: 1 } }).toArray()).map((g) => g._id));

@@ -67,6 +67,7 @@ export function oauthAuthorizationServerMetadata(config: Config) {
     code_challenge_methods_supported: ['S256'],
     token_endpoint_auth_methods_supported: ['none'],
     revocation_endpoint_auth_methods_supported: ['none'],
+    client_id_metadata_document_supported: true,
     service_documentation: `${config.siteUrl}/llms.txt`,
   };
 }
