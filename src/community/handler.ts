@@ -14,6 +14,7 @@ import { handlers, type RouteHandlers } from '../slice/contract.js';
 import { COMMUNITY_ROUTES } from './routes.js';
 import { communityAction, communityActionBase, communityQuery, type CommunityActionResult } from './schema.js';
 import { CommunityStore, CursorError, type ThreadRecord } from './store.js';
+import { DIRECTORY_TOOLS } from '../directory/tools.js';
 
 export interface CommunityDeps {
   config: Config;
@@ -43,7 +44,7 @@ export function communityRoutes(deps: CommunityDeps): RouteHandlers {
 
   function channelOr404(slug: string): Channel {
     const channel = bySlug.get(slug.toLowerCase());
-    if (!channel) throw new ApiProblem(404, 'NOT_FOUND', `Unknown channel "${slug}"`, `Channel slugs are listed at ${config.siteUrl}/channels (or the MCP tool search_care_resources with category "channel").`);
+    if (!channel) throw new ApiProblem(404, 'NOT_FOUND', `Unknown channel "${slug}"`, `Channel slugs are listed at ${config.siteUrl}/channels (or the MCP tool ${DIRECTORY_TOOLS.search.name} with category "channel").`);
     return channel;
   }
 

@@ -8,7 +8,7 @@ export const SANDBOX_ENDPOINT: McpEndpointSpec = {
   title: 'carecircle sandbox workspaces',
   summary: 'Unauthenticated: an evaluator agent creates a sandbox family workspace that a person claims later by signing in.',
   instructions: (config) =>
-    `Create a sandbox family care workspace with no sign-in (start_family_care_workspace, sandbox: true). Nothing is ever emailed from a sandbox. A person claims it by signing in at ${config.appUrl}/onboarding with the primaryCaregiverEmail you gave.`,
+    `Create a sandbox family care workspace with no sign-in (${START_WORKSPACE_TOOL.name}, sandbox: true). Nothing is ever emailed from a sandbox. A person claims it by signing in at ${config.appUrl}/onboarding with the primaryCaregiverEmail you gave.`,
   url: (config) => `${config.appUrl}/api/mcp/public`,
   auth: 'none',
   authDescription: () => 'None; rate-limited per client address.',

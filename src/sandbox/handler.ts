@@ -13,7 +13,7 @@ import type { RouteHandler } from '../slice/contract.js';
 import { RateLimiter } from '../store/rateLimit.js';
 import { SANDBOX_ENDPOINT } from './endpoint.js';
 import { SandboxService } from './service.js';
-import { sandboxTools } from './tool.js';
+import { sandboxTools, START_WORKSPACE_TOOL } from './tool.js';
 
 export function sandboxRateNote(config: Config): string {
   return `Per client address: a burst of ${config.sandboxRateCapacity} workspaces, then one more every ${Math.round(config.sandboxRateRefill / 60_000)} minutes. Over the limit: HTTP 429, JSON-RPC -32029, Retry-After and error.data.retryAfterSec; wait that long and retry once.`;
@@ -54,7 +54,7 @@ export function sandboxEndpoint(config: Config, db: Db, bus: Bus, log: Logger): 
         jsonrpc: '2.0',
         id: 1,
         method: 'tools/call',
-        params: { name: 'start_family_care_workspace', arguments: { lovedOneFirstName: 'Rosa', lovedOneLastName: 'Rivera', sandbox: true, primaryCaregiverEmail: 'you@example.com' } },
+        params: { name: START_WORKSPACE_TOOL.name, arguments: { lovedOneFirstName: 'Rosa', lovedOneLastName: 'Rivera', sandbox: true, primaryCaregiverEmail: 'you@example.com' } },
       },
     },
   );

@@ -5,6 +5,7 @@ import { costInputSchema } from '../../directory/costInput.js';
 import { STATES, resolveState } from '../../directory/states.js';
 import type { Block, FormField, Inline, Page } from '../doc.js';
 import { plural, withQuery, type PagesDeps } from './common.js';
+import { DIRECTORY_TOOLS } from '../../directory/tools.js';
 
 const usd = (n: number) => `$${n.toLocaleString('en-US', { maximumFractionDigits: 2 })}`;
 
@@ -87,7 +88,7 @@ export function calculatorPage(deps: PagesDeps, query: URLSearchParams): Page {
         'To estimate, request ',
         { code: `${deps.config.siteUrl}/api/md?path=/calculator?careType=<${CARE_TYPES.join('|')}>&state=<USPS code>&years=<1-30>` },
         ' (also hoursPerWeek, daysPerWeek, annualIncreasePct), or call the MCP tool ',
-        { code: 'calculate_long_term_care_cost' },
+        { code: DIRECTORY_TOOLS.cost.name },
         ' at ',
         { code: `${deps.config.siteUrl}/api/mcp` },
         ' with the same arguments.',

@@ -3,6 +3,7 @@ import { RESOURCE_CATEGORY_VALUES, type Resource, type ResourceCategory } from '
 import { STATES, resolveState } from '../../directory/states.js';
 import type { Block, FormField, Inline, Page } from '../doc.js';
 import { languageName, plural, withQuery, type PagesDeps } from './common.js';
+import { DIRECTORY_TOOLS } from '../../directory/tools.js';
 
 export const CATEGORY_LABELS: Readonly<Record<ResourceCategory, string>> = {
   helpline: 'Helplines',
@@ -59,7 +60,7 @@ export function searchForm(values: { q?: string; category?: string; state?: stri
         ' (as markdown: ',
         { code: `${siteUrl}/api/md?path=/resources?q=<words>` },
         '), or call the MCP tool ',
-        { code: 'search_care_resources' },
+        { code: DIRECTORY_TOOLS.search.name },
         ' at ',
         { code: `${siteUrl}/api/mcp` },
         '.',
