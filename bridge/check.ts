@@ -2,8 +2,9 @@
 // it fails, the fix. Uses the same Upstream as the bridge, so it fails the way the bridge would.
 import { performance } from 'node:perf_hooks';
 import { OAuthCredential, type Credential } from './credentials.js';
+import { identifyEndpoint, kindOfName, TOOL_SCOPES, toolAccess, wrongEndpoint, type EndpointKind } from './identify.js';
 import type { RpcErrorObject } from './messages.js';
-import type { BridgeOptions } from './options.js';
+import { loginCommand, type BridgeOptions } from './options.js';
 import type { Exchange, Upstream } from './upstream.js';
 
 type Step = { ok: true; result: Record<string, unknown>; ms: number } | { ok: false; error: RpcErrorObject; ms: number };
@@ -22,7 +23,7 @@ async function call(upstream: Upstream, method: string, params: Record<string, u
 }
 
 /** Runs the check, writing a report with `print`; resolves to true when the bridge is ready. */
-export async function runCheck(options: BridgeOptions, credential: Credential, upstream: Upstream, print: (line: string) => void): Promise<boolean> {
+export async function runCheck(options: BridgeOptions, credential: Credential, upstream: Upstream, print: (line: string) => void, userAgent = 'carecircle-mcp'): Promise<boolean> {
   print(`carecircle-mcp --check`);
   print(`  endpoint  ${options.endpoint}`);
   const oauth = credential instanceof OAuthCredential ? credential : undefined;
@@ -34,26 +35,37 @@ export async function runCheck(options: BridgeOptions, credential: Credential, u
   const usable = oauth ? await oauth.authorization() : undefined;
   if (oauth) print(`  scopes    ${usable?.ok ? oauth.scope || 'none granted' : 'none: not signed in'}`);
   print('');
-  const fail = (what: string, step: Extract<Step, { ok: false }>): false => {
-    print(`  FAIL  ${what}: ${step.error.message} (${step.error.code})`);
-    const hint = step.error.data?.hint;
+  const failWith = (what: string, message: string, hint: unknown): false => {
+    print(`  FAIL  ${what}: ${message}`);
     print(`        fix: ${typeof hint === 'string' ? hint : 'see the message above.'}`);
     print('');
     print('Verdict: NOT READY. Fix the step marked FAIL, then run carecircle-mcp --check again.');
     return false;
   };
+  const fail = (what: string, step: Extract<Step, { ok: false }>): false => failWith(what, `${step.error.message} (${step.error.code})`, step.error.data?.hint);
+  // The directory and the sandbox answer initialize too; only their names tell them from the workspace.
+  const notWorkspace = (kind: Exclude<EndpointKind, 'workspace'>): false => {
+    const wrong = wrongEndpoint(kind, options);
+    return failWith('the workspace endpoint', wrong.message, wrong.hint);
+  };
+
+  const kind = await identifyEndpoint(options, userAgent);
+  if (kind && kind !== 'workspace') return notWorkspace(kind);
 
   if (usable && !usable.ok) return fail(accepted, { ok: false, error: usable.error, ms: 0 });
 
   const init = await call(upstream, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'carecircle-mcp-check', version: '1' } });
   // A refused key still proves the server answered: say so before the key's own verdict.
-  if (!init.ok && init.error.code === -32001) print(`  ok    server reached (${init.ms} ms)`);
+  if (!init.ok && init.error.code === -32001) print(`  ok    server reached${kind ? ': the family workspace endpoint' : ''} (${init.ms} ms)`);
   else if (!init.ok) return fail('reach the server', init);
   else {
     const info = init.result.serverInfo as { name?: string; version?: string } | undefined;
+    const named = kindOfName(info?.name);
+    if (named && named !== 'workspace') return notWorkspace(named);
     const version = typeof init.result.protocolVersion === 'string' ? init.result.protocolVersion : undefined;
     if (version) upstream.protocolVersion = version;
-    print(`  ok    server reached: ${info?.name ?? 'unknown'} ${info?.version ?? ''} (MCP ${version ?? '?'}, ${init.ms} ms)`);
+    const what = (kind ?? named) ? ', the family workspace endpoint' : '';
+    print(`  ok    server reached: ${info?.name ?? 'unknown'} ${info?.version ?? ''} (MCP ${version ?? '?'}, ${init.ms} ms)${what}`);
   }
   if (!init.ok) return fail(accepted, init);
 
@@ -66,7 +78,21 @@ export async function runCheck(options: BridgeOptions, credential: Credential, u
   if (!list.ok) return fail('list the tools', list);
   const names = ((list.result.tools as { name?: string }[] | undefined) ?? []).map((t) => t.name ?? '?');
   print(`  ok    ${names.length} tools: ${names.join(', ')}`);
+  // A server that hides the tools a sign-in may not call still has them: name those too.
+  const granted = oauth?.scope;
+  const known = oauth ? Object.keys(TOOL_SCOPES).filter((n) => !names.includes(n)) : [];
+  const access = toolAccess([...names, ...known], granted).filter((t) => names.includes(t.name) || t.missing);
+  const allowed = access.filter((t) => !t.missing).map((t) => t.name);
+  const refused = access.filter((t) => t.missing);
+  const credentialName = oauth ? 'this sign-in' : 'this key';
+  if (!oauth) print(`        usable with ${credentialName}: all ${names.length} (a key is not limited by scopes)`);
+  else print(`        usable with ${credentialName}: ${allowed.join(', ') || 'none'}`);
+  if (refused.length > 0) {
+    const lacking = [...new Set(refused.map((t) => t.missing!))];
+    print(`  WARN  refused with ${credentialName}: ${refused.map((t) => `${t.name} (needs ${t.missing})`).join(', ')}`);
+    print(`        fix: run ${loginCommand(options)} again in a terminal and tick ${lacking.join(' and ')} on the consent page; or use an MCP API key from ${options.settingsUrl}.`);
+  }
   print('');
-  print('Verdict: READY. Add carecircle-mcp to your assistant (README, "Desktop assistants (stdio bridge)").');
+  print(`Verdict: READY (${allowed.length} of ${access.length} tools usable with ${credentialName}). Add carecircle-mcp to your assistant (README, "Desktop assistants (stdio bridge)").`);
   return true;
 }

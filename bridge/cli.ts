@@ -60,7 +60,7 @@ async function main(argv: string[]): Promise<void> {
     configFailure(argv, err);
   }
   if (options.mode === 'check') {
-    const ready = await runCheck(options, credential, upstreamFor(options, credential, log), (line) => process.stdout.write(`${line}\n`));
+    const ready = await runCheck(options, credential, upstreamFor(options, credential, log), (line) => process.stdout.write(`${line}\n`), USER_AGENT);
     process.exit(ready ? 0 : 1);
   }
   await serve(options, credential, log);

@@ -18,6 +18,7 @@ describe('bridge options - endpoint', () => {
     for (const raw of ['http://localhost:8081', 'http://localhost:8081/', 'http://localhost:8081/api/mcp', 'http://localhost:8081/api/mcp/'])
       expect(resolveEndpoint(raw)).toEqual({ endpoint: 'http://localhost:8081/api/mcp', appBase: 'http://localhost:8081' });
     expect(resolveEndpoint('https://example.org/care')).toEqual({ endpoint: 'https://example.org/care/api/mcp', appBase: 'https://example.org/care' });
+    expect(resolveEndpoint('http://localhost:8081/api/mcp/public/')).toEqual({ endpoint: 'http://localhost:8081/api/mcp/public', appBase: 'http://localhost:8081' });
   });
 
   it('when the URL is not usable, then the message says what to write instead', () => {

@@ -143,6 +143,11 @@ export function resolveEndpoint(raw: string, source = 'CARECIRCLE_URL'): { endpo
   if (url.username || url.password) throw new BridgeConfigError(`${source} must not hold a user name or password; the key goes in CARECIRCLE_API_KEY`);
   url.hash = '';
   const path = url.pathname.replace(/\/+$/, '');
+  // The sandbox endpoint is kept as given, so --check can say what it is and name the app URL.
+  if (path.endsWith('/api/mcp/public')) {
+    url.pathname = path;
+    return { endpoint: url.href, appBase: `${url.origin}${path.slice(0, -'/api/mcp/public'.length)}` };
+  }
   const basePath = path.endsWith('/api/mcp') ? path.slice(0, -'/api/mcp'.length) : path;
   url.pathname = `${basePath}/api/mcp`;
   return { endpoint: url.href, appBase: `${url.origin}${basePath}` };

@@ -225,6 +225,15 @@ describe('carecircle-mcp --login', () => {
     for (const secret of secretsOf(stored())) expect(out.stdout + out.stderr).not.toContain(secret);
   });
 
+  it('when --check runs with a sign-in granted only profile:read, then it names the tools that will be refused and how to tick the scope, and counts only the usable ones', async () => {
+    const out = await runCli(['--check'], bridgeEnv());
+    expect(out.code).toBe(0);
+    expect(out.stdout).toContain('usable with this sign-in: ping, get_user_profile\n');
+    expect(out.stdout).toContain('WARN  refused with this sign-in: list_loved_ones (needs care_circle:read), list_care_events (needs care_circle:read)');
+    expect(out.stdout).toMatch(/fix: run carecircle-mcp --login http:\/\/127\.0\.0\.1:\d+ again in a terminal and tick care_circle:read on the consent page/);
+    expect(out.stdout).toContain('Verdict: READY (2 of 4 tools usable with this sign-in).');
+  });
+
   it('when a key is configured as well, then the key is used and the token file is never read, and --login refuses to start', async () => {
     // A token file that would stop any bridge that read it.
     const other = mkdtempSync(path.join(dir, 'unreadable-'));

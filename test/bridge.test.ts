@@ -379,6 +379,28 @@ describe.concurrent('stdio bridge', () => {
       expect(out.stdout).toMatch(/Verdict: READY/);
       expect(out.stdout).not.toContain(who.apiKey);
       expect(out.code).toBe(0);
+      expect(out.stdout).toMatch(/server reached: .*, the family workspace endpoint\n/);
+      expect(out.stdout).toContain('usable with this key: all 4 (a key is not limited by scopes)');
+      expect(out.stdout).toContain('Verdict: READY (4 of 4 tools usable with this key).');
+      expect(out.stdout).not.toContain('WARN');
+    });
+
+    it('when pointed at the site URL, then it names the public directory and the app URL to use instead (exit 1), never "Unknown tool"', async () => {
+      const out = await runCli(['--check', svc.config.siteUrl], { CARECIRCLE_API_KEY: `sk-svc-${'ab'.repeat(32)}` });
+      expect(out.stdout).toContain(`FAIL  the workspace endpoint: this is carecircle's public directory at ${svc.config.siteUrl}/api/mcp, not the family workspace`);
+      expect(out.stdout).toContain("fix: Set CARECIRCLE_URL to carecircle's app URL (APP_URL, where caregivers sign in), for example http://localhost:8081");
+      expect(out.stdout).not.toContain('Unknown tool');
+      expect(out.stdout).toMatch(/Verdict: NOT READY/);
+      expect(out.code).toBe(1);
+    });
+
+    it('when pointed at the sandbox endpoint, then it names it and the app URL to use instead (exit 1)', async () => {
+      const out = await runCli(['--check', `${svc.config.appUrl}/api/mcp/public`], { CARECIRCLE_API_KEY: `sk-svc-${'ab'.repeat(32)}` });
+      expect(out.stdout).toContain(`endpoint  ${svc.config.appUrl}/api/mcp/public\n`);
+      expect(out.stdout).toContain(`FAIL  the workspace endpoint: this is carecircle's sandbox endpoint at ${svc.config.appUrl}/api/mcp/public`);
+      expect(out.stdout).toContain(`fix: Set CARECIRCLE_URL to carecircle's app URL, ${svc.config.appUrl} (without /api/mcp/public).`);
+      expect(out.stdout).toMatch(/Verdict: NOT READY/);
+      expect(out.code).toBe(1);
     });
 
     it('when the key is revoked, then the key step fails with the fix and the verdict is NOT READY (exit 1)', async () => {
