@@ -11,12 +11,12 @@ import { createApexApp } from './gateway/apex.js';
 import { createAuthHostApp, createHostApp } from './gateway/hosts.js';
 import { startInboxListener } from './inbox/smtp.js';
 import type Koa from 'koa';
+import { openLimiter } from './limits/index.js';
 import type { Logger } from './log.js';
 import { sliceSubject, type SliceContext, type SliceManifest, type Stoppable } from './slice/contract.js';
 import { SLICES } from './slices.js';
 import { startEmbeddedMongo, type EmbeddedMongo } from './store/embeddedMongo.js';
 import { openStore, type Store } from './store/mongo.js';
-import { RateLimiter } from './store/rateLimit.js';
 import { PACKAGE_ROOT } from './version.js';
 import { startWorkers, type WorkerPool } from './worker/runtime.js';
 import { sliceHandlers } from './worker/router.js';
@@ -86,7 +86,8 @@ export async function startService(role: Role, config: Config, log: Logger): Pro
     const bus = await openBus(config.natsUrl, log);
     stops.push(() => bus.close());
 
-    const limiter = new RateLimiter(store.db);
+    // Exact in memory for one process; in JetStream key-value where several share the NATS bus.
+    const limiter = openLimiter(bus, config.busNamespace, log);
     const ctx: SliceContext = { config, log, db: store.db, bus, limiter, clock: Date.now, slices };
     const urls: Record<string, string> = {};
     let cronRole: CronRole | undefined;

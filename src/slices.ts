@@ -17,19 +17,13 @@ import { sessionSlice } from './session/slice.js';
 import { siteSlice } from './site/slice.js';
 import { defineSlice, type SliceManifest } from './slice/contract.js';
 import { ENTITY_SNAPSHOTS } from './store/entities.js';
-import { RATE_HEADS, RATE_TOKENS, RateLimiter, rateTokenIndexes } from './store/rateLimit.js';
 import { versionedIndexes } from './store/versioned.js';
 import { workspaceSlice } from './workspace/slice.js';
 
-/** The shared mechanism's own collections and sweep: rate limits, leases, entity snapshots. */
+/** The shared mechanism's own collections: leases and entity snapshots. */
 const platformSlice = defineSlice({
   name: 'platform',
-  indexes: { [RATE_TOKENS]: rateTokenIndexes, [RATE_HEADS]: rateTokenIndexes, [LEASES]: versionedIndexes, [ENTITY_SNAPSHOTS]: versionedIndexes },
-  jobs: (ctx) => {
-    const limiter = new RateLimiter(ctx.db);
-    // A spent token outside its window no longer limits anyone.
-    return [{ name: 'rate-tokens', schedule: '*/15 * * * *', run: async () => ({ removed: await limiter.sweep() }) }];
-  },
+  indexes: { [LEASES]: versionedIndexes, [ENTITY_SNAPSHOTS]: versionedIndexes },
 });
 
 export const SLICES: readonly SliceManifest[] = [

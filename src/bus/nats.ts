@@ -3,6 +3,7 @@ import { connect, errors, headers as natsHeaders, type Msg, type NatsConnection 
 import type { Logger } from '../log.js';
 import { BusClosedError, BusError, NoRespondersError, RequestEncodingError, RequestTimeoutError } from './errors.js';
 import { NatsDurableStreams } from './natsDurable.js';
+import { NatsKeyValueStores } from './natsKv.js';
 import { encodeReply, failureEnvelope, openReply } from './replies.js';
 import { HEADER_REQUEST_ID, type Bus, type BusHandler, type BusHeaders, type BusMessage, type ReplyEnvelope, type RequestOptions, type ServeOptions, type Subscription } from './types.js';
 
@@ -46,6 +47,7 @@ function failureOf(err: unknown, subject: string, timeoutMs: number): BusError {
 export class NatsBus implements Bus {
   readonly kind = 'nats' as const;
   readonly durable: NatsDurableStreams;
+  readonly kv: NatsKeyValueStores;
   private readonly subs = new Set<{ drain(): Promise<void> }>();
   private connected = true;
 
@@ -54,6 +56,7 @@ export class NatsBus implements Bus {
     private readonly log: Logger,
   ) {
     this.durable = new NatsDurableStreams(nc);
+    this.kv = new NatsKeyValueStores(nc);
   }
 
   static async connect(servers: string, log: Logger, name = 'carecircle'): Promise<NatsBus> {

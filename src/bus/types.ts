@@ -1,6 +1,7 @@
 // The bus contract both implementations honour: request/reply on subjects, queue groups, headers, timeouts.
 import type { DurableStreams } from './durable.js';
 import type { FailureKind, HandlerFailure } from './errors.js';
+import type { KeyValueStores } from './kv.js';
 
 /** Headers carried with every request. Names are lower-case. */
 export type BusHeaders = Record<string, string>;
@@ -59,6 +60,11 @@ export interface Bus {
    * whose callers make their own durable step instead.
    */
   readonly durable?: DurableStreams;
+  /**
+   * Key-value buckets with compare-and-set, where the bus has them (NATS with JetStream); absent on
+   * the in-process bus, where one process keeps such state in memory.
+   */
+  readonly kv?: KeyValueStores;
   /** Drain subscriptions, flush, and close. */
   close(): Promise<void>;
 }

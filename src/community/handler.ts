@@ -8,7 +8,7 @@ import type { Channel } from '../directory/data.js';
 import { loadDirectoryData } from '../directory/data.js';
 import { createIdTokenVerifier, IdTokenError, type IdTokenVerifier, type VerifiedIdentity } from '../identity/verify.js';
 import { describeIssues, parseOr400 } from '../http/problems.js';
-import { perMinute, RateLimiter } from '../store/rateLimit.js';
+import { perMinute, type Limiter } from '../limits/limiter.js';
 import { ApiProblem, json } from '../http/reply.js';
 import { handlers, type RouteHandlers } from '../slice/contract.js';
 import { COMMUNITY_ROUTES } from './routes.js';
@@ -19,7 +19,7 @@ import { DIRECTORY_TOOLS } from '../directory/tools.js';
 export interface CommunityDeps {
   config: Config;
   store: CommunityStore;
-  limiter: RateLimiter;
+  limiter: Limiter;
   verify: IdTokenVerifier;
   channels: readonly Channel[];
 }
@@ -138,6 +138,6 @@ export function communityRoutes(deps: CommunityDeps): RouteHandlers {
   }
 }
 
-export function communityHandlers(config: Config, db: Db, verify: IdTokenVerifier = createIdTokenVerifier(identityProvider(config))): RouteHandlers {
-  return communityRoutes({ config, store: new CommunityStore(db), limiter: new RateLimiter(db), verify, channels: loadDirectoryData().channels });
+export function communityHandlers(config: Config, db: Db, limiter: Limiter, verify: IdTokenVerifier = createIdTokenVerifier(identityProvider(config))): RouteHandlers {
+  return communityRoutes({ config, store: new CommunityStore(db), limiter, verify, channels: loadDirectoryData().channels });
 }

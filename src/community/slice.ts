@@ -8,5 +8,5 @@ export const communitySlice = defineSlice({
   name: 'community',
   routes: COMMUNITY_ROUTES,
   indexes: COMMUNITY_INDEXES,
-  serve: (ctx) => communityHandlers(ctx.config, ctx.db),
+  serve: (ctx) => communityHandlers(ctx.config, ctx.db, ctx.limiter),
 });

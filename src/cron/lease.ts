@@ -1,7 +1,7 @@
 // A leader lease in MongoDB: one holder at a time, taken over only after it expires. Each
 // renewal or takeover is a versioned write (store/versioned.ts), so two processes never both lead.
 import type { Db } from 'mongodb';
-import type { Clock } from '../store/rateLimit.js';
+import type { Clock } from '../limits/limiter.js';
 import { VersionedStore } from '../store/versioned.js';
 
 interface Term {

@@ -2,7 +2,7 @@
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../rpc/mcp.js';
 import { jsonContent, ref } from '../http/openapi.js';
 import { defineRoutes, defineSlice, handlers } from '../slice/contract.js';
-import { perMinute } from '../store/rateLimit.js';
+import { perMinute } from '../limits/limiter.js';
 import { directoryEndpoint } from './handler.js';
 import { DIRECTORY_ENDPOINT } from './endpoint.js';
 

@@ -1,7 +1,7 @@
 // The edge of the site and app JSON APIs and pages: ApiError bodies, method check, rate limit,
 // body bounds, JSON parsing and forwarding. Each step is one small middleware.
 import type { Context, Middleware, Next } from 'koa';
-import type { BucketPolicy } from '../store/rateLimit.js';
+import type { BucketPolicy } from '../limits/limiter.js';
 import { sendApiError } from '../http/apiError.js';
 import { BodyError, parseJson, readRawBody, requireJsonContentType } from '../http/body.js';
 import type { GatewayDeps } from './context.js';

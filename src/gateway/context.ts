@@ -1,8 +1,8 @@
 // What every gateway needs, built once per process and shared by its surfaces.
 import type { Bus } from '../bus/types.js';
 import type { Config } from '../config.js';
+import type { Limiter } from '../limits/limiter.js';
 import type { Logger } from '../log.js';
-import type { RateLimiter } from '../store/rateLimit.js';
 import type { Store } from '../store/mongo.js';
 
 export interface GatewayDeps {
@@ -10,5 +10,5 @@ export interface GatewayDeps {
   log: Logger;
   bus: Bus;
   store: Store;
-  limiter: RateLimiter;
+  limiter: Limiter;
 }

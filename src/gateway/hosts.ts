@@ -6,7 +6,7 @@ import Router from '@koa/router';
 import Koa, { type Context, type Middleware } from 'koa';
 import { sendApiError } from '../http/apiError.js';
 import { compilePath, pathsOf, sliceSubject, type Host, type RouteSpec, type SliceContext, type SliceManifest } from '../slice/contract.js';
-import type { BucketPolicy } from '../store/rateLimit.js';
+import type { BucketPolicy } from '../limits/limiter.js';
 import { apiEndpoint } from './apiEdge.js';
 import type { GatewayDeps } from './context.js';
 import { mcp_cors, mcpEndpoint } from './mcpEdge.js';

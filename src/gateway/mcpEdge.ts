@@ -7,7 +7,7 @@ import { RPC } from '../rpc/codes.js';
 import { salvageId, type RpcId } from '../rpc/envelope.js';
 import { parseError, RpcError } from '../rpc/errors.js';
 import { rpcErrorBody } from '../rpc/mcp.js';
-import type { BucketPolicy } from '../store/rateLimit.js';
+import type { BucketPolicy } from '../limits/limiter.js';
 import { BodyError, parseJson, readRawBody, requireJsonContentType } from '../http/body.js';
 import type { GatewayDeps } from './context.js';
 import { WorkerFailedError } from '../bus/forward.js';

@@ -10,7 +10,7 @@ import type { Bus } from '../bus/types.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { randomUUID } from 'node:crypto';
-import { perMinute, type RateLimiter } from '../store/rateLimit.js';
+import { perMinute, type Limiter } from '../limits/limiter.js';
 import { EXCERPT_CHARS } from './records.js';
 import type { Delivery } from './handler.js';
 
@@ -28,7 +28,7 @@ class SmtpReply extends Error {
   }
 }
 
-export async function startInboxListener(config: Config, bus: Bus, subject: string, log: Logger, limiter: RateLimiter): Promise<InboxListener> {
+export async function startInboxListener(config: Config, bus: Bus, subject: string, log: Logger, limiter: Limiter): Promise<InboxListener> {
   const ask = async (path: string, body: unknown) => {
     const reply = await forward(bus, subject, { v: 1, method: 'POST', path, query: {}, headers: {}, body, clientIp: '', requestId: randomUUID() }, { timeoutMs: config.busTimeoutMs, retryWindowMs: config.gatewayRetryWindowMs, idempotent: path === '/recipient', maxAttempts: config.gatewayMaxAttempts });
     if (reply.status !== 200) throw new Error(`inbox worker answered ${reply.status}`);

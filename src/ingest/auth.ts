@@ -4,7 +4,7 @@
 import type { HttpRequestEnvelope } from '../bus/envelopes.js';
 import type { InstitutionRecord, PartnerStore } from '../partner/records.js';
 import { timestampProblem, verifySignature, type TimestampProblem } from '../partner/signature.js';
-import { perMinute, type RateLimiter } from '../store/rateLimit.js';
+import { perMinute, type Limiter } from '../limits/limiter.js';
 import { ApiProblem } from '../http/reply.js';
 
 export interface VerifiedPartner {
@@ -25,7 +25,7 @@ export class PartnerAuth {
 
   constructor(
     private readonly partners: PartnerStore,
-    private readonly limiter: RateLimiter,
+    private readonly limiter: Limiter,
     ratePerMin: number,
     private readonly clock: () => number = Date.now,
   ) {

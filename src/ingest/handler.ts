@@ -8,7 +8,7 @@ import type { Logger } from '../log.js';
 import type { PartnerStore } from '../partner/records.js';
 import { parseIsoInstant, TIMESTAMP_TOLERANCE_MS } from '../partner/signature.js';
 import { newId } from '../store/ids.js';
-import type { RateLimiter } from '../store/rateLimit.js';
+import type { Limiter } from '../limits/limiter.js';
 import { hasLovedOne } from '../family/records.js';
 import { ApiProblem, json } from '../http/reply.js';
 import { handlers, type RouteHandlers } from '../slice/contract.js';
@@ -33,7 +33,7 @@ export interface PipeDeps {
   shares: FamilyShares;
   writer: CareEventWriter;
   sink: EventSink;
-  limiter: RateLimiter;
+  limiter: Limiter;
   clock?: () => number;
 }
 

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js';
 import type { Logger } from '../log.js';
 import { institutionName } from '../partner/records.js';
-import type { RateLimiter } from '../store/rateLimit.js';
+import type { Limiter } from '../limits/limiter.js';
 import { WorkspaceStore } from '../family/records.js';
 import { ApiProblem, json } from '../http/reply.js';
 import { handlers, type RouteHandlers } from '../slice/contract.js';
@@ -30,7 +30,7 @@ export interface LinkDeps {
   appOrigin: string;
   inboxDomain: string;
   shares: FamilyShares;
-  limiter: RateLimiter;
+  limiter: Limiter;
   callerOf: CallerOf;
 }
 

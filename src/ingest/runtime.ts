@@ -4,11 +4,11 @@ import type { Db } from 'mongodb';
 import { subjects } from '../bus/subjects.js';
 import type { Bus } from '../bus/types.js';
 import type { Config } from '../config.js';
+import type { Limiter } from '../limits/limiter.js';
 import type { Logger } from '../log.js';
 import { PartnerStore } from '../partner/records.js';
 import { resolveDataKey, SecretBox } from '../partner/secretBox.js';
 import { sessionCaller } from '../auth/sessions.js';
-import { RateLimiter } from '../store/rateLimit.js';
 import type { RouteHandlers, SweepJob } from '../slice/contract.js';
 import { startIngestConsumer, type IngestConsumer } from './consumer.js';
 import { DeadLetters } from './deadLetters.js';
@@ -20,12 +20,11 @@ import { ingestStream, MongoSink, StreamSink } from './stream.js';
 import { CareEventWriter } from './writer.js';
 
 /** The pipe host's handler and the app host's family-share link handler. */
-export function ingestWorkerHandlers(config: Config, log: Logger, db: Db, bus: Bus): RouteHandlers {
+export function ingestWorkerHandlers(config: Config, log: Logger, db: Db, bus: Bus, limiter: Limiter): RouteHandlers {
   const names = subjects(config.busNamespace);
   const partners = new PartnerStore(db, new SecretBox(resolveDataKey(config, log)));
   const shares = new FamilyShares(db);
   const writer = new CareEventWriter(db, shares);
-  const limiter = new RateLimiter(db);
   const sink = bus.durable ? new StreamSink(bus.durable, ingestStream(config.busNamespace, names.ingestEvents), config.ingestAckWaitMs) : new MongoSink(writer, new DeadLetters(db), log.child({ component: 'ingest-writer' }));
   return {
     ...pipeHandlers({ config, db, partners, shares, writer, sink, limiter }),

@@ -3,6 +3,7 @@ import type { Db } from 'mongodb';
 import type { Bus } from '../bus/types.js';
 import { subjects } from '../bus/subjects.js';
 import type { Config } from '../config.js';
+import type { Limiter } from '../limits/limiter.js';
 import type { Logger } from '../log.js';
 import { RPC } from '../rpc/codes.js';
 import { RpcError } from '../rpc/errors.js';
@@ -10,7 +11,6 @@ import { endpointDescriptor, serveMcp } from '../rpc/http.js';
 import { failure, McpServer } from '../rpc/mcp.js';
 import { VERSION } from '../version.js';
 import type { RouteHandler } from '../slice/contract.js';
-import { RateLimiter } from '../store/rateLimit.js';
 import { SANDBOX_ENDPOINT } from './endpoint.js';
 import { SandboxService } from './service.js';
 import { sandboxTools, START_WORKSPACE_TOOL } from './tool.js';
@@ -19,7 +19,7 @@ export function sandboxRateNote(config: Config): string {
   return `Per client address: a burst of ${config.sandboxRateCapacity} workspaces, then one more every ${Math.round(config.sandboxRateRefill / 60_000)} minutes. Over the limit: HTTP 429, JSON-RPC -32029, Retry-After and error.data.retryAfterSec; wait that long and retry once.`;
 }
 
-export function createSandboxServer(config: Config, db: Db, bus: Bus, log?: Logger): McpServer {
+export function createSandboxServer(config: Config, db: Db, bus: Bus, limiter: Limiter, log?: Logger): McpServer {
   return new McpServer({
     name: SANDBOX_ENDPOINT.name,
     title: SANDBOX_ENDPOINT.title,
@@ -27,7 +27,7 @@ export function createSandboxServer(config: Config, db: Db, bus: Bus, log?: Logg
     instructions: SANDBOX_ENDPOINT.instructions(config),
     tools: sandboxTools({
       service: new SandboxService(db, config.inboxDomain),
-      limiter: new RateLimiter(db),
+      limiter,
       policy: { capacity: config.sandboxRateCapacity, refillMs: config.sandboxRateRefill },
       appUrl: config.appUrl,
       bus,
@@ -41,8 +41,8 @@ export function createSandboxServer(config: Config, db: Db, bus: Bus, log?: Logg
 }
 
 /** GET answers the descriptor, POST the JSON-RPC messages. */
-export function sandboxEndpoint(config: Config, db: Db, bus: Bus, log: Logger): RouteHandler {
-  const server = createSandboxServer(config, db, bus, log);
+export function sandboxEndpoint(config: Config, db: Db, bus: Bus, limiter: Limiter, log: Logger): RouteHandler {
+  const server = createSandboxServer(config, db, bus, limiter, log);
   const descriptor = endpointDescriptor(
     server,
     { url: SANDBOX_ENDPOINT.url(config), auth: 'none', methods: ['initialize', 'ping', 'tools/list', 'tools/call'], rateLimit: sandboxRateNote(config) },

@@ -1,7 +1,7 @@
 // The sandbox's routes: the unauthenticated MCP endpoint and, for people, the claim and invitation pages.
 import { appPage } from '../app/routeTable.js';
 import { defineRoutes } from '../slice/contract.js';
-import { perMinute } from '../store/rateLimit.js';
+import { perMinute } from '../limits/limiter.js';
 
 /** SPEC §B2: the sandbox body is limited to 64 KB. */
 export const SANDBOX_BODY_LIMIT = 64 * 1024;

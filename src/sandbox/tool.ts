@@ -4,7 +4,7 @@ import type { Bus } from '../bus/types.js';
 import { RPC } from '../rpc/codes.js';
 import { RpcError } from '../rpc/errors.js';
 import { implementTool, type ToolDeclaration, type ToolDefinition } from '../rpc/mcp.js';
-import type { BucketPolicy, RateLimiter } from '../store/rateLimit.js';
+import type { BucketPolicy, Limiter } from '../limits/limiter.js';
 import type { SandboxService } from './service.js';
 
 export function sandboxInput(appUrl: string) {
@@ -30,7 +30,7 @@ export function sandboxInput(appUrl: string) {
 
 export interface SandboxToolDeps {
   service: SandboxService;
-  limiter: RateLimiter;
+  limiter: Limiter;
   policy: BucketPolicy;
   appUrl: string;
   bus: Bus;

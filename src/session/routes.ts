@@ -1,7 +1,7 @@
 // The session helpers' routes (SPEC §A), on the site and app hosts alike so one sign-in covers both.
 import { errors, jsonContent } from '../http/openapi.js';
 import { defineRoutes } from '../slice/contract.js';
-import { perMinute } from '../store/rateLimit.js';
+import { perMinute } from '../limits/limiter.js';
 
 const sessionStatus = { type: 'object', required: ['authenticated'], additionalProperties: true, properties: { authenticated: { type: 'boolean' } } };
 const sessionRequest = { type: 'object', required: ['idToken'], properties: { idToken: { type: 'string', minLength: 1, description: 'An identity-provider ID token of a signed-in user.' } } };

@@ -9,7 +9,7 @@ import type { Config } from '../config.js';
 import type { OpenApiKit } from '../http/openapi.js';
 import type { Logger } from '../log.js';
 import type { ToolDeclaration } from '../rpc/mcp.js';
-import type { BucketPolicy, RateLimiter } from '../store/rateLimit.js';
+import type { BucketPolicy, Limiter } from '../limits/limiter.js';
 
 /** The listeners a route can be served on; `internal` routes are reached over the bus only (the SMTP role). */
 export type Host = 'site' | 'app' | 'pipe' | 'internal';
@@ -99,7 +99,7 @@ export interface SliceContext {
   log: Logger;
   db: Db;
   bus: Bus;
-  limiter: RateLimiter;
+  limiter: Limiter;
   clock: () => number;
   /** Every slice of the deployment, for the documents that describe the whole service. */
   slices: readonly SliceManifest[];

@@ -1,7 +1,7 @@
 // The workspace slice: the authenticated workspace MCP endpoint over the family records, and the
 // audit log of its calls.
 import { defineSlice, defineRoutes, handlers } from '../slice/contract.js';
-import { perMinute } from '../store/rateLimit.js';
+import { perMinute } from '../limits/limiter.js';
 import { AUDIT_INDEXES, MCP_AUDIT_LOG } from './audit.js';
 import { WORKSPACE_ENDPOINT } from './endpoint.js';
 import { workspaceEndpoint } from './handler.js';
