@@ -107,6 +107,14 @@ describe('metrics', () => {
     expect(text).not.toContain('jane-doe');
   });
 
+  it('when the authorization server answers, then its requests are labelled by its own route', async () => {
+    expect((await fetch(`${gateway.urls.auth}/.well-known/oauth-authorization-server`)).status).toBe(200);
+    const text = await scrape(gateway);
+    const auth = [...text.matchAll(/^carecircle_http_requests_total\{surface="auth",route="([^"]*)"/gm)].map((m) => m[1]);
+    expect(auth.length).toBeGreaterThan(0);
+    expect(auth).not.toContain('(unmatched)');
+  });
+
   it('when /metrics is asked of a public listener, then it is not there: only the metrics port serves it', async () => {
     for (const surface of ['site', 'app', 'pipe'] as const) expect((await fetch(`${gateway.urls[surface]}/metrics`)).status).toBe(404);
     expect((await fetch(gateway.urls.metrics!.replace(/\/metrics$/, '/other'))).status).toBe(404);
