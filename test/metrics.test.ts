@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { subjects } from '../src/bus/subjects.js';
+import { DeadLetters } from '../src/ingest/deadLetters.js';
 import { ingestStream } from '../src/ingest/stream.js';
 import { sliceSubject } from '../src/slice/contract.js';
 import { postJson, rpc, startTestService, type TestService } from './harness/service.js';
@@ -98,6 +99,14 @@ describe('metrics', () => {
     const routes = new Set([...after.matchAll(/route="([^"]*)"/g)].map((m) => m[1]));
     for (const route of routes) expect(route).toMatch(/^(\/[A-Za-z0-9._:\-/*]*|\(unmatched\)|oidc:[a-z_]+)$/);
   }, 60_000);
+
+  it('when an accepted event is held in the dead-letter store, then the dead-letter counter moves', async () => {
+    const before = sample(await scrape(worker), 'carecircle_ingest_dead_lettered_total');
+    const now = new Date().toISOString();
+    const queued = { v: 1 as const, eventId: `evt-${randomBytes(4).toString('hex')}`, institutionId: 'inst-x', subjectRef: 's-1', eventType: 'visit_started', occurredAt: now, receivedAt: now, payload: {}, linkId: 'l-1' };
+    await new DeadLetters(worker.store.db).put(queued, new Error('refused'), 5, 'consumer');
+    expect(sample(await scrape(worker), 'carecircle_ingest_dead_lettered_total')).toBe(before + 1);
+  });
 
   it('when a path no route declares is requested, then it is counted as unmatched, not by its path', async () => {
     const res = await fetch(`${gateway.urls.site}/people/jane-doe-1961`);
