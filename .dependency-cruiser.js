@@ -6,7 +6,7 @@
 // Folder-level cycles among the top folders of src/ are checked by scripts/folder-cycles.ts.
 
 const TESTS = '(\\.test\\.ts$|^test/)';
-const SHARED = '^src/((config|log|version|roles|tenants)\\.ts$|(http|bus|store|limits|rpc|auth|slice)/)';
+const SHARED = '^src/((config|log|version|roles|tenants)\\.ts$|(http|bus|store|limits|rpc|auth|slice|metrics)/)';
 const SLICES = '^src/(directory|site|newsletter|community|session|identity|workspace|keys|app|oauth|sandbox|inbox|ingest|partner|family)/';
 const RUNTIME = '^src/(gateway|worker|cron)/';
 const WIRING = '^src/(service|cli|slices)\\.ts$';
@@ -30,7 +30,7 @@ export default {
     },
     {
       name: 'shared-mechanism-not-upward',
-      comment: 'Shared mechanism (config, log, version, roles, http, bus, store, limits, rpc, auth, slice) may not import slices, the runtime or the role wiring.',
+      comment: 'Shared mechanism (config, log, version, roles, http, bus, store, limits, rpc, auth, slice, metrics) may not import slices, the runtime or the role wiring.',
       severity: 'error',
       from: { path: SHARED, pathNot: TESTS },
       to: { path: `${SLICES}|${RUNTIME}|${WIRING}` },

@@ -37,6 +37,7 @@ export const CONFIG_KEYS = {
   authPort: { env: 'AUTH_PORT', doc: 'Port of the authorization host (sign-in, OAuth).', schema: port, default: '8082' },
   pipePort: { env: 'PIPE_PORT', doc: 'Port of the partner ingest host (signed events and agency calls).', schema: port, default: '8083' },
   apexPort: { env: 'APEX_PORT', doc: 'Port of the apex host, which answers every path with a permanent redirect to the same path and query on SITE_URL.', schema: port, default: '8079' },
+  metricsPort: { env: 'METRICS_PORT', doc: 'Port of the metrics listener every role runs on BIND_HOST (GET /metrics, Prometheus text; never on the public listeners). Processes sharing a host each need their own; 0 picks a free one; off runs none.', schema: z.union([z.literal('off'), port]), default: '9464' },
   siteUrl: { env: 'SITE_URL', doc: 'Public URL of the site host ({base_url}). Its listener answers only this host or its own address (421 otherwise); https when NODE_ENV=production, except on localhost.', schema: url, default: 'http://localhost:8080' },
   appUrl: { env: 'APP_URL', doc: 'Public URL of the application host ({app_url}). Its listener answers only this host or its own address (421 otherwise); https when NODE_ENV=production, except on localhost.', schema: url, default: 'http://localhost:8081' },
   authUrl: { env: 'AUTH_URL', doc: 'Issuer URL of the authorization server ({auth_url}). Its listener answers only this host or its own address (421 otherwise); https when NODE_ENV=production, except on localhost.', schema: url, default: 'http://localhost:8082' },

@@ -13,6 +13,7 @@ import { startInboxListener } from './inbox/smtp.js';
 import type Koa from 'koa';
 import { openLimiter } from './limits/index.js';
 import type { Logger } from './log.js';
+import { instrumentListener, startMetricsListener } from './metrics/index.js';
 import { sliceSubject, type SliceContext, type SliceManifest, type Stoppable } from './slice/contract.js';
 import { SLICES } from './slices.js';
 import { startEmbeddedMongo, type EmbeddedMongo } from './store/embeddedMongo.js';
@@ -111,7 +112,8 @@ export async function startService(role: Role, config: Config, log: Logger): Pro
         ['pipe', createHostApp('pipe', deps, slices), config.pipePort],
       ];
       for (const [surface, koa, port] of listeners) {
-        const server = await listen(koa, config.bindHost, port);
+        // The apex answers every path alike: one route label.
+        const server = await listen(instrumentListener(koa, surface, surface === 'apex' ? '/*' : undefined), config.bindHost, port);
         urls[surface] = urlOf(server, config.bindHost);
         // Listeners close first (stops are run in reverse), so no request arrives without a worker.
         stops.push(() => closeServer(server, config.shutdownGraceMs));
@@ -125,6 +127,12 @@ export async function startService(role: Role, config: Config, log: Logger): Pro
     if (role === 'all' || role === 'cron') {
       cronRole = startCron(store, log, slices.flatMap((s) => s.jobs?.(ctx) ?? []));
       stops.push(() => cronRole!.stop());
+    }
+    if (config.metricsPort !== 'off') {
+      // Its own port, never a public listener's: scraped from inside the deployment only.
+      const metrics = await startMetricsListener(config.bindHost, config.metricsPort, (err) => log.warn({ err }, 'metrics collection failed'));
+      urls.metrics = metrics.url;
+      stops.push(() => metrics.close());
     }
     log.info({ role, urls, bus: bus.kind }, 'carecircle started');
     return { role, urls, bus, store, ...(cronRole ? { cron: cronRole } : {}), stop: stopAll };

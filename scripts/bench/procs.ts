@@ -97,6 +97,8 @@ export async function carecircleEnv(mongoUrl: string, extra: Record<string, stri
     NODE_ENV: 'development',
     LOG_LEVEL: KNOBS.logLevel,
     BIND_HOST: '127.0.0.1',
+    // Several processes share this host: each takes a free metrics port.
+    METRICS_PORT: '0',
     DATA_DIR: dataDir,
     MONGO_URL: mongoUrl,
     // A fixed key, so the bench itself can store partner secrets the service can read.

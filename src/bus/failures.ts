@@ -2,6 +2,7 @@
 // database or the bus cannot be reached now; the same request may succeed later: 503 with
 // Retry-After) or deterministic (the same request fails the same way again: 4xx, never retried).
 import { MongoError, MongoNetworkError, MongoNotConnectedError, MongoOperationTimeoutError, MongoServerClosedError, MongoServerSelectionError, MongoTopologyClosedError } from 'mongodb';
+import { metrics } from '../metrics/index.js';
 import { BusClosedError, HandlerFailure, NoRespondersError, RequestTimeoutError, type FailureKind } from './errors.js';
 
 /** Seconds a client is told to wait after a transient failure. */
@@ -64,4 +65,16 @@ export function failureKindOf(err: unknown): FailureKind {
   if (isTransient(err)) return 'unavailable';
   if (isDeterministicInput(err)) return 'rejected';
   return 'failed';
+}
+
+/** The database failure behind `err` (following `cause`), if any. */
+function databaseErrorIn(err: unknown): MongoError | undefined {
+  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) if (e instanceof MongoError) return e;
+  return undefined;
+}
+
+/** Count a failure in the database metric when the database caused it, by whether it is transient. */
+export function countDatabaseError(err: unknown): void {
+  const db = databaseErrorIn(err);
+  if (db) metrics.databaseErrors.inc({ transient: String(isTransientMongo(db)) });
 }

@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { httpReplyEnvelope, type HttpRequestEnvelope } from './envelopes.js';
 import { NoRespondersError, RemoteHandlerError, RequestEncodingError, RequestTimeoutError } from './errors.js';
 import { RETRY_AFTER_SEC } from './failures.js';
+import { metrics } from '../metrics/index.js';
 import { HEADER_DEADLINE, HEADER_REQUEST_ID, type Bus } from './types.js';
 
 /** Workers one request is sent to when none answers, unless the caller says otherwise. */
@@ -72,15 +73,23 @@ function byCause(err: RemoteHandlerError): Error {
   }
 }
 
+/** Counts a request given up as unavailable (503); other errors pass through uncounted. */
+function gaveUp(subject: string, err: Error): Error {
+  if (err instanceof UnavailableError) metrics.busUnavailable.inc({ subject, reason: err.reason });
+  return err;
+}
+
 export async function forward(bus: Bus, subject: string, envelope: HttpRequestEnvelope, opts: ForwardOptions) {
   const deadline = Date.now() + opts.retryWindowMs;
   const maxAttempts = opts.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
   let unanswered = 0;
   let backoff = 25;
+  let sent = 0;
   for (;;) {
     const left = deadline - Date.now();
-    if (left <= 0) throw new UnavailableError(`no worker answered on ${subject} within ${opts.retryWindowMs} ms`);
+    if (left <= 0) throw gaveUp(subject, new UnavailableError(`no worker answered on ${subject} within ${opts.retryWindowMs} ms`));
     const timeoutMs = Math.min(opts.timeoutMs, left);
+    if (sent++ > 0) metrics.busRetries.inc({ subject });
     let reply: unknown;
     try {
       reply = await bus.request(subject, envelope, {
@@ -89,14 +98,16 @@ export async function forward(bus: Bus, subject: string, envelope: HttpRequestEn
       });
     } catch (err) {
       // A worker answered: whatever it said stands, sending it again would get the same.
-      if (err instanceof RemoteHandlerError) throw byCause(err);
+      if (err instanceof RemoteHandlerError) throw gaveUp(subject, byCause(err));
       if (err instanceof RequestEncodingError) throw new RequestRejectedError(err.tooLarge ? 413 : 400, err.tooLarge ? 'request_too_large' : 'unprocessable', err.message, { cause: err });
+      if (err instanceof NoRespondersError) metrics.busNoResponders.inc({ subject });
+      if (err instanceof RequestTimeoutError) metrics.busTimeouts.inc({ subject });
       // Only a timeout while the bus is connected means a worker took the request and never
       // answered; one during a bus outage counts against the retry window alone.
       if (err instanceof RequestTimeoutError && opts.idempotent && bus.ready() && ++unanswered >= maxAttempts)
-        throw new UnavailableError(`no answer on ${subject} from ${unanswered} workers in turn`, 'no_worker', { cause: err });
+        throw gaveUp(subject, new UnavailableError(`no answer on ${subject} from ${unanswered} workers in turn`, 'no_worker', { cause: err }));
       const retry = err instanceof NoRespondersError || (err instanceof RequestTimeoutError && opts.idempotent);
-      if (!retry) throw new UnavailableError(err instanceof Error ? err.message : String(err), 'no_worker', { cause: err });
+      if (!retry) throw gaveUp(subject, new UnavailableError(err instanceof Error ? err.message : String(err), 'no_worker', { cause: err }));
       await sleep(Math.min(backoff, Math.max(0, deadline - Date.now())));
       backoff = Math.min(backoff * 2, 500);
       continue;

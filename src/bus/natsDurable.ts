@@ -3,6 +3,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, StorageType, type ConsumerMessages, type JetStreamClient, type JsMsg } from '@nats-io/jetstream';
 import { nanos, type NatsConnection } from '@nats-io/transport-node';
+import { metrics, watchConsumer } from '../metrics/index.js';
 import type { ConsumeOptions, ConsumerSpec, ConsumerState, DurableMessage, DurableStreams, PublishAck, PublishOptions, RunningConsumer, StreamSpec } from './durable.js';
 
 const PUBLISH_TIMEOUT_MS = 5_000;
@@ -78,6 +79,7 @@ export class NatsDurableStreams implements DurableStreams {
     const inflight = new Set<Promise<void>>();
 
     const settle = async (m: JsMsg): Promise<void> => {
+      if (m.redelivered) metrics.jetstreamRedeliveries.inc({ stream: stream.name, consumer: consumer.durable });
       const d = delivery(m);
       await handler(d).catch(() => d.nak());
     };
@@ -117,10 +119,12 @@ export class NatsDurableStreams implements DurableStreams {
       }
     };
     const running = run();
+    const unwatch = watchConsumer(stream.name, consumer.durable, () => this.consumerState(stream.name, consumer.durable));
 
     const handle: RunningConsumer = {
       stop: async () => {
         this.running.delete(handle);
+        unwatch();
         stopped = true;
         stopping.abort();
         void messages?.close();

@@ -15,6 +15,7 @@ import { COMMUNITY_ROUTES } from './routes.js';
 import { communityAction, communityActionBase, communityQuery, type CommunityActionResult } from './schema.js';
 import { CommunityStore, CursorError, type ThreadRecord } from './store.js';
 import { DIRECTORY_TOOLS } from '../directory/tools.js';
+import { countRateLimited } from '../metrics/index.js';
 
 export interface CommunityDeps {
   config: Config;
@@ -90,6 +91,7 @@ export function communityRoutes(deps: CommunityDeps): RouteHandlers {
     .on('apiCommunity', 'POST', async (req) => {
       const identity = await authenticate(req);
       const taken = await deps.limiter.take(`community-write:uid:${identity.uid}`, writePolicy);
+      if (!taken.allowed) countRateLimited('community-write');
       if (!taken.allowed)
         throw new ApiProblem(429, 'RATE_LIMITED', 'Too many community writes', `At most ${config.rateCommunityWritesPerMin} a minute; wait ${taken.retryAfterSec} s.`, { 'retry-after': String(taken.retryAfterSec) });
 

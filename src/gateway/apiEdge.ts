@@ -8,6 +8,7 @@ import type { GatewayDeps } from './context.js';
 import { WorkerFailedError } from '../bus/forward.js';
 import { edgeAnswer } from './failures.js';
 import { emptyBody, forwardRequest } from './forward.js';
+import { countRateLimited } from '../metrics/index.js';
 
 export class EdgeRefusal extends Error {
   override name = 'EdgeRefusal';
@@ -76,6 +77,7 @@ export function api_rate_limit(deps: GatewayDeps, bucket: ApiEdgeOptions['bucket
     if (b) {
       const taken = await deps.limiter.take(b.key, b.policy);
       if (!taken.allowed) {
+        countRateLimited(b.key);
         ctx.set('Retry-After', String(taken.retryAfterSec));
         throw new EdgeRefusal(429, 'RATE_LIMITED', 'Too many requests', `Wait ${taken.retryAfterSec} s and try again.`);
       }

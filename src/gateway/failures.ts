@@ -2,7 +2,7 @@
 // the same thing in their own error format: deterministic failures are 4xx and never retried,
 // transient ones 503 with Retry-After, and only our own faults 500.
 import { RequestRejectedError, UnavailableError } from '../bus/forward.js';
-import { isTransient, RETRY_AFTER_SEC } from '../bus/failures.js';
+import { countDatabaseError, isTransient, RETRY_AFTER_SEC } from '../bus/failures.js';
 import type { ApiErrorCode } from '../http/apiError.js';
 import { RPC } from '../rpc/codes.js';
 
@@ -31,6 +31,7 @@ export function edgeAnswer(err: unknown): EdgeAnswer | undefined {
     return { status: 503, api: 'UNAVAILABLE', rpc: RPC.UNAVAILABLE, message: 'Service temporarily unavailable', hint, retryAfterSec: err.retryAfterSec };
   }
   // The edge's own dependency (the shared rate limit in the database) is down.
+  countDatabaseError(err);
   if (isTransient(err))
     return { status: 503, api: 'UNAVAILABLE', rpc: RPC.UNAVAILABLE, message: 'Service temporarily unavailable', hint: 'A service it depends on is unavailable; retry after the Retry-After delay.', retryAfterSec: RETRY_AFTER_SEC, log: 'warn' };
   return undefined;

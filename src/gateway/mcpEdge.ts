@@ -13,6 +13,7 @@ import type { GatewayDeps } from './context.js';
 import { WorkerFailedError } from '../bus/forward.js';
 import { edgeAnswer } from './failures.js';
 import { emptyBody, forwardRequest } from './forward.js';
+import { countRateLimited } from '../metrics/index.js';
 
 declare module 'koa' {
   interface DefaultState {
@@ -127,6 +128,7 @@ export function rate_limit(deps: GatewayDeps, bucket: McpEdgeOptions['bucket']) 
         throw new RpcError(RPC.INVALID_REQUEST, `Batch too large: a batch of ${cost} items counts as ${cost} requests; the rate limit allows at most ${b.policy.capacity} at once`, { hint: `Send fewer items per batch: at most ${b.policy.capacity}.`, limit: b.policy.capacity }, 413);
       const taken = await deps.limiter.take(b.key, b.policy, cost);
       if (!taken.allowed) {
+        countRateLimited(b.key);
         ctx.set('Retry-After', String(taken.retryAfterSec));
         throw new RpcError(RPC.RATE_LIMITED, 'Rate limit exceeded', { hint: `Wait ${taken.retryAfterSec} s before the next request.`, retryAfterSec: taken.retryAfterSec }, 429);
       }

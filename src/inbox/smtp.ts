@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { perMinute, type Limiter } from '../limits/limiter.js';
 import { EXCERPT_CHARS } from './records.js';
 import type { Delivery } from './handler.js';
+import { countRateLimited } from '../metrics/index.js';
 
 export interface InboxListener {
   port: number;
@@ -56,7 +57,10 @@ export async function startInboxListener(config: Config, bus: Bus, subject: stri
     logger: false,
     onConnect(session, callback) {
       limiter.take(`smtp-connect:ip:${session.remoteAddress}`, connections).then(
-        (taken) => callback(taken.allowed ? undefined : new SmtpReply(421, `4.7.0 Too many connections from ${session.remoteAddress}; try again in ${taken.retryAfterSec} s`)),
+        (taken) => {
+          if (!taken.allowed) countRateLimited('smtp-connect');
+          callback(taken.allowed ? undefined : new SmtpReply(421, `4.7.0 Too many connections from ${session.remoteAddress}; try again in ${taken.retryAfterSec} s`));
+        },
         (err: unknown) => {
           // The limit guards against floods; a database hiccup should not turn mail away.
           log.warn({ err }, 'smtp connection rate check failed');

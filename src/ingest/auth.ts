@@ -6,6 +6,7 @@ import type { InstitutionRecord, PartnerStore } from '../partner/records.js';
 import { timestampProblem, verifySignature, type TimestampProblem } from '../partner/signature.js';
 import { perMinute, type Limiter } from '../limits/limiter.js';
 import { ApiProblem } from '../http/reply.js';
+import { countRateLimited } from '../metrics/index.js';
 
 export interface VerifiedPartner {
   institution: InstitutionRecord;
@@ -44,8 +45,10 @@ export class PartnerAuth {
     const problem = timestampProblem(req.headers['x-pipe-timestamp'], this.clock());
     if (problem) throw new ApiProblem(401, 'UNAUTHORIZED', TIMESTAMP_MESSAGES[problem], 'Send the current time, e.g. 2026-11-22T10:15:00Z, and keep your clock in sync (NTP).');
     const taken = await this.limiter.take(`ingest:institution:${institution._id}`, this.policy);
-    if (!taken.allowed)
+    if (!taken.allowed) {
+      countRateLimited('ingest');
       throw new ApiProblem(429, 'RATE_LIMITED', 'Too many requests for this institution', `Wait ${taken.retryAfterSec} s (Retry-After) and send again.`, { 'retry-after': String(taken.retryAfterSec) });
+    }
     this.partners.recordUse(institution._id, secretId);
     return { institution, secretId };
   }

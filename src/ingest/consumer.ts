@@ -7,6 +7,7 @@ import type { Logger } from '../log.js';
 import { errorClass, isTransientStoreError, type DeadLetters } from './deadLetters.js';
 import { consumerSpec, streamSpec, type IngestStream } from './stream.js';
 import type { CareEventWriter, QueuedEvent } from './writer.js';
+import { countDatabaseError } from '../bus/failures.js';
 
 export interface IngestConsumer {
   stop(): Promise<void>;
@@ -40,6 +41,7 @@ export function startIngestConsumer(durable: DurableStreams, s: IngestStream, wr
       log.debug({ eventId: e.eventId, outcome, redelivered: m.redelivered }, 'care event written');
       return;
     } catch (err) {
+      countDatabaseError(err);
       // The error's text may quote the payload: only its class is logged.
       if (isTransientStoreError(err) || m.deliveryCount < opts.maxDeliveries) {
         log.warn({ ...ids, errorClass: errorClass(err) }, 'care event write failed; will be redelivered');

@@ -1,6 +1,7 @@
 // The ingest's dead-letter store: accepted events the database kept refusing, held exactly as
 // accepted until an operator replays or drops them (`carecircle deadletters`), and counted.
 import type { Collection, Db, IndexDescription } from 'mongodb';
+import { metrics } from '../metrics/index.js';
 import type { QueuedEvent } from './writer.js';
 
 export const INGEST_DEAD_LETTERS = 'ingest_dead_letters';
@@ -75,6 +76,7 @@ export class DeadLetters {
     await this.rows.updateOne({ _id: e.eventId }, { $setOnInsert: first, $set: { error, attempts, deadLetteredAt: now } }, { upsert: true });
     const record: DeadLetterRecord = { _id: e.eventId, ...first, error, attempts, deadLetteredAt: now };
     deadLettered++;
+    metrics.ingestDeadLettered.inc();
     for (const l of listeners) l(record);
     return record;
   }

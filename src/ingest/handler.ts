@@ -20,6 +20,8 @@ import { unstorable } from './storable.js';
 import { INGEST_ROUTES } from './routes.js';
 import type { EventSink } from './stream.js';
 import type { CareEventWriter, QueuedEvent } from './writer.js';
+import { countDatabaseError } from '../bus/failures.js';
+import { metrics } from '../metrics/index.js';
 
 export const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -67,6 +69,7 @@ export function pipeHandlers(deps: PipeDeps): RouteHandlers {
         return await fn(req, params, log);
       } catch (err) {
         if (err instanceof ApiProblem) throw err;
+        countDatabaseError(err);
         log.error({ err }, 'pipe request failed');
         throw new ApiProblem(503, 'UNAVAILABLE', 'The request could not be stored right now', 'Retry with exponential backoff (1, 2, 4, 8, 16, 32 s); nothing was lost on your side.', { 'retry-after': '2' });
       }
@@ -127,6 +130,8 @@ export function pipeHandlers(deps: PipeDeps): RouteHandlers {
       linkId: binding.link.linkId,
     };
     await deps.sink.put(queued);
+    metrics.ingestAccepted.inc();
+    if (duplicate) metrics.ingestDuplicates.inc();
     log.info({ institutionId: institution._id, secretId, eventId: queued.eventId, eventType: queued.eventType, duplicate, sink: deps.sink.kind }, 'event accepted');
     return json(202, { event_id: queued.eventId, duplicate });
   }

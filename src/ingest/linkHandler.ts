@@ -12,6 +12,7 @@ import { handlers, type RouteHandlers } from '../slice/contract.js';
 import { describeIssues } from './envelope.js';
 import type { FamilyShares } from './familyShare.js';
 import { INGEST_ROUTES } from './routes.js';
+import { countRateLimited } from '../metrics/index.js';
 
 /** The signed-in caller, from the forwarded headers (the session's `sessionCaller`). */
 export type CallerOf = (headers: Record<string, string>) => Promise<{ uid: string; email: string; tenant: string } | null>;
@@ -44,6 +45,7 @@ export async function linkFamilyShare(deps: LinkDeps, req: HttpRequestEnvelope, 
   const parsed = linkBody.safeParse(req.body);
   if (!parsed.success) throw new ApiProblem(400, 'VALIDATION_FAILED', describeIssues(parsed.error), 'Send {"code": "<the code from the agency>", "lovedOneId": "<your loved one>"}.');
   const taken = await deps.limiter.take(`family-share-link:uid:${caller.uid}`, LINK_POLICY);
+  if (!taken.allowed) countRateLimited('family-share-link');
   if (!taken.allowed) throw new ApiProblem(429, 'RATE_LIMITED', 'Too many link attempts', `Wait ${taken.retryAfterSec} s and try again.`, { 'retry-after': String(taken.retryAfterSec) });
 
   const workspaces = new WorkspaceStore(deps.db, deps.inboxDomain);

@@ -4,6 +4,7 @@ import type { Db } from 'mongodb';
 import { isDuplicateKey } from '../store/errors.js';
 import { appendCareEvent, purgePartnerCareEvents, type CareEventRecord } from '../family/records.js';
 import type { FamilyShares } from './familyShare.js';
+import { metrics } from '../metrics/index.js';
 
 /** An accepted event as it travels to the writer (JetStream message body, JSON). */
 export interface QueuedEvent {
@@ -26,6 +27,12 @@ export type PartnerCareEvent = CareEventRecord & { subjectRef: string };
 
 export type WriteOutcome = 'stored' | 'already_stored' | 'dropped';
 
+function counted(outcome: WriteOutcome): WriteOutcome {
+  if (outcome === 'stored') metrics.ingestStored.inc();
+  else metrics.ingestNotStored.inc({ reason: outcome });
+  return outcome;
+}
+
 export class CareEventWriter {
   constructor(
     private readonly db: Db,
@@ -35,8 +42,8 @@ export class CareEventWriter {
   async write(e: QueuedEvent): Promise<WriteOutcome> {
     // Family-share turned off, re-bound elsewhere, or purged since acceptance: the event stops here.
     const binding = await this.shares.binding(e.institutionId, e.subjectRef);
-    if (!binding || binding.link.linkId !== e.linkId) return 'dropped';
-    if (binding.purgedAt && Date.parse(e.receivedAt) <= Date.parse(binding.purgedAt)) return 'dropped';
+    if (!binding || binding.link.linkId !== e.linkId) return counted('dropped');
+    if (binding.purgedAt && Date.parse(e.receivedAt) <= Date.parse(binding.purgedAt)) return counted('dropped');
     const event: PartnerCareEvent = {
       _id: e.eventId,
       lovedOneId: binding.link.lovedOneId,
@@ -52,10 +59,10 @@ export class CareEventWriter {
     };
     try {
       await appendCareEvent(this.db, event);
-      return 'stored';
+      return counted('stored');
     } catch (err) {
       // The event id is the `_id`: a redelivery after a crash finds it stored and changes nothing.
-      if (isDuplicateKey(err)) return 'already_stored';
+      if (isDuplicateKey(err)) return counted('already_stored');
       throw err;
     }
   }

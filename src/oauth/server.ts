@@ -23,6 +23,7 @@ import { pinToIssuer } from './pinIssuer.js';
 import type * as ProviderModule from './provider.js';
 import { revocationEndpoint } from './revocation.js';
 import { OAuthStore } from './store.js';
+import { countRateLimited } from '../metrics/index.js';
 
 const DISCOVERY_PATHS = new Set(['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']);
 const isProviderPath = (path: string) => path.startsWith('/oauth/') || DISCOVERY_PATHS.has(path) || path === OAUTH_ROUTES.jwks;
@@ -106,6 +107,7 @@ export function authorizationServer(deps: Pick<SliceContext, 'config' | 'log' | 
     if (ctx.method !== 'POST') return next();
     const taken = await deps.limiter.take(`oauth-register:ip:${ctx.ip}`, registrationPolicy);
     if (taken.allowed) return next();
+    countRateLimited('oauth-register');
     ctx.status = 429;
     ctx.set('Retry-After', String(taken.retryAfterSec));
     ctx.set('Cache-Control', 'no-store');

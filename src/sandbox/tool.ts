@@ -6,6 +6,7 @@ import { RpcError } from '../rpc/errors.js';
 import { implementTool, type ToolDeclaration, type ToolDefinition } from '../rpc/mcp.js';
 import type { BucketPolicy, Limiter } from '../limits/limiter.js';
 import type { SandboxService } from './service.js';
+import { countRateLimited } from '../metrics/index.js';
 
 export function sandboxInput(appUrl: string) {
   const name = (field: string) => z.string({ error: `${field} is required (1-60 characters)` }).trim().min(1, 'must be 1-60 characters').max(60, 'must be 1-60 characters');
@@ -55,6 +56,7 @@ export function sandboxTools(deps: SandboxToolDeps): ToolDefinition[] {
       input: sandboxInput(deps.appUrl),
       handler: async (args, ctx) => {
         const taken = await deps.limiter.take(`sandbox:ip:${ctx.clientIp}`, deps.policy);
+        if (!taken.allowed) countRateLimited('sandbox');
         if (!taken.allowed)
           throw new RpcError(RPC.RATE_LIMITED, 'Rate limit exceeded: too many sandbox workspaces from this address', { hint: `Wait ${taken.retryAfterSec} s, then retry once.`, retryAfterSec: taken.retryAfterSec }, 429);
         const created = await deps.service.create({

@@ -3,10 +3,11 @@
 // failure is logged once here and answered by cause, and the worker goes on serving.
 import { httpRequestEnvelope, type HttpReplyEnvelope, type HttpRequestEnvelope } from '../bus/envelopes.js';
 import { HandlerFailure } from '../bus/errors.js';
-import { failureKindOf } from '../bus/failures.js';
+import { countDatabaseError, failureKindOf } from '../bus/failures.js';
 import { QUEUE } from '../bus/subjects.js';
 import { HEADER_REQUEST_ID, type Bus, type BusHeaders, type Subscription } from '../bus/types.js';
 import type { Logger } from '../log.js';
+import { metrics } from '../metrics/index.js';
 import { guardProcess } from './guard.js';
 
 export interface HttpHandler {
@@ -19,6 +20,8 @@ export interface HttpHandler {
 /** Log a handler's failure once, at the level its cause deserves, and name the cause for the bus. */
 function failureOf(err: unknown, log: Logger): HandlerFailure {
   const kind = failureKindOf(err);
+  metrics.workerFailures.inc({ kind });
+  countDatabaseError(err);
   const named = err instanceof HandlerFailure ? err : undefined;
   switch (kind) {
     case 'unavailable':
@@ -74,17 +77,23 @@ export function startWorkers(bus: Bus, handlers: readonly HttpHandler[], opts: {
           // Envelopes come from our own gateways, but the bus is a trust boundary all the same.
           const request = httpRequestEnvelope.safeParse(msg.data);
           if (!request.success) throw failureOf(new HandlerFailure('rejected', `not a request envelope: ${request.error.message}`), log);
+          metrics.workerInFlight.inc();
           try {
             const reply = await h.handle(request.data, log);
             log.debug({ status: reply.status }, 'handled');
             return reply;
           } catch (err) {
             throw failureOf(err, log);
+          } finally {
+            metrics.workerInFlight.dec();
           }
         }),
       {
         ...(h.maxReplyBytes ? { maxReplyBytes: h.maxReplyBytes } : {}),
-        onRefused: (refused, headers) => logFor(headers, h.subject).warn({ kind: refused.kind }, refused.message),
+        onRefused: (refused, headers) => {
+          metrics.workerCrashesAvoided.inc({ origin: 'reply_refused' });
+          logFor(headers, h.subject).warn({ kind: refused.kind }, refused.message);
+        },
       },
     ),
   );

@@ -16,7 +16,7 @@ export interface RoleProcess {
 export function startRole(role: string, env: Record<string, string>): RoleProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'src/cli.ts'), 'start', '--role', role], {
     cwd: repoRoot,
-    env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'debug', ...env },
+    env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'debug', METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];

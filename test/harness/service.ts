@@ -21,7 +21,7 @@ export interface TestService extends RunningService {
 }
 
 export function testConfig(env: Record<string, string>): Config {
-  return loadConfig({ NODE_ENV: 'test', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', SITE_PORT: '0', APP_PORT: '0', AUTH_PORT: '0', ...env });
+  return loadConfig({ NODE_ENV: 'test', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', SITE_PORT: '0', APP_PORT: '0', AUTH_PORT: '0', METRICS_PORT: '0', ...env });
 }
 
 /** Listener ports and the public URLs that name them, so links, issuers and origins are right. */
