@@ -16,7 +16,7 @@ const routes = defineRoutes({
     edge: 'mcp',
     bodyLimit: SITE_MCP_BODY_LIMIT,
     rate: { bucket: 'directory-mcp', by: 'ip', policy: (c) => perMinute(c.rateDirectoryMcpPerMin) },
-    forwardHeaders: ['accept', 'mcp-protocol-version'],
+    forwardHeaders: ['accept', 'mcp-protocol-version', 'mcp-method', 'mcp-name'],
     openapi: ({ config }) => ({
       get: {
         tags: ['mcp'],
