@@ -125,7 +125,7 @@ export class McpServer {
       return this.errorReply(msg.id ?? null, new RpcError(RPC.METHOD_NOT_FOUND, `Method not found: ${msg.method}`, { hint: `Supported methods in ${full.protocolVersion}: ${[...MODERN_METHODS].join(', ')}.` }, 404));
     try {
       const result = await this.dispatch(msg, full);
-      return singleReply({ jsonrpc: '2.0', id: msg.id ?? null, result: { ...result, resultType: 'complete', _meta: { [META.serverInfo]: this.serverInfo() } } });
+      return singleReply({ jsonrpc: '2.0', id: msg.id ?? null, result: { ...result, resultType: 'complete', _meta: { ...(result._meta as object | undefined), [META.serverInfo]: this.serverInfo() } } });
     } catch (err) {
       return singleReply(failure(msg.id ?? null, this.toRpcError(err, full)));
     }
@@ -190,6 +190,7 @@ export class McpServer {
       capabilities: tools.length ? { tools: { listChanged: false } } : {},
       ...(this.options.instructions ? { instructions: this.options.instructions } : {}),
       ...this.cacheHints(),
+      _meta: { [VISIBLE_TOOLS_META]: tools },
     };
   }
 
@@ -249,6 +250,9 @@ export class McpServer {
     return { status: err.httpStatus, headers: {}, body: failure(id, err) };
   }
 }
+
+/** Where server/discover names the tools this caller may use (the revision's result has no tool list). */
+const VISIBLE_TOOLS_META = 'dev.carecircle/tools';
 
 /** What a 2026-07-28 client may call; `ping` and the handshake are gone from that revision. */
 const MODERN_METHODS = new Set(['server/discover', 'tools/list', 'tools/call']);
