@@ -12,6 +12,7 @@ import {
   isModernVersion,
   isSupportedVersion,
   META,
+  MODERN_PROTOCOL_VERSIONS,
   modernRequestError,
   NEWEST_LEGACY_VERSION,
   STRUCTURED_FROM,
@@ -102,8 +103,9 @@ export class McpServer {
 
     if (Array.isArray(body)) {
       if (body.length === 0) return this.errorReply(null, invalidRequest('an empty batch'));
-      if (full.protocolVersion >= STRUCTURED_FROM)
-        return this.errorReply(null, invalidRequest(`batches are not part of MCP ${full.protocolVersion}; send one message per POST`));
+      const modernMember = body.some(carriesEnvelope);
+      if (full.protocolVersion >= STRUCTURED_FROM || modernMember)
+        return this.errorReply(null, invalidRequest(`batches are not part of MCP ${modernMember ? MODERN_PROTOCOL_VERSIONS[0] : full.protocolVersion}; send one message per POST`));
       const replies = (await Promise.all(body.map((m) => this.handleMessage(m, full, true)))).filter((r): r is RpcResponse => r !== null);
       return replies.length ? { status: 200, headers: {}, body: replies } : { status: this.options.notificationStatus, headers: {} };
     }
@@ -249,6 +251,12 @@ export class McpServer {
   private errorReply(id: RpcId, err: RpcError): HttpReplyEnvelope {
     return { status: err.httpStatus, headers: {}, body: failure(id, err) };
   }
+}
+
+/** A batch member written for 2026-07-28, which has no batches. */
+function carriesEnvelope(raw: unknown): boolean {
+  const parsed = rpcRequest.safeParse(raw);
+  return parsed.success && envelopeVersion(parsed.data) !== undefined;
 }
 
 /** Where server/discover names the tools this caller may use (the revision's result has no tool list). */
