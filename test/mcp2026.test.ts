@@ -2,7 +2,10 @@
 // validates against its declared outputSchema; OAuth callers are listed only what their scopes run.
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import Ajv2020 from 'ajv/dist/2020.js';
+import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WORKSPACE_COLLECTIONS, type CareEventRecord } from '../src/family/records.js';
+import { databaseName } from '../src/store/mongo.js';
 import { caregiverWithKey } from './harness/identity.js';
 import { startTestService, type TestService } from './harness/service.js';
 import { connectedApp } from './oauth.fixtures.js';
@@ -30,7 +33,14 @@ describe('MCP 2026-07-28 and the 2025 era, through the SDK v2 client', () => {
 
   beforeAll(async () => {
     svc = await startTestService({ nats: true });
-    const { apiKey } = await caregiverWithKey(svc, 'era@example.com');
+    const { apiKey, lovedOneId } = await caregiverWithKey(svc, 'era@example.com');
+    // Real events, so list_care_events' output is validated with content and not only empty lists.
+    const mongo = await MongoClient.connect(svc.mongoUrl);
+    await mongo
+      .db(databaseName(svc.mongoUrl))
+      .collection<CareEventRecord>(WORKSPACE_COLLECTIONS.careEvents)
+      .insertMany([0, 1].map((i) => ({ _id: `evt_era_${i}`, lovedOneId, workspaceId: 'x', source: 'partner' as const, institutionId: 'inst_test', eventType: 'vital_recorded', occurredAt: new Date(Date.UTC(2026, 10, 1, 10, i)), receivedAt: new Date(), payload: { vital_type: 'blood_pressure', systolic: 128 + i, diastolic: 82, unit: 'mmHg' } })));
+    await mongo.close();
     endpoints = [
       { name: 'directory', url: `${svc.urls.site}/api/mcp`, headers: {}, tools: 3 },
       { name: 'sandbox', url: `${svc.config.appUrl}/api/mcp/public`, headers: {}, tools: 1 },
@@ -59,6 +69,7 @@ describe('MCP 2026-07-28 and the 2025 era, through the SDK v2 client', () => {
             expect(tool.outputSchema, tool.name).toBeDefined();
             const result = await client.callTool({ name: tool.name, arguments: CALLS[tool.name]! });
             expect(result.isError, `${tool.name}: ${JSON.stringify(result.content)}`).toBeFalsy();
+            if (tool.name === 'list_care_events') expect((result.structuredContent as { count: number }).count).toBe(2);
             const validate = ajv.compile(tool.outputSchema!);
             expect(validate(result.structuredContent), `${tool.name}: ${ajv.errorsText(validate.errors)}`).toBe(true);
             expect((result.content as { type: string; text: string }[]).at(-1)!.text).toBe(JSON.stringify(result.structuredContent));
