@@ -20,20 +20,11 @@ import {
   unsupportedVersion,
 } from './versions.js';
 
-import { toInputSchema, toOutputSchema, type ToolAnnotations, type ToolDefinition } from './tool.js';
+import { toInputSchema, toOutputSchema, type CallContext, type ToolAnnotations, type ToolDefinition } from './tool.js';
 
-export { defineTool, implementTool, toInputSchema, toOutputSchema, type ToolAnnotations, type ToolDeclaration, type ToolDefinition, type ToolResult } from './tool.js';
+export { defineTool, implementTool, toInputSchema, toOutputSchema, type CallContext, type ToolAnnotations, type ToolDeclaration, type ToolDefinition, type ToolResult } from './tool.js';
 export { DEFAULT_PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS } from './versions.js';
 
-export interface CallContext {
-  requestId: string;
-  clientIp: string;
-  protocolVersion: string;
-  /** True for a 2026-07-28 request: stateless, `resultType` on every result. */
-  modern?: boolean;
-  /** Whatever the surface verified about the caller (absent on public endpoints). */
-  caller?: unknown;
-}
 
 export interface McpServerOptions {
   name: string;

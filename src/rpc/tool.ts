@@ -1,6 +1,15 @@
 // How a tool is declared once by its slice and implemented beside it; its schemas as clients see them.
 import { z } from 'zod';
-import type { CallContext } from './mcp.js';
+
+export interface CallContext {
+  requestId: string;
+  clientIp: string;
+  protocolVersion: string;
+  /** True for a 2026-07-28 request: stateless, `resultType` on every result. */
+  modern?: boolean;
+  /** Whatever the surface verified about the caller (absent on public endpoints). */
+  caller?: unknown;
+}
 
 export interface ToolAnnotations {
   title?: string;
