@@ -38,7 +38,7 @@ export const unsupportedVersion = (requested: string, modern = true) =>
   new RpcError(
     modern ? MODERN_RPC.UNSUPPORTED_PROTOCOL_VERSION : RPC.INVALID_REQUEST,
     modern ? 'Unsupported protocol version' : `Unsupported MCP-Protocol-Version "${requested}"`,
-    { supported: [...SUPPORTED_PROTOCOL_VERSIONS], requested, hint: `Supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}. Omit the header to use ${DEFAULT_PROTOCOL_VERSION}.` },
+    { supported: [...SUPPORTED_PROTOCOL_VERSIONS].reverse(), requested, hint: `Supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}. Omit the header to use ${DEFAULT_PROTOCOL_VERSION}.` },
     400,
   );
 
