@@ -16,7 +16,7 @@ const routes = defineRoutes({
     edge: 'mcp',
     bodyLimit: SITE_MCP_BODY_LIMIT,
     rate: { bucket: 'directory-mcp', by: 'ip', policy: (c) => perMinute(c.rateDirectoryMcpPerMin) },
-    forwardHeaders: ['accept', 'mcp-protocol-version'],
+    forwardHeaders: ['accept', 'mcp-protocol-version', 'mcp-method', 'mcp-name'],
     openapi: ({ config }) => ({
       get: {
         tags: ['mcp'],
@@ -27,14 +27,21 @@ const routes = defineRoutes({
       post: {
         tags: ['mcp'],
         summary: 'Send a JSON-RPC message',
-        description: 'Methods: initialize, ping, tools/list, tools/call, notifications/initialized. No authentication.',
+        description:
+          'MCP 2026-07-28 (server/discover, tools/list, tools/call with the version and client capabilities in params._meta, and the Mcp-Method / Mcp-Name headers equal to the body) and the 2025 versions (initialize, ping, tools/list, tools/call, notifications/initialized). No authentication.',
         operationId: 'call_directory_mcp',
-        parameters: [{ name: 'MCP-Protocol-Version', in: 'header', required: false, schema: { type: 'string', enum: [...SUPPORTED_PROTOCOL_VERSIONS] } }],
+        parameters: [
+          { name: 'MCP-Protocol-Version', in: 'header', required: false, schema: { type: 'string', enum: [...SUPPORTED_PROTOCOL_VERSIONS] } },
+          { name: 'Mcp-Method', in: 'header', required: false, description: 'Required under 2026-07-28: the body\'s method.', schema: { type: 'string', minLength: 1 } },
+          { name: 'Mcp-Name', in: 'header', required: false, description: 'Required under 2026-07-28 for tools/call: the tool name, plain or =?base64?…?=.', schema: { type: 'string', minLength: 1 } },
+        ],
         requestBody: { required: true, content: jsonContent({ oneOf: [ref('JsonRpcRequest'), { type: 'array', items: ref('JsonRpcRequest') }] }) },
         responses: {
           '200': { description: 'A JSON-RPC response (success or error), or an array for a batch.', content: jsonContent({ oneOf: [ref('JsonRpcResponse'), { type: 'array', items: ref('JsonRpcResponse') }] }) },
           '204': { description: 'The message was a notification (notifications/initialized).' },
-          '400': { description: 'Not JSON (-32700) or not a JSON-RPC envelope (-32600).', content: jsonContent(ref('JsonRpcResponse')) },
+          '202': { description: 'A 2026-07-28 notification.' },
+          '400': { description: 'Not JSON (-32700), not a JSON-RPC envelope (-32600); under 2026-07-28 a header that disagrees with the body (-32020), an unsupported version (-32022) or an incomplete _meta (-32602).', content: jsonContent(ref('JsonRpcResponse')) },
+          '404': { description: 'Under 2026-07-28, a method that revision does not have (-32601).', content: jsonContent(ref('JsonRpcResponse')) },
           '403': { description: 'A browser Origin this endpoint does not serve.', content: jsonContent(ref('JsonRpcResponse')) },
           '413': { description: `Body over ${SITE_MCP_BODY_LIMIT / 1024} KB.`, content: jsonContent(ref('JsonRpcResponse')) },
           '415': { description: 'Content-Type is not application/json.', content: jsonContent(ref('JsonRpcResponse')) },

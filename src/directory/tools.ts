@@ -5,6 +5,7 @@ import { implementTool, type ToolDeclaration, type ToolDefinition } from '../rpc
 import { calculateLongTermCareCost } from './cost.js';
 import type { CostData } from './costData.js';
 import { costInputSchema } from './costInput.js';
+import { channelOutput, costOutput, searchOutput } from './outputs.js';
 import { RESOURCE_CATEGORY_VALUES, type DirectoryData } from './data.js';
 import type { DirectoryIndex } from './search.js';
 import { resolveState } from './states.js';
@@ -20,12 +21,14 @@ export const DIRECTORY_TOOLS = {
     description:
       "Search carecircle's directory of national US resources for family caregivers (helplines, respite, hospice, Medicare counseling, veterans, elder-abuse lines and more), community channels and care-planning glossary terms. Returns the best matches with phone numbers and links.",
     annotations: READ_ONLY,
+    output: searchOutput,
   },
   channel: {
     name: 'get_channel',
     title: 'Get a community channel',
     description: 'Details of one carecircle community channel (what it is for, its topics, language and link), by its slug.',
     annotations: READ_ONLY,
+    output: channelOutput,
   },
   cost: {
     name: 'calculate_long_term_care_cost',
@@ -33,6 +36,7 @@ export const DIRECTORY_TOOLS = {
     description:
       'Estimate what long-term care costs, nationally or in one US state, from published survey medians (CareScout/Genworth Cost of Care Survey): monthly, annual, and year-by-year with an annual increase, plus the survey year and source of each figure quoted.',
     annotations: READ_ONLY,
+    output: costOutput,
   },
 } as const satisfies Record<string, ToolDeclaration>;
 

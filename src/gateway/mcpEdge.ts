@@ -82,7 +82,7 @@ export function mcp_cors(deps: GatewayDeps): Middleware {
       return allowed.includes('*') || allowed.includes(origin) ? origin : '';
     },
     allowMethods: ALLOWED_METHODS,
-    allowHeaders: ['Authorization', 'Content-Type', 'MCP-Protocol-Version', 'Mcp-Session-Id', 'Last-Event-ID'],
+    allowHeaders: ['Authorization', 'Content-Type', 'MCP-Protocol-Version', 'Mcp-Method', 'Mcp-Name', 'Mcp-Session-Id', 'Last-Event-ID'],
     exposeHeaders: ['WWW-Authenticate', 'Retry-After', 'X-Request-Id', 'Mcp-Session-Id'],
     maxAge: 600,
   });

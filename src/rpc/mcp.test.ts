@@ -10,6 +10,7 @@ const echo = defineTool({
   description: 'Returns its text.',
   input: z.object({ text: z.string().min(1), times: z.number().int().min(1).max(3).default(1) }).strict(),
   annotations: { readOnlyHint: true },
+  output: z.object({ text: z.string() }),
   handler: async ({ text, times }) => ({ structured: { text: text.repeat(times) } }),
 });
 const broken = defineTool({
@@ -18,6 +19,7 @@ const broken = defineTool({
   description: 'Always fails.',
   input: z.object({ kind: z.enum(['internal', 'failure', 'tool']) }).strict(),
   annotations: {},
+  output: z.object({}),
   handler: async ({ kind }) => {
     if (kind === 'tool') throw new ToolError('that channel does not exist');
     if (kind === 'failure') throw new ToolFailure('upstream data file is unreadable');
@@ -34,7 +36,7 @@ const call = (name: string, args: unknown, id: unknown = 1) => ({ jsonrpc: '2.0'
 
 describe('mcp core - methods', () => {
   it('initialize answers 2025-03-26 by default, echoes 2025-06-18, never errors on an unknown version', async () => {
-    for (const [asked, answered] of [[undefined, '2025-03-26'], ['2025-06-18', '2025-06-18'], ['2099-01-01', '2025-03-26']]) {
+    for (const [asked, answered] of [[undefined, '2025-03-26'], ['2025-06-18', '2025-06-18'], ['2099-01-01', '2025-11-25']]) {
       const r = await post(server(), { jsonrpc: '2.0', id: 1, method: 'initialize', params: asked ? { protocolVersion: asked } : {} });
       expect(r.status).toBe(200);
       expect((r.body as any).result.protocolVersion).toBe(answered);

@@ -6,53 +6,25 @@ import { isTransient, RETRY_AFTER_SEC } from '../bus/failures.js';
 import { RPC } from './codes.js';
 import { describeIssues, isNotification, rpcRequest, salvageId, type RpcId, type RpcRequest, type RpcResponse } from './envelope.js';
 import { invalidRequest, RpcError, ToolError, ToolFailure } from './errors.js';
+import {
+  DEFAULT_PROTOCOL_VERSION,
+  envelopeVersion,
+  isModernVersion,
+  isSupportedVersion,
+  META,
+  MODERN_PROTOCOL_VERSIONS,
+  modernRequestError,
+  NEWEST_LEGACY_VERSION,
+  STRUCTURED_FROM,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  unsupportedVersion,
+} from './versions.js';
 
-export const DEFAULT_PROTOCOL_VERSION = '2025-03-26';
-export const SUPPORTED_PROTOCOL_VERSIONS = ['2025-03-26', '2025-06-18'] as const;
-const STRUCTURED_FROM = '2025-06-18';
+import { toInputSchema, toOutputSchema, type CallContext, type ToolAnnotations, type ToolDefinition } from './tool.js';
 
-export interface ToolAnnotations {
-  title?: string;
-  readOnlyHint?: boolean;
-  destructiveHint?: boolean;
-  idempotentHint?: boolean;
-  openWorldHint?: boolean;
-}
+export { defineTool, implementTool, toInputSchema, toOutputSchema, type CallContext, type ToolAnnotations, type ToolDeclaration, type ToolDefinition, type ToolResult } from './tool.js';
+export { DEFAULT_PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS } from './versions.js';
 
-export interface CallContext {
-  requestId: string;
-  clientIp: string;
-  protocolVersion: string;
-  /** Whatever the surface verified about the caller (absent on public endpoints). */
-  caller?: unknown;
-}
-
-export interface ToolResult {
-  /** The machine-readable result: sent as JSON text, and as `structuredContent` when negotiated. */
-  structured: Record<string, unknown>;
-  /** A readable summary, sent as the first text block when present. */
-  summary?: string;
-}
-
-/** What a tool is, as clients and discovery documents see it: declared once by its slice. */
-export interface ToolDeclaration {
-  name: string;
-  title: string;
-  description: string;
-  annotations: ToolAnnotations;
-}
-
-export interface ToolDefinition<S extends z.ZodType = z.ZodType> extends ToolDeclaration {
-  input: S;
-  handler: (args: z.output<S>, ctx: CallContext) => Promise<ToolResult>;
-}
-
-/** Helps TypeScript infer a tool's argument type from its schema. */
-export const defineTool = <S extends z.ZodType>(tool: ToolDefinition<S>): ToolDefinition => tool as unknown as ToolDefinition;
-
-/** A declared tool with its arguments and handler; infers the argument type from the schema. */
-export const implementTool = <S extends z.ZodType>(declaration: ToolDeclaration, impl: { input: S; handler: ToolDefinition<S>['handler'] }): ToolDefinition =>
-  ({ ...declaration, ...impl }) as unknown as ToolDefinition;
 
 export interface McpServerOptions {
   name: string;
@@ -66,6 +38,10 @@ export interface McpServerOptions {
   invalidArguments: 'error' | 'result';
   /** Called with errors that are not the caller's fault, for logging. */
   onInternalError?: (err: unknown, ctx: CallContext) => void;
+  /** Which tools a caller is shown (tools/list, server/discover); all when absent. */
+  toolVisible?: (tool: string, caller: unknown) => boolean;
+  /** Caching hints on 2026-07-28 lists: `private` when what a caller sees depends on who it is. */
+  cacheScope?: 'public' | 'private';
 }
 
 export interface HttpCall {
@@ -74,14 +50,10 @@ export interface HttpCall {
   body?: unknown;
 }
 
-export type PublicTool = { name: string; title: string; description: string; inputSchema: Record<string, unknown>; annotations: ToolAnnotations };
+export type PublicTool = { name: string; title: string; description: string; inputSchema: Record<string, unknown>; outputSchema?: Record<string, unknown>; annotations: ToolAnnotations };
 
-/** JSON Schema of a tool's arguments, generated once from zod. */
-export function toInputSchema(schema: z.ZodType): Record<string, unknown> {
-  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
-  delete json.$schema;
-  return json;
-}
+/** How long a 2026-07-28 client may reuse tools/list and server/discover (the descriptor's max-age). */
+const LIST_TTL_MS = 300_000;
 
 /** Built once: a schema constructed per call would be compiled again by zod on every request. */
 const toolCallParams = z.object({ name: z.string().min(1), arguments: z.record(z.string(), z.unknown()).optional() });
@@ -89,6 +61,8 @@ const toolCallParams = z.object({ name: z.string().min(1), arguments: z.record(z
 export class McpServer {
   private readonly tools = new Map<string, ToolDefinition>();
   readonly publicTools: readonly PublicTool[];
+  /** The same tools with their `outputSchema`, for versions that have structured content. */
+  readonly typedTools: readonly PublicTool[];
 
   constructor(readonly options: McpServerOptions) {
     for (const tool of options.tools) this.tools.set(tool.name, tool);
@@ -100,37 +74,54 @@ export class McpServer {
       inputSchema: toInputSchema(t.input),
       annotations: { title: t.title, ...t.annotations },
     }));
+    this.typedTools = this.publicTools.map((t, i) => ({ ...t, outputSchema: toOutputSchema(options.tools[i]!.output) }));
   }
 
   /** Answer one HTTP POST carrying JSON-RPC (a single message or a batch). */
   async handlePost(call: HttpCall, ctx: Omit<CallContext, 'protocolVersion'>): Promise<HttpReplyEnvelope> {
     const headerVersion = call.headers['mcp-protocol-version'];
-    if (headerVersion !== undefined && !(SUPPORTED_PROTOCOL_VERSIONS as readonly string[]).includes(headerVersion)) {
-      return this.errorReply(
-        Array.isArray(call.body) ? null : salvageId(call.body),
-        new RpcError(RPC.INVALID_REQUEST, `Unsupported MCP-Protocol-Version "${headerVersion}"`, {
-          hint: `Supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}. Omit the header to use ${DEFAULT_PROTOCOL_VERSION}.`,
-        }, 400),
-      );
-    }
-    const full: CallContext = { ...ctx, protocolVersion: headerVersion ?? DEFAULT_PROTOCOL_VERSION };
     const body = call.body;
+    const single = Array.isArray(body) ? undefined : rpcRequest.safeParse(body);
+    // The era is the body's: a request carrying the per-request envelope is 2026-07-28 traffic.
+    if (single?.success) {
+      const claimed = envelopeVersion(single.data);
+      if (claimed !== undefined) return this.handleModern(single.data, claimed, call.headers, ctx);
+      if (headerVersion !== undefined && isModernVersion(headerVersion))
+        return this.errorReply(salvageId(body), new RpcError(RPC.INVALID_PARAMS, `Invalid params: MCP ${headerVersion} requests carry _meta.${META.protocolVersion} and _meta.${META.clientCapabilities}`, undefined, 400));
+    }
+    if (headerVersion !== undefined && !isSupportedVersion(headerVersion)) return this.errorReply(Array.isArray(body) ? null : salvageId(body), unsupportedVersion(headerVersion, false));
+    const full: CallContext = { ...ctx, protocolVersion: headerVersion ?? DEFAULT_PROTOCOL_VERSION };
 
     if (Array.isArray(body)) {
       if (body.length === 0) return this.errorReply(null, invalidRequest('an empty batch'));
-      if (full.protocolVersion >= STRUCTURED_FROM)
-        return this.errorReply(null, invalidRequest(`batches are not part of MCP ${full.protocolVersion}; send one message per POST`));
+      const modernMember = body.some(carriesEnvelope);
+      if (full.protocolVersion >= STRUCTURED_FROM || modernMember)
+        return this.errorReply(null, invalidRequest(`batches are not part of MCP ${modernMember ? MODERN_PROTOCOL_VERSIONS[0] : full.protocolVersion}; send one message per POST`));
       const replies = (await Promise.all(body.map((m) => this.handleMessage(m, full, true)))).filter((r): r is RpcResponse => r !== null);
       return replies.length ? { status: 200, headers: {}, body: replies } : { status: this.options.notificationStatus, headers: {} };
     }
 
-    const parsed = rpcRequest.safeParse(body);
-    if (!parsed.success) return this.errorReply(salvageId(body), invalidRequest(describeIssues(parsed.error)));
-    const reply = await this.handleMessage(parsed.data, full, false);
+    if (!single?.success) return this.errorReply(salvageId(body), invalidRequest(describeIssues(single!.error!)));
+    const reply = await this.handleMessage(single.data, full, false);
     if (reply === null) return { status: this.options.notificationStatus, headers: {} };
-    // A lone message that found a dependency down is a 503 with Retry-After, like every surface's.
-    if ('error' in reply && reply.error.code === RPC.UNAVAILABLE) return { status: 503, headers: { 'retry-after': String(RETRY_AFTER_SEC) }, body: reply };
-    return { status: 200, headers: {}, body: reply };
+    return singleReply(reply);
+  }
+
+  /** A 2026-07-28 request: checked against its headers, answered statelessly. */
+  private async handleModern(msg: RpcRequest, claimed: unknown, headers: Record<string, string>, ctx: Omit<CallContext, 'protocolVersion'>): Promise<HttpReplyEnvelope> {
+    const notification = isNotification(msg);
+    const refused = modernRequestError(msg, claimed, headers, notification);
+    if (refused) return this.errorReply(notification ? null : (msg.id ?? null), refused);
+    if (notification) return { status: 202, headers: {} };
+    const full: CallContext = { ...ctx, protocolVersion: claimed as string, modern: true };
+    if (!MODERN_METHODS.has(msg.method))
+      return this.errorReply(msg.id ?? null, new RpcError(RPC.METHOD_NOT_FOUND, `Method not found: ${msg.method}`, { hint: `Supported methods in ${full.protocolVersion}: ${[...MODERN_METHODS].join(', ')}.` }, 404));
+    try {
+      const result = await this.dispatch(msg, full);
+      return singleReply({ jsonrpc: '2.0', id: msg.id ?? null, result: { ...result, resultType: 'complete', _meta: { ...(result._meta as object | undefined), [META.serverInfo]: this.serverInfo() } } });
+    } catch (err) {
+      return singleReply(failure(msg.id ?? null, this.toRpcError(err, full)));
+    }
   }
 
   /** One message, validated; null when it is a notification. */
@@ -155,8 +146,10 @@ export class McpServer {
         return this.initialize(msg.params);
       case 'ping':
         return {};
+      case 'server/discover':
+        return this.discover(ctx);
       case 'tools/list':
-        return { tools: this.publicTools };
+        return { tools: this.visibleTools(ctx), ...(ctx.modern ? this.cacheHints() : {}) };
       case 'tools/call':
         return this.callTool(msg.params, ctx);
       default:
@@ -167,13 +160,41 @@ export class McpServer {
     }
   }
 
+  /** The tools this caller may use, with output schemas where the version has structured content. */
+  private visibleTools(ctx: CallContext): readonly PublicTool[] {
+    const tools = ctx.protocolVersion >= STRUCTURED_FROM ? this.typedTools : this.publicTools;
+    const visible = this.options.toolVisible;
+    return visible ? tools.filter((t) => visible(t.name, ctx.caller)) : tools;
+  }
+
+  private cacheHints() {
+    return { ttlMs: LIST_TTL_MS, cacheScope: this.options.cacheScope ?? 'public' };
+  }
+
+  private serverInfo() {
+    return { name: this.options.name, title: this.options.title, version: this.options.version };
+  }
+
+  /** server/discover: versions, capabilities and identity; `tools` only when the caller may use one. */
+  private discover(ctx: CallContext): Record<string, unknown> {
+    const tools = this.visibleTools(ctx).map((t) => t.name);
+    return {
+      supportedVersions: [...SUPPORTED_PROTOCOL_VERSIONS].reverse(),
+      capabilities: tools.length ? { tools: { listChanged: false } } : {},
+      ...(this.options.instructions ? { instructions: this.options.instructions } : {}),
+      ...this.cacheHints(),
+      _meta: { [VISIBLE_TOOLS_META]: tools },
+    };
+  }
+
   private initialize(params: Record<string, unknown> | undefined): Record<string, unknown> {
     const asked = typeof params?.protocolVersion === 'string' ? params.protocolVersion : undefined;
-    const protocolVersion = asked && (SUPPORTED_PROTOCOL_VERSIONS as readonly string[]).includes(asked) ? asked : DEFAULT_PROTOCOL_VERSION;
+    // An unknown version gets the newest we negotiate here; a client that names none gets the oldest.
+    const protocolVersion = asked === undefined ? DEFAULT_PROTOCOL_VERSION : isSupportedVersion(asked) && !isModernVersion(asked) ? asked : NEWEST_LEGACY_VERSION;
     return {
       protocolVersion,
       capabilities: { tools: { listChanged: false } },
-      serverInfo: { name: this.options.name, title: this.options.title, version: this.options.version },
+      serverInfo: this.serverInfo(),
       ...(this.options.instructions ? { instructions: this.options.instructions } : {}),
     };
   }
@@ -183,13 +204,15 @@ export class McpServer {
     if (!call.success) throw new RpcError(RPC.INVALID_PARAMS, `Invalid params: ${describeIssues(call.error)}`, { hint: 'tools/call takes {"name": string, "arguments": object}.' });
     const tool = this.tools.get(call.data.name);
     if (!tool)
-      throw new RpcError(RPC.METHOD_NOT_FOUND, `Unknown tool: ${call.data.name}`, {
+      // 2026-07-28 names an unknown tool as invalid params; the 2025 era keeps its -32601.
+      throw new RpcError(ctx.modern ? RPC.INVALID_PARAMS : RPC.METHOD_NOT_FOUND, `Unknown tool: ${call.data.name}`, {
         hint: `Available tools: ${[...this.tools.keys()].join(', ')}. Call tools/list for their arguments.`,
       });
     const args = tool.input.safeParse(call.data.arguments ?? {});
     if (!args.success) {
       const message = `Invalid arguments for ${tool.name}: ${describeIssues(args.error)}`;
-      if (this.options.invalidArguments === 'result') return { content: [{ type: 'text', text: message }], isError: true };
+      // 2026-07-28 makes input validation a tool execution error the model can correct.
+      if (this.options.invalidArguments === 'result' || ctx.modern) return { content: [{ type: 'text', text: message }], isError: true };
       throw new RpcError(RPC.INVALID_PARAMS, message, { hint: 'See the tool\'s inputSchema in tools/list.' });
     }
     try {
@@ -219,6 +242,24 @@ export class McpServer {
   private errorReply(id: RpcId, err: RpcError): HttpReplyEnvelope {
     return { status: err.httpStatus, headers: {}, body: failure(id, err) };
   }
+}
+
+/** A batch member written for 2026-07-28, which has no batches. */
+function carriesEnvelope(raw: unknown): boolean {
+  const parsed = rpcRequest.safeParse(raw);
+  return parsed.success && envelopeVersion(parsed.data) !== undefined;
+}
+
+/** Where server/discover names the tools this caller may use (the revision's result has no tool list). */
+const VISIBLE_TOOLS_META = 'dev.carecircle/tools';
+
+/** What a 2026-07-28 client may call; `ping` and the handshake are gone from that revision. */
+const MODERN_METHODS = new Set(['server/discover', 'tools/list', 'tools/call']);
+
+/** A lone message that found a dependency down is a 503 with Retry-After, like every surface's. */
+function singleReply(reply: RpcResponse): HttpReplyEnvelope {
+  if ('error' in reply && reply.error.code === RPC.UNAVAILABLE) return { status: 503, headers: { 'retry-after': String(RETRY_AFTER_SEC) }, body: reply };
+  return { status: 200, headers: {}, body: reply };
 }
 
 /** A dependency (database, bus) is down for now: the caller retries after the delay. */

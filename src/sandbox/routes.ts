@@ -16,7 +16,7 @@ export const SANDBOX_ROUTES = defineRoutes({
     // SPEC's 6-an-hour bucket is spent by creations, which only a worker can recognise; the edge
     // keeps a general per-address limit on everything else.
     rate: { bucket: 'sandbox-endpoint', by: 'ip', policy: (c) => perMinute(c.rateDirectoryMcpPerMin) },
-    forwardHeaders: ['accept', 'mcp-protocol-version'],
+    forwardHeaders: ['accept', 'mcp-protocol-version', 'mcp-method', 'mcp-name'],
   },
   onboardingClaim: appPage('/onboarding/claim', ['GET', 'POST']),
   workspaceInvites: appPage('/workspace/invites', ['GET']),

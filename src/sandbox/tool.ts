@@ -48,6 +48,15 @@ export const START_WORKSPACE_TOOL: ToolDeclaration = {
   description:
     'Create a sandbox family workspace for a loved one, with no sign-in: a loved-one record, a live private inbox address that accepts forwarded provider mail at once, and invitation drafts (never sent). A person claims it later by signing in with primaryCaregiverEmail at the link in the result. Unclaimed sandboxes are deleted after a week.',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  output: z.object({
+    workspaceId: z.string(),
+    lovedOneId: z.string(),
+    inboxAddress: z.string(),
+    familyName: z.string(),
+    inviteDrafts: z.array(z.object({ email: z.string(), role: z.string(), status: z.literal('draft'), note: z.string() })),
+    sandbox: z.literal(true),
+    primaryCaregiverEmail: z.string().nullable(),
+  }),
 };
 
 export function sandboxTools(deps: SandboxToolDeps): ToolDefinition[] {

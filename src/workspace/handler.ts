@@ -14,7 +14,7 @@ import { AuditLog } from './audit.js';
 import { authenticate, AuthRefusal, resourceMetadataUrl, type WorkspaceCaller } from './caller.js';
 import { WORKSPACE_ENDPOINT, WORKSPACE_INSTRUCTIONS } from './endpoint.js';
 import { WorkspaceStore } from '../family/records.js';
-import { workspaceTools } from './tools.js';
+import { toolVisibleTo, workspaceTools } from './tools.js';
 
 export function createWorkspaceServer(store: WorkspaceStore, log?: Logger): McpServer {
   return new McpServer({
@@ -25,6 +25,8 @@ export function createWorkspaceServer(store: WorkspaceStore, log?: Logger): McpS
     tools: workspaceTools(store),
     notificationStatus: 202,
     invalidArguments: 'error',
+    toolVisible: toolVisibleTo,
+    cacheScope: 'private',
     ...(log ? { onInternalError: (err: unknown, ctx: { requestId: string }) => log.error({ err, requestId: ctx.requestId }, 'workspace tool failed') } : {}),
   });
 }

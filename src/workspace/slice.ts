@@ -18,7 +18,7 @@ const routes = defineRoutes({
     // SPEC: 60 requests a minute per API key, a bucket of 60 refilled at one a second. Bearer
     // callers share a bucket per credential; session-cookie callers (in-app agents) are not limited.
     rate: { bucket: 'mcp-key', by: 'credential', policy: (c) => perMinute(c.rateMcpKeyPerMin) },
-    forwardHeaders: ['authorization', 'cookie', 'accept', 'mcp-protocol-version'],
+    forwardHeaders: ['authorization', 'cookie', 'accept', 'mcp-protocol-version', 'mcp-method', 'mcp-name'],
   },
 });
 

@@ -7,6 +7,7 @@ import { RpcError, ToolError } from '../rpc/errors.js';
 import { implementTool, type CallContext, type ToolDeclaration, type ToolDefinition } from '../rpc/mcp.js';
 import type { WorkspaceCaller } from './caller.js';
 import type { CareEventRecord, WorkspaceStore } from '../family/records.js';
+import { careEventsOutput, lovedOnesOutput, pingOutput, profileOutput } from './outputs.js';
 
 export const DEFAULT_EVENTS_LIMIT = 20;
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
@@ -19,6 +20,7 @@ export const WORKSPACE_TOOLS = {
     description:
       'Confirms the connection and shows who you are connected as. No side effects.',
     annotations: READ_ONLY,
+    output: pingOutput,
   },
   getUserProfile: {
     name: 'get_user_profile',
@@ -26,6 +28,7 @@ export const WORKSPACE_TOOLS = {
     description:
       "Your account: uid, email and tenant; for family caregivers also the family workspace's name and how many family members it has.",
     annotations: READ_ONLY,
+    output: profileOutput,
   },
   listLovedOnes: {
     name: 'list_loved_ones',
@@ -33,6 +36,7 @@ export const WORKSPACE_TOOLS = {
     description:
       'The loved ones (ids and names) in your family workspace. Use an id with list_care_events.',
     annotations: READ_ONLY,
+    output: lovedOnesOutput,
   },
   listCareEvents: {
     name: 'list_care_events',
@@ -40,8 +44,23 @@ export const WORKSPACE_TOOLS = {
     description:
       'Recent care events (visits, notes, medications, vitals, forwarded mail), newest first: for one loved one when lovedOneId is given, otherwise for each loved one in your workspace (limit applies per loved one).',
     annotations: READ_ONLY,
+    output: careEventsOutput,
   },
 } as const satisfies Record<string, ToolDeclaration>;
+
+/** The scope each tool needs beyond a verified caller. */
+const TOOL_SCOPES: Record<string, Scope | undefined> = {
+  [WORKSPACE_TOOLS.getUserProfile.name]: 'profile:read',
+  [WORKSPACE_TOOLS.listLovedOnes.name]: 'care_circle:read',
+  [WORKSPACE_TOOLS.listCareEvents.name]: 'care_circle:read',
+};
+
+/** Whether a caller is shown a tool: OAuth callers see only what their granted scopes can run. */
+export function toolVisibleTo(tool: string, caller: unknown): boolean {
+  const scope = TOOL_SCOPES[tool];
+  const scopes = (caller as WorkspaceCaller | undefined)?.scopes;
+  return !scope || scopes === undefined || scopes === 'all' || scopes.includes(scope);
+}
 
 /** Thrown when an OAuth caller lacks a scope; the endpoint answers 403 with insufficient_scope. */
 export class InsufficientScope extends RpcError {

@@ -1,0 +1,64 @@
+// How a tool is declared once by its slice and implemented beside it; its schemas as clients see them.
+import { z } from 'zod';
+
+export interface CallContext {
+  requestId: string;
+  clientIp: string;
+  protocolVersion: string;
+  /** True for a 2026-07-28 request: stateless, `resultType` on every result. */
+  modern?: boolean;
+  /** Whatever the surface verified about the caller (absent on public endpoints). */
+  caller?: unknown;
+}
+
+export interface ToolAnnotations {
+  title?: string;
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+export interface ToolResult {
+  /** The machine-readable result: sent as JSON text, and as `structuredContent` when negotiated. */
+  structured: Record<string, unknown>;
+  /** A readable summary, sent as the first text block when present. */
+  summary?: string;
+}
+
+/** What a tool is, as clients and discovery documents see it: declared once by its slice. */
+export interface ToolDeclaration {
+  name: string;
+  title: string;
+  description: string;
+  annotations: ToolAnnotations;
+  /** What `structuredContent` holds; served as `outputSchema` from 2025-06-18 on. */
+  output: z.ZodType;
+}
+
+export interface ToolDefinition<S extends z.ZodType = z.ZodType> extends ToolDeclaration {
+  input: S;
+  handler: (args: z.output<S>, ctx: CallContext) => Promise<ToolResult>;
+}
+
+/** Helps TypeScript infer a tool's argument type from its schema. */
+export const defineTool = <S extends z.ZodType>(tool: ToolDefinition<S>): ToolDefinition => tool as unknown as ToolDefinition;
+
+/** A declared tool with its arguments and handler; infers the argument type from the schema. */
+export const implementTool = <S extends z.ZodType>(declaration: ToolDeclaration, impl: { input: S; handler: ToolDefinition<S>['handler'] }): ToolDefinition =>
+  ({ ...declaration, ...impl }) as unknown as ToolDefinition;
+
+/** JSON Schema of a tool's arguments, generated once from zod. */
+export function toInputSchema(schema: z.ZodType): Record<string, unknown> {
+  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  delete json.$schema;
+  return json;
+}
+
+/** JSON Schema of a tool's `structuredContent`, generated once from zod. */
+export function toOutputSchema(schema: z.ZodType): Record<string, unknown> {
+  const json = z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any' }) as Record<string, unknown>;
+  delete json.$schema;
+  return json;
+}
+
