@@ -2,6 +2,7 @@
 // jobs and discovery documents from it. Order matters only where listeners share a host (the
 // sign-in pages before the authorization server).
 import { appSlice } from './app/slice.js';
+import { careSlice } from './care/slice.js';
 import { communitySlice } from './community/slice.js';
 import { LEASES } from './cron/lease.js';
 import { directorySlice } from './directory/slice.js';
@@ -40,6 +41,7 @@ export const SLICES: readonly SliceManifest[] = [
   workspaceSlice,
   appSlice,
   sandboxSlice,
+  careSlice,
   inboxSlice,
   ingestSlice,
 ];

@@ -120,6 +120,17 @@ export function inboxSlug(firstName: string, lastName: string): string {
   return `${part(firstName)}-${part(lastName)}-${randomBase32(8)}`;
 }
 
+/** A cursor from listCareEvents, or null when it is not one (a page then starts from the newest). */
+function decodeCursor(cursor: string): { at: Date; id: string } | null {
+  try {
+    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
+    const when = typeof at === 'string' ? new Date(at) : null;
+    return when && !Number.isNaN(when.getTime()) && typeof id === 'string' ? { at: when, id } : null;
+  } catch {
+    return null;
+  }
+}
+
 export class WorkspaceStore {
   private readonly users: Collection<UserRecord>;
   private readonly workspaces: Collection<WorkspaceRecord>;
@@ -222,6 +233,21 @@ export class WorkspaceStore {
   /** Newest care events of one loved one. */
   recentEvents(lovedOneId: string, limit: number): Promise<CareEventRecord[]> {
     return this.careEvents.find({ lovedOneId }).sort({ occurredAt: -1, _id: -1 }).limit(limit).toArray();
+  }
+
+  /** One page of a loved one's care events, newest first (occurredAt, then _id); the cursor is
+   *  base64url of the last position returned, so a page never repeats or skips an event. */
+  async listCareEvents(lovedOneId: string, q: { since?: Date; until?: Date; types?: string[]; limit: number; cursor?: string }): Promise<{ events: CareEventRecord[]; nextCursor?: string }> {
+    const and: Record<string, unknown>[] = [{ lovedOneId }];
+    if (q.since) and.push({ occurredAt: { $gte: q.since } });
+    if (q.until) and.push({ occurredAt: { $lt: q.until } });
+    if (q.types?.length) and.push({ eventType: { $in: q.types } });
+    const after = q.cursor ? decodeCursor(q.cursor) : null;
+    if (after) and.push({ $or: [{ occurredAt: { $lt: after.at } }, { occurredAt: after.at, _id: { $lt: after.id } }] });
+    const found = await this.careEvents.find({ $and: and }).sort({ occurredAt: -1, _id: -1 }).limit(q.limit + 1).toArray();
+    const events = found.slice(0, q.limit);
+    const last = events[events.length - 1];
+    return found.length > q.limit && last ? { events, nextCursor: Buffer.from(JSON.stringify([last.occurredAt.toISOString(), last._id])).toString('base64url') } : { events };
   }
 
   /** Sandbox workspaces created before `before`: what the sandbox sweep looks at. */

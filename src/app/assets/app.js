@@ -1,4 +1,4 @@
-// carecircle app pages: finish a sign-in, and copy a freshly minted key. Pages work without it
+// carecircle app pages: finish a sign-in, copy a freshly minted key, and remember the browser's time zone. Pages work without it
 // except for the sign-in callback, which must read the token from the URL fragment.
 (function () {
   'use strict';
@@ -60,7 +60,19 @@
     });
   }
 
+  // The care pages print times in the browser's zone; until a person chooses one, the browser's own.
+  function rememberZone() {
+    var zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+    var pair = 'tz=' + encodeURIComponent(zone);
+    var has = function () { return document.cookie.split('; ').indexOf(pair) >= 0; };
+    if (!zone || has()) return;
+    document.cookie = pair + '; path=/; max-age=31536000; samesite=lax' + (location.protocol === 'https:' ? '; secure' : '');
+    // Reload once so this page's times are in the new zone; never when the cookie did not stick.
+    if (document.getElementById('zone-note') && has()) location.reload();
+  }
+
   document.addEventListener('DOMContentLoaded', function () {
+    rememberZone();
     var familyShare = document.getElementById('family-share-form');
     if (familyShare) wireFamilyShare(familyShare);
     var callback = document.getElementById('signin-callback');

@@ -9,17 +9,18 @@ import { connectedAppsSection } from './connectedApps.js';
 import { OAuthStore } from '../oauth/store.js';
 import { describeIssues } from '../rpc/envelope.js';
 import { clearedSessionCookie, readCookie, SESSION_COOKIE, SessionStore, type SessionCaller } from '../auth/sessions.js';
-import { escapeHtml } from '../http/html.js';
 import { redirect } from '../http/page.js';
 import { json, text } from '../http/reply.js';
 import { handlers, type RouteHandlers } from '../slice/contract.js';
 import { createWorkspace, keyInput, lovedOneInput, revokeKey, workspaceInput } from './actions.js';
 import { appApiRoutes } from './api.js';
+import { homeBody } from './home.js';
+import { keyRows } from './keyRows.js';
 import { appHelpers, type AppHelpers } from './helpers.js';
 import { APP_ROUTES, type AppRouteBuilder } from './routeTable.js';
 import { AuditLog } from '../workspace/audit.js';
 import { SCOPES } from '../auth/scopes.js';
-import type { LovedOneRecord } from '../family/records.js';
+import type { Markup } from '../http/html.js';
 
 const asset = (name: string) => readFileSync(new URL(`./assets/${name}`, import.meta.url), 'utf8');
 
@@ -42,53 +43,96 @@ export function appRoutes(deps: AppRoutesDeps): RouteHandlers {
   const css = asset('app.css');
   const js = asset('app.js');
 
-  const formError = (err: z.ZodError) => `<p class="error" role="alert">${escapeHtml(describeIssues(err))}</p>`;
+  const formError = (err: z.ZodError) => (
+    <p class="error" role="alert">
+      {describeIssues(err)}
+    </p>
+  );
 
-  const lovedOneRows = (lovedOnes: LovedOneRecord[]) =>
-    lovedOnes.length
-      ? `<table><thead><tr><th>Name</th><th>Private inbox address</th><th>Id</th></tr></thead><tbody>${lovedOnes
-          .map((l) => `<tr><td>${escapeHtml(l.displayName)}</td><td><code>${escapeHtml(l.inboxAddress)}</code> · <a href="/inbox/${escapeHtml(l._id)}">inbox</a></td><td><code>${escapeHtml(l._id)}</code></td></tr>`)
-          .join('')}</tbody></table>`
-      : '<p class="muted">No loved ones yet.</p>';
+  const onboardingForm = (error: Markup = null) => (
+    <>
+      <h1>Create your family workspace</h1>
+      <section class="card">
+        {error}
+        <form method="post" action="/onboarding">
+          <label for="familyName">Family name</label>
+          <input id="familyName" name="familyName" type="text" required maxLength={120} placeholder="The Rivera Family" />
+          <label for="firstName">Loved one's first name</label>
+          <input id="firstName" name="firstName" type="text" required maxLength={60} />
+          <label for="lastName">Loved one's last name</label>
+          <input id="lastName" name="lastName" type="text" required maxLength={60} />
+          <button type="submit">Create workspace</button>
+        </form>
+      </section>
+    </>
+  );
 
-  const onboardingForm = (error = '') => `<h1>Create your family workspace</h1><section class="card">${error}
-<form method="post" action="/onboarding">
-<label for="familyName">Family name</label><input id="familyName" name="familyName" type="text" required maxlength="120" placeholder="The Rivera Family">
-<label for="firstName">Loved one's first name</label><input id="firstName" name="firstName" type="text" required maxlength="60">
-<label for="lastName">Loved one's last name</label><input id="lastName" name="lastName" type="text" required maxlength="60">
-<button type="submit">Create workspace</button></form></section>`;
-
-  const keyRows = (list: ApiKeyView[]) =>
-    list.length
-      ? `<table id="keys"><thead><tr><th>Name</th><th>Key</th><th>Created</th><th>Last used</th><th>Status</th><th></th></tr></thead><tbody>${list
-          .map(
-            (k) =>
-              `<tr data-key-id="${escapeHtml(k.id)}"><td>${escapeHtml(k.name)}</td><td><code>sk-svc-…${escapeHtml(k.last4)}</code></td><td>${escapeHtml(k.createdAt.slice(0, 16).replace('T', ' '))}</td><td>${escapeHtml(k.lastUsedAt ? k.lastUsedAt.slice(0, 16).replace('T', ' ') : 'never')}</td><td class="status-${k.status}">${k.status}</td><td>${
-                k.status === 'active' ? `<form method="post" action="/settings/keys/${escapeHtml(k.id)}/revoke"><button class="danger" type="submit">Revoke</button></form>` : ''
-              }</td></tr>`,
-          )
-          .join('')}</tbody></table>`
-      : '<p class="muted">No keys yet.</p>';
-
-  const settingsPage = async (caller: SessionCaller, minted?: { plaintext: string; key: ApiKeyView }, error = '') => {
+  const settingsPage = async (caller: SessionCaller, minted?: { plaintext: string; key: ApiKeyView }, error: Markup = null) => {
     const [list, activity, apps] = await Promise.all([keys.list(caller.uid), audit.recent(caller.uid, 20), oauthApps.connectedApps(caller.uid)]);
-    const mintedBlock = minted
-      ? `<section class="card" id="minted"><h2>Your new key: copy it now</h2><p>This is the only time it is shown. Store it somewhere safe, such as your assistant's configuration.</p><p class="secret" id="new-key">${escapeHtml(minted.plaintext)}</p><button type="button" class="secondary" data-copy="new-key">Copy key</button></section>`
-      : '';
-    const activityRows = activity.length
-      ? `<table id="activity"><thead><tr><th>When</th><th>Method</th><th>Tool</th><th>Via</th><th>Result</th></tr></thead><tbody>${activity
-          .map((a) => `<tr><td>${escapeHtml(a.at.toISOString().slice(0, 19).replace('T', ' '))}</td><td>${escapeHtml(a.method)}</td><td>${escapeHtml(a.tool ?? '')}</td><td>${escapeHtml(a.authMethod)}</td><td>${a.success ? 'ok' : 'failed'}</td></tr>`)
-          .join('')}</tbody></table>`
-      : '<p class="muted">No MCP requests yet.</p>';
+    const mintedBlock = minted ? (
+      <section class="card" id="minted">
+        <h2>Your new key: copy it now</h2>
+        <p>This is the only time it is shown. Store it somewhere safe, such as your assistant's configuration.</p>
+        <p class="secret" id="new-key">
+          {minted.plaintext}
+        </p>
+        <button type="button" class="secondary" data-copy="new-key">
+          Copy key
+        </button>
+      </section>
+    ) : null;
+    const activityRows = activity.length ? (
+      <table id="activity">
+        <thead>
+          <tr>
+            <th>When</th>
+            <th>Method</th>
+            <th>Tool</th>
+            <th>Via</th>
+            <th>Result</th>
+          </tr>
+        </thead>
+        <tbody>
+          {activity.map((a) => (
+            <tr>
+              <td>{a.at.toISOString().slice(0, 19).replace('T', ' ')}</td>
+              <td>{a.method}</td>
+              <td>{a.tool ?? ''}</td>
+              <td>{a.authMethod}</td>
+              <td>{a.success ? 'ok' : 'failed'}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    ) : (
+      <p class="muted">No MCP requests yet.</p>
+    );
     return pageFor(
       200,
       'Settings',
-      `<h1>Settings</h1>${mintedBlock}<section class="card"><h2 id="mcp-api-keys">MCP API keys</h2>
-<p>An MCP API key lets an AI assistant read your family workspace (read-only) at <code>${escapeHtml(config.appUrl)}/api/mcp</code>. Revoking a key stops it on its very next request.</p>${error}
-<form method="post" action="/settings/keys"><label for="key-name">Name (optional)</label><input id="key-name" name="name" type="text" maxlength="60" placeholder="Claude Desktop"><button type="submit">Mint a new key</button></form>
-<h2>Your keys</h2>${keyRows(list)}</section>
-${connectedAppsSection(apps)}
-<section class="card"><h2>Recent MCP activity</h2>${activityRows}</section>`,
+      <>
+        <h1>Settings</h1>
+        {mintedBlock}
+        <section class="card">
+          <h2 id="mcp-api-keys">MCP API keys</h2>
+          <p>
+            An MCP API key lets an AI assistant read your family workspace (read-only) at <code>{config.appUrl}/api/mcp</code>. Revoking a key stops it on its very next request.
+          </p>
+          {error}
+          <form method="post" action="/settings/keys">
+            <label for="key-name">Name (optional)</label>
+            <input id="key-name" name="name" type="text" maxLength={60} placeholder="Claude Desktop" />
+            <button type="submit">Mint a new key</button>
+          </form>
+          <h2>Your keys</h2>
+          {keyRows(list)}
+        </section>
+        {connectedAppsSection(apps)}
+        <section class="card">
+          <h2>Recent MCP activity</h2>
+          {activityRows}
+        </section>
+      </>,
       caller,
     );
   };
@@ -115,7 +159,16 @@ ${connectedAppsSection(apps)}
     .on('signin', 'GET', async (req) => redirect(signInUrl(req.query.next?.startsWith('/') ? req.query.next : '/')))
     .on('authCallback', 'GET', async (req) => {
       const next = req.query.next?.startsWith('/') && !req.query.next.startsWith('//') ? req.query.next : '/';
-      return pageFor(200, 'Signing in', `<h1>Signing you in…</h1><p id="signin-callback" data-next="${escapeHtml(next)}" role="status">One moment.</p>`);
+      return pageFor(
+        200,
+        'Signing in',
+        <>
+          <h1>Signing you in…</h1>
+          <p id="signin-callback" data-next={next} role="status">
+            One moment.
+          </p>
+        </>,
+      );
     })
     .on('signout', 'POST', async (req) => {
       requireSameOrigin(req);
@@ -128,18 +181,7 @@ ${connectedAppsSection(apps)}
       const membership = await store.workspaceOf(caller.uid);
       if (!membership) return redirect('/onboarding');
       const lovedOnes = await store.lovedOnesOf(membership.workspace._id);
-      return pageFor(
-        200,
-        membership.workspace.name,
-        `<h1>${escapeHtml(membership.workspace.name)}</h1><section class="card"><h2>Loved ones</h2>${lovedOneRows(lovedOnes)}
-<form method="post" action="/workspace/loved-ones"><h2>Add a loved one</h2><label for="firstName">First name</label><input id="firstName" name="firstName" type="text" required maxlength="60"><label for="lastName">Last name</label><input id="lastName" name="lastName" type="text" required maxlength="60"><button type="submit">Add</button></form></section>
-<section class="card"><h2>Link a home-care agency</h2><p>If an agency turned on family sharing for your loved one, it gave you a link code. Enter it here and their visits, notes, medications and vitals will appear for that loved one.</p>
-<form id="family-share-form" method="post" action="/api/family-share/link"><label for="link-code">Link code</label><input id="link-code" name="code" type="text" required maxlength="40" autocomplete="off">
-<label for="link-loved-one">Loved one</label><select id="link-loved-one" name="lovedOneId">${lovedOnes.map((l) => `<option value="${escapeHtml(l._id)}">${escapeHtml(l.displayName)}</option>`).join('')}</select>
-<button type="submit">Link</button><p id="family-share-result" role="status"></p></form></section>
-<section class="card"><h2>Connect an AI assistant</h2><p>Mint an MCP API key in <a href="/settings#mcp-api-keys">Settings</a>, then point your assistant at <code>${escapeHtml(config.appUrl)}/api/mcp</code>.</p></section>`,
-        caller,
-      );
+      return pageFor(200, membership.workspace.name, homeBody(membership.workspace.name, lovedOnes, config.appUrl), caller);
     })
     .on('onboarding', 'GET', async (req) => {
       // A sandbox claim link: /onboarding?workspace=<id> (the sandbox slice serves the claim page).
@@ -165,7 +207,19 @@ ${connectedAppsSection(apps)}
       const membership = await store.workspaceOf(caller.uid);
       if (!membership) return redirect('/onboarding');
       const input = lovedOneInput.safeParse(req.body ?? {});
-      if (!input.success) return pageFor(400, 'Add a loved one', `<h1>Add a loved one</h1>${formError(input.error)}<p><a href="/">Back to the workspace</a></p>`, caller);
+      if (!input.success)
+        return pageFor(
+          400,
+          'Add a loved one',
+          <>
+            <h1>Add a loved one</h1>
+            {formError(input.error)}
+            <p>
+              <a href="/">Back to the workspace</a>
+            </p>
+          </>,
+          caller,
+        );
       await store.addLovedOne(membership.workspace._id, input.data, false);
       return redirect('/');
     })
@@ -183,7 +237,14 @@ ${connectedAppsSection(apps)}
       try {
         return await settingsPage(caller, await keys.mint(caller.uid, input.data.name));
       } catch (err) {
-        if (err instanceof TooManyKeys) return settingsPage(caller, undefined, `<p class="error" role="alert">${escapeHtml(err.message)}: revoke one first.</p>`);
+        if (err instanceof TooManyKeys)
+          return settingsPage(
+            caller,
+            undefined,
+            <p class="error" role="alert">
+              {err.message}: revoke one first.
+            </p>,
+          );
         throw err;
       }
     })

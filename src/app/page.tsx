@@ -2,12 +2,12 @@
 // stylesheet and one script, and its CSP.
 import type { HttpReplyEnvelope } from '../bus/envelopes.js';
 import { contentSecurityPolicy } from '../http/csp.js';
-import { escapeHtml } from '../http/html.js';
+import type { Markup } from '../http/html.js';
 import { htmlReply, pageHeaders, renderShell } from '../http/page.js';
 
 export interface PageOptions {
   title: string;
-  body: string;
+  body: Markup;
   /** Signed-in email, shown in the header with a sign-out button. */
   signedInAs?: string;
   /** Extra origin allowed as a form target (the identity provider). */
@@ -17,11 +17,20 @@ export interface PageOptions {
 const csp = (formAction?: string): string =>
   contentSecurityPolicy({ script: "'self'", style: "'self'", img: "'self' data:", connect: "'self'", formTargets: formAction ? [formAction] : [], frameAncestors: "'none'", baseUri: "'none'" });
 
-function header(signedInAs: string | undefined): string {
-  const account = signedInAs
-    ? `<form class="account" method="post" action="/signout"><span>${escapeHtml(signedInAs)}</span> <button type="submit" class="link">Sign out</button></form>`
-    : '';
-  return `<header><a class="brand" href="/">carecircle</a><nav><a href="/">Workspace</a> <a href="/settings">Settings</a></nav>${account}</header>`;
+function header(signedInAs: string | undefined) {
+  return (
+    <header>
+      <a class="brand" href="/">carecircle</a>
+      <nav>
+        <a href="/">Workspace</a> <a href="/settings">Settings</a>
+      </nav>
+      {signedInAs ? (
+        <form class="account" method="post" action="/signout">
+          <span>{signedInAs}</span> <button type="submit" class="link">Sign out</button>
+        </form>
+      ) : null}
+    </header>
+  );
 }
 
 export function page(status: number, opts: PageOptions, headers: Record<string, string> = {}): HttpReplyEnvelope {

@@ -1,7 +1,7 @@
 // The site's parts of the page shell (skip link, nav, footer, markdown alternate) and the headers
 // every site page carries (strict CSP, no scripts).
 import { contentSecurityPolicy } from '../http/csp.js';
-import { escapeHtml } from '../http/html.js';
+import { escapeHtml, trustedHtml } from '../http/html.js';
 import { pageHeaders, renderShell } from '../http/page.js';
 import { blocksHtml, type Page } from './doc.js';
 
@@ -22,18 +22,35 @@ function current(pagePath: string, navPath: string): boolean {
   return path === navPath || path.startsWith(`${navPath}/`);
 }
 
-function header(pagePath: string): string {
-  const nav = NAV.map((n) => `<li><a href="${n.path}"${current(pagePath, n.path) ? ' aria-current="page"' : ''}>${escapeHtml(n.label)}</a></li>`).join('');
-  return `<header class="site"><div class="bar">
-<a class="brand" href="/">carecircle</a>
-<nav aria-label="Main"><ul>${nav}</ul></nav>
-</div></header>`;
+function header(pagePath: string) {
+  return (
+    <header class="site">
+      <div class="bar">
+        <a class="brand" href="/">carecircle</a>
+        <nav aria-label="Main">
+          <ul>
+            {NAV.map((n) => (
+              <li>
+                <a href={n.path} aria-current={current(pagePath, n.path) ? 'page' : undefined}>{n.label}</a>
+              </li>
+            ))}
+          </ul>
+        </nav>
+      </div>
+    </header>
+  );
 }
 
-const footer = (markdownHref: string) => `<footer class="site"><div class="bar">
-<p>carecircle: a care-resource directory and community for family caregivers of older adults. Not medical or legal advice; in an emergency call 911.</p>
-<p>For AI assistants: <a href="/llms.txt">llms.txt</a> · <a href="/openapi.json">OpenAPI</a> · <a href="/api/mcp">MCP endpoint</a> · this page as <a href="${escapeHtml(markdownHref)}">markdown</a></p>
-</div></footer>`;
+const footer = (markdownHref: string) => (
+  <footer class="site">
+    <div class="bar">
+      <p>carecircle: a care-resource directory and community for family caregivers of older adults. Not medical or legal advice; in an emergency call 911.</p>
+      <p>
+        For AI assistants: <a href="/llms.txt">llms.txt</a> · <a href="/openapi.json">OpenAPI</a> · <a href="/api/mcp">MCP endpoint</a> · this page as <a href={markdownHref}>markdown</a>
+      </p>
+    </div>
+  </footer>
+);
 
 export function renderHtml(page: Page, siteUrl: string): string {
   const markdown = `/api/md?path=${encodeURIComponent(page.path)}`;
@@ -46,7 +63,9 @@ export function renderHtml(page: Page, siteUrl: string): string {
     stylesheet: '/styles.css',
     skipLink: true,
     header: header(page.path),
-    main: `<h1>${escapeHtml(page.title)}</h1>\n<p class="lead">${escapeHtml(page.description)}</p>\n${blocksHtml(page.blocks)}`,
+    // The site's block renderer still builds strings and escapes every field it prints (its tests
+    // pin its escaped form), so its markup is trusted here by name.
+    main: trustedHtml(`<h1>${escapeHtml(page.title)}</h1>\n<p class="lead">${escapeHtml(page.description)}</p>\n${blocksHtml(page.blocks)}`),
     footer: footer(markdown),
   });
 }

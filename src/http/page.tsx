@@ -2,7 +2,7 @@
 // host passes its own parts: the site its nav and footer, the app its header, the auth host its script.
 import type { Context } from 'koa';
 import type { HttpReplyEnvelope } from '../bus/envelopes.js';
-import { escapeHtml } from './html.js';
+import { renderMarkup, type Markup } from './html.js';
 
 export const HTML_TYPE = 'text/html; charset=utf-8';
 
@@ -21,47 +21,49 @@ export interface ShellOptions {
   stylesheet?: string;
   /** One script file, deferred. */
   script?: string;
-  /** An inline <style>, for a page whose host serves no stylesheet (the development sign-in page). */
+  /** An inline <style>, for a page whose host serves no stylesheet (the development sign-in page): a constant of ours. */
   inlineStyle?: string;
   /** A "Skip to content" link first in the body, and `id="main"` on <main> for it to land on. */
   skipLink?: boolean;
   /** Markup before <main>. */
-  header?: string;
+  header?: Markup;
   /** The main content, in a <main> element unless `bareBody`. */
-  main: string;
+  main: Markup;
   /** Markup after <main>. */
-  footer?: string;
+  footer?: Markup;
   /** Put `main` straight into <body>: the development sign-in page has no landmarks. */
   bareBody?: boolean;
 }
 
-type Lines = (string | undefined)[];
-
-function head(o: ShellOptions): Lines {
-  return [
-    '<meta charset="utf-8">',
-    '<meta name="viewport" content="width=device-width, initial-scale=1">',
-    `<title>${escapeHtml(o.title)}${escapeHtml(o.titleSuffix ?? ' · carecircle')}</title>`,
-    o.description === undefined ? undefined : `<meta name="description" content="${escapeHtml(o.description)}">`,
-    o.canonical && `<link rel="canonical" href="${escapeHtml(o.canonical)}">`,
-    o.alternate && `<link rel="alternate" type="${escapeHtml(o.alternate.type)}" href="${escapeHtml(o.alternate.href)}">`,
-    o.icon ? `<link rel="icon" href="${escapeHtml(o.icon.href)}" type="${escapeHtml(o.icon.type)}">` : '<link rel="icon" href="data:,">',
-    o.stylesheet && `<link rel="stylesheet" href="${escapeHtml(o.stylesheet)}">`,
-    o.script && `<script src="${escapeHtml(o.script)}" defer></script>`,
-    o.inlineStyle && `<style>${o.inlineStyle}</style>`,
-  ];
+function head(o: ShellOptions): string {
+  return renderMarkup(
+    <>
+      <meta charset="utf-8" />
+      <meta name="viewport" content="width=device-width, initial-scale=1" />
+      <title>{`${o.title}${o.titleSuffix ?? ' · carecircle'}`}</title>
+      {o.description === undefined ? null : <meta name="description" content={o.description} />}
+      {o.canonical ? <link rel="canonical" href={o.canonical} /> : null}
+      {o.alternate ? <link rel="alternate" type={o.alternate.type} href={o.alternate.href} /> : null}
+      {o.icon ? <link rel="icon" href={o.icon.href} type={o.icon.type} /> : <link rel="icon" href="data:," />}
+      {o.stylesheet ? <link rel="stylesheet" href={o.stylesheet} /> : null}
+      {o.script ? <script src={o.script} defer /> : null}
+      {o.inlineStyle ? <style dangerouslySetInnerHTML={{ __html: o.inlineStyle }} /> : null}
+    </>,
+  );
 }
 
-function body(o: ShellOptions): Lines {
-  if (o.bareBody) return [o.main];
-  return [o.skipLink ? '<a class="skip" href="#main">Skip to content</a>' : undefined, o.header, `<main${o.skipLink ? ' id="main"' : ''}>`, o.main, '</main>', o.footer];
+function body(o: ShellOptions): string[] {
+  if (o.bareBody) return [renderMarkup(o.main)];
+  const parts = [o.skipLink ? renderMarkup(<a class="skip" href="#main">Skip to content</a>) : '', o.header === undefined ? '' : renderMarkup(o.header)];
+  parts.push(`<main${o.skipLink ? ' id="main"' : ''}>`, renderMarkup(o.main), '</main>', o.footer === undefined ? '' : renderMarkup(o.footer));
+  return parts.filter((part) => part !== '');
 }
 
+/** Parts are rendered one by one, so the site's pre-rendered blocks (TrustedHtml) fit any slot. */
 export function renderShell(o: ShellOptions): string {
-  const lines = ['<!doctype html>', '<html lang="en">', '<head>', ...head(o), '</head>', '<body>', ...body(o), '</body>', '</html>'];
-  return `${lines.filter((line) => line !== undefined).join('\n')}\n`;
+  const lines = ['<!doctype html>', '<html lang="en">', '<head>', head(o), '</head>', '<body>', ...body(o), '</body>', '</html>'];
+  return `${lines.join('\n')}\n`;
 }
-
 export interface PageSecurity {
   csp: string;
   /**

@@ -3,7 +3,6 @@
 import type { Db } from 'mongodb';
 import { scopesIn, SCOPE_TEXT } from '../auth/scopes.js';
 import type { HttpRequestEnvelope } from '../bus/envelopes.js';
-import { escapeHtml } from '../http/html.js';
 import { redirect } from '../http/page.js';
 import { ApiProblem, json } from '../http/reply.js';
 import { OAuthStore, type ConnectedApp } from '../oauth/store.js';
@@ -18,18 +17,66 @@ export interface ConnectedAppsHelpers {
 
 const when = (d: Date | undefined) => (d ? d.toISOString().slice(0, 16).replace('T', ' ') : 'never');
 
-export function connectedAppsSection(apps: ConnectedApp[]): string {
-  const rows = apps.length
-    ? `<table id="connected-apps-list"><thead><tr><th>App</th><th>May read</th><th>Connected</th><th>Last used</th><th></th></tr></thead><tbody>${apps
-        .map((a) => {
+export function connectedAppsSection(apps: ConnectedApp[]) {
+  const rows = apps.length ? (
+    <table id="connected-apps-list">
+      <thead>
+        <tr>
+          <th>App</th>
+          <th>May read</th>
+          <th>Connected</th>
+          <th>Last used</th>
+          <th></th>
+        </tr>
+      </thead>
+      <tbody>
+        {apps.map((a) => {
           const scopes = scopesIn(a.scope);
-          const reads = scopes.length ? scopes.map((s) => `${escapeHtml(SCOPE_TEXT[s].title)} <code>${escapeHtml(s)}</code>`).join('<br>') : '<span class="muted">nothing (connection check only)</span>';
-          return `<tr data-grant-id="${escapeHtml(a.grantId)}"><td>${escapeHtml(a.clientName)}<br><span class="muted">${escapeHtml(a.redirectHosts.join(', '))}</span></td><td class="scopes">${reads}</td><td>${when(a.createdAt)}</td><td class="last-used">${when(a.lastUsedAt)}</td><td><form method="post" action="/settings/apps/${encodeURIComponent(a.grantId)}/revoke"><button class="danger" type="submit">Revoke</button></form></td></tr>`;
-        })
-        .join('')}</tbody></table>`
-    : '<p class="muted">No apps connected yet.</p>';
-  return `<section class="card"><h2 id="connected-apps">Connected apps</h2>
-<p>Apps you connected with OAuth (an assistant that asked you to sign in and tick what it may read). Each reads only what you allowed; <strong>Revoke</strong> ends its access on its very next request.</p>${rows}</section>`;
+          return (
+            <tr data-grant-id={a.grantId}>
+              <td>
+                {a.clientName}
+                <br />
+                <span class="muted">{a.redirectHosts.join(', ')}</span>
+              </td>
+              <td class="scopes">
+                {scopes.length ? (
+                  scopes.map((s, i) => (
+                    <>
+                      {i > 0 ? <br /> : null}
+                      {SCOPE_TEXT[s].title} <code>{s}</code>
+                    </>
+                  ))
+                ) : (
+                  <span class="muted">nothing (connection check only)</span>
+                )}
+              </td>
+              <td>{when(a.createdAt)}</td>
+              <td class="last-used">{when(a.lastUsedAt)}</td>
+              <td>
+                <form method="post" action={`/settings/apps/${encodeURIComponent(a.grantId)}/revoke`}>
+                  <button class="danger" type="submit">
+                    Revoke
+                  </button>
+                </form>
+              </td>
+            </tr>
+          );
+        })}
+      </tbody>
+    </table>
+  ) : (
+    <p class="muted">No apps connected yet.</p>
+  );
+  return (
+    <section class="card">
+      <h2 id="connected-apps">Connected apps</h2>
+      <p>
+        Apps you connected with OAuth (an assistant that asked you to sign in and tick what it may read). Each reads only what you allowed; <strong>Revoke</strong> ends its access on its very next request.
+      </p>
+      {rows}
+    </section>
+  );
 }
 
 const view = (a: ConnectedApp) => ({

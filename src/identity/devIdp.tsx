@@ -11,7 +11,7 @@ import type { Config } from '../config.js';
 import { identityProvider } from '../config.js';
 import { readRawBody } from '../http/body.js';
 import { contentSecurityPolicy } from '../http/csp.js';
-import { escapeHtml } from '../http/html.js';
+import type { Markup } from '../http/html.js';
 import { pageHeaders, renderShell, sendHtml } from '../http/page.js';
 import { isDuplicateKey } from '../store/errors.js';
 
@@ -79,7 +79,7 @@ export function safeReturnTo(config: Config, returnTo: string | undefined): stri
 
 const STYLE = 'body{font:16px/1.5 system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;color:#1f2937}label{display:block;margin:.75rem 0 .25rem;font-weight:600}input{width:100%;padding:.5rem;font-size:1rem;box-sizing:border-box}button{margin-top:1rem;padding:.6rem 1.2rem;font-size:1rem;background:#0f766e;color:#fff;border:0;border-radius:.3rem;cursor:pointer}.note{background:#fef3c7;padding:.75rem;border-radius:.3rem;font-size:.9rem}';
 
-const page = (title: string, body: string): string => renderShell({ title, titleSuffix: '', inlineStyle: STYLE, main: body, bareBody: true });
+const page = (title: string, body: Markup): string => renderShell({ title, titleSuffix: '', inlineStyle: STYLE, main: body, bareBody: true });
 
 export function devIdpRouter(config: Config, db: Db): Router {
   const router = new Router({ prefix: '/dev' });
@@ -96,17 +96,37 @@ export function devIdpRouter(config: Config, db: Db): Router {
 
   router.get('/login', (ctx) => {
     const returnTo = safeReturnTo(config, typeof ctx.query.return_to === 'string' ? ctx.query.return_to : undefined);
-    if (!returnTo) return html(ctx, 400, page('Sign-in link not valid', `<h1>This sign-in link is not valid</h1><p>It must come back to ${escapeHtml(config.appUrl)} or ${escapeHtml(config.siteUrl)}.</p>`));
+    if (!returnTo)
+      return html(
+        ctx,
+        400,
+        page(
+          'Sign-in link not valid',
+          <>
+            <h1>This sign-in link is not valid</h1>
+            <p>
+              It must come back to {config.appUrl} or {config.siteUrl}.
+            </p>
+          </>,
+        ),
+      );
     html(
       ctx,
       200,
       page(
         'Sign in to carecircle',
-        `<h1>Sign in to carecircle</h1><p class="note">Development sign-in: any email address signs in, with no password. This page exists only in local runs.</p>
-<form method="post" action="/dev/login"><input type="hidden" name="return_to" value="${escapeHtml(returnTo)}">
-<label for="email">Email</label><input id="email" name="email" type="email" required autocomplete="email" autofocus>
-<label for="name">Your name (optional)</label><input id="name" name="name" type="text" autocomplete="name">
-<button type="submit">Sign in</button></form>`,
+        <>
+          <h1>Sign in to carecircle</h1>
+          <p class="note">Development sign-in: any email address signs in, with no password. This page exists only in local runs.</p>
+          <form method="post" action="/dev/login">
+            <input type="hidden" name="return_to" value={returnTo} />
+            <label for="email">Email</label>
+            <input id="email" name="email" type="email" required autocomplete="email" autofocus />
+            <label for="name">Your name (optional)</label>
+            <input id="name" name="name" type="text" autocomplete="name" />
+            <button type="submit">Sign in</button>
+          </form>
+        </>,
       ),
     );
   });
@@ -115,7 +135,21 @@ export function devIdpRouter(config: Config, db: Db): Router {
     const raw = await readRawBody(ctx, 16 * 1024);
     const form = loginForm.safeParse(Object.fromEntries(new URLSearchParams(raw.toString('utf8'))));
     const returnTo = form.success ? safeReturnTo(config, form.data.return_to) : undefined;
-    if (!form.success || !returnTo) return html(ctx, 400, page('Sign-in failed', `<h1>Sign-in failed</h1><p>${escapeHtml(form.success ? 'The return address is not one of ours.' : form.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '))}</p><p>Go back and try again.</p>`));
+    if (!form.success || !returnTo) {
+      const problem = form.success ? 'The return address is not one of ours.' : form.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+      return html(
+        ctx,
+        400,
+        page(
+          'Sign-in failed',
+          <>
+            <h1>Sign-in failed</h1>
+            <p>{problem}</p>
+            <p>Go back and try again.</p>
+          </>,
+        ),
+      );
+    }
     const token = await mintDevIdToken(db, config, { email: form.data.email, ...(form.data.name ? { name: form.data.name } : {}) });
     ctx.status = 303;
     ctx.set('Cache-Control', 'no-store');

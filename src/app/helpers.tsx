@@ -5,7 +5,7 @@ import { sessionCaller, type SessionCaller } from '../auth/sessions.js';
 import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js';
 import { identityProvider, type Config } from '../config.js';
 import { WorkspaceStore } from '../family/records.js';
-import { escapeHtml } from '../http/html.js';
+import type { Markup } from '../http/html.js';
 import { ApiProblem } from '../http/reply.js';
 import { page } from './page.js';
 
@@ -13,7 +13,7 @@ export interface AppHelpers {
   currentCaller(req: HttpRequestEnvelope): Promise<SessionCaller | null>;
   requireCaller(req: HttpRequestEnvelope): Promise<SessionCaller>;
   /** A page in the app's layout, signed-in header included. */
-  pageFor(status: number, title: string, body: string, caller?: SessionCaller | null, headers?: Record<string, string>): HttpReplyEnvelope;
+  pageFor(status: number, title: string, body: Markup, caller?: SessionCaller | null, headers?: Record<string, string>): HttpReplyEnvelope;
   /** The page a signed-out visitor sees, with a sign-in link that comes back to `next`. */
   signedOutPage(next: string): HttpReplyEnvelope;
   requireSameOrigin(req: HttpRequestEnvelope): void;
@@ -46,6 +46,18 @@ export function appHelpers(config: Config, db: Db): AppHelpers {
     store,
     pageFor,
     signedOutPage: (next) =>
-      pageFor(200, 'Sign in', `<h1>Welcome to carecircle</h1><section class="card"><p>Sign in to see your family workspace.</p><p><a href="${escapeHtml(signInUrl(next))}" id="signin">Sign in</a></p></section>`),
+      pageFor(
+        200,
+        'Sign in',
+        <>
+          <h1>Welcome to carecircle</h1>
+          <section class="card">
+            <p>Sign in to see your family workspace.</p>
+            <p>
+              <a href={signInUrl(next)} id="signin">Sign in</a>
+            </p>
+          </section>
+        </>,
+      ),
   };
 }

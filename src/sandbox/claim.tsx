@@ -5,7 +5,7 @@ import nodemailer from 'nodemailer';
 import type { AppHelpers } from '../app/helpers.js';
 import type { Config } from '../config.js';
 import { recentInboxItems } from '../inbox/records.js';
-import { escapeHtml } from '../http/html.js';
+import type { Markup } from '../http/html.js';
 import { redirect } from '../http/page.js';
 import type { handlers } from '../slice/contract.js';
 import type { SANDBOX_ROUTES } from './routes.js';
@@ -14,7 +14,17 @@ import { SandboxService } from './service.js';
 export function sandboxAppRoutes(routes: ReturnType<typeof handlers<typeof SANDBOX_ROUTES>>, h: AppHelpers, config: Config, db: Db): void {
   const service = new SandboxService(db, config.inboxDomain);
   const claimPath = (id: string) => `/onboarding/claim?workspace=${encodeURIComponent(id)}`;
-  const notice = (title: string, text: string) => `<h1>${escapeHtml(title)}</h1><section class="card"><p>${text}</p><p><a href="/">Go to your workspace</a></p></section>`;
+  const notice = (title: string, text: Markup) => (
+    <>
+      <h1>{title}</h1>
+      <section class="card">
+        <p>{text}</p>
+        <p>
+          <a href="/">Go to your workspace</a>
+        </p>
+      </section>
+    </>
+  );
 
   routes
     .on('onboardingClaim', 'GET', async (req) => {
@@ -28,9 +38,21 @@ export function sandboxAppRoutes(routes: ReturnType<typeof handlers<typeof SANDB
       return h.pageFor(
         200,
         'Claim your workspace',
-        `<h1>Claim “${escapeHtml(workspace.name)}”</h1><section class="card"><p>An assistant started this sandbox workspace for your family. Claiming it makes it yours: the loved one, the private inbox address and the invitation drafts are kept.</p>
-<p>You are signed in as <strong>${escapeHtml(caller.email)}</strong>. Only the email address the assistant named can claim it; any other account that tries makes it unclaimable.</p>
-<form method="post" action="/onboarding/claim"><input type="hidden" name="workspace" value="${escapeHtml(workspace._id)}"><button type="submit" id="claim">Claim this workspace</button></form></section>`,
+        <>
+          <h1>Claim “{workspace.name}”</h1>
+          <section class="card">
+            <p>An assistant started this sandbox workspace for your family. Claiming it makes it yours: the loved one, the private inbox address and the invitation drafts are kept.</p>
+            <p>
+              You are signed in as <strong>{caller.email}</strong>. Only the email address the assistant named can claim it; any other account that tries makes it unclaimable.
+            </p>
+            <form method="post" action="/onboarding/claim">
+              <input type="hidden" name="workspace" value={workspace._id} />
+              <button type="submit" id="claim">
+                Claim this workspace
+              </button>
+            </form>
+          </section>
+        </>,
         caller,
       );
     })
@@ -46,7 +68,12 @@ export function sandboxAppRoutes(routes: ReturnType<typeof handlers<typeof SANDB
           return redirect(drafts ? '/workspace/invites' : '/');
         }
         case 'orphaned':
-          return h.pageFor(403, 'Not claimed', notice('This sandbox was started for a different email address', `You are signed in as ${escapeHtml(caller.email)}. The sandbox can no longer be claimed and will be deleted when it times out. You can <a href="/onboarding">create your own workspace</a>.`), caller);
+          return h.pageFor(403, 'Not claimed', notice(
+              'This sandbox was started for a different email address',
+              <>
+                You are signed in as {caller.email}. The sandbox can no longer be claimed and will be deleted when it times out. You can <a href="/onboarding">create your own workspace</a>.
+              </>,
+            ), caller);
         case 'already_has_workspace':
           return h.pageFor(409, 'Not claimed', notice('You already have a family workspace', 'An account has one family workspace; this sandbox was left as it was.'), caller);
         default:
@@ -59,14 +86,50 @@ export function sandboxAppRoutes(routes: ReturnType<typeof handlers<typeof SANDB
       const membership = await h.store.workspaceOf(caller.uid);
       if (!membership) return redirect('/onboarding');
       const drafts = await service.drafts.find({ workspaceId: membership.workspace._id }).sort({ createdAt: 1 }).toArray();
-      const rows = drafts.map((d) => `<tr><td>${escapeHtml(d.email)}</td><td>${escapeHtml(d.role.replace('_', ' '))}</td><td>${d.status === 'sent' ? `sent ${escapeHtml(d.sentAt?.toISOString().slice(0, 16).replace('T', ' ') ?? '')}` : 'draft'}</td></tr>`).join('');
       const pending = drafts.some((d) => d.status === 'draft');
+      const sending = !pending ? null : config.smtpUrl ? (
+        <form method="post" action="/workspace/invites/send">
+          <button type="submit" id="send-invites">
+            Send invitations
+          </button>
+        </form>
+      ) : (
+        <p class="notice">Mail is not configured in this deployment (SMTP_URL), so invitations stay drafts.</p>
+      );
       return h.pageFor(
         200,
         'Invitations',
-        `<h1>Invite your family</h1><section class="card">${drafts.length ? `<table id="invites"><thead><tr><th>Email</th><th>Role</th><th>Status</th></tr></thead><tbody>${rows}</tbody></table>` : '<p class="muted">No invitation drafts.</p>'}
-${pending ? (config.smtpUrl ? '<form method="post" action="/workspace/invites/send"><button type="submit" id="send-invites">Send invitations</button></form>' : '<p class="notice">Mail is not configured in this deployment (SMTP_URL), so invitations stay drafts.</p>') : ''}
-<p><a href="/">Go to your workspace</a></p></section>`,
+        <>
+          <h1>Invite your family</h1>
+          <section class="card">
+            {drafts.length ? (
+              <table id="invites">
+                <thead>
+                  <tr>
+                    <th>Email</th>
+                    <th>Role</th>
+                    <th>Status</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {drafts.map((d) => (
+                    <tr>
+                      <td>{d.email}</td>
+                      <td>{d.role.replace('_', ' ')}</td>
+                      <td>{d.status === 'sent' ? `sent ${d.sentAt?.toISOString().slice(0, 16).replace('T', ' ') ?? ''}` : 'draft'}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            ) : (
+              <p class="muted">No invitation drafts.</p>
+            )}
+            {sending}
+            <p>
+              <a href="/">Go to your workspace</a>
+            </p>
+          </section>
+        </>,
         caller,
       );
     })
@@ -97,14 +160,38 @@ ${pending ? (config.smtpUrl ? '<form method="post" action="/workspace/invites/se
       const lovedOne = membership ? await h.store.lovedOneIn(membership.workspace._id, params.lovedOneId ?? '') : null;
       if (!lovedOne) return h.pageFor(404, 'Not found', notice('No such loved one in your workspace', 'Pick a loved one from your workspace.'), caller);
       const mail = await recentInboxItems(db, lovedOne._id, 50);
-      const list = mail.length
-        ? mail
-            .map(
-              (m) =>
-                `<article class="card"><h2>${escapeHtml(m.subject || '(no subject)')}</h2><p class="muted">From ${escapeHtml(m.from)} · ${escapeHtml(m.receivedAt.toISOString().slice(0, 16).replace('T', ' '))}${m.attachmentNames.length ? ` · attachments: ${escapeHtml(m.attachmentNames.join(', '))}` : ''}</p><p>${escapeHtml(m.excerpt).replace(/\n/g, '<br>')}</p></article>`,
-            )
-            .join('')
-        : '<p class="muted">No mail yet.</p>';
-      return h.pageFor(200, `${lovedOne.displayName}'s inbox`, `<h1>${escapeHtml(lovedOne.displayName)}'s inbox</h1><p>Forward provider mail to <code>${escapeHtml(lovedOne.inboxAddress)}</code>.</p><section id="inbox">${list}</section>`, caller);
+      const list = mail.length ? (
+        mail.map((m) => (
+          <article class="card">
+            <h2>{m.subject || '(no subject)'}</h2>
+            <p class="muted">
+              From {m.from} · {m.receivedAt.toISOString().slice(0, 16).replace('T', ' ')}
+              {m.attachmentNames.length ? ` · attachments: ${m.attachmentNames.join(', ')}` : ''}
+            </p>
+            <p>
+              {m.excerpt.split('\n').map((line, i) => (
+                <>
+                  {i > 0 ? <br /> : null}
+                  {line}
+                </>
+              ))}
+            </p>
+          </article>
+        ))
+      ) : (
+        <p class="muted">No mail yet.</p>
+      );
+      return h.pageFor(
+        200,
+        `${lovedOne.displayName}'s inbox`,
+        <>
+          <h1>{lovedOne.displayName}'s inbox</h1>
+          <p>
+            Forward provider mail to <code>{lovedOne.inboxAddress}</code>.
+          </p>
+          <section id="inbox">{list}</section>
+        </>,
+        caller,
+      );
     });
 }

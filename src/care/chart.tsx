@@ -1,0 +1,78 @@
+// One vital sign over a period as a server-rendered SVG line chart: no script, no inline style
+// (classes from the app's stylesheet), with a title and description for screen readers.
+import type { Clock } from './time.js';
+import type { VitalSeries } from './vitals.js';
+
+const W = 640;
+const H = 260;
+const PAD = { left: 48, right: 16, top: 16, bottom: 36 };
+
+const round = (n: number) => Math.round(n * 10) / 10;
+const fmt = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(1));
+
+/** Round, readable bounds around the values (a flat series still gets a band). */
+function bounds(values: number[]): [number, number] {
+  let lo = Math.min(...values);
+  let hi = Math.max(...values);
+  if (lo === hi) [lo, hi] = [lo - Math.max(1, Math.abs(lo) * 0.05), hi + Math.max(1, Math.abs(hi) * 0.05)];
+  const pad = (hi - lo) * 0.1;
+  return [Math.floor(lo - pad), Math.ceil(hi + pad)];
+}
+
+export function describeSeries(s: VitalSeries, clock: Clock): string {
+  const n = s.readings.length;
+  const first = s.readings[0]!;
+  const last = s.readings[n - 1]!;
+  const values = s.readings.map((r) => r.value);
+  const unit = s.unit ? ` ${s.unit}` : '';
+  const range = s.kind.pair
+    ? `${s.kind.pair[0].toLowerCase()} from ${fmt(Math.min(...values))} to ${fmt(Math.max(...values))}${unit}`
+    : `from ${fmt(Math.min(...values))} to ${fmt(Math.max(...values))}${unit}`;
+  const latest = s.kind.pair && last.second !== undefined ? `${fmt(last.value)}/${fmt(last.second)}` : fmt(last.value);
+  return `${n} reading${n === 1 ? '' : 's'} between ${clock.day(first.at)} and ${clock.day(last.at)}, ${range}; the latest, ${clock.dayTime(last.at)}, was ${latest}${unit}.`;
+}
+
+export function VitalChart({ series, id, clock, from, to }: { series: VitalSeries; id: string; clock: Clock; from: Date; to: Date }) {
+  const values = series.readings.flatMap((r) => (r.second === undefined ? [r.value] : [r.value, r.second]));
+  const [lo, hi] = bounds(values);
+  const t0 = from.getTime();
+  const span = Math.max(1, to.getTime() - t0);
+  const x = (d: Date) => round(PAD.left + ((d.getTime() - t0) / span) * (W - PAD.left - PAD.right));
+  const y = (v: number) => round(H - PAD.bottom - ((v - lo) / (hi - lo)) * (H - PAD.top - PAD.bottom));
+  const lines: { cls: string; label: string; points: { at: Date; v: number }[] }[] = [
+    { cls: 'series-a', label: series.kind.pair?.[0] ?? series.kind.label, points: series.readings.map((r) => ({ at: r.at, v: r.value })) },
+  ];
+  if (series.kind.pair) lines.push({ cls: 'series-b', label: series.kind.pair[1], points: series.readings.flatMap((r) => (r.second === undefined ? [] : [{ at: r.at, v: r.second }])) });
+  const ticks = [lo, round((lo + hi) / 2), hi];
+  const unit = series.unit ? ` ${series.unit}` : '';
+  return (
+    <svg class="vital-chart" viewBox={`0 0 ${W} ${H}`} role="img" aria-labelledby={`${id}-title ${id}-desc`} xmlns="http://www.w3.org/2000/svg">
+      <title id={`${id}-title`}>{`${series.kind.label}${series.unit ? ` (${series.unit})` : ''}`}</title>
+      <desc id={`${id}-desc`}>{describeSeries(series, clock)}</desc>
+      {ticks.map((t) => (
+        <g class="tick">
+          <line class="grid" x1={PAD.left} x2={W - PAD.right} y1={y(t)} y2={y(t)} />
+          <text class="axis" x={PAD.left - 6} y={y(t) + 4} text-anchor="end">
+            {fmt(t)}
+          </text>
+        </g>
+      ))}
+      <text class="axis" x={PAD.left} y={H - 10}>
+        {clock.day(from)}
+      </text>
+      <text class="axis" x={W - PAD.right} y={H - 10} text-anchor="end">
+        {clock.day(to)}
+      </text>
+      {lines.map((l) => (
+        <g class={l.cls}>
+          {l.points.length > 1 ? <polyline class="line" points={l.points.map((p) => `${x(p.at)},${y(p.v)}`).join(' ')} /> : null}
+          {l.points.map((p) => (
+            <circle class="dot" cx={x(p.at)} cy={y(p.v)} r="4">
+              <title>{`${l.label} ${fmt(p.v)}${unit}, ${clock.dayTime(p.at)}`}</title>
+            </circle>
+          ))}
+        </g>
+      ))}
+    </svg>
+  );
+}

@@ -1,0 +1,54 @@
+// The care pages' handlers: each re-derives the caller's workspace from the session and answers
+// only for a loved one in it, then renders the timeline, medications or vital signs.
+import type { SessionCaller } from '../auth/sessions.js';
+import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js';
+import type { AppHelpers } from '../app/helpers.js';
+import type { Markup } from '../http/html.js';
+import { redirect } from '../http/page.js';
+import { handlers, type RouteHandlers } from '../slice/contract.js';
+import { medicationsBody } from './medications.js';
+import { CARE_ROUTES } from './routes.js';
+import type { CareView } from './parts.js';
+import { clockIn, viewerZone } from './time.js';
+import { timelineBody } from './timeline.js';
+import { vitalsBody } from './vitalsPage.js';
+
+export function carePages(h: AppHelpers): RouteHandlers {
+  const notFound = (caller: SessionCaller) =>
+    h.pageFor(
+      404,
+      'Not found',
+      <>
+        <h1>No such loved one in your workspace</h1>
+        <section class="card">
+          <p>
+            Pick a loved one from <a href="/">your workspace</a>.
+          </p>
+        </section>
+      </>,
+      caller,
+    );
+
+  /** Ownership is re-derived on every request: the session's user, their workspace, the loved one in it. */
+  const render =
+    (path: (id: string) => string, build: (v: CareView) => Promise<{ title: string; body: Markup }>) =>
+    async (req: HttpRequestEnvelope, params: Record<string, string>): Promise<HttpReplyEnvelope> => {
+      const id = params.lovedOneId ?? '';
+      const caller = await h.currentCaller(req);
+      if (!caller) return h.signedOutPage(path(id));
+      const membership = await h.store.workspaceOf(caller.uid);
+      if (!membership) return redirect('/onboarding');
+      const lovedOne = await h.store.lovedOneIn(membership.workspace._id, id);
+      if (!lovedOne) return notFound(caller);
+      const now = new Date();
+      const page = await build({ caller, lovedOne, clock: clockIn(viewerZone(req.headers.cookie), now), query: req.query, now });
+      return h.pageFor(200, page.title, page.body, caller);
+    };
+
+  const base = (id: string) => `/care/${encodeURIComponent(id)}`;
+  return handlers(CARE_ROUTES)
+    .on('careTimeline', 'GET', render(base, (v) => timelineBody(h.store, v)))
+    .on('careMedications', 'GET', render((id) => `${base(id)}/medications`, (v) => medicationsBody(h.store, v)))
+    .on('careVitals', 'GET', render((id) => `${base(id)}/vitals`, (v) => vitalsBody(h.store, v)))
+    .done();
+}

@@ -1,0 +1,12 @@
+// The care slice: what the agencies and the family inbox reported about a loved one, as pages for
+// the members of the loved one's workspace.
+import { appHelpers } from '../app/helpers.js';
+import { defineSlice } from '../slice/contract.js';
+import { carePages } from './pages.js';
+import { CARE_ROUTES } from './routes.js';
+
+export const careSlice = defineSlice({
+  name: 'care',
+  routes: CARE_ROUTES,
+  serve: (ctx) => carePages(appHelpers(ctx.config, ctx.db)),
+});

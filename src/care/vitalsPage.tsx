@@ -1,0 +1,92 @@
+// Vital signs: one chart per kind over the chosen period, each with its text alternative and a
+// table of the same readings. No reference ranges are drawn: none is shown without a cited source.
+import type { WorkspaceStore } from '../family/records.js';
+import { VitalChart } from './chart.js';
+import { CareNav, PeriodForm, periodOf, ZoneNote, type CareView } from './parts.js';
+import type { Clock } from './time.js';
+import { seriesOf, type VitalSeries } from './vitals.js';
+
+const MAX_READINGS = 2000;
+
+const fmt = (n: number) => String(Math.round(n * 100) / 100);
+
+function VitalSection({ s, index, clock, from, to }: { s: VitalSeries; index: number; clock: Clock; from: Date; to: Date }) {
+  const id = `vital-${index}`;
+  const heading = `${s.kind.label}${s.unit ? ` (${s.unit})` : ''}`;
+  return (
+    <section class="card vital" aria-labelledby={`${id}-h`} data-vital={s.kind.key}>
+      <h2 id={`${id}-h`}>{heading}</h2>
+      {s.kind.pair ? (
+        <p class="legend">
+          <span class="key key-a">{s.kind.pair[0]}</span> <span class="key key-b">{s.kind.pair[1]}</span>
+        </p>
+      ) : null}
+      <VitalChart series={s} id={id} clock={clock} from={from} to={to} />
+      <details>
+        <summary>Table of the readings</summary>
+        <div class="scroll">
+          <table>
+            <caption>{heading}: every reading in the period</caption>
+            <thead>
+              <tr>
+                <th scope="col">When</th>
+                {s.kind.pair ? (
+                  <>
+                    <th scope="col">{s.kind.pair[0]}</th>
+                    <th scope="col">{s.kind.pair[1]}</th>
+                  </>
+                ) : (
+                  <th scope="col">Value</th>
+                )}
+                <th scope="col">Recorded by</th>
+              </tr>
+            </thead>
+            <tbody>
+              {[...s.readings].reverse().map((r) => (
+                <tr>
+                  <td>{clock.dayTime(r.at)}</td>
+                  <td>
+                    {fmt(r.value)}
+                    {s.unit ? ` ${s.unit}` : ''}
+                  </td>
+                  {s.kind.pair ? <td>{r.second === undefined ? '' : `${fmt(r.second)}${s.unit ? ` ${s.unit}` : ''}`}</td> : null}
+                  <td>{r.by}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </details>
+    </section>
+  );
+}
+
+export async function vitalsBody(store: WorkspaceStore, v: CareView) {
+  const { lovedOne, clock, now } = v;
+  const period = periodOf(v.query, now);
+  const { events } = await store.listCareEvents(lovedOne._id, { since: period.since, types: ['vital_recorded'], limit: MAX_READINGS });
+  const series = seriesOf(events);
+  return {
+    title: `${lovedOne.displayName}: vital signs`,
+    body: (
+      <>
+        <h1>{lovedOne.displayName}</h1>
+        <CareNav lovedOne={lovedOne} current="vitals" />
+        <PeriodForm action={`/care/${encodeURIComponent(lovedOne._id)}/vitals`} current={period.key} />
+        <ZoneNote clock={clock} now={now} />
+        <p class="muted">
+          Readings as the agency recorded them, in the units it sent. No normal ranges are drawn: what is normal depends on the person, so ask their clinician.
+        </p>
+        <div id="vitals">
+          {series.length ? (
+            series.map((s, i) => <VitalSection s={s} index={i} clock={clock} from={period.since} to={now} />)
+          ) : (
+            <section class="card">
+              <p class="muted">No vital signs recorded in this period. Readings a linked agency records appear here.</p>
+            </section>
+          )}
+        </div>
+      </>
+    ),
+  };
+}

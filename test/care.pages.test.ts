@@ -1,0 +1,158 @@
+// A loved one's timeline, medications and vital signs, read from the app host after an agency sent
+// events through the signed ingest and a clinic mailed the family inbox; payloads stay inert.
+import nodemailer from 'nodemailer';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clockIn } from '../src/care/time.js';
+import { WorkspaceStore } from '../src/family/records.js';
+import { startTestService, type TestService } from './harness/service.js';
+import { careEvents, family, onboard, postEvent, shareWith, TEST_DATA_KEY, type Family, type Partner } from './ingest.fixtures.js';
+
+let svc: TestService;
+beforeAll(async () => {
+  svc = await startTestService({ env: { DATA_KEY: TEST_DATA_KEY } });
+});
+afterAll(async () => {
+  await svc?.stop();
+});
+
+// Tokyo keeps one offset all year, so the words below do not change with the season.
+const TZ = 'Asia/Tokyo';
+const now = new Date();
+/** Day `back` days ago (UTC) at hh:mm UTC; 23:02 UTC is 8:02 am the next day in Tokyo. */
+const utc = (back: number, hh: number, mm: number) => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() - back, hh, mm)).toISOString();
+
+const send = async (partner: Partner, subject: string, event_type: string, occurred_at: string, payload: Record<string, unknown>) => {
+  const r = await postEvent(svc.urls.pipe!, partner, { institution_id: partner.institutionId, subject_ref: subject, event_type, occurred_at, payload });
+  expect(r.status, JSON.stringify(r.json)).toBe(202);
+};
+
+const page = async (fam: Family | null, path: string, tz = TZ) => {
+  const res = await fetch(`${svc.config.appUrl}${path}`, { headers: fam ? { cookie: `${fam.cookie}; tz=${encodeURIComponent(tz)}` } : {} });
+  return { status: res.status, html: await res.text(), csp: res.headers.get('content-security-policy') ?? '' };
+};
+
+/** The page's text, tags removed and entities read back, for assertions in plain words. */
+const textOf = (html: string) => html.replace(/<[^>]+>/g, ' ').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&').replace(/\s+/g, ' ');
+
+describe('care pages - a loved one seen by the family', () => {
+  let partner: Partner;
+  let fam: Family;
+  beforeAll(async () => {
+    partner = await onboard(svc.store.db, 'Evergreen Home Care');
+    fam = await family(svc.store.db, svc.config);
+    await shareWith(svc, partner, 'rosa-1', fam);
+    await send(partner, 'rosa-1', 'visit_started', utc(2, 22, 0), { caregiver_id: 'Ana', scheduled_start: utc(2, 22, 0), actual_start: utc(2, 22, 0) });
+    for (const back of [4, 2]) await send(partner, 'rosa-1', 'med_administered', utc(back, 23, 2), { medication_name: 'Metoprolol', dose_amount: 25, dose_unit: 'mg', administered_by: 'Ana', scheduled_at: utc(back, 23, 0) });
+    await send(partner, 'rosa-1', 'vital_recorded', utc(2, 23, 10), { vital_type: 'blood_pressure', value: 142, secondary_value: 88, unit: 'mmHg', recorded_by: 'Ana' });
+    await send(partner, 'rosa-1', 'vital_recorded', utc(3, 23, 10), { vital_type: 'blood_pressure', value: 130, secondary_value: 80, unit: 'mm[Hg]', recorded_by: 'Ana' });
+    await send(partner, 'rosa-1', 'vital_recorded', utc(2, 23, 11), { vital_type: 'pulse', value: 72, unit: '/min', recorded_by: 'Ana' });
+    await send(partner, 'rosa-1', 'vital_recorded', utc(2, 23, 12), { vital_type: 'weight', value: 61.5, unit: 'kg', recorded_by: 'Ana' });
+    await send(partner, 'rosa-1', 'note_added', utc(2, 23, 30), { caregiver_id: 'Ana', note_text: 'Ate a full breakfast.' });
+    await send(partner, 'rosa-1', 'visit_ended', utc(1, 1, 15), { caregiver_id: 'Ana', actual_end: utc(1, 1, 15), duration_minutes: 195 });
+    await send(partner, 'rosa-1', 'fall_reported', utc(1, 2, 0), { severity: 'minor', reported_by: 'Ana' });
+    const lovedOne = await new WorkspaceStore(svc.store.db, svc.config.inboxDomain).lovedOneIn(fam.workspaceId, fam.lovedOneId);
+    const mail = nodemailer.createTransport({ host: '127.0.0.1', port: Number(new URL(svc.urls.smtp!).port), secure: false, ignoreTLS: true });
+    await mail.sendMail({ from: 'clinic@sender.example', to: lovedOne!.inboxAddress, subject: 'Lab results ready', text: 'Your results are in the portal.' });
+    mail.close();
+    for (let i = 0; i < 100 && !(await careEvents(svc.store.db).findOne({ lovedOneId: fam.lovedOneId, eventType: 'inbox_message' })); i++) await sleep(100);
+  });
+
+  it('when the family opens the loved one, then the timeline merges visits, doses, vitals, notes, mail and unknown types, newest first, in plain words and their zone', async () => {
+    const { status, html, csp } = await page(fam, `/care/${fam.lovedOneId}`);
+    expect(status).toBe(200);
+    expect(csp).toContain("script-src 'self'");
+    const text = textOf(html);
+    expect(text).toContain('Metoprolol 25 mg given by Ana at 8:02 am');
+    expect(text).toContain('Visit by Ana, 7:00–10:15 am, 3 h 15 min');
+    expect(text).toContain('Blood pressure 142/88 mmHg');
+    expect(text).toContain('Note from Ana at 8:30 am');
+    expect(text).toContain('Ate a full breakfast.');
+    expect(text).toContain('Fall reported at 11:00 am');
+    expect(text).toMatch(/Severity minor/);
+    expect(text).toMatch(/Mail from clinic@sender\.example at .*: Lab results ready/);
+    expect(text).toContain(`Times are in ${TZ} (GMT+9)`);
+    const order = ['Fall reported', 'Visit by Ana, 7:00', 'Note from Ana', 'Blood pressure 142/88'].map((s) => text.indexOf(s));
+    expect(order).toEqual([...order].sort((a, b) => a - b));
+    expect((await page(fam, `/care/${fam.lovedOneId}`, 'Not/AZone')).html).toContain('Times are in UTC');
+  });
+
+  it('when the family filters by kind or by day, then only those entries are listed', async () => {
+    const meds = textOf((await page(fam, `/care/${fam.lovedOneId}?type=medications`)).html);
+    expect(meds).toContain('Metoprolol 25 mg');
+    expect(meds).not.toContain('Blood pressure');
+    const clock = clockIn(TZ);
+    const day = clock.isoDay(new Date(utc(3, 23, 10)));
+    const oneDay = textOf((await page(fam, `/care/${fam.lovedOneId}?from=${day}&to=${day}`)).html);
+    expect(oneDay).toContain('Blood pressure 130/80 mmHg');
+    expect(oneDay).not.toContain('Fall reported');
+    expect(oneDay).not.toContain('Metoprolol');
+  });
+
+  it('when the family opens medications, then each dose with time and person, the last dose, and a scheduled dose nobody recorded', async () => {
+    const text = textOf((await page(fam, `/care/${fam.lovedOneId}/medications`)).html);
+    const clock = clockIn(TZ);
+    expect(text).toContain(`Last dose: 25 mg given by Ana, ${clock.dayTime(new Date(utc(2, 23, 2)))}.`);
+    expect(text).toContain('Scheduled but not recorded');
+    expect(text).toContain(clock.dayTime(new Date(utc(3, 23, 0))));
+    expect(text).toContain('Doses of Metoprolol given');
+  });
+
+  it('when the family opens vital signs, then one chart per kind with units, text alternatives and a table, and no unsourced range', async () => {
+    const { html } = await page(fam, `/care/${fam.lovedOneId}/vitals?days=7`);
+    const charts = html.match(/<svg [^>]*role="img"/g) ?? [];
+    expect(charts).toHaveLength(3);
+    expect(html).toContain('<title id="vital-0-title">Blood pressure (mmHg)</title>');
+    expect(html).toMatch(/<desc id="vital-0-desc">2 readings between .*systolic from 130 to 142 mmHg; the latest, .*, was 142\/88 mmHg\.<\/desc>/);
+    expect(html).toContain('Pulse (/min)');
+    expect(html).toContain('Weight (kg)');
+    expect(html).toContain('<caption>Blood pressure (mmHg): every reading in the period</caption>');
+    expect(html).not.toMatch(/style=/);
+    expect(textOf(html)).toContain('No normal ranges are drawn');
+  });
+
+  it('when someone outside the workspace asks, then not found; signed out, the sign-in page', async () => {
+    const other = await family(svc.store.db, svc.config);
+    for (const path of ['', '/medications', '/vitals']) {
+      const r = await page(other, `/care/${fam.lovedOneId}${path}`);
+      expect(r.status).toBe(404);
+      expect(r.html).not.toContain('Metoprolol');
+    }
+    const out = await page(null, `/care/${fam.lovedOneId}`);
+    expect(out.html).toContain('id="signin"');
+    expect(out.html).not.toContain('Metoprolol');
+  });
+
+  it('when more entries exist than a page holds, then "Older entries" pages through them without repeats', async () => {
+    const p2 = await onboard(svc.store.db);
+    const many = await family(svc.store.db, svc.config);
+    await shareWith(svc, p2, 'many-1', many);
+    for (let i = 0; i < 30; i++) await send(p2, 'many-1', 'note_added', new Date(now.getTime() - (i + 1) * 60_000).toISOString(), { caregiver_id: 'cg', note_text: `note number ${i}` });
+    const first = await page(many, `/care/${many.lovedOneId}`);
+    const seen = [...first.html.matchAll(/note number (\d+)/g)].map((m) => Number(m[1]));
+    expect(seen).toEqual(Array.from({ length: 25 }, (_, i) => i));
+    const older = /<a href="([^"]+)" id="older"/.exec(first.html)![1]!.replace(/&amp;/g, '&');
+    const second = await page(many, older);
+    expect([...second.html.matchAll(/note number (\d+)/g)].map((m) => Number(m[1]))).toEqual([25, 26, 27, 28, 29]);
+    expect(second.html).not.toContain('id="older"');
+  });
+
+  it('when partner text carries script and attribute payloads, then every care page prints it as inert text', async () => {
+    const p3 = await onboard(svc.store.db, '<script>alert("agency")</script>');
+    const evil = await family(svc.store.db, svc.config);
+    await shareWith(svc, p3, 'evil-1', evil);
+    const at = utc(1, 3, 0);
+    await send(p3, 'evil-1', 'med_administered', at, { medication_name: '<script>alert(1)</script>', dose_amount: 1, dose_unit: '"><img src=x onerror=alert(2)>', administered_by: "' onmouseover='alert(3)", scheduled_at: at });
+    await send(p3, 'evil-1', 'note_added', at, { caregiver_id: '<iframe src="javascript:alert(4)">', note_text: '<svg onload=alert(5)>' });
+    await send(p3, 'evil-1', 'vital_recorded', at, { vital_type: '<b onclick=alert(6)>bp</b>', value: 1, unit: '"><script>alert(7)</script>', recorded_by: '<img src=x onerror=alert(8)>' });
+    await send(p3, 'evil-1', 'door_alarm', at, { '<script>k</script>': '<script>alert(10)</script>' });
+    for (const path of ['', '?type=notes', '/medications', '/vitals']) {
+      const { html } = await page(evil, `/care/${evil.lovedOneId}${path}`);
+      // No payload opened a tag, and none broke out of an attribute into an event handler.
+      expect(html, path).not.toMatch(/<script>|<img |<iframe|<svg onload|<b onclick/i);
+      expect(html, path).not.toMatch(/<[^>]*\son(mouseover|error|click|load)=/i);
+    }
+    const meds = (await page(evil, `/care/${evil.lovedOneId}/medications`)).html;
+    expect(meds).toContain('&lt;script>alert(1)&lt;/script>');
+  });
+});
