@@ -48,9 +48,17 @@ export async function startTestService(opts: TestServiceOptions = {}): Promise<T
   const mongoUrl = opts.mongoUrl ?? freshDatabaseUrl(inject('mongoUrl'));
   // Each service gets its own subject namespace on the shared NATS server unless told to share one.
   const nats: Record<string, string> = opts.nats ? { NATS_URL: inject('natsUrl'), BUS_NAMESPACE: `t${randomBytes(4).toString('hex')}` } : {};
-  const config = testConfig({ ...(await surfaceEnv()), MONGO_URL: mongoUrl, ...nats, ...opts.env });
-  const service = await startService(opts.role ?? 'all', config, createLogger(config.logLevel));
-  return { ...service, config, mongoUrl };
+  // A port picked free can be taken by an outgoing connection before the listener binds it:
+  // then the whole start is tried again on new ports.
+  for (let attempt = 1; ; attempt++) {
+    const config = testConfig({ ...(await surfaceEnv()), MONGO_URL: mongoUrl, ...nats, ...opts.env });
+    try {
+      const service = await startService(opts.role ?? 'all', config, createLogger(config.logLevel));
+      return { ...service, config, mongoUrl };
+    } catch (err) {
+      if (attempt >= 3 || (err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+    }
+  }
 }
 
 /** POST one JSON-RPC body (object, array or raw string) and return status, headers and parsed body. */
