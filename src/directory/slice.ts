@@ -5,6 +5,7 @@ import { defineRoutes, defineSlice, handlers } from '../slice/contract.js';
 import { perMinute } from '../limits/limiter.js';
 import { directoryEndpoint } from './handler.js';
 import { DIRECTORY_ENDPOINT } from './endpoint.js';
+import { MCP_REQUEST_HEADERS } from '../rpc/versions.js';
 
 export const SITE_MCP_BODY_LIMIT = 256 * 1024;
 
@@ -16,7 +17,7 @@ const routes = defineRoutes({
     edge: 'mcp',
     bodyLimit: SITE_MCP_BODY_LIMIT,
     rate: { bucket: 'directory-mcp', by: 'ip', policy: (c) => perMinute(c.rateDirectoryMcpPerMin) },
-    forwardHeaders: ['accept', 'mcp-protocol-version', 'mcp-method', 'mcp-name'],
+    forwardHeaders: MCP_REQUEST_HEADERS,
     openapi: ({ config }) => ({
       get: {
         tags: ['mcp'],

@@ -3,6 +3,10 @@ import { RPC } from './codes.js';
 import { RpcError } from './errors.js';
 import type { RpcRequest } from './envelope.js';
 
+/** The request headers an MCP endpoint's worker reads (lower-case): content negotiation, the
+ *  protocol version and the 2026-07-28 routing headers checked against the body. */
+export const MCP_REQUEST_HEADERS = ['accept', 'mcp-protocol-version', 'mcp-method', 'mcp-name'] as const;
+
 /** Versions negotiated through `initialize`, oldest first. */
 export const LEGACY_PROTOCOL_VERSIONS = ['2025-03-26', '2025-06-18', '2025-11-25'] as const;
 /** Versions carried on every request in `params._meta`, without a handshake. */

@@ -5,6 +5,7 @@ import { perMinute } from '../limits/limiter.js';
 import { AUDIT_INDEXES, MCP_AUDIT_LOG } from './audit.js';
 import { WORKSPACE_ENDPOINT } from './endpoint.js';
 import { workspaceEndpoint } from './handler.js';
+import { MCP_REQUEST_HEADERS } from '../rpc/versions.js';
 
 export const APP_MCP_BODY_LIMIT = 256 * 1024;
 
@@ -18,7 +19,7 @@ const routes = defineRoutes({
     // SPEC: 60 requests a minute per API key, a bucket of 60 refilled at one a second. Bearer
     // callers share a bucket per credential; session-cookie callers (in-app agents) are not limited.
     rate: { bucket: 'mcp-key', by: 'credential', policy: (c) => perMinute(c.rateMcpKeyPerMin) },
-    forwardHeaders: ['authorization', 'cookie', 'accept', 'mcp-protocol-version', 'mcp-method', 'mcp-name'],
+    forwardHeaders: ['authorization', 'cookie', ...MCP_REQUEST_HEADERS],
   },
 });
 
