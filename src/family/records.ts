@@ -92,6 +92,28 @@ export async function appendCareEvent(db: Db, event: CareEventRecord): Promise<v
   await careEventsIn(db).insertOne(event);
 }
 
+/** Store a batch of care events, each under its `_id`, in any order. Events already stored (a
+ *  redelivery) are reported, not failed; any other refusal throws and says nothing about the rest,
+ *  so a caller retries the whole batch, which the `_id`s make harmless. */
+export async function appendCareEvents(db: Db, events: CareEventRecord[]): Promise<{ stored: string[]; duplicates: string[] }> {
+  if (events.length === 0) return { stored: [], duplicates: [] };
+  try {
+    await careEventsIn(db).insertMany(events, { ordered: false });
+    return { stored: events.map((e) => e._id), duplicates: [] };
+  } catch (err) {
+    const writeErrors = (err as { writeErrors?: { code?: number; index: number }[] | { code?: number; index: number } }).writeErrors;
+    const list = writeErrors === undefined ? undefined : Array.isArray(writeErrors) ? writeErrors : [writeErrors];
+    if (!list || list.length === 0 || list.some((w) => w.code !== 11000)) throw err;
+    const dup = new Set(list.map((w) => w.index));
+    return { stored: events.filter((_, i) => !dup.has(i)).map((e) => e._id), duplicates: events.filter((_, i) => dup.has(i)).map((e) => e._id) };
+  }
+}
+
+/** Delete every care event of one loved one (removing the loved one); the number deleted. */
+export async function deleteLovedOneCareEvents(db: Db, workspaceId: string, lovedOneId: string): Promise<number> {
+  return (await careEventsIn(db).deleteMany({ workspaceId, lovedOneId })).deletedCount;
+}
+
 /** Delete what one partner sent about one of its subjects; the number deleted. */
 export async function purgePartnerCareEvents(db: Db, institutionId: string, subjectRef: string): Promise<number> {
   return (await careEventsIn(db).deleteMany({ institutionId, subjectRef })).deletedCount;
