@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCostData } from '../src/directory/costData.js';
 import { loadDirectoryData } from '../src/directory/data.js';
 import { launchBrowser, screenshot } from './harness/browser.js';
+import { indexLetter } from '../src/site/pages/glossary.js';
 import { startFakeIdp, type FakeIdp } from './harness/fakeIdp.js';
 import { startTestService, type TestService } from './harness/service.js';
 
@@ -176,6 +177,31 @@ describe('directory pages', () => {
   it('when the glossary is opened, then every term is there with its anchor', async () => {
     const { text } = await visit('/glossary', 'glossary');
     for (const g of data.glossary) expect(text).toContain(g.term);
+  });
+
+  it('when a letter of the glossary index is followed, then the page lands on that letter and each term is filed under its first letter', async () => {
+    const sorted = [...data.glossary].sort((a, b) => a.term.localeCompare(b.term, 'en'));
+    const firstM = sorted.find((g) => indexLetter(g.term) === 'M')!;
+    await visit('/glossary', 'glossary-index', async (page) => {
+      await page.getByRole('link', { name: 'M', exact: true }).click();
+      expect(new URL(page.url()).hash).toBe('#letter-m');
+      const letters = await page.locator('main h2[id^="letter-"]').allInnerTexts();
+      expect(letters).toContain('M');
+      expect(letters).toEqual([...letters].sort());
+      expect(await page.locator('#letter-m + h3').innerText()).toBe(firstM.term);
+      // Every term sits under its own letter: the nearest letter heading before it is its letter.
+      const filed = await page.evaluate(() => {
+        const doc = (globalThis as any).document;
+        let letter = '';
+        const out: Record<string, string> = {};
+        for (const h of doc.querySelectorAll('main h2, main h3')) {
+          if (h.tagName === 'H2') letter = h.id;
+          else out[h.id] = letter;
+        }
+        return out;
+      });
+      for (const g of data.glossary) expect(filed[g.id], g.term).toBe(`letter-${indexLetter(g.term) === '#' ? 'other' : indexLetter(g.term).toLowerCase()}`);
+    });
   });
 
   it('when a page does not exist, then a 404 page', async () => {
