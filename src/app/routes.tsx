@@ -152,13 +152,21 @@ export function appRoutes(deps: AppRoutesDeps): RouteHandlers {
       { 'cache-control': 'public, max-age=300' },
     );
 
+  /** Where to go after signing in: a path of the app, or a page of the public site (its community
+   *  forms send people here); anything else goes home, so the link cannot send anyone elsewhere. */
+  const safeNext = (next: string | undefined): string => {
+    if (!next) return '/';
+    if (next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\')) return next;
+    return next.startsWith(`${config.siteUrl}/`) && URL.parse(next)?.origin === new URL(config.siteUrl).origin ? next : '/';
+  };
+
   const routes = handlers(APP_ROUTES)
     .on('protectedResource', 'GET', protectedResource)
     .on('css', 'GET', async () => text(200, css, 'text/css; charset=utf-8', { 'cache-control': 'public, max-age=300' }))
     .on('js', 'GET', async () => text(200, js, 'text/javascript; charset=utf-8', { 'cache-control': 'public, max-age=300' }))
-    .on('signin', 'GET', async (req) => redirect(signInUrl(req.query.next?.startsWith('/') ? req.query.next : '/')))
+    .on('signin', 'GET', async (req) => redirect(signInUrl(safeNext(req.query.next))))
     .on('authCallback', 'GET', async (req) => {
-      const next = req.query.next?.startsWith('/') && !req.query.next.startsWith('//') ? req.query.next : '/';
+      const next = safeNext(req.query.next);
       return pageFor(
         200,
         'Signing in',

@@ -13,9 +13,9 @@ import { ApiProblem, json } from '../http/reply.js';
 import { handlers, type RouteHandlers } from '../slice/contract.js';
 import { COMMUNITY_ROUTES } from './routes.js';
 import { communityAction, communityActionBase, communityQuery, type CommunityActionResult } from './schema.js';
-import { CommunityStore, CursorError, type ThreadRecord } from './store.js';
+import { CommunityStore, CursorError } from './store.js';
 import { DIRECTORY_TOOLS } from '../directory/tools.js';
-import { countRateLimited } from '../metrics/index.js';
+import { performCommunityAction, takeCommunityWrite, threadIn } from './actions.js';
 
 export interface CommunityDeps {
   config: Config;
@@ -49,12 +49,7 @@ export function communityRoutes(deps: CommunityDeps): RouteHandlers {
     return channel;
   }
 
-  async function threadOr404(id: string, channel: Channel): Promise<ThreadRecord> {
-    const thread = await store.getThread(id);
-    if (!thread || thread.channel !== channel.slug)
-      throw new ApiProblem(404, 'NOT_FOUND', `No thread "${id}" in channel "${channel.slug}"`, `Thread ids come from GET /api/community?channel=${channel.slug}.`);
-    return thread;
-  }
+  const threadOr404 = (id: string, channel: Channel) => threadIn(store, id, channel);
 
   const cursorProblem = () => new ApiProblem(400, 'VALIDATION_FAILED', 'cursor: not a cursor this API returned', 'Pass nextCursor from the previous page as it is, or omit cursor for the first page.');
 
@@ -90,54 +85,19 @@ export function communityRoutes(deps: CommunityDeps): RouteHandlers {
     })
     .on('apiCommunity', 'POST', async (req) => {
       const identity = await authenticate(req);
-      const taken = await deps.limiter.take(`community-write:uid:${identity.uid}`, writePolicy);
-      if (!taken.allowed) countRateLimited('community-write');
-      if (!taken.allowed)
-        throw new ApiProblem(429, 'RATE_LIMITED', 'Too many community writes', `At most ${config.rateCommunityWritesPerMin} a minute; wait ${taken.retryAfterSec} s.`, { 'retry-after': String(taken.retryAfterSec) });
-
+      await takeCommunityWrite(deps.limiter, identity.uid, writePolicy, config.rateCommunityWritesPerMin);
       const body = req.body;
       if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ApiProblem(400, 'BAD_REQUEST', 'the body must be a JSON object', POST_HINT);
       const base = parseOr400(communityActionBase, body, POST_HINT);
       const channel = channelOr404(base.channel);
       const parsed = communityAction.safeParse(body);
       if (!parsed.success) throw new ApiProblem(400, 'VALIDATION_FAILED', describeIssues(parsed.error), POST_HINT);
-      const action = parsed.data;
-      const name = displayNameOf(identity);
-
-      let result: CommunityActionResult;
-      switch (action.action) {
-        case 'join': {
-          const status = await store.join(channel.slug, identity.uid, name);
-          result = { ok: true, action: 'join', channel: channel.slug, member: true, status };
-          break;
-        }
-        case 'leave': {
-          const status = await store.leave(channel.slug, identity.uid);
-          result = { ok: true, action: 'leave', channel: channel.slug, member: false, status };
-          break;
-        }
-        case 'thread': {
-          await requireMember(channel, identity.uid);
-          const thread = await store.createThread({ channel: channel.slug, title: action.title, body: action.body, authorUid: identity.uid, authorName: name });
-          result = { ok: true, action: 'thread', channel: channel.slug, member: true, status: 'created', thread };
-          break;
-        }
-        case 'comment': {
-          await requireMember(channel, identity.uid);
-          const thread = await threadOr404(action.threadId, channel);
-          const comment = await store.addComment(thread, { body: action.body, authorUid: identity.uid, authorName: name });
-          result = { ok: true, action: 'comment', channel: channel.slug, member: true, status: 'created', comment };
-          break;
-        }
-      }
+      // A name chosen on the site's forms is the name shown; without one, the identity provider's.
+      const name = (await store.chosenName(identity.uid)) ?? displayNameOf(identity);
+      const result: CommunityActionResult = await performCommunityAction(store, channel, identity.uid, name, parsed.data);
       return json(200, result, { 'cache-control': 'no-store' });
     })
     .done();
-
-  async function requireMember(channel: Channel, uid: string): Promise<void> {
-    if (!(await store.isMember(channel.slug, uid)))
-      throw new ApiProblem(403, 'FORBIDDEN', `Only members of "${channel.slug}" can post there`, `Join first: {"channel": "${channel.slug}", "action": "join"}.`);
-  }
 }
 
 export function communityHandlers(config: Config, db: Db, limiter: Limiter, verify: IdTokenVerifier = createIdTokenVerifier(identityProvider(config))): RouteHandlers {

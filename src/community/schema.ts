@@ -21,6 +21,13 @@ const text = (field: string, max: number) =>
 const channel = z.string({ error: 'channel must be a channel slug such as "dementia-and-alzheimers"' }).trim().min(1, 'channel must not be empty').max(100, 'channel must be at most 100 characters');
 const threadId = z.string({ error: 'threadId must be a thread id from GET /api/community' }).trim().min(1, 'threadId must not be empty').max(64, 'threadId must be at most 64 characters');
 
+export const DISPLAY_NAME_MAX = 60;
+
+/** The name shown to others: one line, never an email address (the sign-in name is not the default). */
+export const displayName = text('displayName', DISPLAY_NAME_MAX)
+  .pipe(z.string().refine((s) => !s.includes('\n'), 'displayName must be one line'))
+  .pipe(z.string().refine((s) => !/\S+@\S+\.\S+/.test(s), 'displayName must not be an email address: choose a name such as "Ana R." or "Daughter in Ohio"'));
+
 export const COMMUNITY_ACTIONS = ['join', 'leave', 'thread', 'comment'] as const;
 
 /** The part every action shares, parsed first so a bad `action` gets a clear message. */

@@ -10,6 +10,7 @@ export const COMMUNITY_COLLECTIONS = {
   members: 'community_members',
   threads: 'community_threads',
   comments: 'community_comments',
+  profiles: 'community_profiles',
 } as const;
 
 export const COMMUNITY_INDEXES: Record<string, IndexDescription[]> = {
@@ -17,6 +18,13 @@ export const COMMUNITY_INDEXES: Record<string, IndexDescription[]> = {
   [COMMUNITY_COLLECTIONS.threads]: [{ key: { channel: 1, lastActivityAt: -1, _id: -1 }, name: 'by_channel_activity' }],
   [COMMUNITY_COLLECTIONS.comments]: [{ key: { threadId: 1, createdAt: 1, _id: 1 }, name: 'by_thread_time' }],
 };
+
+/** The name a person chose to be shown by in the community, keyed by uid; chosen once. */
+interface ProfileRecord {
+  _id: string;
+  displayName: string;
+  chosenAt: Date;
+}
 
 interface MemberRecord {
   _id: string; // `${channel}:${uid}`
@@ -115,11 +123,29 @@ export class CommunityStore {
   private readonly members: Collection<MemberRecord>;
   private readonly threads: Collection<ThreadRecord>;
   private readonly comments: Collection<CommentRecord>;
+  private readonly profiles: Collection<ProfileRecord>;
 
   constructor(db: Db, private readonly clock: () => Date = () => new Date()) {
+    this.profiles = db.collection<ProfileRecord>(COMMUNITY_COLLECTIONS.profiles);
     this.members = db.collection<MemberRecord>(COMMUNITY_COLLECTIONS.members);
     this.threads = db.collection<ThreadRecord>(COMMUNITY_COLLECTIONS.threads);
     this.comments = db.collection<CommentRecord>(COMMUNITY_COLLECTIONS.comments);
+  }
+
+  /** The display name this person chose, or null before they chose one. */
+  async chosenName(uid: string): Promise<string | null> {
+    return (await this.profiles.findOne({ _id: uid }))?.displayName ?? null;
+  }
+
+  /** Choose the display name once; a second choice (two tabs, a replayed form) keeps the first. */
+  async chooseName(uid: string, displayName: string): Promise<string> {
+    try {
+      await this.profiles.insertOne({ _id: uid, displayName, chosenAt: this.clock() });
+      return displayName;
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+      return (await this.chosenName(uid)) ?? displayName;
+    }
   }
 
   async join(channel: string, uid: string, displayName: string): Promise<'joined' | 'already_member'> {

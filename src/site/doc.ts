@@ -9,7 +9,7 @@ export type Inline = string | { text: string; href: string } | { strong: string 
 export interface FormField {
   name: string;
   label: string;
-  type: 'text' | 'search' | 'email' | 'number' | 'select' | 'hidden';
+  type: 'text' | 'search' | 'email' | 'number' | 'select' | 'hidden' | 'textarea';
   value?: string;
   options?: readonly { value: string; label: string }[];
   min?: number;
@@ -29,6 +29,8 @@ export interface FormSpec {
   label: string;
   fields: FormField[];
   submit: string;
+  /** A quieter button, for an action beside the page's main one (leaving a channel). */
+  secondary?: boolean;
   /** How an agent does the same thing; the markdown rendering shows this instead of the form. */
   markdown: Inline[];
 }
@@ -103,6 +105,8 @@ function fieldHtml(f: FormField, formId: string): string {
       .map((o) => `<option value="${escapeHtml(o.value)}"${o.value === (f.value ?? '') ? ' selected' : ''}>${escapeHtml(o.label)}</option>`)
       .join('');
     control = `<select ${attrs.join(' ')}>${options}</select>`;
+  } else if (f.type === 'textarea') {
+    control = `<textarea ${[...attrs, 'rows="6"', f.maxLength !== undefined ? `maxlength="${f.maxLength}"` : ''].filter(Boolean).join(' ')}>${escapeHtml(f.value ?? '')}</textarea>`;
   } else {
     const extra = [
       f.min !== undefined ? `min="${f.min}"` : '',
@@ -152,7 +156,7 @@ function blockHtml(b: Block, r: HtmlRender): string {
       return [
         `<form class="form" action="${escapeHtml(f.action)}" method="${f.method}" aria-label="${escapeHtml(f.label)}">`,
         f.fields.map((field) => fieldHtml(field, id)).join(''),
-        `<button type="submit">${escapeHtml(f.submit)}</button>`,
+        `<button type="submit"${f.secondary ? ' class="secondary"' : ''}>${escapeHtml(f.submit)}</button>`,
         '</form>',
       ].join('');
     }

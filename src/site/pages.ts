@@ -2,7 +2,7 @@
 // the directory data, the cost calculator or the community store; HTML and markdown are rendered from it.
 import type { Page } from './doc.js';
 import { calculatorPage } from './pages/calculator.js';
-import { channelPage, channelsPage, threadPage } from './pages/channels.js';
+import { channelPage, channelsPage, threadPage, type PageViewer } from './pages/channels.js';
 import type { PagesDeps } from './pages/common.js';
 import { glossaryPage } from './pages/glossary.js';
 import { homePage } from './pages/home.js';
@@ -19,7 +19,7 @@ export function notFoundPage(path: string): Page {
 }
 
 /** The page at `path` (query in `query`), or null when there is none. */
-export async function resolvePage(deps: PagesDeps, path: string, query: URLSearchParams): Promise<Page | null> {
+export async function resolvePage(deps: PagesDeps, path: string, query: URLSearchParams, who: PageViewer = {}): Promise<Page | null> {
   const clean = path.length > 1 ? path.replace(/\/+$/, '') : path;
   if (clean === '/') return homePage(deps);
   if (clean === '/resources') return resourcesPage(deps, query);
@@ -34,7 +34,7 @@ export async function resolvePage(deps: PagesDeps, path: string, query: URLSearc
     }
   });
   if (parts.length === 2 && parts[0] === 'resources') return resourcePage(deps, parts[1] ?? '');
-  if (parts.length === 2 && parts[0] === 'channels') return channelPage(deps, parts[1] ?? '', query);
-  if (parts.length === 4 && parts[0] === 'channels' && parts[2] === 'threads') return threadPage(deps, parts[1] ?? '', parts[3] ?? '', query);
+  if (parts.length === 2 && parts[0] === 'channels') return channelPage(deps, parts[1] ?? '', query, who);
+  if (parts.length === 4 && parts[0] === 'channels' && parts[2] === 'threads') return threadPage(deps, parts[1] ?? '', parts[3] ?? '', query, who);
   return null;
 }

@@ -15,6 +15,9 @@ import { notFoundPage, resolvePage } from './pages.js';
 import type { PagesDeps } from './pages/common.js';
 import { SITE_ROUTES } from './routes.js';
 import { FAVICON_SVG, STYLESHEET } from './styles.js';
+import { communityForms, type CommunityForms } from './communityForms.js';
+import type { Limiter } from '../limits/limiter.js';
+import { redirect } from '../http/page.js';
 
 export const MARKDOWN_TYPE = 'text/markdown; charset=utf-8';
 const HTML_TYPE = 'text/html; charset=utf-8';
@@ -61,7 +64,7 @@ export function markdownTarget(req: HttpRequestEnvelope, siteUrl: string): URL {
   return url;
 }
 
-export function pagesRoutes(deps: PagesDeps): RouteHandlers {
+export function pagesRoutes(deps: PagesDeps, forms: CommunityForms): RouteHandlers {
   const { config } = deps;
   return handlers(SITE_ROUTES)
     .on('styles', 'GET', async (req) => cacheable(req, 200, STYLESHEET, 'text/css; charset=utf-8', { 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' }))
@@ -80,9 +83,26 @@ export function pagesRoutes(deps: PagesDeps): RouteHandlers {
       const page = (await resolvePage(deps, req.path, query)) ?? notFoundPage(req.path);
       return pageReply(req, page, config, wantsMarkdown(req.headers.accept));
     })
+    .on('communityPages', 'GET', async (req, params) => {
+      const query = new URLSearchParams(req.query);
+      const markdown = wantsMarkdown(req.headers.accept);
+      // Agents read the markdown twin, the same for everyone; people see what they can do.
+      const viewer = !markdown && params.slug ? await forms.viewerOf(req, params.slug, `${req.path}#take-part`) : undefined;
+      const page = (await resolvePage(deps, req.path, query, viewer ? { viewer } : {})) ?? notFoundPage(req.path);
+      const reply = pageReply(req, page, config, markdown);
+      return viewer?.signedIn ? { ...reply, headers: { ...reply.headers, 'cache-control': 'private, no-cache', vary: `${VARY}, Cookie` } } : reply;
+    })
+    .on('communityForms', 'POST', async (req, params) => {
+      const outcome = await forms.submit(req, params.slug ?? '');
+      if (!outcome) return pageReply(req, notFoundPage(req.path), config, false);
+      if ('redirectTo' in outcome) return redirect(outcome.redirectTo);
+      const reply = pageReply(req, outcome.page, config, false);
+      return { ...reply, headers: { ...reply.headers, ...outcome.headers, 'cache-control': 'no-store' } };
+    })
     .done();
 }
 
-export function pagesHandlers(config: Config, db: Db, directory: DirectoryDeps): RouteHandlers {
-  return pagesRoutes({ config, directory, community: new CommunityStore(db) });
+export function pagesHandlers(config: Config, db: Db, directory: DirectoryDeps, limiter: Limiter): RouteHandlers {
+  const deps = { config, directory, community: new CommunityStore(db) };
+  return pagesRoutes(deps, communityForms(deps, db, limiter));
 }

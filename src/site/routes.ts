@@ -3,6 +3,7 @@
 import { errors, ref, type Json } from '../http/openapi.js';
 import type { Config } from '../config.js';
 import { defineRoutes, type RouteSpec } from '../slice/contract.js';
+import { perMinute } from '../limits/limiter.js';
 
 const noCache = { 'Cache-Control': { schema: { type: 'string' }, description: 'Discovery documents may be cached for a few minutes.' } };
 const varyHeader = { Vary: { schema: { type: 'string', enum: ['Accept, Accept-Encoding'] }, description: 'HTML and markdown are cached apart.' } };
@@ -71,5 +72,16 @@ export const SITE_ROUTES = defineRoutes({
   },
   styles: page('/styles.css'),
   favicon: page('/favicon.svg'),
-  pages: page(['/', '/resources', '/resources/:id', '/channels', '/channels/:slug', '/channels/:slug/threads/:threadId', '/calculator', '/glossary']),
+  pages: page(['/', '/resources', '/resources/:id', '/calculator', '/glossary']),
+  /** Channel pages show the signed-in reader what they can do there, so they read the session cookie. */
+  communityPages: { hosts: ['site'], path: ['/channels', '/channels/:slug', '/channels/:slug/threads/:threadId'], methods: ['GET'], forwardHeaders: ['accept', 'if-none-match', 'cookie'] },
+  /** The channel pages' forms (join, leave, thread, reply) as the person signed in. */
+  communityForms: {
+    hosts: ['site'],
+    path: '/channels/:slug/actions',
+    methods: ['POST'],
+    bodyLimit: 32 * 1024,
+    rate: { bucket: 'community-forms', by: 'ip', policy: (config) => perMinute(Math.max(60, config.rateCommunityWritesPerMin * 2)) },
+    forwardHeaders: ['cookie', 'origin'],
+  },
 });

@@ -21,7 +21,7 @@ export const STYLESHEET = `
 body { margin: 0; }
 a { color: var(--brand); text-underline-offset: 2px; }
 a:hover { color: var(--brand-dark); }
-a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible { outline: 3px solid #f2a900; outline-offset: 2px; }
+a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible, textarea:focus-visible { outline: 3px solid #f2a900; outline-offset: 2px; }
 .skip { position: absolute; left: -999px; top: 0; background: var(--paper); padding: .5rem 1rem; }
 .skip:focus { left: 1rem; }
 header.site { background: var(--brand-dark); color: #fff; }
@@ -50,12 +50,15 @@ th { background: var(--wash); }
 .form { background: var(--paper); border: 1px solid var(--line); border-radius: .5rem; padding: 1rem 1.25rem; margin: 1rem 0; display: grid; gap: .75rem; max-width: 40rem; }
 .field { display: grid; gap: .25rem; min-width: 0; }
 .field label { font-weight: 600; }
-.field input, .field select { font: inherit; padding: .45rem .55rem; border: 1px solid #8a96a6; border-radius: .3rem; background: #fff; color: var(--ink); max-width: 100%; min-width: 0; }
-.field-error input, .field-error select { border-color: var(--error); }
+.field input, .field select, .field textarea { font: inherit; padding: .45rem .55rem; border: 1px solid #8a96a6; border-radius: .3rem; background: #fff; color: var(--ink); max-width: 100%; min-width: 0; }
+.field-error input, .field-error select, .field-error textarea { border-color: var(--error); }
 .hint { margin: 0; color: var(--muted); font-size: .9rem; }
 .error { margin: 0; color: var(--error); font-weight: 600; }
 button { font: inherit; font-weight: 600; background: var(--brand); color: #fff; border: 0; border-radius: .3rem; padding: .55rem 1.1rem; cursor: pointer; justify-self: start; }
 button:hover { background: var(--brand-dark); }
+.field textarea { width: 100%; box-sizing: border-box; resize: vertical; }
+.secondary { background: #fff; color: var(--brand); border: 1px solid var(--brand); }
+.secondary:hover { background: #eef3f8; color: var(--brand-dark); }
 .notice { border-radius: .4rem; padding: .25rem 1rem; margin: 1rem 0; border-left: 4px solid var(--brand); background: var(--info-wash); }
 .notice-error { border-left-color: var(--error); background: var(--error-wash); }
 .user-text { background: var(--paper); border-left: 3px solid var(--line); padding: .1rem 1rem; margin: .5rem 0 1rem; overflow-wrap: anywhere; }

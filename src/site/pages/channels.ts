@@ -4,6 +4,14 @@ import type { Channel } from '../../directory/data.js';
 import { CursorError } from '../../community/store.js';
 import type { Block, Page } from '../doc.js';
 import { languageName, plural, withQuery, type PagesDeps } from './common.js';
+import { takePartBlocks, type CommunityViewer, type FormProblem } from './participation.js';
+
+/** The reader of a channel or thread page, and a form of theirs that was refused (shown again). */
+export interface PageViewer {
+  viewer?: CommunityViewer;
+  problem?: FormProblem;
+  status?: number;
+}
 
 const THREADS_PER_PAGE = 20;
 const COMMENTS_PER_PAGE = 50;
@@ -46,7 +54,7 @@ function participationHelp(config: Config, channel?: Channel): Block {
   };
 }
 
-export async function channelPage(deps: PagesDeps, slug: string, query: URLSearchParams): Promise<Page | null> {
+export async function channelPage(deps: PagesDeps, slug: string, query: URLSearchParams, who: PageViewer = {}): Promise<Page | null> {
   const channel = deps.directory.data.channels.find((c) => c.slug === slug);
   if (!channel) return null;
   const cursor = query.get('cursor') ?? undefined;
@@ -81,11 +89,11 @@ export async function channelPage(deps: PagesDeps, slug: string, query: URLSearc
       ]),
     });
   if (page.nextCursor) blocks.push({ kind: 'para', content: [{ text: 'Older threads', href: withQuery(`/channels/${channel.slug}`, { cursor: page.nextCursor }) }] });
-  blocks.push({ kind: 'heading', level: 2, text: 'Take part' }, participationHelp(deps.config, channel), { kind: 'para', content: [{ text: 'All channels', href: '/channels' }] });
-  return { ...base, status: 200, blocks };
+  blocks.push(...takePartBlocks(deps.config, channel, who.viewer, who.problem ? { problem: who.problem } : {}), { kind: 'para', content: [{ text: 'All channels', href: '/channels' }] });
+  return { ...base, status: who.status ?? 200, blocks };
 }
 
-export async function threadPage(deps: PagesDeps, slug: string, threadId: string, query: URLSearchParams): Promise<Page | null> {
+export async function threadPage(deps: PagesDeps, slug: string, threadId: string, query: URLSearchParams, who: PageViewer = {}): Promise<Page | null> {
   const channel = deps.directory.data.channels.find((c) => c.slug === slug);
   if (!channel) return null;
   const thread = await deps.community.getThread(threadId);
@@ -103,10 +111,11 @@ export async function threadPage(deps: PagesDeps, slug: string, threadId: string
   const blocks: Block[] = [
     { kind: 'para', content: [`Started by ${detail.authorName} on ${day(detail.createdAt)} in `, { text: channel.name, href: `/channels/${channel.slug}` }, '.'] },
     { kind: 'text', text: thread.body },
-    { kind: 'heading', level: 2, text: `Comments (${detail.commentCount})` },
+    { kind: 'heading', level: 2, text: `Comments (${detail.commentCount})`, id: 'comments' },
   ];
   if (!comments.items.length) blocks.push({ kind: 'para', content: [cursor ? 'No more comments.' : 'No comments yet.'] });
   for (const c of comments.items) blocks.push({ kind: 'card', blocks: [{ kind: 'para', content: [{ strong: c.authorName }, ` on ${day(c.createdAt)}`] }, { kind: 'text', text: c.body }] });
   if (comments.nextCursor) blocks.push({ kind: 'para', content: [{ text: 'More comments', href: withQuery(`/channels/${channel.slug}/threads/${thread._id}`, { cursor: comments.nextCursor }) }] });
-  return { status: 200, title: thread.title, description: `A thread in ${channel.name}, started by ${detail.authorName}.`, path, blocks };
+  blocks.push(...takePartBlocks(deps.config, channel, who.viewer, { threadId: thread._id, ...(who.problem ? { problem: who.problem } : {}) }));
+  return { status: who.status ?? 200, title: thread.title, description: `A thread in ${channel.name}, started by ${detail.authorName}.`, path, blocks };
 }
