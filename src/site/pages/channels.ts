@@ -39,7 +39,7 @@ function participationHelp(config: Config, channel?: Channel): Block {
   return {
     kind: 'para',
     content: [
-      'Reading is open to everyone. Members post through the site API: ',
+      'Reading is open to everyone. To post, open a channel and sign in; you choose the name others see. Agents and apps post through the site API: ',
       { code: `POST ${config.siteUrl}/api/community` },
       ' with ',
       { code: 'Authorization: Bearer <ID token>' },
