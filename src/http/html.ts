@@ -3,11 +3,6 @@
 import { Fragment, h, type ComponentChildren, type VNode } from 'preact';
 import { renderToString } from 'preact-render-to-string';
 
-const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-/** For the few renderers that still build strings (the site's block model, its SVG chart). */
-export const escapeHtml = (value: unknown): string => String(value ?? '').replace(/[&<>"']/g, (c) => ENTITIES[c]!);
-
 /** Markup already built elsewhere and trusted as it is: the only way raw HTML reaches a page. */
 export class TrustedHtml {
   constructor(readonly html: string) {}

@@ -1,7 +1,13 @@
-// One page model, two renderings: HTML for people and markdown for agents come from the same
-// blocks, so they cannot drift apart. Everything that reaches either output is escaped here.
-import { escapeHtml } from '../http/html.js';
-import { barChartSvg, type BarChart } from './chart.js';
+// One page model, two renderings: HTML for people (docHtml.tsx, through JSX) and markdown for
+// agents (here) come from the same blocks, so they cannot drift apart.
+import type { BarChart } from './chart.js';
+
+/** Only http(s), mailto, tel and same-site links are rendered as links; anything else is text. */
+export function safeHref(href: string): string | undefined {
+  if (href.startsWith('/') && !href.startsWith('//')) return href;
+  if (href.startsWith('#')) return href;
+  return /^(https?:|mailto:|tel:)/i.test(href) ? href : undefined;
+}
 
 /** A run of inline content: plain text, a link, strong text or code. */
 export type Inline = string | { text: string; href: string } | { strong: string } | { code: string };
@@ -60,125 +66,8 @@ export interface Page {
   errors?: { field: string; message: string }[];
 }
 
-// ---------------------------------------------------------------------------
-// HTML
-// ---------------------------------------------------------------------------
-
-/** Only http(s), mailto, tel and same-site links are rendered as links; anything else is text. */
-export function safeHref(href: string): string | undefined {
-  if (href.startsWith('/') && !href.startsWith('//')) return href;
-  if (href.startsWith('#')) return href;
-  return /^(https?:|mailto:|tel:)/i.test(href) ? href : undefined;
-}
-
-function inlineHtml(parts: readonly Inline[]): string {
-  return parts
-    .map((p) => {
-      if (typeof p === 'string') return escapeHtml(p);
-      if ('href' in p) {
-        const href = safeHref(p.href);
-        if (!href) return escapeHtml(p.text);
-        const external = /^https?:/i.test(href);
-        return `<a href="${escapeHtml(href)}"${external ? ' rel="noopener noreferrer"' : ''}>${escapeHtml(p.text)}</a>`;
-      }
-      if ('strong' in p) return `<strong>${escapeHtml(p.strong)}</strong>`;
-      return `<code>${escapeHtml(p.code)}</code>`;
-    })
-    .join('');
-}
-
-function fieldHtml(f: FormField, formId: string): string {
-  const id = `${formId}-${f.name}`;
-  if (f.type === 'hidden') return `<input type="hidden" name="${escapeHtml(f.name)}" value="${escapeHtml(f.value ?? '')}">`;
-  const described = [f.hint ? `${id}-hint` : '', f.error ? `${id}-error` : ''].filter(Boolean).join(' ');
-  const attrs = [
-    `id="${id}"`,
-    `name="${escapeHtml(f.name)}"`,
-    f.required ? 'required' : '',
-    described ? `aria-describedby="${described}"` : '',
-    f.error ? 'aria-invalid="true"' : '',
-    f.autocomplete ? `autocomplete="${escapeHtml(f.autocomplete)}"` : '',
-  ].filter(Boolean);
-  let control: string;
-  if (f.type === 'select') {
-    const options = (f.options ?? [])
-      .map((o) => `<option value="${escapeHtml(o.value)}"${o.value === (f.value ?? '') ? ' selected' : ''}>${escapeHtml(o.label)}</option>`)
-      .join('');
-    control = `<select ${attrs.join(' ')}>${options}</select>`;
-  } else if (f.type === 'textarea') {
-    control = `<textarea ${[...attrs, 'rows="6"', f.maxLength !== undefined ? `maxlength="${f.maxLength}"` : ''].filter(Boolean).join(' ')}>${escapeHtml(f.value ?? '')}</textarea>`;
-  } else {
-    const extra = [
-      f.min !== undefined ? `min="${f.min}"` : '',
-      f.max !== undefined ? `max="${f.max}"` : '',
-      f.step ? `step="${escapeHtml(f.step)}"` : '',
-      f.maxLength !== undefined ? `maxlength="${f.maxLength}"` : '',
-      f.type === 'number' ? 'inputmode="decimal"' : '',
-    ].filter(Boolean);
-    control = `<input type="${f.type}" ${[...attrs, ...extra].join(' ')} value="${escapeHtml(f.value ?? '')}">`;
-  }
-  return [
-    `<div class="field${f.error ? ' field-error' : ''}">`,
-    `<label for="${id}">${escapeHtml(f.label)}</label>`,
-    f.hint ? `<p class="hint" id="${id}-hint">${escapeHtml(f.hint)}</p>` : '',
-    f.error ? `<p class="error" id="${id}-error">${escapeHtml(f.error)}</p>` : '',
-    control,
-    '</div>',
-  ].join('');
-}
-
-/** Per-render state: form ids must be unique within one page. */
-interface HtmlRender {
-  forms: number;
-}
-
-function blockHtml(b: Block, r: HtmlRender): string {
-  switch (b.kind) {
-    case 'heading':
-      return `<h${b.level}${b.id ? ` id="${escapeHtml(b.id)}"` : ''}>${escapeHtml(b.text)}</h${b.level}>`;
-    case 'para':
-      return `<p>${inlineHtml(b.content)}</p>`;
-    case 'list':
-      return `<ul>${b.items.map((i) => `<li>${inlineHtml(i)}</li>`).join('')}</ul>`;
-    case 'facts':
-      return `<dl class="facts">${b.items.map((i) => `<dt>${escapeHtml(i.term)}</dt><dd>${inlineHtml(i.value)}</dd>`).join('')}</dl>`;
-    case 'table':
-      return [
-        '<div class="table-wrap"><table>',
-        `<caption>${escapeHtml(b.caption)}</caption>`,
-        `<thead><tr>${b.head.map((h) => `<th scope="col">${escapeHtml(h)}</th>`).join('')}</tr></thead>`,
-        `<tbody>${b.rows.map((r) => `<tr>${r.map((c) => `<td>${inlineHtml(c)}</td>`).join('')}</tr>`).join('')}</tbody>`,
-        '</table></div>',
-      ].join('');
-    case 'form': {
-      const id = `form${++r.forms}`;
-      const f = b.form;
-      return [
-        `<form class="form" action="${escapeHtml(f.action)}" method="${f.method}" aria-label="${escapeHtml(f.label)}">`,
-        f.fields.map((field) => fieldHtml(field, id)).join(''),
-        `<button type="submit"${f.secondary ? ' class="secondary"' : ''}>${escapeHtml(f.submit)}</button>`,
-        '</form>',
-      ].join('');
-    }
-    case 'text':
-      return `<div class="user-text">${paragraphs(b.text)
-        .map((p) => `<p>${escapeHtml(p).replace(/\n/g, '<br>')}</p>`)
-        .join('')}</div>`;
-    case 'notice':
-      return `<div class="notice notice-${b.tone}"${b.tone === 'error' ? ' role="alert"' : ''}><p>${inlineHtml(b.content)}</p></div>`;
-    case 'card':
-      return `<section class="card">${b.blocks.map((x) => blockHtml(x, r)).join('')}</section>`;
-    case 'chart':
-      return barChartSvg(b.chart);
-  }
-}
-
-export function blocksHtml(blocks: readonly Block[]): string {
-  const r: HtmlRender = { forms: 0 };
-  return blocks.map((b) => blockHtml(b, r)).join('\n');
-}
-
-function paragraphs(text: string): string[] {
+/** Text someone wrote, as paragraphs split on blank lines. */
+export function paragraphs(text: string): string[] {
   return text
     .replace(/\r\n?/g, '\n')
     .split(/\n{2,}/)

@@ -1,9 +1,9 @@
 // The site's parts of the page shell (skip link, nav, footer, markdown alternate) and the headers
 // every site page carries (strict CSP, no scripts).
 import { contentSecurityPolicy } from '../http/csp.js';
-import { escapeHtml, trustedHtml } from '../http/html.js';
 import { pageHeaders, renderShell } from '../http/page.js';
-import { blocksHtml, type Page } from './doc.js';
+import type { Page } from './doc.js';
+import { Blocks } from './docHtml.js';
 
 /** No scripts at all; styles and images only from the site itself; forms post only to the site. */
 export const CONTENT_SECURITY_POLICY = contentSecurityPolicy({ style: "'self'", img: "'self'", formTargets: [], baseUri: "'none'", frameAncestors: "'none'" });
@@ -63,9 +63,13 @@ export function renderHtml(page: Page, siteUrl: string): string {
     stylesheet: '/styles.css',
     skipLink: true,
     header: header(page.path),
-    // The site's block renderer still builds strings and escapes every field it prints (its tests
-    // pin its escaped form), so its markup is trusted here by name.
-    main: trustedHtml(`<h1>${escapeHtml(page.title)}</h1>\n<p class="lead">${escapeHtml(page.description)}</p>\n${blocksHtml(page.blocks)}`),
+    main: (
+      <>
+        <h1>{page.title}</h1>
+        <p class="lead">{page.description}</p>
+        <Blocks blocks={page.blocks} />
+      </>
+    ),
     footer: footer(markdown),
   });
 }
