@@ -21,7 +21,7 @@ function header(signedInAs: string | undefined) {
   return (
     <header>
       <a class="brand" href="/">carecircle</a>
-      <nav>
+      <nav aria-label="Main">
         <a href="/">Workspace</a> <a href="/settings">Settings</a>
       </nav>
       {signedInAs ? (
@@ -34,6 +34,6 @@ function header(signedInAs: string | undefined) {
 }
 
 export function page(status: number, opts: PageOptions, headers: Record<string, string> = {}): HttpReplyEnvelope {
-  const html = renderShell({ title: opts.title, stylesheet: '/assets/app.css', script: '/assets/app.js', header: header(opts.signedInAs), main: opts.body });
+  const html = renderShell({ title: opts.title, stylesheet: '/assets/app.css', script: '/assets/app.js', skipLink: true, header: header(opts.signedInAs), main: opts.body });
   return htmlReply(status, html, { ...pageHeaders({ csp: csp(opts.formAction), referrer: 'same-origin' }), ...headers });
 }
