@@ -92,7 +92,9 @@ export class InviteStore {
     return timingSafeEqual(Buffer.from(invite.secretHash, 'hex'), Buffer.from(sha256(secret), 'hex')) ? invite : null;
   }
 
-  /** Use the invitation up: only one caller ever wins, and only while it is pending and unexpired. */
+  /** Use the invitation up, only while it is pending and unexpired. FerretDB v1 applies this
+   *  check as read-then-write, so two requests at once may both pass; both are then the one
+   *  account the invitation admits, and its one workspace seat (circle.ts) makes that harmless. */
   async consume(inviteId: string, uid: string): Promise<boolean> {
     const now = new Date(this.clock());
     const res = await this.invites.updateOne({ _id: inviteId, status: 'pending', expiresAt: { $gt: now } }, { $set: { status: 'accepted', acceptedAt: now, acceptedBy: uid } });
