@@ -4,6 +4,10 @@
 import { MongoClient, type Db } from 'mongodb';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SessionStore } from '../src/auth/sessions.js';
+import { FamilyCircle } from '../src/family/circle.js';
+import { InviteStore } from '../src/family/invites.js';
+import { WorkspaceStore } from '../src/family/records.js';
 import { RPC } from '../src/rpc/codes.js';
 import { databaseName } from '../src/store/mongo.js';
 import { appCall, caregiverWithKey, signIn } from './harness/identity.js';
@@ -143,6 +147,17 @@ describe('inviting and accepting', () => {
     expect((await get(null, pathOf(link))).status).toBe(200);
   });
 
+  it('when one person accepts invitations to two workspaces at the same moment, then they join exactly one', async () => {
+    const a = await caregiverWithKey(svc, 'race-a@example.com');
+    const b = await caregiverWithKey(svc, 'race-b@example.com');
+    const [la, lb] = [await invite(a.cookie, 'racer@example.com'), await invite(b.cookie, 'racer@example.com')];
+    const racer = await signIn(svc, 'racer@example.com');
+    const answers = await Promise.all([post(racer, pathOf(la)), post(racer, pathOf(lb))]);
+    expect(answers.map((r) => r.status).sort()).toEqual([303, 409]);
+    const counts = await Promise.all([a, b].map(async (c) => (await appCall(svc, c.cookie, 'GET', '/api/workspace')).json.workspace.familyMemberCount));
+    expect(counts.sort()).toEqual([1, 2]);
+  });
+
   it('when the form is wrong or names a member, then a clear message and no invitation', async () => {
     const cg = await caregiverWithKey(svc, 'form-errors@example.com');
     const bad = await post(cg.cookie, '/family/invites', { email: 'not an email' });
@@ -165,6 +180,9 @@ describe('roles, members and former members', () => {
     expect((await post(memberCookie, '/family/invites', { email: 'x@example.com' })).status).toBe(403);
     expect((await post(memberCookie, '/workspace/loved-ones', { firstName: 'New', lastName: 'Person' })).status).toBe(403);
     expect((await appCall(svc, memberCookie, 'POST', '/api/workspace/loved-ones', { firstName: 'New', lastName: 'Person' })).status).toBe(403);
+    const link = await appCall(svc, memberCookie, 'POST', '/api/family-share/link', { code: 'ABCD-EFGH', lovedOneId: cg.lovedOneId });
+    expect(link.status).toBe(403);
+    expect(link.json.message).toContain('Only the primary caregiver');
     const me = (await appCall(svc, memberCookie, 'GET', '/api/family')).json;
     expect(me.invitations).toBeUndefined();
     const managerUid = (await appCall(svc, cg.cookie, 'GET', '/api/auth/me')).json.uid;
@@ -243,5 +261,35 @@ describe('roles, members and former members', () => {
     expect((await post(cg.cookie, '/family/leave')).status).toBe(200);
     expect((await callTool(svc, cg.apiKey, 'list_loved_ones')).status).toBe(403);
     expect((await appCall(svc, uma, 'GET', '/api/family')).json.members).toHaveLength(1);
+  });
+});
+
+describe('markup - the family pages print what people typed as text', () => {
+  const EVIL = '<script>alert(1)</script> "><img src=x onerror=alert(2)>';
+  it('when names of people, the workspace and loved ones carry payloads, then every family page shows them inert', async () => {
+    const store = new WorkspaceStore(db, svc.config.inboxDomain);
+    const owner = await store.upsertUser({ uid: 'u-evil-owner', email: 'evil.owner@example.com', name: EVIL });
+    const member = await store.upsertUser({ uid: 'u-evil-member', email: 'evil.member@example.com', name: EVIL });
+    const ws = await store.createWorkspace({ name: EVIL, owner: { uid: owner._id, email: owner.email }, sandbox: false });
+    await store.addLovedOne(ws._id, { firstName: EVIL, lastName: EVIL }, false);
+    await new FamilyCircle(db).join(ws._id, { uid: member._id, email: member.email });
+    const { token } = await new InviteStore(db).create(ws._id, 'evil.invitee@example.com', { uid: owner._id, email: owner.email, name: EVIL });
+    const sessions = new SessionStore(db);
+    const ownerCookie = `cc_session=${(await sessions.create({ uid: owner._id, email: owner.email, tenant: 'family' })).token}`;
+    const memberCookie = `cc_session=${(await sessions.create({ uid: member._id, email: member.email, tenant: 'family' })).token}`;
+    const pages = [
+      await get(ownerCookie, '/family'),
+      await get(ownerCookie, `/family/members/${member._id}/remove`),
+      await get(ownerCookie, `/family/members/${member._id}/hand-over`),
+      await get(memberCookie, '/family'),
+      await get(memberCookie, '/family/leave'),
+      await get(null, `/join/${token}`),
+    ];
+    for (const page of pages) {
+      expect(page.status).toBe(200);
+      expect(page.html).not.toMatch(/<script>alert|<img src=x/);
+      expect(page.html).toContain('&lt;script>alert(1)&lt;/script>');
+    }
+    expect((await post(ownerCookie, '/family/invites', { email: 'evil.second@example.com' })).html).not.toMatch(/<script>alert|<img src=x/);
   });
 });

@@ -19,56 +19,49 @@ export interface FamilyView {
 }
 
 function memberTable(v: FamilyView) {
+  // Two columns, so the table fits a phone: who (with email and since when), and role (with the changes a manager can make).
   return (
-    <div class="scroll">
-      <table id="members">
-        <caption>People in {v.workspace.name}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Person</th>
-            <th scope="col">Role</th>
-            <th scope="col">Joined</th>
-            {v.manages ? <th scope="col">Change</th> : null}
-          </tr>
-        </thead>
-        <tbody>
-          {v.members.map((m) => {
-            const you = m.uid === v.me.uid;
-            return (
-              <tr>
-                <th scope="row">
-                  {personName(m)}
-                  {you ? ' (you)' : ''}
-                  {m.name ? (
-                    <>
-                      <br />
-                      <span class="muted">{m.email}</span>
-                    </>
-                  ) : null}
-                </th>
-                <td>{ROLE_LABELS[m.role]}</td>
-                <td>{day(m.joinedAt)}</td>
-                {v.manages ? (
-                  <td>
-                    {you ? null : (
+    <table id="members">
+      <caption>People in {v.workspace.name}</caption>
+      <thead>
+        <tr>
+          <th scope="col">Person</th>
+          <th scope="col">Role</th>
+        </tr>
+      </thead>
+      <tbody>
+        {v.members.map((m) => {
+          const you = m.uid === v.me.uid;
+          return (
+            <tr>
+              <th scope="row">
+                {personName(m)}
+                {you ? ' (you)' : ''}
+                <br />
+                <span class="muted">
+                  {m.name ? `${m.email}, ` : ''}since {day(m.joinedAt)}
+                </span>
+              </th>
+              <td>
+                {ROLE_LABELS[m.role]}
+                {v.manages && !you ? (
+                  <>
+                    <br />
+                    <a href={memberPath(m.uid, 'remove')}>Remove {personName(m)}</a>
+                    {m.role === 'family_member' ? (
                       <>
-                        <a href={memberPath(m.uid, 'remove')}>Remove {personName(m)}</a>
-                        {m.role === 'family_member' ? (
-                          <>
-                            <br />
-                            <a href={memberPath(m.uid, 'hand-over')}>Make {personName(m)} the primary caregiver</a>
-                          </>
-                        ) : null}
+                        <br />
+                        <a href={memberPath(m.uid, 'hand-over')}>Make {personName(m)} the primary caregiver</a>
                       </>
-                    )}
-                  </td>
+                    ) : null}
+                  </>
                 ) : null}
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
-    </div>
+              </td>
+            </tr>
+          );
+        })}
+      </tbody>
+    </table>
   );
 }
 
@@ -90,33 +83,21 @@ function inviteSection(v: FamilyView, error: Markup) {
         </button>
       </form>
       {v.invites.length ? (
-        <div class="scroll">
-          <table id="invites-pending">
-            <caption>Invitations not yet accepted</caption>
-            <thead>
-              <tr>
-                <th scope="col">Email</th>
-                <th scope="col">Link works until</th>
-                <th scope="col">Withdraw</th>
-              </tr>
-            </thead>
-            <tbody>
-              {v.invites.map((i) => (
-                <tr>
-                  <th scope="row">{i.email}</th>
-                  <td>{day(i.expiresAt)}</td>
-                  <td>
-                    <form method="post" action={`/family/invites/${encodeURIComponent(i._id)}/revoke`}>
-                      <button type="submit" class="secondary">
-                        Withdraw the invitation for {i.email}
-                      </button>
-                    </form>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <>
+          <h3 id="pending-heading">Invitations not yet accepted</h3>
+          <ul id="invites-pending" aria-labelledby="pending-heading">
+            {v.invites.map((i) => (
+              <li>
+                <strong>{i.email}</strong>: the link works until {day(i.expiresAt)}.
+                <form method="post" action={`/family/invites/${encodeURIComponent(i._id)}/revoke`}>
+                  <button type="submit" class="secondary" aria-label={`Withdraw the invitation for ${i.email}`}>
+                    Withdraw
+                  </button>
+                </form>
+              </li>
+            ))}
+          </ul>
+        </>
       ) : null}
     </section>
   );
@@ -128,7 +109,7 @@ export function familyBody(v: FamilyView, error: Markup = null) {
     <>
       <h1>Family circle</h1>
       <section class="card">
-        <h2>Who is in {v.workspace.name}</h2>
+        <h2>Members</h2>
         {memberTable(v)}
         {v.manages ? null : (
           <p>
@@ -158,7 +139,7 @@ export function invitationBody(r: { email: string; link: string; sent: boolean; 
       : 'Email is not set up on this carecircle, so nothing was sent. Copy this link and send it to them yourself, by text message or email:';
   return (
     <>
-      <h1>Invitation for {r.email}</h1>
+      <h1>{r.sent ? 'Invitation sent' : 'Invitation link ready'}</h1>
       <section class="card" id="invitation">
         <p role="status">{says}</p>
         <p class="secret" id="invite-url">
