@@ -1,6 +1,8 @@
 // In headless Chromium, with no mail configured: a caregiver invites a sibling and copies the
 // link; the sibling opens it, signs in with the invited email, joins, and reads the same loved
 // one's timeline, medications and vital signs, each page fitting 375 px.
+import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendCareEvent } from '../src/family/records.js';
@@ -18,6 +20,17 @@ afterAll(async () => {
 });
 
 const documentWidth = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth);
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** axe-core's serious and critical findings on the page as it stands (WCAG 2 A and AA). */
+async function seriousViolations(page: Page): Promise<string[]> {
+  await page.evaluate(AXE);
+  const found = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(ctx: Document, o: object): Promise<{ violations: { id: string; impact: string | null }[] }> } }).axe;
+    return (await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa'] } })).violations;
+  });
+  return found.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id);
+}
 
 async function phone(): Promise<{ page: Page; errors: string[] }> {
   const context = await browser.newContext({ viewport: { width: 375, height: 812 } });
@@ -64,6 +77,7 @@ describe('the family circle in Chromium', () => {
     await cg.goto(`${svc.config.appUrl}/family`);
     expect(await cg.textContent('#invites-pending')).toContain('sam.lopez@example.com');
     expect(await documentWidth(cg)).toBeLessThanOrEqual(375);
+    expect(await seriousViolations(cg)).toEqual([]);
     await screenshot(cg, 'family-circle-caregiver-375');
 
     const sibling = await phone();
@@ -74,6 +88,7 @@ describe('the family circle in Chromium', () => {
     await screenshot(sib, 'family-join-signed-out-375');
     await signInWithBrowser(sib, link, 'sam.lopez@example.com');
     await sib.locator('#accept').waitFor();
+    expect(await seriousViolations(sib)).toEqual([]);
     await screenshot(sib, 'family-join-375');
     await Promise.all([sib.waitForURL(`${svc.config.appUrl}/`), sib.click('#accept')]);
     expect(await sib.textContent('h1')).toBe('The Lopez Family');
@@ -96,7 +111,21 @@ describe('the family circle in Chromium', () => {
     expect(members).toContain('Family member');
     expect(await sib.locator('#invite').count()).toBe(0);
     expect(await documentWidth(sib)).toBeLessThanOrEqual(375);
+    expect(await seriousViolations(sib)).toEqual([]);
     await screenshot(sib, 'family-circle-member-375');
+
+    // The caregiver removes the sibling after a page that names them; the sibling's next page has no workspace.
+    await cg.goto(`${svc.config.appUrl}/family`);
+    await cg.click('#members a:has-text("Remove sam.lopez@example.com")');
+    await cg.locator('#confirm-remove').waitFor();
+    expect(await cg.textContent('h1')).toBe('Remove sam.lopez@example.com from The Lopez Family?');
+    expect(await documentWidth(cg)).toBeLessThanOrEqual(375);
+    expect(await seriousViolations(cg)).toEqual([]);
+    await screenshot(cg, 'family-remove-confirm-375');
+    await Promise.all([cg.waitForURL(`${svc.config.appUrl}/family`), cg.click('#confirm-remove')]);
+    expect(await cg.textContent('#members')).not.toContain('sam.lopez@example.com');
+    await sib.goto(`${svc.config.appUrl}/care/${encodeURIComponent(lovedOneId)}`);
+    await sib.waitForURL(`${svc.config.appUrl}/onboarding`);
     expect([...caregiver.errors, ...sibling.errors]).toEqual([]);
   });
 });

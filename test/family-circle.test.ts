@@ -222,7 +222,8 @@ describe('roles, members and former members', () => {
 
     const confirm = await get(cg.cookie, `/family/members/${uid}/remove`);
     expect(confirm.status).toBe(200);
-    expect(confirm.html).toContain('Remove Remy Removed (removed@example.com) from');
+    expect(confirm.html).toContain('Remove Remy Removed from');
+    expect(confirm.html).toContain('Remy Removed signs in as removed@example.com.');
     expect(confirm.html).toContain('Ruth Remo');
     expect(await post(cg.cookie, `/family/members/${uid}/remove`)).toMatchObject({ status: 303, location: '/family' });
 

@@ -112,8 +112,9 @@ export function familyRoutes(routes: AppRouteBuilder, h: AppHelpers, deps: { con
         200,
         `Remove ${who}`,
         confirmBody({
-          title: `Remove ${who} (${target.email}) from ${m.workspace.name}?`,
+          title: `Remove ${who} from ${m.workspace.name}?`,
           lines: [
+            ...(target.name ? [`${who} signs in as ${target.email}.`] : []),
             lovedOnes.length ? `${who} will no longer see ${lovedOnes.join(', ')}: timeline, medications, vital signs or inbox.` : `${who} will no longer see this workspace.`,
             `Their MCP API keys and connected apps stop working at once.`,
             `They keep their carecircle account, and you can invite them again later.`,
