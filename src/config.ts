@@ -93,7 +93,7 @@ export const CONFIG_KEYS = {
   recaptchaSecret: { env: 'RECAPTCHA_SECRET', doc: 'reCAPTCHA secret; when set, newsletter sign-ups need a recaptchaToken that RECAPTCHA_VERIFY_URL accepts. Empty: no reCAPTCHA.', schema: z.string(), default: '' },
   recaptchaVerifyUrl: { env: 'RECAPTCHA_VERIFY_URL', doc: 'Where reCAPTCHA tokens are verified (siteverify).', schema: url, default: 'https://www.google.com/recaptcha/api/siteverify' },
   recaptchaMinScore: { env: 'RECAPTCHA_MIN_SCORE', doc: 'Lowest reCAPTCHA v3 score accepted (0-1); tokens without a score only need success.', schema: z.coerce.number().min(0).max(1), default: '0.5' },
-  smtpUrl: { env: 'SMTP_URL', doc: 'SMTP server for outgoing mail (smtp:// or smtps://, credentials in the URL). Set: newsletter sign-ups are double opt-in by a confirmation mail. Empty: no mail; sign-ups are active at once.', schema: z.string().regex(/^(smtps?:\/\/.+)?$/, 'must be empty or start with smtp:// or smtps://'), default: '' },
+  smtpUrl: { env: 'SMTP_URL', doc: 'SMTP server for outgoing mail (smtp:// or smtps://, credentials in the URL). Set: newsletter sign-ups are double opt-in by a confirmation mail, and family invitations are mailed. Empty: no mail; sign-ups are active at once, and invitations are links to copy.', schema: z.string().regex(/^(smtps?:\/\/.+)?$/, 'must be empty or start with smtp:// or smtps://'), default: '' },
   mailFrom: { env: 'MAIL_FROM', doc: 'From address of outgoing mail.', schema: z.string().min(3), default: 'carecircle <no-reply@localhost>' },
   opsNotify: { env: 'OPS_NOTIFY', doc: 'Emit best-effort internal ops notifications on the bus.', schema: bool, default: 'true' },
 } satisfies Record<string, ConfigKey>;

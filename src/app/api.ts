@@ -1,6 +1,7 @@
 // The app's JSON API behind the session cookie: the workspace, its loved ones, MCP API keys and
 // recent MCP activity, for the app's own pages and in-app agents.
 import type { AuditLog } from '../workspace/audit.js';
+import { canManage } from '../family/circle.js';
 import type { WorkspaceStore } from '../family/records.js';
 import { ApiProblem, json } from '../http/reply.js';
 import { TooManyKeys, type KeyStore } from '../keys/keys.js';
@@ -37,6 +38,7 @@ export function appApiRoutes(routes: AppRouteBuilder, helpers: AppHelpers, deps:
       const caller = await requireCaller(req);
       const membership = await store.workspaceOf(caller.uid);
       if (!membership) throw new ApiProblem(404, 'NOT_FOUND', 'You have no family workspace yet', 'POST /api/workspace first.');
+      if (!canManage(membership.member)) throw new ApiProblem(403, 'FORBIDDEN', 'Only the primary caregiver can add a loved one', 'Ask the primary caregiver of your family workspace.');
       const input = lovedOneInput.safeParse(req.body ?? {});
       if (!input.success) throw new ApiProblem(400, 'VALIDATION_FAILED', `Invalid body: ${describeIssues(input.error)}`, 'Send firstName and lastName (1-60 chars each).');
       const l = await store.addLovedOne(membership.workspace._id, input.data, false);

@@ -39,38 +39,50 @@ function lovedOneRows(lovedOnes: LovedOneRecord[]) {
   );
 }
 
-export function homeBody(name: string, lovedOnes: LovedOneRecord[], appUrl: string) {
+/** `manages`: the primary caregiver sees the forms that change the workspace; family members read. */
+export function homeBody(name: string, lovedOnes: LovedOneRecord[], appUrl: string, manages = true) {
   return (
     <>
       <h1>{name}</h1>
       <section class="card">
         <h2>Loved ones</h2>
         {lovedOneRows(lovedOnes)}
-        <form method="post" action="/workspace/loved-ones">
-          <h2>Add a loved one</h2>
-          <label for="firstName">First name</label>
-          <input id="firstName" name="firstName" type="text" required maxLength={60} />
-          <label for="lastName">Last name</label>
-          <input id="lastName" name="lastName" type="text" required maxLength={60} />
-          <button type="submit">Add</button>
-        </form>
+        {manages ? (
+          <form method="post" action="/workspace/loved-ones">
+            <h2>Add a loved one</h2>
+            <label for="firstName">First name</label>
+            <input id="firstName" name="firstName" type="text" required maxLength={60} />
+            <label for="lastName">Last name</label>
+            <input id="lastName" name="lastName" type="text" required maxLength={60} />
+            <button type="submit">Add</button>
+          </form>
+        ) : null}
       </section>
       <section class="card">
-        <h2>Link a home-care agency</h2>
-        <p>If an agency turned on family sharing for your loved one, it gave you a link code. Enter it here and their visits, notes, medications and vitals will appear for that loved one.</p>
-        <form id="family-share-form" method="post" action="/api/family-share/link">
-          <label for="link-code">Link code</label>
-          <input id="link-code" name="code" type="text" required maxLength={40} autocomplete="off" />
-          <label for="link-loved-one">Loved one</label>
-          <select id="link-loved-one" name="lovedOneId">
-            {lovedOnes.map((l) => (
-              <option value={l._id}>{l.displayName}</option>
-            ))}
-          </select>
-          <button type="submit">Link</button>
-          <p id="family-share-result" role="status"></p>
-        </form>
+        <h2>Family circle</h2>
+        <p>
+          <a href="/family">See who is in the family circle</a>
+          {manages ? ' and invite someone to it.' : '.'}
+        </p>
       </section>
+      {manages ? (
+        <section class="card">
+          <h2>Link a home-care agency</h2>
+          <p>If an agency turned on family sharing for your loved one, it gave you a link code. Enter it here and their visits, notes, medications and vitals will appear for that loved one.</p>
+          <form id="family-share-form" method="post" action="/api/family-share/link">
+            <label for="link-code">Link code</label>
+            <input id="link-code" name="code" type="text" required maxLength={40} autocomplete="off" />
+            <label for="link-loved-one">Loved one</label>
+            <select id="link-loved-one" name="lovedOneId">
+              {lovedOnes.map((l) => (
+                <option value={l._id}>{l.displayName}</option>
+              ))}
+            </select>
+            <button type="submit">Link</button>
+            <p id="family-share-result" role="status"></p>
+          </form>
+        </section>
+      ) : null}
       <section class="card">
         <h2>Connect an AI assistant</h2>
         <p>

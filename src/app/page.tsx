@@ -22,7 +22,7 @@ function header(signedInAs: string | undefined) {
     <header>
       <a class="brand" href="/">carecircle</a>
       <nav aria-label="Main">
-        <a href="/">Workspace</a> <a href="/settings">Settings</a>
+        <a href="/">Workspace</a> <a href="/family">Family</a> <a href="/settings">Settings</a>
       </nav>
       {signedInAs ? (
         <form class="account" method="post" action="/signout">

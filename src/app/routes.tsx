@@ -16,6 +16,7 @@ import { createWorkspace, keyInput, lovedOneInput, revokeKey, workspaceInput } f
 import { appApiRoutes } from './api.js';
 import { homeBody } from './home.js';
 import { keyRows } from './keyRows.js';
+import { canManage } from '../family/circle.js';
 import { appHelpers, type AppHelpers } from './helpers.js';
 import { APP_ROUTES, type AppRouteBuilder } from './routeTable.js';
 import { AuditLog } from '../workspace/audit.js';
@@ -189,7 +190,7 @@ export function appRoutes(deps: AppRoutesDeps): RouteHandlers {
       const membership = await store.workspaceOf(caller.uid);
       if (!membership) return redirect('/onboarding');
       const lovedOnes = await store.lovedOnesOf(membership.workspace._id);
-      return pageFor(200, membership.workspace.name, homeBody(membership.workspace.name, lovedOnes, config.appUrl), caller);
+      return pageFor(200, membership.workspace.name, homeBody(membership.workspace.name, lovedOnes, config.appUrl, canManage(membership.member)), caller);
     })
     .on('onboarding', 'GET', async (req) => {
       // A sandbox claim link: /onboarding?workspace=<id> (the sandbox slice serves the claim page).
@@ -214,6 +215,7 @@ export function appRoutes(deps: AppRoutesDeps): RouteHandlers {
       const caller = await requireCaller(req);
       const membership = await store.workspaceOf(caller.uid);
       if (!membership) return redirect('/onboarding');
+      if (!canManage(membership.member)) return pageFor(403, 'Add a loved one', <p class="error" role="alert">Only the primary caregiver can add a loved one.</p>, caller);
       const input = lovedOneInput.safeParse(req.body ?? {});
       if (!input.success)
         return pageFor(

@@ -1,11 +1,20 @@
-// The app slice: sign-in, the family workspace pages and JSON API, and Settings.
+// The app slice: sign-in, the family workspace pages and JSON API, Settings and the family circle.
 import { defineSlice } from '../slice/contract.js';
 import { connectedAppsRoutes } from './connectedApps.js';
+import { familyRoutes } from './family.js';
 import { APP_ROUTES } from './routeTable.js';
 import { appRoutes } from './routes.js';
 
 export const appSlice = defineSlice({
   name: 'app',
   routes: APP_ROUTES,
-  serve: (ctx) => appRoutes({ config: ctx.config, db: ctx.db, extend: (routes, helpers) => connectedAppsRoutes(routes, helpers, ctx.db) }),
+  serve: (ctx) =>
+    appRoutes({
+      config: ctx.config,
+      db: ctx.db,
+      extend: (routes, helpers) => {
+        connectedAppsRoutes(routes, helpers, ctx.db);
+        familyRoutes(routes, helpers, { config: ctx.config, db: ctx.db });
+      },
+    }),
 });

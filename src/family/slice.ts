@@ -1,6 +1,7 @@
 // The family slice: the records every family-facing slice reads and writes through its one
-// owner module (users, workspaces, members, loved ones, care events).
+// owner module (users, workspaces, members, loved ones, care events, invitations).
 import { defineSlice } from '../slice/contract.js';
+import { FAMILY_INVITE_INDEXES, FAMILY_INVITES } from './invites.js';
 import { WORKSPACE_INDEXES } from './records.js';
 
-export const familySlice = defineSlice({ name: 'family', indexes: WORKSPACE_INDEXES });
+export const familySlice = defineSlice({ name: 'family', indexes: { ...WORKSPACE_INDEXES, [FAMILY_INVITES]: FAMILY_INVITE_INDEXES } });

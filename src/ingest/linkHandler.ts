@@ -7,6 +7,7 @@ import type { Logger } from '../log.js';
 import { institutionName } from '../partner/records.js';
 import type { Limiter } from '../limits/limiter.js';
 import { WorkspaceStore } from '../family/records.js';
+import { canManage } from '../family/circle.js';
 import { ApiProblem, json } from '../http/reply.js';
 import { handlers, type RouteHandlers } from '../slice/contract.js';
 import { describeIssues } from './envelope.js';
@@ -52,6 +53,7 @@ export async function linkFamilyShare(deps: LinkDeps, req: HttpRequestEnvelope, 
   const membership = await workspaces.workspaceOf(caller.uid);
   const lovedOne = membership ? await workspaces.lovedOneIn(membership.workspace._id, parsed.data.lovedOneId) : null;
   if (!membership || !lovedOne) throw new ApiProblem(403, 'FORBIDDEN', 'That loved one is not in your workspace', 'Choose one of the loved ones in your own family workspace.');
+  if (!canManage(membership.member)) throw new ApiProblem(403, 'FORBIDDEN', 'Only the primary caregiver can link an agency', 'Ask the primary caregiver of your family workspace to enter the code.');
 
   const linked = await deps.shares.link(parsed.data.code, { lovedOneId: lovedOne._id, workspaceId: membership.workspace._id, uid: caller.uid });
   if (!linked)

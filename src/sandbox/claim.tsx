@@ -1,8 +1,11 @@
 // The human side of a sandbox: the claim page behind the link in the tool's result, sending the
 // invitation drafts once claimed, and a loved one's family inbox.
 import type { Db } from 'mongodb';
-import nodemailer from 'nodemailer';
+import { issueInvitation } from '../app/familyAccess.js';
 import type { AppHelpers } from '../app/helpers.js';
+import { canManage } from '../family/circle.js';
+import { InviteStore } from '../family/invites.js';
+import { ApiProblem } from '../http/reply.js';
 import type { Config } from '../config.js';
 import { recentInboxItems } from '../inbox/records.js';
 import type { Markup } from '../http/html.js';
@@ -13,6 +16,7 @@ import { SandboxService } from './service.js';
 
 export function sandboxAppRoutes(routes: ReturnType<typeof handlers<typeof SANDBOX_ROUTES>>, h: AppHelpers, config: Config, db: Db): void {
   const service = new SandboxService(db, config.inboxDomain);
+  const invites = new InviteStore(db);
   const claimPath = (id: string) => `/onboarding/claim?workspace=${encodeURIComponent(id)}`;
   const notice = (title: string, text: Markup) => (
     <>
@@ -126,6 +130,9 @@ export function sandboxAppRoutes(routes: ReturnType<typeof handlers<typeof SANDB
             )}
             {sending}
             <p>
+              Sent invitations, and new ones, are on the <a href="/family">Family page</a>.
+            </p>
+            <p>
               <a href="/">Go to your workspace</a>
             </p>
           </section>
@@ -137,20 +144,17 @@ export function sandboxAppRoutes(routes: ReturnType<typeof handlers<typeof SANDB
       h.requireSameOrigin(req);
       const caller = await h.requireCaller(req);
       const membership = await h.store.workspaceOf(caller.uid);
-      // Only a claimed (or ordinary) workspace sends mail: a sandbox never does.
-      if (!membership || membership.workspace.sandbox || !config.smtpUrl) return redirect('/workspace/invites');
-      const transport = nodemailer.createTransport(config.smtpUrl);
+      // Only a claimed (or ordinary) workspace sends mail, and only its primary caregiver: a sandbox never does.
+      if (!membership || membership.workspace.sandbox || !canManage(membership.member) || !config.smtpUrl) return redirect('/workspace/invites');
       const drafts = await service.drafts.find({ workspaceId: membership.workspace._id, status: 'draft' }).toArray();
+      const lovedOnes = (await h.store.lovedOnesOf(membership.workspace._id)).map((l) => l.displayName);
+      const invitedBy = { uid: caller.uid, email: caller.email, ...(caller.name ? { name: caller.name } : {}) };
       for (const d of drafts) {
-        await transport.sendMail({
-          from: config.mailFrom,
-          to: d.email,
-          subject: `You're invited to ${membership.workspace.name} on carecircle`,
-          text: `${caller.email} invited you to help coordinate care in the family workspace "${membership.workspace.name}" on carecircle.\n\nSign in with this email address at ${config.appUrl}/ to join.\n`,
-        });
+        // Each draft becomes a real invitation of the family circle, with its own link.
+        const issued = await issueInvitation({ config, invites }, { workspaceId: membership.workspace._id, workspaceName: membership.workspace.name, lovedOnes, email: d.email, invitedBy });
+        if (!issued.sent) throw new ApiProblem(503, 'UNAVAILABLE', 'The invitation email could not be sent', 'Try again in a minute, or invite from the Family page to get links to copy.', { 'retry-after': '60' });
         await service.drafts.updateOne({ _id: d._id }, { $set: { status: 'sent', sentAt: new Date() } });
       }
-      transport.close();
       return redirect('/workspace/invites');
     })
     .on('inbox', 'GET', async (req, params) => {

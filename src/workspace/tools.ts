@@ -26,7 +26,7 @@ export const WORKSPACE_TOOLS = {
     name: 'get_user_profile',
     title: 'Get my profile',
     description:
-      "Your account: uid, email and tenant; for family caregivers also the family workspace's name and how many family members it has.",
+      "Your account: uid, email and tenant; for family accounts also the family workspace's name, your role in it (caregiver: the primary caregiver who manages it; family_member: reads it) and how many members it has, everyone counted.",
     annotations: READ_ONLY,
     output: profileOutput,
   },

@@ -33,7 +33,7 @@
       navigator.clipboard.writeText(target.textContent.trim()).then(function () {
         button.textContent = 'Copied';
       }, function () {
-        button.textContent = 'Select and copy the key above';
+        button.textContent = button.getAttribute('data-copy-fallback') || 'Select and copy the key above';
       });
     });
   }

@@ -1,0 +1,219 @@
+// The family circle's handlers on the app host: the Family page, inviting and withdrawing
+// invitations, removing a member, handing the workspace over and leaving. Every change re-derives
+// the caller's workspace and role from the session; only the primary caregiver manages.
+import type { Db } from 'mongodb';
+import { z } from 'zod';
+import type { SessionCaller } from '../auth/sessions.js';
+import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js';
+import type { Config } from '../config.js';
+import { canManage, FamilyCircle } from '../family/circle.js';
+import { InviteStore, normalEmail, TooManyInvites } from '../family/invites.js';
+import type { MemberRecord, WorkspaceRecord } from '../family/records.js';
+import type { Markup } from '../http/html.js';
+import { redirect } from '../http/page.js';
+import { json } from '../http/reply.js';
+import { KeyStore } from '../keys/keys.js';
+import { OAuthStore } from '../oauth/store.js';
+import { issueInvitation, revokeCredentialsOf } from './familyAccess.js';
+import { confirmBody, familyBody, invitationBody, noticeBody, personName } from './familyPages.js';
+import type { AppHelpers } from './helpers.js';
+import { joinRoutes } from './join.js';
+import type { AppRouteBuilder } from './routeTable.js';
+
+const inviteInput = z.object({ email: z.string().trim().max(254).email() });
+
+interface Membership {
+  caller: SessionCaller;
+  workspace: WorkspaceRecord;
+  member: MemberRecord;
+}
+
+export function familyRoutes(routes: AppRouteBuilder, h: AppHelpers, deps: { config: Config; db: Db }): void {
+  const { config, db } = deps;
+  const circle = new FamilyCircle(db);
+  const invites = new InviteStore(db);
+  const credentials = { keys: new KeyStore(db), oauth: new OAuthStore(db) };
+
+  /** The signed-in caller and their workspace, or the page to show instead. */
+  const membershipOf = async (req: HttpRequestEnvelope, path: string): Promise<Membership | HttpReplyEnvelope> => {
+    const caller = await h.currentCaller(req);
+    if (!caller) return req.method === 'GET' ? h.signedOutPage(path) : redirect(`/signin?next=${encodeURIComponent(path)}`);
+    const membership = await h.store.workspaceOf(caller.uid);
+    if (!membership) return redirect('/onboarding');
+    return { caller, ...membership };
+  };
+  const isReply = (m: Membership | HttpReplyEnvelope): m is HttpReplyEnvelope => 'status' in m;
+  const notManager = (m: Membership) =>
+    h.pageFor(403, 'Only the primary caregiver', noticeBody('Only the primary caregiver can do that', 'Inviting, removing and handing over are for the primary caregiver of this workspace. You can read everything in it.'), m.caller);
+  const noSuchMember = (m: Membership) => h.pageFor(404, 'Not found', noticeBody('That person is not in your family circle', 'They may have left or been removed already.'), m.caller);
+
+  const familyPage = async (m: Membership, status = 200, error: Markup = null) => {
+    const manages = canManage(m.member);
+    const [members, pending] = await Promise.all([circle.members(m.workspace._id), manages ? invites.pending(m.workspace._id) : Promise.resolve([])]);
+    return h.pageFor(status, 'Family circle', familyBody({ workspace: m.workspace, me: m.member, members, invites: pending, manages, mailOn: !!config.smtpUrl }, error), m.caller);
+  };
+  const formError = (text: string) => (
+    <p class="error" role="alert">
+      {text}
+    </p>
+  );
+
+  /** A member other than the caller, for a manager's change to them. */
+  const otherMember = async (m: Membership, uid: string) => {
+    if (uid === m.caller.uid) return null;
+    const target = await circle.member(m.workspace._id, uid);
+    if (!target) return null;
+    const user = await h.store.user(uid);
+    return { ...target, ...(user?.name ? { name: user.name } : {}) };
+  };
+
+  routes
+    .on('family', 'GET', async (req) => {
+      const m = await membershipOf(req, '/family');
+      return isReply(m) ? m : familyPage(m);
+    })
+    .on('familyInvites', 'POST', async (req) => {
+      h.requireSameOrigin(req);
+      const m = await membershipOf(req, '/family');
+      if (isReply(m)) return m;
+      if (!canManage(m.member)) return notManager(m);
+      const input = inviteInput.safeParse(req.body ?? {});
+      if (!input.success) return familyPage(m, 400, formError('Enter the email address of the person to invite, like sam@example.com.'));
+      const email = normalEmail(input.data.email);
+      if ((await circle.members(m.workspace._id)).some((p) => normalEmail(p.email) === email)) return familyPage(m, 409, formError(`${email} is already in the family circle.`));
+      const lovedOnes = (await h.store.lovedOnesOf(m.workspace._id)).map((l) => l.displayName);
+      try {
+        const invitedBy = { uid: m.caller.uid, email: m.caller.email, ...(m.caller.name ? { name: m.caller.name } : {}) };
+        const result = await issueInvitation({ config, invites }, { workspaceId: m.workspace._id, workspaceName: m.workspace.name, lovedOnes, email, invitedBy });
+        // The link is shown on this reply only; a reload makes a new one and withdraws this one.
+        return h.pageFor(200, 'Invitation', invitationBody(result), m.caller, { 'cache-control': 'no-store' });
+      } catch (err) {
+        if (err instanceof TooManyInvites) return familyPage(m, 409, formError('Twenty invitations are already waiting. Withdraw some before inviting more.'));
+        throw err;
+      }
+    })
+    .on('familyInviteRevoke', 'POST', async (req, params) => {
+      h.requireSameOrigin(req);
+      const m = await membershipOf(req, '/family');
+      if (isReply(m)) return m;
+      if (!canManage(m.member)) return notManager(m);
+      await invites.revoke(m.workspace._id, params.id ?? '');
+      return redirect('/family');
+    })
+    .on('familyRemove', 'GET', async (req, params) => {
+      const m = await membershipOf(req, '/family');
+      if (isReply(m)) return m;
+      if (!canManage(m.member)) return notManager(m);
+      const target = await otherMember(m, params.uid ?? '');
+      if (!target) return noSuchMember(m);
+      const who = personName(target);
+      const lovedOnes = (await h.store.lovedOnesOf(m.workspace._id)).map((l) => l.displayName);
+      return h.pageFor(
+        200,
+        `Remove ${who}`,
+        confirmBody({
+          title: `Remove ${who} from ${m.workspace.name}?`,
+          lines: [
+            ...(target.name ? [`${who} signs in as ${target.email}.`] : []),
+            lovedOnes.length ? `${who} will no longer see ${lovedOnes.join(', ')}: timeline, medications, vital signs or inbox.` : `${who} will no longer see this workspace.`,
+            `Their MCP API keys and connected apps stop working at once.`,
+            `They keep their carecircle account, and you can invite them again later.`,
+          ],
+          action: `/family/members/${encodeURIComponent(target.uid)}/remove`,
+          button: `Remove ${who}`,
+          id: 'confirm-remove',
+        }),
+        m.caller,
+      );
+    })
+    .on('familyRemove', 'POST', async (req, params) => {
+      h.requireSameOrigin(req);
+      const m = await membershipOf(req, '/family');
+      if (isReply(m)) return m;
+      if (!canManage(m.member)) return notManager(m);
+      const target = await otherMember(m, params.uid ?? '');
+      if (!target) return noSuchMember(m);
+      await circle.remove(m.workspace._id, target.uid);
+      await revokeCredentialsOf(target.uid, credentials);
+      return redirect('/family');
+    })
+    .on('familyHandOver', 'GET', async (req, params) => {
+      const m = await membershipOf(req, '/family');
+      if (isReply(m)) return m;
+      if (!canManage(m.member)) return notManager(m);
+      const target = await otherMember(m, params.uid ?? '');
+      if (!target) return noSuchMember(m);
+      const who = personName(target);
+      return h.pageFor(
+        200,
+        `Hand over to ${who}`,
+        confirmBody({
+          title: `Make ${who} the primary caregiver of ${m.workspace.name}?`,
+          lines: [`${who} will manage the workspace: invite and remove people, add loved ones and link agencies.`, 'You become a family member: you can still read everything, but no longer manage.'],
+          action: `/family/members/${encodeURIComponent(target.uid)}/hand-over`,
+          button: `Make ${who} the primary caregiver`,
+          id: 'confirm-hand-over',
+        }),
+        m.caller,
+      );
+    })
+    .on('familyHandOver', 'POST', async (req, params) => {
+      h.requireSameOrigin(req);
+      const m = await membershipOf(req, '/family');
+      if (isReply(m)) return m;
+      if (!canManage(m.member)) return notManager(m);
+      const target = await otherMember(m, params.uid ?? '');
+      if (!target || !(await circle.handOver(m.workspace._id, m.caller.uid, target.uid))) return noSuchMember(m);
+      return redirect('/family');
+    })
+    .on('familyLeave', 'GET', async (req) => {
+      const m = await membershipOf(req, '/family/leave');
+      if (isReply(m)) return m;
+      if (canManage(m.member)) {
+        const others = (await circle.members(m.workspace._id)).filter((p) => p.uid !== m.caller.uid);
+        if (!others.some((p) => p.role === 'caregiver')) return lastCaregiver(m, others.length > 0);
+      }
+      return h.pageFor(
+        200,
+        `Leave ${m.workspace.name}`,
+        confirmBody({
+          title: `Leave ${m.workspace.name}?`,
+          lines: ['You will no longer see its loved ones, timelines, medications, vital signs or inbox.', 'Your MCP API keys and connected apps stop working at once.', 'To come back, the primary caregiver has to invite you again.'],
+          action: '/family/leave',
+          button: `Leave ${m.workspace.name}`,
+          id: 'confirm-leave',
+        }),
+        m.caller,
+      );
+    })
+    .on('familyLeave', 'POST', async (req) => {
+      h.requireSameOrigin(req);
+      const m = await membershipOf(req, '/family/leave');
+      if (isReply(m)) return m;
+      const outcome = await circle.leave(m.workspace._id, m.caller.uid);
+      if (outcome === 'last_caregiver') return lastCaregiver(m, (await circle.members(m.workspace._id)).length > 1);
+      await revokeCredentialsOf(m.caller.uid, credentials);
+      return h.pageFor(200, 'You left', noticeBody(`You left ${m.workspace.name}`, 'Your account is still here. You can start your own family workspace, or accept an invitation to another.', { href: '/onboarding', label: 'Start a family workspace' }), m.caller);
+    })
+    .on('apiFamily', 'GET', async (req) => {
+      const caller = await h.requireCaller(req);
+      const membership = await h.store.workspaceOf(caller.uid);
+      if (!membership) return json(200, { workspace: null, members: [] });
+      const manages = canManage(membership.member);
+      const [members, pending] = await Promise.all([circle.members(membership.workspace._id), manages ? invites.pending(membership.workspace._id) : Promise.resolve([])]);
+      return json(200, {
+        workspace: { name: membership.workspace.name, role: membership.member.role },
+        members: members.map((p) => ({ name: p.name ?? null, email: p.email, role: p.role, joinedAt: p.joinedAt.toISOString(), you: p.uid === caller.uid })),
+        ...(manages ? { invitations: pending.map((i) => ({ email: i.email, createdAt: i.createdAt.toISOString(), expiresAt: i.expiresAt.toISOString() })) } : {}),
+      });
+    });
+
+  function lastCaregiver(m: Membership, othersExist: boolean) {
+    const text = othersExist
+      ? 'You are the primary caregiver, and a workspace cannot be left with nobody to manage it. First make another member the primary caregiver on the Family page; then you can leave.'
+      : 'You are the primary caregiver and the only person here, and a workspace cannot be left with nobody to manage it. Invite someone and make them the primary caregiver first; then you can leave. Deleting a whole workspace is not offered in the app yet.';
+    return h.pageFor(409, 'You cannot leave yet', noticeBody('You cannot leave yet', text), m.caller);
+  }
+
+  joinRoutes(routes, h, { circle, invites });
+}

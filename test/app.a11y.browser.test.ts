@@ -1,0 +1,146 @@
+// Every app page at phone width and with assistive technology in mind, in headless Chromium: each
+// page the app host serves (found from the slices' routes, so a new page is checked without being
+// listed here) fits 375 px with no horizontal scroll, passes axe-core with no serious or critical
+// violation, starts with a skip link, captions its tables and scopes their headers, and is saved
+// as a screenshot.
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PartnerClient } from '../src/partner/client.js';
+import { SLICES } from '../src/slices.js';
+import { launchBrowser, screenshot, signInWithBrowser } from './harness/browser.js';
+import { startTestService, type TestService } from './harness/service.js';
+import { onboard, TEST_DATA_KEY } from './ingest.fixtures.js';
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const PHONE = { width: 375, height: 812 };
+
+/** The app host's pages: GET routes that answer a person, not an API, asset or discovery document. */
+export function appPages(): { name: string; path: string }[] {
+  const pages: { name: string; path: string }[] = [];
+  for (const slice of SLICES)
+    for (const [name, route] of Object.entries(slice.routes ?? {})) {
+      if (!route.hosts.includes('app') || !route.methods.includes('GET')) continue;
+      for (const path of Array.isArray(route.path) ? route.path : [route.path]) {
+        if (/^\/(api|assets|\.well-known)\//.test(path) || path === '/api/mcp' || ['/signin', '/auth/callback'].includes(path)) continue;
+        pages.push({ name, path });
+      }
+    }
+  return pages;
+}
+
+let svc: TestService;
+let browser: Browser;
+let caregiver: BrowserContext;
+const samples: Record<string, string> = {};
+
+beforeAll(async () => {
+  [svc, browser] = await Promise.all([startTestService({ env: { DATA_KEY: TEST_DATA_KEY } }), launchBrowser()]);
+  caregiver = await browser.newContext({ viewport: PHONE, bypassCSP: true, timezoneId: 'America/Chicago' });
+  const page = await caregiver.newPage();
+  await signInWithBrowser(page, `${svc.config.appUrl}/onboarding`, 'a11y.family@example.com');
+  await page.fill('#familyName', 'The Okafor Family');
+  await page.fill('#firstName', 'Ngozi');
+  await page.fill('#lastName', 'Okafor');
+  await Promise.all([page.waitForURL(`${svc.config.appUrl}/`), page.click('main button[type=submit]')]);
+  // A day of agency events, so the timeline, medications and charts have something to show.
+  const partner = await onboard(svc.store.db, 'Riverside Home Care');
+  const client = new PartnerClient({ baseUrl: svc.urls.pipe!, institutionId: partner.institutionId, secret: partner.secret });
+  const code = ((await client.setFamilyShare('ngozi-1', true)).body as { link_code: string }).link_code;
+  await page.fill('#link-code', code);
+  await page.click('#family-share-form button');
+  await page.locator('#family-share-result', { hasText: /^Linked/ }).waitFor();
+  const at = (hoursAgo: number) => new Date(Date.now() - hoursAgo * 3_600_000).toISOString();
+  const events = [
+    { event_type: 'visit_started', occurred_at: at(6), payload: { caregiver_id: 'Ana', scheduled_start: at(6), actual_start: at(6) } },
+    { event_type: 'med_administered', occurred_at: at(5.5), payload: { medication_name: 'Metformin', dose_amount: 500, dose_unit: 'mg', administered_by: 'Ana', scheduled_at: at(5.5) } },
+    { event_type: 'vital_recorded', occurred_at: at(5.2), payload: { vital_type: 'blood_pressure', value: 138, secondary_value: 84, unit: 'mmHg', recorded_by: 'Ana' } },
+    { event_type: 'vital_recorded', occurred_at: at(29.2), payload: { vital_type: 'blood_pressure', value: 131, secondary_value: 82, unit: 'mmHg', recorded_by: 'Ana' } },
+    { event_type: 'note_added', occurred_at: at(5), payload: { caregiver_id: 'Ana', note_text: 'Walked to the garden.' } },
+    { event_type: 'visit_ended', occurred_at: at(3), payload: { caregiver_id: 'Ana', actual_end: at(3), duration_minutes: 180 } },
+  ];
+  for (const [i, e] of events.entries()) expect((await client.sendEvent({ subject_ref: 'ngozi-1', ...e, source_event_id: `a11y-${i}` })).rule).toBe('accepted');
+  await page.click('a.loved-one');
+  await page.waitForURL(/\/care\//);
+  samples.lovedOneId = decodeURIComponent(new URL(page.url()).pathname.split('/')[2]!);
+  // A key in Settings, so its table is on the page.
+  await page.goto(`${svc.config.appUrl}/settings`);
+  await page.fill('#key-name', 'Phone assistant');
+  await page.click('form[action="/settings/keys"] button');
+  await page.close();
+}, 120_000);
+
+afterAll(async () => {
+  await caregiver?.close();
+  await browser?.close();
+  await svc?.stop();
+});
+
+interface Check {
+  width: number;
+  violations: { id: string; impact: string; nodes: number }[];
+  firstFocus: string;
+  tablesWithoutCaption: number;
+  headersWithoutScope: number;
+}
+
+async function check(page: Page): Promise<Check> {
+  await page.evaluate(axeSource);
+  const violations = await page.evaluate(async () => {
+    const axe = (globalThis as unknown as { axe: { run: (ctx: unknown, opts: unknown) => Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }> } }).axe;
+    const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } });
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
+  });
+  await page.keyboard.press('Tab');
+  return page.evaluate((v) => {
+    const focused = document.activeElement as HTMLAnchorElement | null;
+    return {
+      width: document.documentElement.scrollWidth,
+      violations: v.filter((x) => x.impact === 'serious' || x.impact === 'critical'),
+      firstFocus: focused?.tagName === 'A' ? `${focused.textContent?.trim()} -> ${focused.getAttribute('href')}` : String(focused?.tagName),
+      tablesWithoutCaption: Array.from(document.querySelectorAll("table")).filter((t) => !t.querySelector('caption')?.textContent?.trim()).length,
+      headersWithoutScope: Array.from(document.querySelectorAll("th")).filter((th) => !th.getAttribute('scope')).length,
+    };
+  }, violations);
+}
+
+const expected = { violations: [], firstFocus: 'Skip to content -> #main', tablesWithoutCaption: 0, headersWithoutScope: 0 };
+
+describe('every app page on a phone and with assistive technology', () => {
+  it('when the caregiver opens each app page at 375 px, then it fits, passes axe and is saved as a screenshot', async () => {
+    const pages = appPages();
+    expect(pages.map((p) => p.path)).toEqual(expect.arrayContaining(['/', '/settings', '/care/:lovedOneId']));
+    const results: Record<string, Check> = {};
+    for (const { name, path } of pages) {
+      const url = path.replace(/:([A-Za-z]+)/g, (_, param: string) => {
+        const value = samples[param];
+        if (!value) throw new Error(`no sample value for :${param} of ${path}: add one to this test`);
+        return encodeURIComponent(value);
+      });
+      const page = await caregiver.newPage();
+      await page.goto(`${svc.config.appUrl}${url}`);
+      const result = await check(page);
+      await screenshot(page, `app-375-${name}`);
+      results[path] = result;
+      await page.close();
+    }
+    // All pages first, then one comparison, so a failure lists every page that needs work.
+    const fits = (r: Check) => ({ ...r, width: r.width <= PHONE.width ? 'fits' : `${r.width} px` });
+    expect(Object.fromEntries(Object.entries(results).map(([path, r]) => [path, fits(r)]))).toEqual(Object.fromEntries(Object.keys(results).map((path) => [path, { ...expected, width: 'fits' }])));
+  });
+
+  it('when someone signed out or without a workspace opens the app, then those pages fit and pass too', async () => {
+    const stranger = await browser.newContext({ viewport: PHONE, bypassCSP: true });
+    const page = await stranger.newPage();
+    await page.goto(`${svc.config.appUrl}/`);
+    const signedOut = await check(page);
+    await screenshot(page, 'app-375-signed-out');
+    const fits = (r: Check) => ({ ...r, width: r.width <= PHONE.width ? 'fits' : `${r.width} px` });
+    await signInWithBrowser(page, `${svc.config.appUrl}/onboarding`, 'newcomer@example.com');
+    const onboarding = await check(page);
+    await screenshot(page, 'app-375-onboarding-form');
+    expect({ signedOut: fits(signedOut), onboarding: fits(onboarding) }).toEqual({ signedOut: { ...expected, width: 'fits' }, onboarding: { ...expected, width: 'fits' } });
+    await stranger.close();
+  });
+});
