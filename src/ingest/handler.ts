@@ -64,7 +64,23 @@ export function pipeHandlers(deps: PipeDeps): RouteHandlers {
   // read once per read-time (freshly: see FreshReads).
   const eventKeys = new GroupCommit<IngestKeyRecord, { fresh: boolean; record: IngestKeyRecord }>((records) => keys.claimMany(records));
   const lovedOnes = new FreshReads<boolean>();
-  const lovedOneExists = (workspaceId: string, lovedOneId: string) => lovedOnes.read(`${workspaceId}:${lovedOneId}`, () => hasLovedOne(deps.db, workspaceId, lovedOneId));
+  const lovedOneExists = (to: { workspaceId: string; lovedOneId: string }) => lovedOnes.read(`${to.workspaceId}:${to.lovedOneId}`, () => hasLovedOne(deps.db, to.workspaceId, to.lovedOneId));
+  // Where each subject pointed last time, only to start its loved one's read beside the binding's:
+  // both reads are sent after the request arrived, and a binding that moved reads again.
+  const lastTarget = new Map<string, { workspaceId: string; lovedOneId: string }>();
+
+  /** The subject's binding, when it holds and its loved one still exists. */
+  async function liveBinding(institutionId: string, subjectRef: string) {
+    const key = `${institutionId}:${subjectRef}`;
+    const guess = lastTarget.get(key);
+    const [binding, guessed] = await Promise.all([deps.shares.currentBinding(institutionId, subjectRef), guess ? lovedOneExists(guess) : undefined]);
+    if (!binding) return null;
+    const to = binding.link;
+    if (lastTarget.size >= 10_000) lastTarget.clear();
+    lastTarget.set(key, { workspaceId: to.workspaceId, lovedOneId: to.lovedOneId });
+    const same = guess?.workspaceId === to.workspaceId && guess.lovedOneId === to.lovedOneId;
+    return (same ? guessed : await lovedOneExists(to)) ? binding : null;
+  }
   const retentionMs = deps.config.ingestDedupeDays * DAY_MS;
 
   /** Past authentication, a failure to read or write is ours: 503, which partners retry. */
@@ -102,8 +118,8 @@ export function pipeHandlers(deps: PipeDeps): RouteHandlers {
     if (event.source_event_id && idempotencyKey && event.source_event_id !== idempotencyKey) throw invalid('source_event_id: differs from the Idempotency-Key header; send one id, or the same in both');
     const sourceEventId = event.source_event_id ?? idempotencyKey;
 
-    const binding = await deps.shares.currentBinding(institution._id, event.subject_ref);
-    if (!binding || !(await lovedOneExists(binding.link.workspaceId, binding.link.lovedOneId)))
+    const binding = await liveBinding(institution._id, event.subject_ref);
+    if (!binding)
       throw new ApiProblem(404, 'NOT_FOUND', 'No family-share mapping for this subject_ref', 'The client is not opted in to family-share, its family has not entered the link code yet, or the subject was deleted. Do not retry this event.');
 
     const claim = await eventKeys.submit({
