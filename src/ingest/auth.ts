@@ -1,12 +1,15 @@
 // Who is calling the pipe: the institution's integration must be active (403), the body must be
 // signed by one of its live secrets (401), the send time must be fresh (401), and the institution
-// must be within its rate (429). Checked in this order, before the body is parsed.
+// must be within its rate (429). Checked in this order, before the body is parsed. The record is
+// read fresh for every request (shared with concurrent ones, see FreshReads), so a retired secret
+// or a deactivated integration fails on the very next request on every worker.
 import type { HttpRequestEnvelope } from '../bus/envelopes.js';
-import type { InstitutionRecord, PartnerStore } from '../partner/records.js';
+import type { InstitutionRecord, IssuedSecret, PartnerStore } from '../partner/records.js';
 import { timestampProblem, verifySignature, type TimestampProblem } from '../partner/signature.js';
 import { perMinute, type Limiter } from '../limits/limiter.js';
 import { ApiProblem } from '../http/reply.js';
 import { countRateLimited } from '../metrics/index.js';
+import { FreshReads } from './fresh.js';
 
 export interface VerifiedPartner {
   institution: InstitutionRecord;
@@ -21,8 +24,13 @@ const TIMESTAMP_MESSAGES: Record<TimestampProblem, string> = {
   too_new: 'X-Pipe-Timestamp is more than 5 minutes ahead of our clock',
 };
 
+/** Opened secrets by the sealed records they came from: the same record always opens the same way. */
+const OPENED_KEPT = 1_000;
+
 export class PartnerAuth {
   private readonly policy;
+  private readonly institutions = new FreshReads<InstitutionRecord | null>();
+  private readonly opened = new Map<string, IssuedSecret[]>();
 
   constructor(
     private readonly partners: PartnerStore,
@@ -36,10 +44,10 @@ export class PartnerAuth {
   async verify(req: HttpRequestEnvelope, raw: Buffer): Promise<VerifiedPartner> {
     const institutionId = req.headers['x-pipe-institution']?.trim();
     if (!institutionId) throw new ApiProblem(401, 'UNAUTHORIZED', 'X-Pipe-Institution is missing', 'Send your institution_id in X-Pipe-Institution.');
-    const institution = await this.partners.get(institutionId);
+    const institution = await this.institutions.read(institutionId, () => this.partners.get(institutionId));
     if (!institution || institution.status !== 'active')
       throw new ApiProblem(403, 'FORBIDDEN', `Institution ${institutionId.slice(0, 64)} has no active integration`, 'Do not retry: contact carecircle partner support to activate the integration.');
-    const secretId = verifySignature(req.headers['x-pipe-signature'], raw, this.partners.liveSecrets(institution));
+    const secretId = verifySignature(req.headers['x-pipe-signature'], raw, this.liveSecrets(institution));
     if (!secretId)
       throw new ApiProblem(401, 'UNAUTHORIZED', 'Signature verification failed', 'X-Pipe-Signature must be sha256=<lowercase hex HMAC-SHA256 of the exact body bytes> under a live secret of this institution.');
     const problem = timestampProblem(req.headers['x-pipe-timestamp'], this.clock());
@@ -51,5 +59,17 @@ export class PartnerAuth {
     }
     this.partners.recordUse(institution._id, secretId);
     return { institution, secretId };
+  }
+
+  /** Decrypting per request costs more than the read; keyed by the whole secret list, a rotation or retirement is a new key. */
+  private liveSecrets(institution: InstitutionRecord): IssuedSecret[] {
+    const key = JSON.stringify([institution._id, institution.secrets]);
+    let live = this.opened.get(key);
+    if (!live) {
+      if (this.opened.size >= OPENED_KEPT) this.opened.clear();
+      live = this.partners.liveSecrets(institution);
+      this.opened.set(key, live);
+    }
+    return live;
   }
 }

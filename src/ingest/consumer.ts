@@ -1,13 +1,16 @@
 // The durable consumer that writes care events (worker role, NATS mode). Every message is
 // acknowledged only after its care event is stored, deliberately dropped, or held in the dead-letter
 // store, so a worker killed mid-stream leaves its messages to be redelivered; the event id as `_id`
-// makes redelivery harmless.
+// makes redelivery harmless. Messages taken together are written together: one read per binding
+// and one unordered insert per batch; a batch the store refuses is written again one by one, so the
+// refused event alone goes the dead-letter way.
 import type { DurableMessage, DurableStreams } from '../bus/durable.js';
 import type { Logger } from '../log.js';
 import { errorClass, isTransientStoreError, type DeadLetters } from './deadLetters.js';
 import { consumerSpec, streamSpec, type IngestStream } from './stream.js';
 import type { CareEventWriter, QueuedEvent } from './writer.js';
 import { countDatabaseError } from '../bus/failures.js';
+import { GroupCommit } from './fresh.js';
 
 export interface IngestConsumer {
   stop(): Promise<void>;
@@ -23,7 +26,42 @@ export interface IngestConsumerOptions {
   maxDeliveries: number;
 }
 
+interface Delivery {
+  m: DurableMessage;
+  e: QueuedEvent;
+}
+
 export function startIngestConsumer(durable: DurableStreams, s: IngestStream, writer: CareEventWriter, deadLetters: DeadLetters, log: Logger, opts: IngestConsumerOptions): IngestConsumer {
+  /** Each message acknowledged only once its batch is stored; none when the batch failed. */
+  const writeBatch = async (batch: Delivery[]): Promise<void[]> => {
+    const done = batch.map(() => undefined);
+    if (batch.length === 1) {
+      await handleOne(batch[0]!.m, batch[0]!.e);
+      return done;
+    }
+    try {
+      const outcomes = await writer.writeMany(batch.map((d) => d.e));
+      batch.forEach(({ m, e }, i) => {
+        m.ack();
+        log.debug({ eventId: e.eventId, outcome: outcomes[i], redelivered: m.redelivered }, 'care event written');
+      });
+    } catch (err) {
+      countDatabaseError(err);
+      if (isTransientStoreError(err)) {
+        for (const { m, e } of batch) {
+          log.warn({ eventId: e.eventId, institutionId: e.institutionId, attempt: m.deliveryCount, errorClass: errorClass(err) }, 'care event write failed; will be redelivered');
+          m.nak(redeliveryDelayMs(m.deliveryCount));
+        }
+        return done;
+      }
+      // Refused, but which event? One by one, each under the rules below.
+      await Promise.all(batch.map(({ m, e }) => handleOne(m, e)));
+    }
+    return done;
+  };
+  // A batch is what arrived while the one before it was being written, at most what may be in flight.
+  const batches = new GroupCommit<Delivery, void>(writeBatch, opts.concurrency);
+
   const handle = async (m: DurableMessage): Promise<void> => {
     let e: QueuedEvent;
     try {
@@ -34,6 +72,10 @@ export function startIngestConsumer(durable: DurableStreams, s: IngestStream, wr
       m.term();
       return;
     }
+    await batches.submit({ m, e });
+  };
+
+  const handleOne = async (m: DurableMessage, e: QueuedEvent): Promise<void> => {
     const ids = { eventId: e.eventId, institutionId: e.institutionId, attempt: m.deliveryCount };
     try {
       const outcome = await writer.write(e);

@@ -57,6 +57,14 @@ export function eventKey(institutionId: string, event: EventEnvelope, sourceEven
 /** Agency calls are single-use: the exact signed body, per institution. */
 export const controlKey = (institutionId: string, raw: Buffer): string => `ctl:${sha256(JSON.stringify([institutionId, 'control', raw.toString('base64')]))}`;
 
+/** The positions an unordered insert refused as duplicate keys; undefined when it failed otherwise. */
+export function duplicateIndexes(err: unknown): number[] | undefined {
+  const writeErrors = (err as { writeErrors?: { code?: number; index: number }[] | { code?: number; index: number } }).writeErrors;
+  const list = writeErrors === undefined ? undefined : Array.isArray(writeErrors) ? writeErrors : [writeErrors];
+  if (!list || list.length === 0 || list.some((w) => w.code !== 11000)) return undefined;
+  return list.map((w) => w.index);
+}
+
 export class IngestKeys {
   readonly rows: Collection<IngestKeyRecord>;
 
@@ -78,6 +86,34 @@ export class IngestKeys {
       // Swept between our insert and our read: claim again.
     }
     throw new Error(`ingest key ${record._id} could not be claimed`);
+  }
+
+  /**
+   * `claim` for a batch in one insert (unordered): the keys it could not insert were there first,
+   * and are read in one query. Results in the order given; the same key twice in a batch goes to
+   * the first, the later ones see it as taken.
+   */
+  async claimMany(records: IngestKeyRecord[]): Promise<{ fresh: boolean; record: IngestKeyRecord }[]> {
+    if (records.length === 1) return [await this.claim(records[0]!)];
+    const taken = new Set<number>();
+    try {
+      await this.rows.insertMany(records, { ordered: false });
+    } catch (err) {
+      const indexes = duplicateIndexes(err);
+      if (!indexes) throw err;
+      for (const i of indexes) taken.add(i);
+    }
+    if (!taken.size) return records.map((record) => ({ fresh: true, record }));
+    const ids = [...new Set([...taken].map((i) => records[i]!._id))];
+    const found = new Map((await this.rows.find({ _id: { $in: ids } }).toArray()).map((r) => [r._id, r]));
+    return Promise.all(
+      records.map(async (record, i) => {
+        if (!taken.has(i)) return { fresh: true, record };
+        const existing = found.get(record._id);
+        // Swept between the insert and the read: claimed on its own, as `claim` would.
+        return existing ? { fresh: false, record: existing } : this.claim(record);
+      }),
+    );
   }
 
   async markAccepted(key: string): Promise<void> {

@@ -6,6 +6,7 @@ import type { SnapshotFrom } from 'xstate';
 import { activeLink, FAMILY_SHARE_MACHINE, type familyShareMachine, type FamilyShareLink } from '../../machines/familyShare.js';
 import { EntityConflict, EntityStore, TransitionRefused } from '../store/entities.js';
 import { newId } from '../store/ids.js';
+import { FreshReads } from './fresh.js';
 
 export const FAMILY_SHARE_CODES = 'family_share_codes';
 export const FAMILY_SHARE_CODE_INDEXES: IndexDescription[] = [
@@ -86,6 +87,7 @@ function rowOf(id: string, snapshot: FamilyShareSnapshot | null): BindingRow {
 export class FamilyShares {
   private readonly codes: Collection<LinkCodeRecord>;
   private readonly bindings: Collection<BindingRow>;
+  private readonly fresh = new FreshReads<Binding | null>();
 
   constructor(
     db: Db,
@@ -224,6 +226,11 @@ export class FamilyShares {
     const row = await this.bindings.findOne({ _id: FamilyShares.entityId(institutionId, subjectRef) });
     if (row?.state !== 'linked' || !row.link) return null;
     return { link: row.link, ...(row.purgedAt ? { purgedAt: row.purgedAt } : {}) };
+  }
+
+  /** `binding`, its read shared with concurrent callers and never older than the call (see FreshReads). */
+  currentBinding(institutionId: string, subjectRef: string): Promise<Binding | null> {
+    return this.fresh.read(FamilyShares.entityId(institutionId, subjectRef), () => this.binding(institutionId, subjectRef));
   }
 
   /** Link codes past their expiry can no longer be used. */

@@ -13,7 +13,8 @@ import { hasLovedOne } from '../family/records.js';
 import { ApiProblem, json } from '../http/reply.js';
 import { handlers, type RouteHandlers } from '../slice/contract.js';
 import { PartnerAuth, type VerifiedPartner } from './auth.js';
-import { controlKey, eventKey, IngestKeys } from './dedupe.js';
+import { controlKey, eventKey, IngestKeys, type IngestKeyRecord } from './dedupe.js';
+import { FreshReads, GroupCommit } from './fresh.js';
 import { describeIssues, familyShareBody, parseEvent, purgeBody } from './envelope.js';
 import { shareView, type FamilyShares } from './familyShare.js';
 import { unstorable } from './storable.js';
@@ -59,6 +60,27 @@ export function pipeHandlers(deps: PipeDeps): RouteHandlers {
   const clock = deps.clock ?? Date.now;
   const auth = new PartnerAuth(deps.partners, deps.limiter, deps.config.rateIngestPerMin, clock);
   const keys = new IngestKeys(deps.db);
+  // Concurrent events share their store round trips: the key claims in one insert, each loved one
+  // read once per read-time (freshly: see FreshReads).
+  const eventKeys = new GroupCommit<IngestKeyRecord, { fresh: boolean; record: IngestKeyRecord }>((records) => keys.claimMany(records));
+  const lovedOnes = new FreshReads<boolean>();
+  const lovedOneExists = (to: { workspaceId: string; lovedOneId: string }) => lovedOnes.read(`${to.workspaceId}:${to.lovedOneId}`, () => hasLovedOne(deps.db, to.workspaceId, to.lovedOneId));
+  // Where each subject pointed last time, only to start its loved one's read beside the binding's:
+  // both reads are sent after the request arrived, and a binding that moved reads again.
+  const lastTarget = new Map<string, { workspaceId: string; lovedOneId: string }>();
+
+  /** The subject's binding, when it holds and its loved one still exists. */
+  async function liveBinding(institutionId: string, subjectRef: string) {
+    const key = `${institutionId}:${subjectRef}`;
+    const guess = lastTarget.get(key);
+    const [binding, guessed] = await Promise.all([deps.shares.currentBinding(institutionId, subjectRef), guess ? lovedOneExists(guess) : undefined]);
+    if (!binding) return null;
+    const to = binding.link;
+    if (lastTarget.size >= 10_000) lastTarget.clear();
+    lastTarget.set(key, { workspaceId: to.workspaceId, lovedOneId: to.lovedOneId });
+    const same = guess?.workspaceId === to.workspaceId && guess.lovedOneId === to.lovedOneId;
+    return (same ? guessed : await lovedOneExists(to)) ? binding : null;
+  }
   const retentionMs = deps.config.ingestDedupeDays * DAY_MS;
 
   /** Past authentication, a failure to read or write is ours: 503, which partners retry. */
@@ -96,11 +118,11 @@ export function pipeHandlers(deps: PipeDeps): RouteHandlers {
     if (event.source_event_id && idempotencyKey && event.source_event_id !== idempotencyKey) throw invalid('source_event_id: differs from the Idempotency-Key header; send one id, or the same in both');
     const sourceEventId = event.source_event_id ?? idempotencyKey;
 
-    const binding = await deps.shares.binding(institution._id, event.subject_ref);
-    if (!binding || !(await hasLovedOne(deps.db, binding.link.workspaceId, binding.link.lovedOneId)))
+    const binding = await liveBinding(institution._id, event.subject_ref);
+    if (!binding)
       throw new ApiProblem(404, 'NOT_FOUND', 'No family-share mapping for this subject_ref', 'The client is not opted in to family-share, its family has not entered the link code yet, or the subject was deleted. Do not retry this event.');
 
-    const claim = await keys.claim({
+    const claim = await eventKeys.submit({
       _id: eventKey(institution._id, event, sourceEventId),
       kind: 'event',
       institutionId: institution._id,
@@ -152,7 +174,7 @@ export function pipeHandlers(deps: PipeDeps): RouteHandlers {
     if (Math.abs(clock() - at) > TIMESTAMP_TOLERANCE_MS)
       throw new ApiProblem(401, 'UNAUTHORIZED', 'requested_at is more than 5 minutes from our clock', 'Sign a new body with the current time in requested_at.');
     const key = controlKey(partner.institution._id, raw);
-    const claim = await keys.claim({ _id: key, kind: 'control', institutionId: partner.institution._id, subjectRef: body.subject_ref, secretId: partner.secretId, requestId: req.requestId, at: new Date(clock()), status: 'pending' });
+    const claim = await eventKeys.submit({ _id: key, kind: 'control', institutionId: partner.institution._id, subjectRef: body.subject_ref, secretId: partner.secretId, requestId: req.requestId, at: new Date(clock()), status: 'pending' });
     return { partner, body, key, replay: !claim.fresh && claim.record.status === 'accepted' };
   }
 

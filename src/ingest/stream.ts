@@ -4,6 +4,7 @@
 import type { ConsumerSpec, DurableStreams, StreamSpec } from '../bus/durable.js';
 import type { Logger } from '../log.js';
 import { errorClass, isTransientStoreError, type DeadLetters } from './deadLetters.js';
+import { GroupCommit } from './fresh.js';
 import type { CareEventWriter, QueuedEvent } from './writer.js';
 
 export interface IngestStream {
@@ -63,13 +64,16 @@ export class StreamSink implements EventSink {
 }
 
 /**
- * Embedded mode (no durable streams): the MongoDB write of the care event is the durable step.
- * The storability check before it makes a refusal here a gap in that check, not a partner's error:
- * the event is then held in the dead letters and accepted, so it is accounted for. An outage
- * throws (503: the partner retries).
+ * Embedded mode (no durable streams): the MongoDB write of the care event is the durable step, and
+ * the 202 waits for it. Requests arriving while a write is under way are written together in the
+ * next one (group commit). The storability check before it makes a refusal here a gap in that
+ * check, not a partner's error: the event is then held in the dead letters and accepted, so it is
+ * accounted for. An outage throws (503: the partner retries).
  */
 export class MongoSink implements EventSink {
   readonly kind = 'mongodb' as const;
+  private readonly commits = new GroupCommit<QueuedEvent, unknown>((events) => this.writeBatch(events));
+
   constructor(
     private readonly writer: CareEventWriter,
     private readonly deadLetters: DeadLetters,
@@ -77,6 +81,25 @@ export class MongoSink implements EventSink {
   ) {}
 
   async put(e: QueuedEvent): Promise<void> {
+    const failure = await this.commits.submit(e);
+    if (failure !== undefined) throw failure;
+  }
+
+  /** Per event: undefined once stored or held, else the outage to answer 503 with. */
+  private async writeBatch(events: QueuedEvent[]): Promise<unknown[]> {
+    if (events.length > 1) {
+      try {
+        await this.writer.writeMany(events);
+        return events.map(() => undefined);
+      } catch (err) {
+        if (isTransientStoreError(err)) return events.map(() => err);
+        // Refused, but which event? One by one below.
+      }
+    }
+    return Promise.all(events.map((e) => this.putOne(e).then(() => undefined, (err: unknown) => err)));
+  }
+
+  private async putOne(e: QueuedEvent): Promise<void> {
     try {
       await this.writer.write(e);
     } catch (err) {

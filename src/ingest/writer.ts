@@ -1,9 +1,9 @@
-// Turning an accepted event into the family's care event, at most once per event id. Runs in the
-// JetStream consumer (NATS mode) or straight from the request (embedded mode).
+// Turning accepted events into the family's care events, at most once per event id, one at a time
+// or in batches. Runs in the JetStream consumer (NATS mode) or from the requests (embedded mode).
 import type { Db } from 'mongodb';
 import { isDuplicateKey } from '../store/errors.js';
-import { appendCareEvent, purgePartnerCareEvents, type CareEventRecord } from '../family/records.js';
-import type { FamilyShares } from './familyShare.js';
+import { appendCareEvent, appendCareEvents, purgePartnerCareEvents, type CareEventRecord } from '../family/records.js';
+import type { Binding, FamilyShares } from './familyShare.js';
 import { metrics } from '../metrics/index.js';
 
 /** An accepted event as it travels to the writer (JetStream message body, JSON). */
@@ -39,12 +39,12 @@ export class CareEventWriter {
     private readonly shares: FamilyShares,
   ) {}
 
-  async write(e: QueuedEvent): Promise<WriteOutcome> {
+  /** The care event to store, or null when the event stops here. */
+  private static recordOf(e: QueuedEvent, binding: Binding | null): PartnerCareEvent | null {
     // Family-share turned off, re-bound elsewhere, or purged since acceptance: the event stops here.
-    const binding = await this.shares.binding(e.institutionId, e.subjectRef);
-    if (!binding || binding.link.linkId !== e.linkId) return counted('dropped');
-    if (binding.purgedAt && Date.parse(e.receivedAt) <= Date.parse(binding.purgedAt)) return counted('dropped');
-    const event: PartnerCareEvent = {
+    if (!binding || binding.link.linkId !== e.linkId) return null;
+    if (binding.purgedAt && Date.parse(e.receivedAt) <= Date.parse(binding.purgedAt)) return null;
+    return {
       _id: e.eventId,
       lovedOneId: binding.link.lovedOneId,
       workspaceId: binding.link.workspaceId,
@@ -57,6 +57,11 @@ export class CareEventWriter {
       payload: e.payload,
       ...(e.sourceEventId ? { sourceEventId: e.sourceEventId } : {}),
     };
+  }
+
+  async write(e: QueuedEvent): Promise<WriteOutcome> {
+    const event = CareEventWriter.recordOf(e, await this.shares.currentBinding(e.institutionId, e.subjectRef));
+    if (!event) return counted('dropped');
     try {
       await appendCareEvent(this.db, event);
       return counted('stored');
@@ -65,6 +70,27 @@ export class CareEventWriter {
       if (isDuplicateKey(err)) return counted('already_stored');
       throw err;
     }
+  }
+
+  /**
+   * `write` for a batch: each binding read once (freshly, after the events arrived), one unordered
+   * insert. Outcomes in the order given. Throws when the store refuses any event for another reason
+   * than its id: the caller then writes them one by one to learn which, which the ids make harmless.
+   */
+  async writeMany(events: QueuedEvent[]): Promise<WriteOutcome[]> {
+    const bindings = await Promise.all(events.map((e) => this.shares.currentBinding(e.institutionId, e.subjectRef)));
+    const records = events.map((e, i) => CareEventWriter.recordOf(e, bindings[i]!));
+    const { duplicates } = await appendCareEvents(this.db, records.filter((r): r is PartnerCareEvent => r !== null));
+    // The same id twice in one batch (a redelivery beside the original): one stored, one duplicate.
+    const left = new Map<string, number>();
+    for (const id of duplicates) left.set(id, (left.get(id) ?? 0) + 1);
+    return records.map((r) => {
+      if (!r) return counted('dropped');
+      const n = left.get(r._id) ?? 0;
+      if (n === 0) return counted('stored');
+      left.set(r._id, n - 1);
+      return counted('already_stored');
+    });
   }
 
   async purge(institutionId: string, subjectRef: string): Promise<number> {

@@ -1,0 +1,85 @@
+// Sharing store round trips between concurrent ingest requests without serving anything stale:
+// reads that start after each caller arrived (so no change can be missed, in any process), and
+// group commits that write what arrived meanwhile in one batch.
+
+const ignore = (): void => undefined;
+
+interface Slot<V> {
+  running?: Promise<V>;
+  queued?: Promise<V>;
+}
+
+/**
+ * One read per key at a time. A caller arriving while a read of its key is in flight does not
+ * join that read (it may have been sent before a change the caller already saw complete); it joins
+ * the next one, sent once the running one settles. So every answer comes from a read sent after
+ * its caller arrived: as fresh as a read of its own, with no invalidation to miss, whoever changed
+ * the record (another gateway or worker, the partner CLI, the family's pages). Under load each key
+ * costs at most one read per read-time instead of one per request.
+ */
+export class FreshReads<V> {
+  private readonly slots = new Map<string, Slot<V>>();
+
+  read(key: string, load: () => Promise<V>): Promise<V> {
+    let slot = this.slots.get(key);
+    if (!slot) {
+      slot = {};
+      this.slots.set(key, slot);
+    }
+    const running = slot.running;
+    if (!running) return this.start(key, slot, load);
+    const s = slot;
+    s.queued ??= running.then(ignore, ignore).then(() => {
+      s.queued = undefined;
+      return this.start(key, s, load);
+    });
+    return s.queued;
+  }
+
+  private start(key: string, slot: Slot<V>, load: () => Promise<V>): Promise<V> {
+    const p = load();
+    slot.running = p;
+    p.finally(() => {
+      if (slot.running !== p) return;
+      slot.running = undefined;
+      if (!slot.queued) this.slots.delete(key);
+    }).catch(ignore);
+    return p;
+  }
+}
+
+/**
+ * Group commit: items submitted while a batch is being written wait and go together in the next
+ * one (up to `maxBatch`). Each caller resolves only once its item's batch is done, with that item's
+ * result; a batch that throws rejects each of its callers.
+ */
+export class GroupCommit<I, O> {
+  private waiting: { item: I; resolve: (o: O) => void; reject: (err: unknown) => void }[] = [];
+  private busy = false;
+
+  constructor(
+    private readonly write: (items: I[]) => Promise<O[]>,
+    private readonly maxBatch = 128,
+  ) {}
+
+  submit(item: I): Promise<O> {
+    return new Promise<O>((resolve, reject) => {
+      this.waiting.push({ item, resolve, reject });
+      if (!this.busy) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.busy = true;
+    while (this.waiting.length) {
+      const batch = this.waiting.splice(0, this.maxBatch);
+      try {
+        const results = await this.write(batch.map((b) => b.item));
+        batch.forEach((b, i) => b.resolve(results[i]!));
+      } catch (err) {
+        for (const b of batch) b.reject(err);
+      }
+    }
+    this.busy = false;
+  }
+}

@@ -1,0 +1,106 @@
+// The ingest's duplicate window and batch writes over real NATS (JetStream) and FerretDB: a publish
+// under an event id already in the window is not stored again, and a batch holding a redelivered
+// duplicate, an event stored before, one whose binding moved on and one the store refuses stores
+// each good event once and dead-letters only the refused one.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { subjects } from '../src/bus/subjects.js';
+import { startIngestConsumer } from '../src/ingest/consumer.js';
+import { DeadLetters } from '../src/ingest/deadLetters.js';
+import { FamilyShares } from '../src/ingest/familyShare.js';
+import { ensureIngestStream, ingestStream, type IngestStream } from '../src/ingest/stream.js';
+import { CareEventWriter, type QueuedEvent, type WriteOutcome } from '../src/ingest/writer.js';
+import { createLogger } from '../src/log.js';
+import { newId } from '../src/store/ids.js';
+import { startTestService, type TestService } from './harness/service.js';
+import { careEvents, drained, family, onboard, postEvent, shareWith, TEST_DATA_KEY, visit, type Family, type Partner } from './ingest.fixtures.js';
+
+let svc: TestService;
+let partner: Partner;
+let fam: Family;
+let linkId: string;
+const SUBJECT = 'client-batch';
+
+beforeAll(async () => {
+  svc = await startTestService({ nats: true, env: { DATA_KEY: TEST_DATA_KEY, RATE_INGEST_PER_MIN: '10000' } });
+  partner = await onboard(svc.store.db);
+  fam = await family(svc.store.db, svc.config);
+  await shareWith(svc, partner, SUBJECT, fam);
+  linkId = (await new FamilyShares(svc.store.db).binding(partner.institutionId, SUBJECT))!.link.linkId;
+});
+afterAll(async () => {
+  await svc?.stop();
+});
+
+function queued(payload: Record<string, unknown> = { note_text: 'ok', caregiver_id: 'cg-1' }, o: Partial<QueuedEvent> = {}): QueuedEvent {
+  const at = new Date(Date.now() - 30_000).toISOString();
+  return { v: 1, eventId: newId('evt'), institutionId: partner.institutionId, subjectRef: SUBJECT, eventType: 'note_added', occurredAt: at, receivedAt: at, payload, linkId, ...o };
+}
+
+/** Counts what it is given per batch; otherwise the writer the service uses. */
+class CountingWriter extends CareEventWriter {
+  readonly batches: number[] = [];
+  override writeMany(events: QueuedEvent[]): Promise<WriteOutcome[]> {
+    this.batches.push(events.length);
+    return super.writeMany(events);
+  }
+}
+
+describe('ingest - the stream de-duplicates by event id', () => {
+  it('when an event id is published again inside the window, then the stream reports a duplicate and it is stored once', async () => {
+    const s = ingestStream(svc.config.busNamespace, subjects(svc.config.busNamespace).ingestEvents);
+    const e = queued();
+    const first = await svc.bus.durable!.publish(s.subject, e, { msgId: e.eventId });
+    const again = await svc.bus.durable!.publish(s.subject, { ...e, receivedAt: new Date().toISOString() }, { msgId: e.eventId });
+    expect([first.duplicate, again.duplicate]).toEqual([false, true]);
+    expect(again.seq).toBe(first.seq);
+    await drained(svc.bus, svc.config);
+    expect(await careEvents(svc.store.db).countDocuments({ _id: e.eventId })).toBe(1);
+  });
+
+  it('when a partner sends the same event twice, then both get its id, the second as a duplicate, and it is stored once', async () => {
+    const body = JSON.stringify(visit(partner, SUBJECT, { source_event_id: 'twice-1' }));
+    const a = await postEvent(svc.urls.pipe!, partner, undefined, { body });
+    const b = await postEvent(svc.urls.pipe!, partner, undefined, { body });
+    expect([a.json.duplicate, b.json]).toEqual([false, { event_id: a.json.event_id, duplicate: true }]);
+    await drained(svc.bus, svc.config);
+    expect(await careEvents(svc.store.db).countDocuments({ sourceEventId: 'twice-1', institutionId: partner.institutionId })).toBe(1);
+  });
+});
+
+describe('ingest - the consumer writes batches', () => {
+  let s: IngestStream;
+  beforeAll(async () => {
+    // A stream of its own, filled before its consumer starts, so the consumer takes the events together.
+    s = ingestStream(`${svc.config.busNamespace}_batch`, `${subjects(svc.config.busNamespace).ingestEvents}.batch`);
+    await ensureIngestStream(svc.bus.durable!, s, 2_000);
+  });
+
+  it('when a batch holds a duplicate, an event stored before, a moved binding and a refused event, then the good ones are stored once and only the refused one is dead-lettered', async () => {
+    const good = Array.from({ length: 12 }, () => queued());
+    const storedBefore = queued();
+    await new CareEventWriter(svc.store.db, new FamilyShares(svc.store.db)).write(storedBefore);
+    const moved = queued(undefined, { linkId: 'lnk_elsewhere' });
+    const refused = queued({ $refused: true });
+    const all = [...good.slice(0, 6), storedBefore, refused, good[2]!, moved, ...good.slice(6)];
+    // good[2] twice under different message ids: a redelivery the window does not catch.
+    for (const [i, e] of all.entries()) await svc.bus.durable!.publish(s.subject, e, { msgId: `${e.eventId}.${i}` });
+
+    const writer = new CountingWriter(svc.store.db, new FamilyShares(svc.store.db));
+    const consumer = startIngestConsumer(svc.bus.durable!, s, writer, new DeadLetters(svc.store.db), createLogger('silent'), { concurrency: 32, ackWaitMs: 2_000, maxDeliveries: 2 });
+    try {
+      for (const until = Date.now() + 20_000; Date.now() < until; await sleep(100)) {
+        const state = await svc.bus.durable!.consumerState(s.stream, s.durable).catch(() => undefined);
+        if (state && state.pending === 0 && state.ackPending === 0 && writer.batches.length) break;
+      }
+    } finally {
+      await consumer.stop();
+    }
+    expect(Math.max(...writer.batches)).toBeGreaterThan(1);
+    const rows = await careEvents(svc.store.db).find({ _id: { $in: all.map((e) => e.eventId) } }).toArray();
+    expect(rows.map((r) => r._id).sort()).toEqual([...good, storedBefore].map((e) => e.eventId).sort());
+    expect(rows.every((r) => r.lovedOneId === fam.lovedOneId)).toBe(true);
+    const dead = await new DeadLetters(svc.store.db).rows.find({ _id: { $in: all.map((e) => e.eventId) } }).toArray();
+    expect(dead.map((d) => [d._id, d.attempts, d.origin])).toEqual([[refused.eventId, 2, 'consumer']]);
+  });
+});
