@@ -2,58 +2,60 @@
 // and where an assistant connects.
 import type { LovedOneRecord } from '../family/records.js';
 
-function lovedOneRows(lovedOnes: LovedOneRecord[]) {
+function lovedOneRows(lovedOnes: LovedOneRecord[], manage: boolean) {
   if (!lovedOnes.length) return <p class="muted">No loved ones yet.</p>;
   return (
-    <table>
-      <thead>
-        <tr>
-          <th>Name</th>
-          <th>Private inbox address</th>
-          <th>Id</th>
-        </tr>
-      </thead>
-      <tbody>
-        {lovedOnes.map((l) => {
-          const id = encodeURIComponent(l._id);
-          return (
-            <tr>
-              <td>
-                <a href={`/care/${id}`} class="loved-one">
-                  {l.displayName}
-                </a>
-                <br />
-                <a href={`/care/${id}/medications`}>medications</a> · <a href={`/care/${id}/vitals`}>vital signs</a>
-              </td>
-              <td>
-                <code>{l.inboxAddress}</code> · <a href={`/inbox/${id}`}>inbox</a>
-              </td>
-              <td>
-                <code>{l._id}</code>
-              </td>
-            </tr>
-          );
-        })}
-      </tbody>
-    </table>
+    <ul class="loved-ones">
+      {lovedOnes.map((l, i) => {
+        const id = encodeURIComponent(l._id);
+        return (
+          <li>
+            <p>
+              <a href={`/care/${id}`} class="loved-one">
+                {l.displayName}
+              </a>{' '}
+              · <a href={`/care/${id}/medications`}>medications</a> · <a href={`/care/${id}/vitals`}>vital signs</a> · <a href={`/inbox/${id}`}>inbox</a>
+            </p>
+            <p class="inbox-address">
+              Private inbox address: <code id={`inbox-address-${i + 1}`}>{l.inboxAddress}</code>{' '}
+              <button type="button" class="secondary small" data-copy={`inbox-address-${i + 1}`} hidden>
+                Copy {l.firstName}'s inbox address
+              </button>
+            </p>
+            {manage ? (
+              <p class="manage">
+                <a href={`/workspace/loved-ones/${id}/edit`}>Edit {l.displayName}</a> · <a href={`/workspace/loved-ones/${id}/remove`}>Remove {l.displayName}…</a>
+              </p>
+            ) : null}
+          </li>
+        );
+      })}
+    </ul>
   );
 }
 
-export function homeBody(name: string, lovedOnes: LovedOneRecord[], appUrl: string) {
+export function homeBody(name: string, lovedOnes: LovedOneRecord[], appUrl: string, manage: boolean) {
   return (
     <>
       <h1>{name}</h1>
+      {manage ? (
+        <p>
+          <a href="/workspace/name">Rename the workspace</a>
+        </p>
+      ) : null}
       <section class="card">
         <h2>Loved ones</h2>
-        {lovedOneRows(lovedOnes)}
-        <form method="post" action="/workspace/loved-ones">
-          <h2>Add a loved one</h2>
-          <label for="firstName">First name</label>
-          <input id="firstName" name="firstName" type="text" required maxLength={60} />
-          <label for="lastName">Last name</label>
-          <input id="lastName" name="lastName" type="text" required maxLength={60} />
-          <button type="submit">Add</button>
-        </form>
+        {lovedOneRows(lovedOnes, manage)}
+        {manage ? (
+          <form method="post" action="/workspace/loved-ones">
+            <h2>Add a loved one</h2>
+            <label for="firstName">First name</label>
+            <input id="firstName" name="firstName" type="text" required maxLength={60} />
+            <label for="lastName">Last name</label>
+            <input id="lastName" name="lastName" type="text" required maxLength={60} />
+            <button type="submit">Add</button>
+          </form>
+        ) : null}
       </section>
       <section class="card">
         <h2>Link a home-care agency</h2>
@@ -74,7 +76,7 @@ export function homeBody(name: string, lovedOnes: LovedOneRecord[], appUrl: stri
       <section class="card">
         <h2>Connect an AI assistant</h2>
         <p>
-          Mint an MCP API key in <a href="/settings#mcp-api-keys">Settings</a>, then point your assistant at <code>{appUrl}/api/mcp</code>.
+          Point your assistant at <code>{appUrl}/api/mcp</code>: see <a href="/settings/connect">ready-to-paste configurations</a> for Claude Desktop, Cursor, VS Code and Zed, or sign in with OAuth and use no key at all.
         </p>
       </section>
     </>

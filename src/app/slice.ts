@@ -1,11 +1,13 @@
 // The app slice: sign-in, the family workspace pages and JSON API, and Settings.
 import { defineSlice } from '../slice/contract.js';
 import { connectedAppsRoutes } from './connectedApps.js';
+import { FLASH_INDEXES } from './flash.js';
 import { APP_ROUTES } from './routeTable.js';
 import { appRoutes } from './routes.js';
 
 export const appSlice = defineSlice({
   name: 'app',
   routes: APP_ROUTES,
+  indexes: FLASH_INDEXES,
   serve: (ctx) => appRoutes({ config: ctx.config, db: ctx.db, extend: (routes, helpers) => connectedAppsRoutes(routes, helpers, ctx.db) }),
 });

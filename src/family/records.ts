@@ -16,6 +16,8 @@ export interface UserRecord {
   lastSignInAt: Date;
   /** The family workspace this user is a member of (one per user). */
   workspaceId?: string;
+  /** IANA zone every time is shown in; set from the browser at first sign-in, then in Settings. */
+  timeZone?: string;
 }
 
 export interface WorkspaceRecord {
