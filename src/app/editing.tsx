@@ -145,7 +145,7 @@ export function editingRoutes(routes: AppRouteBuilder, h: AppHelpers, db: Db): v
         );
       const { firstName, lastName } = input.data;
       const existing = form(req).anyway === 'yes' ? null : await duplicateLovedOne(db, m.workspace._id, input.data);
-      if (existing) return page(m.caller, 409, `${existing.displayName} is already here`, addAnyway(firstName, lastName, existing));
+      if (existing) return page(m.caller, 200, `${existing.displayName} is already here`, addAnyway(firstName, lastName, existing));
       await h.store.addLovedOne(m.workspace._id, input.data, false);
       return redirect('/');
     })

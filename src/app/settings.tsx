@@ -39,7 +39,7 @@ const zoneSection = (clock: Clock, stored: boolean, error: Markup) => (
     <form method="post" action="/settings/time-zone">
       <label for="time-zone-select">Show times in</label>
       <select id="time-zone-select" name="timeZone">
-        {ZONES.map((z) => (
+        {(ZONES.includes(clock.zone) ? ZONES : [clock.zone, ...ZONES]).map((z) => (
           <option value={z} selected={z === clock.zone}>
             {z.replace(/_/g, ' ')}
           </option>

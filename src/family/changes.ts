@@ -9,11 +9,13 @@ const workspaces = (db: Db): Collection<WorkspaceRecord> => db.collection(WORKSP
 const lovedOnes = (db: Db): Collection<LovedOneRecord> => db.collection(WORKSPACE_COLLECTIONS.lovedOnes);
 const careEvents = (db: Db): Collection<CareEventRecord> => db.collection(WORKSPACE_COLLECTIONS.careEvents);
 
-/** The zone as this runtime spells it, or null when it names no IANA zone it knows. */
+/** The zone as given, when this runtime knows it (under that name or an older one); else null.
+ *  Kept as given: the browser says Asia/Kolkata where this runtime's list still says Asia/Calcutta. */
 export function knownZone(zone: string): string | null {
   if (!zone || zone.length > 64) return null;
   try {
-    return new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone;
+    new Intl.DateTimeFormat('en-US', { timeZone: zone }).format(0);
+    return zone;
   } catch {
     return null;
   }
