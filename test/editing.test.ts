@@ -193,6 +193,15 @@ describe('editing with care, over HTTP', () => {
     expect(await new FamilyShares(svc.store.db).countLinksTo(fam.workspaceId, fam.lovedOneId)).toBe(0);
   });
 
+  it('when the JSON API is asked for a second loved one of the same name, then it answers 409 unless allowDuplicate is sent', async () => {
+    const famApi = await family(svc.store.db, svc.config);
+    const call = (body: unknown) => fetch(app('/api/workspace/loved-ones'), { method: 'POST', headers: { cookie: famApi.cookie, origin: origin(), 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const dup = await call({ firstName: 'ROSE', lastName: ' test ' });
+    expect(dup.status).toBe(409);
+    expect(((await dup.json()) as { message: string }).message).toBe('Rose Test is already in this workspace');
+    expect((await call({ firstName: 'Rose', lastName: 'Test', allowDuplicate: true })).status).toBe(201);
+  });
+
   it('when a key is minted by a form post, then it waits on the server for one page, never in the URL', async () => {
     const fam2 = await family(svc.store.db, svc.config);
     const minted = await post(fam2, '/settings/keys', { name: 'Phone' });

@@ -121,7 +121,7 @@ export function appRoutes(deps: AppRoutesDeps): RouteHandlers {
       await createWorkspace(store, caller, input.data);
       return redirect('/');
     });
-  appApiRoutes(routes, helpers, { keys, audit, store });
+  appApiRoutes(routes, helpers, { keys, audit, store, db });
   settingsRoutes(routes, helpers, { config, db, keys, audit });
   editingRoutes(routes, helpers, db);
   deps.extend?.(routes, helpers);
