@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderMarkup } from '../src/http/html.js';
 import { renderShell } from '../src/http/page.js';
 import { connectedAppsSection } from '../src/app/connectedApps.js';
+import { clockIn } from '../src/app/time.js';
 import { consentPage, errorPage } from '../src/oauth/pages.js';
 import { renderHtml } from '../src/site/layout.js';
 import { WorkspaceStore } from '../src/family/records.js';
@@ -32,7 +33,7 @@ describe('markup - payloads in page data are inert', () => {
     expect(consent).toContain('&lt;script>alert(1)&lt;/script>');
     expectInert(renderMarkup(errorPage(EVIL, EVIL, EVIL)), 'oauth error');
     const app = { grantId: EVIL, clientId: EVIL, clientName: EVIL, redirectHosts: [EVIL], scope: 'profile:read', createdAt: new Date() };
-    expectInert(renderMarkup(connectedAppsSection([app])), 'connected apps');
+    expectInert(renderMarkup(connectedAppsSection([app], clockIn('UTC'))), 'connected apps');
     expectInert(renderHtml({ path: '/x"><script>alert(1)</script>', title: EVIL, description: EVIL, blocks: [] } as never, 'https://site.example'), 'site layout');
   });
 });
@@ -57,7 +58,7 @@ describe('markup - app pages served by real servers', () => {
     await storeInboxItem(svc.store.db, { _id: 'mail-evil', lovedOneId: lovedOne._id, workspaceId: ws._id, from: EVIL, subject: EVIL, receivedAt: new Date(), excerpt: `${EVIL}\n${EVIL}`, attachmentNames: [EVIL] });
     const { token } = await new SessionStore(svc.store.db).create({ uid, email, tenant: 'family' });
     const id = encodeURIComponent(lovedOne._id);
-    for (const path of ['/', '/settings', `/inbox/${id}`, `/care/${id}`, `/care/${id}/medications`, `/care/${id}/vitals`, '/workspace/invites']) {
+    for (const path of ['/', '/settings', `/inbox/${id}`, `/care/${id}`, `/care/${id}/medications`, `/care/${id}/vitals`, '/workspace/invites', '/workspace/name', `/workspace/loved-ones/${id}/edit`, `/workspace/loved-ones/${id}/remove`]) {
       const res = await fetch(`${svc.config.appUrl}${path}`, { headers: { cookie: `cc_session=${token}; tz=${encodeURIComponent('"><script>alert(1)</script>')}` } });
       expect(res.status, path).toBe(200);
       const html = await res.text();

@@ -62,8 +62,13 @@ describe('settings page - MCP API keys in a browser', () => {
 
     await page.reload();
     expect(await page.textContent('#activity')).toContain('list_loved_ones');
-    await page.click('#keys button.danger');
-    await page.waitForURL(/\/settings$/);
+    // Revoking asks first, naming the key on both buttons.
+    const label = `Revoke key ‘Desktop assistant’ (…${apiKey.slice(-4)})`;
+    await Promise.all([page.waitForURL(/\/revoke$/), page.click(`#keys a:has-text("${label}")`)]);
+    expect(await page.textContent('#confirm button')).toContain(label);
+    await screenshot(page, 'settings-revoke-confirm');
+    await client.callTool({ name: 'ping', arguments: {} }); // not yet revoked
+    await Promise.all([page.waitForURL(/\/settings(#mcp-api-keys)?$/), page.click('#confirm button')]);
     expect(await page.textContent('#keys')).toContain('revoked');
     await screenshot(page, 'settings-revoked');
 

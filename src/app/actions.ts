@@ -1,5 +1,5 @@
-// What the app's pages and JSON API both do: the form inputs they accept, creating a workspace,
-// revoking a key.
+// What the app's pages and JSON API both do: the form inputs they accept (and what a caregiver is
+// told when one is wrong), creating a workspace, revoking a key.
 import { z } from 'zod';
 import type { SessionCaller } from '../auth/sessions.js';
 import type { WorkspaceStore } from '../family/records.js';
@@ -10,6 +10,20 @@ const name = z.string().trim().min(1, 'is required').max(60, 'must be at most 60
 export const workspaceInput = z.object({ familyName: z.string().trim().min(1, 'is required').max(120, 'must be at most 120 characters'), firstName: name, lastName: name });
 export const lovedOneInput = z.object({ firstName: name, lastName: name });
 export const keyInput = z.object({ name: z.string().trim().max(60, 'must be at most 60 characters').optional().default('') });
+export const workspaceNameInput = z.object({ familyName: workspaceInput.shape.familyName });
+
+/** What each form field is called in a sentence. */
+const FIELD_WORDS: Record<string, string> = { familyName: 'the family name', firstName: 'the first name', lastName: 'the last name', name: 'the key name', timeZone: 'the time zone' };
+
+/** Each problem as a sentence for a caregiver: "Please enter the first name." */
+export function friendlyIssues(err: z.ZodError): string[] {
+  return err.issues.map((issue) => {
+    const field = FIELD_WORDS[String(issue.path[0] ?? '')] ?? 'this field';
+    if (issue.code === 'too_small' || (issue.code === 'invalid_type' && issue.input === undefined)) return `Please enter ${field}.`;
+    if (issue.code === 'too_big') return `${field[0]!.toUpperCase()}${field.slice(1)} can be at most ${String(issue.maximum)} characters.`;
+    return `Please check ${field}.`;
+  });
+}
 
 export async function createWorkspace(store: WorkspaceStore, caller: SessionCaller, input: z.infer<typeof workspaceInput>) {
   const workspace = await store.createWorkspace({ name: input.familyName, owner: caller, sandbox: false });

@@ -1,5 +1,7 @@
 // The app's JSON API behind the session cookie: the workspace, its loved ones, MCP API keys and
 // recent MCP activity, for the app's own pages and in-app agents.
+import type { Db } from 'mongodb';
+import { duplicateLovedOne } from '../family/changes.js';
 import type { AuditLog } from '../workspace/audit.js';
 import { canManage } from '../family/circle.js';
 import type { WorkspaceStore } from '../family/records.js';
@@ -10,9 +12,9 @@ import { createWorkspace, keyInput, lovedOneInput, revokeKey, workspaceInput } f
 import type { AppHelpers } from './helpers.js';
 import type { AppRouteBuilder } from './routeTable.js';
 
-export function appApiRoutes(routes: AppRouteBuilder, helpers: AppHelpers, deps: { keys: KeyStore; audit: AuditLog; store: WorkspaceStore }): void {
+export function appApiRoutes(routes: AppRouteBuilder, helpers: AppHelpers, deps: { keys: KeyStore; audit: AuditLog; store: WorkspaceStore; db: Db }): void {
   const { requireCaller, requireSameOrigin } = helpers;
-  const { keys, audit, store } = deps;
+  const { keys, audit, store, db } = deps;
   routes
     .on('apiWorkspace', 'GET', async (req) => {
       const caller = await requireCaller(req);
@@ -40,7 +42,9 @@ export function appApiRoutes(routes: AppRouteBuilder, helpers: AppHelpers, deps:
       if (!membership) throw new ApiProblem(404, 'NOT_FOUND', 'You have no family workspace yet', 'POST /api/workspace first.');
       if (!canManage(membership.member)) throw new ApiProblem(403, 'FORBIDDEN', 'Only the primary caregiver can add a loved one', 'Ask the primary caregiver of your family workspace.');
       const input = lovedOneInput.safeParse(req.body ?? {});
-      if (!input.success) throw new ApiProblem(400, 'VALIDATION_FAILED', `Invalid body: ${describeIssues(input.error)}`, 'Send firstName and lastName (1-60 chars each).');
+      if (!input.success) throw new ApiProblem(400, 'VALIDATION_FAILED', `Invalid body: ${describeIssues(input.error)}`, 'Send firstName and lastName (1-60 chars each), and allowDuplicate: true to add a second loved one of the same name.');
+      const existing = (req.body as { allowDuplicate?: unknown } | undefined)?.allowDuplicate === true ? null : await duplicateLovedOne(db, membership.workspace._id, input.data);
+      if (existing) throw new ApiProblem(409, 'BAD_REQUEST', `${existing.displayName} is already in this workspace`, 'Send "allowDuplicate": true to add a second loved one of the same name.');
       const l = await store.addLovedOne(membership.workspace._id, input.data, false);
       return json(201, { id: l._id, name: l.displayName, inboxAddress: l.inboxAddress });
     })

@@ -7,6 +7,7 @@ import { redirect } from '../http/page.js';
 import { ApiProblem, json } from '../http/reply.js';
 import { OAuthStore, type ConnectedApp } from '../oauth/store.js';
 import type { AppRouteBuilder } from './routeTable.js';
+import { stamp, type Clock } from './time.js';
 
 /** What these routes need of the app's helpers (AppHelpers has them): named here so this module
  *  does not import the routes module that renders its section. */
@@ -15,9 +16,8 @@ export interface ConnectedAppsHelpers {
   requireSameOrigin(req: HttpRequestEnvelope): void;
 }
 
-const when = (d: Date | undefined) => (d ? d.toISOString().slice(0, 16).replace('T', ' ') : 'never');
-
-export function connectedAppsSection(apps: ConnectedApp[]) {
+export function connectedAppsSection(apps: ConnectedApp[], clock: Clock) {
+  const when = (d: Date | undefined) => stamp(clock, d);
   const rows = apps.length ? (
     <table id="connected-apps-list">
       <thead>

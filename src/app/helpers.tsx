@@ -8,14 +8,18 @@ import { WorkspaceStore } from '../family/records.js';
 import type { Markup } from '../http/html.js';
 import { ApiProblem } from '../http/reply.js';
 import { page } from './page.js';
+import { clockIn, viewerZone, type Clock } from './time.js';
 
 export interface AppHelpers {
   currentCaller(req: HttpRequestEnvelope): Promise<SessionCaller | null>;
   requireCaller(req: HttpRequestEnvelope): Promise<SessionCaller>;
   /** A page in the app's layout, signed-in header included. */
   pageFor(status: number, title: string, body: Markup, caller?: SessionCaller | null, headers?: Record<string, string>): HttpReplyEnvelope;
-  /** The page a signed-out visitor sees, with a sign-in link that comes back to `next`. */
-  signedOutPage(next: string): HttpReplyEnvelope;
+  /** The page a signed-out visitor sees, with a sign-in link that comes back to `next`; `lead`
+   *  replaces the general welcome (the sandbox claim link names its workspace). */
+  signedOutPage(next: string, lead?: Markup): HttpReplyEnvelope;
+  /** The clock of the caller's zone: theirs from Settings, else the browser's cookie, else UTC. */
+  clockFor(caller: SessionCaller, req: HttpRequestEnvelope, now?: Date): Promise<Clock>;
   requireSameOrigin(req: HttpRequestEnvelope): void;
   signInUrl(next: string): string;
   store: WorkspaceStore;
@@ -45,16 +49,25 @@ export function appHelpers(config: Config, db: Db): AppHelpers {
     signInUrl,
     store,
     pageFor,
-    signedOutPage: (next) =>
+    clockFor: async (caller, req, now = new Date()) => clockIn((await store.user(caller.uid))?.timeZone ?? viewerZone(req.headers.cookie), now),
+    signedOutPage: (next, lead) =>
       pageFor(
         200,
         'Sign in',
         <>
           <h1>Welcome to carecircle</h1>
-          <section class="card">
-            <p>Sign in to see your family workspace.</p>
+          <section class="card" id="about">
+            {lead ?? (
+              <>
+                <p>carecircle helps a family look after someone they love, together. Everyone in the family circle sees the same timeline: visits, medications and vital signs sent by the home-care agency, and the mail from doctors and pharmacies forwarded to your loved one's private inbox address.</p>
+                <p>You can also let an AI assistant read it for you, only with the access you choose, and take it away again at any time.</p>
+              </>
+            )}
             <p>
-              <a href={signInUrl(next)} id="signin">Sign in</a>
+              <a href={signInUrl(next)} id="signin">
+                Sign in
+              </a>{' '}
+              to see your family workspace, or to start one.
             </p>
           </section>
         </>,

@@ -2,52 +2,51 @@
 // and where an assistant connects.
 import type { LovedOneRecord } from '../family/records.js';
 
-function lovedOneRows(lovedOnes: LovedOneRecord[]) {
+function lovedOneRows(lovedOnes: LovedOneRecord[], manage: boolean) {
   if (!lovedOnes.length) return <p class="muted">No loved ones yet.</p>;
   return (
-    <table>
-      <thead>
-        <tr>
-          <th>Name</th>
-          <th>Private inbox address</th>
-          <th>Id</th>
-        </tr>
-      </thead>
-      <tbody>
-        {lovedOnes.map((l) => {
-          const id = encodeURIComponent(l._id);
-          return (
-            <tr>
-              <td>
-                <a href={`/care/${id}`} class="loved-one">
-                  {l.displayName}
-                </a>
-                <br />
-                <a href={`/care/${id}/medications`}>medications</a> · <a href={`/care/${id}/vitals`}>vital signs</a>
-              </td>
-              <td>
-                <code>{l.inboxAddress}</code> · <a href={`/inbox/${id}`}>inbox</a>
-              </td>
-              <td>
-                <code>{l._id}</code>
-              </td>
-            </tr>
-          );
-        })}
-      </tbody>
-    </table>
+    <ul class="loved-ones">
+      {lovedOnes.map((l, i) => {
+        const id = encodeURIComponent(l._id);
+        return (
+          <li>
+            <p>
+              <a href={`/care/${id}`} class="loved-one">
+                {l.displayName}
+              </a>{' '}
+              · <a href={`/care/${id}/medications`}>medications</a> · <a href={`/care/${id}/vitals`}>vital signs</a> · <a href={`/inbox/${id}`}>inbox</a>
+            </p>
+            <p class="inbox-address">
+              Private inbox address: <code id={`inbox-address-${i + 1}`}>{l.inboxAddress}</code>{' '}
+              <button type="button" class="secondary small" data-copy={`inbox-address-${i + 1}`} hidden>
+                Copy {l.firstName}'s inbox address
+              </button>
+            </p>
+            {manage ? (
+              <p class="manage">
+                <a href={`/workspace/loved-ones/${id}/edit`}>Edit {l.displayName}</a> · <a href={`/workspace/loved-ones/${id}/remove`}>Remove {l.displayName}…</a>
+              </p>
+            ) : null}
+          </li>
+        );
+      })}
+    </ul>
   );
 }
 
-/** `manages`: the primary caregiver sees the forms that change the workspace; family members read. */
-export function homeBody(name: string, lovedOnes: LovedOneRecord[], appUrl: string, manages = true) {
+export function homeBody(name: string, lovedOnes: LovedOneRecord[], appUrl: string, manage: boolean) {
   return (
     <>
       <h1>{name}</h1>
+      {manage ? (
+        <p>
+          <a href="/workspace/name">Rename the workspace</a>
+        </p>
+      ) : null}
       <section class="card">
         <h2>Loved ones</h2>
-        {lovedOneRows(lovedOnes)}
-        {manages ? (
+        {lovedOneRows(lovedOnes, manage)}
+        {manage ? (
           <form method="post" action="/workspace/loved-ones">
             <h2>Add a loved one</h2>
             <label for="firstName">First name</label>
@@ -62,10 +61,10 @@ export function homeBody(name: string, lovedOnes: LovedOneRecord[], appUrl: stri
         <h2>Family circle</h2>
         <p>
           <a href="/family">See who is in the family circle</a>
-          {manages ? ' and invite someone to it.' : '.'}
+          {manage ? ' and invite someone to it.' : '.'}
         </p>
       </section>
-      {manages ? (
+      {manage ? (
         <section class="card">
           <h2>Link a home-care agency</h2>
           <p>If an agency turned on family sharing for your loved one, it gave you a link code. Enter it here and their visits, notes, medications and vitals will appear for that loved one.</p>
@@ -86,7 +85,7 @@ export function homeBody(name: string, lovedOnes: LovedOneRecord[], appUrl: stri
       <section class="card">
         <h2>Connect an AI assistant</h2>
         <p>
-          Mint an MCP API key in <a href="/settings#mcp-api-keys">Settings</a>, then point your assistant at <code>{appUrl}/api/mcp</code>.
+          Point your assistant at <code>{appUrl}/api/mcp</code>: see <a href="/settings/connect">ready-to-paste configurations</a> for Claude Desktop, Cursor, VS Code and Zed, or sign in with OAuth and use no key at all.
         </p>
       </section>
     </>

@@ -1,44 +1,54 @@
-// Settings' list of MCP API keys: name, last four characters, dates, status and a revoke button.
+// Settings' list of MCP API keys: name, last four characters, dates and status; an active key
+// links to its revoke confirmation, a revoked one can be removed. Buttons name the key.
 import type { ApiKeyView } from '../keys/keys.js';
+import { stamp, type Clock } from './time.js';
 
-const stamp = (iso: string | undefined) => (iso ? iso.slice(0, 16).replace('T', ' ') : 'never');
+/** "‘Laptop’ (…a1b2)": how a key is named on buttons and in questions. */
+export const keyLabel = (k: Pick<ApiKeyView, 'name' | 'last4'>) => `‘${k.name}’ (…${k.last4})`;
 
-export const keyRows = (list: ApiKeyView[]) =>
+export const keyRows = (list: ApiKeyView[], clock: Clock) =>
   list.length ? (
-    <table id="keys">
-      <thead>
-        <tr>
-          <th>Name</th>
-          <th>Key</th>
-          <th>Created</th>
-          <th>Last used</th>
-          <th>Status</th>
-          <th></th>
-        </tr>
-      </thead>
-      <tbody>
-        {list.map((k) => (
-          <tr data-key-id={k.id}>
-            <td>{k.name}</td>
-            <td>
-              <code>sk-svc-…{k.last4}</code>
-            </td>
-            <td>{stamp(k.createdAt)}</td>
-            <td>{stamp(k.lastUsedAt ?? undefined)}</td>
-            <td class={`status-${k.status}`}>{k.status}</td>
-            <td>
-              {k.status === 'active' ? (
-                <form method="post" action={`/settings/keys/${encodeURIComponent(k.id)}/revoke`}>
-                  <button class="danger" type="submit">
-                    Revoke
-                  </button>
-                </form>
-              ) : null}
-            </td>
+    <div class="scroll">
+      <table id="keys">
+        <caption>Your keys</caption>
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Key</th>
+            <th scope="col">Created</th>
+            <th scope="col">Last used</th>
+            <th scope="col">Status</th>
+            <th scope="col">Action</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {list.map((k) => (
+            <tr>
+              <td>{k.name}</td>
+              <td>
+                <code>sk-svc-…{k.last4}</code>
+              </td>
+              <td>{stamp(clock, new Date(k.createdAt))}</td>
+              <td>{stamp(clock, k.lastUsedAt ? new Date(k.lastUsedAt) : null)}</td>
+              <td class={`status-${k.status}`}>{k.status}</td>
+              <td>
+                {k.status === 'active' ? (
+                  <a class="button danger" href={`/settings/keys/${encodeURIComponent(k.id)}/revoke`}>
+                    Revoke key {keyLabel(k)}
+                  </a>
+                ) : (
+                  <form method="post" action={`/settings/keys/${encodeURIComponent(k.id)}/remove`}>
+                    <button class="danger" type="submit">
+                      Remove key {keyLabel(k)}
+                    </button>
+                  </form>
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   ) : (
     <p class="muted">No keys yet.</p>
   );

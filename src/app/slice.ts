@@ -2,12 +2,14 @@
 import { defineSlice } from '../slice/contract.js';
 import { connectedAppsRoutes } from './connectedApps.js';
 import { familyRoutes } from './family.js';
+import { FLASH_INDEXES } from './flash.js';
 import { APP_ROUTES } from './routeTable.js';
 import { appRoutes } from './routes.js';
 
 export const appSlice = defineSlice({
   name: 'app',
   routes: APP_ROUTES,
+  indexes: FLASH_INDEXES,
   serve: (ctx) =>
     appRoutes({
       config: ctx.config,

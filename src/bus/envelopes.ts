@@ -22,5 +22,7 @@ export const httpReplyEnvelope = z.object({
   body: z.unknown().optional(),
   /** Body is already a string (text/markdown, HTML); otherwise it is sent as JSON. */
   raw: z.boolean().optional(),
+  /** A raw body that is base64 of bytes (a download): the gateway sends the bytes. */
+  base64: z.boolean().optional(),
 });
 export type HttpReplyEnvelope = z.input<typeof httpReplyEnvelope>;

@@ -9,7 +9,6 @@ import { handlers, type RouteHandlers } from '../slice/contract.js';
 import { medicationsBody } from './medications.js';
 import { CARE_ROUTES } from './routes.js';
 import type { CareView } from './parts.js';
-import { clockIn, viewerZone } from './time.js';
 import { timelineBody } from './timeline.js';
 import { vitalsBody } from './vitalsPage.js';
 
@@ -41,7 +40,7 @@ export function carePages(h: AppHelpers): RouteHandlers {
       const lovedOne = await h.store.lovedOneIn(membership.workspace._id, id);
       if (!lovedOne) return notFound(caller);
       const now = new Date();
-      const page = await build({ caller, lovedOne, clock: clockIn(viewerZone(req.headers.cookie), now), query: req.query, now });
+      const page = await build({ caller, lovedOne, clock: await h.clockFor(caller, req, now), query: req.query, now });
       return h.pageFor(200, page.title, page.body, caller);
     };
 

@@ -16,6 +16,7 @@ export interface UserRecord {
   lastSignInAt: Date;
   /** The family workspace this user is a member of (one per user). */
   workspaceId?: string;
+  timeZone?: string; // IANA zone for every time shown: the browser's at first sign-in, then Settings
 }
 
 export interface WorkspaceRecord {

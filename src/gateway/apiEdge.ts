@@ -112,7 +112,7 @@ export function forward_api(deps: GatewayDeps, opts: ApiEdgeOptions) {
       if (k.toLowerCase() === 'set-cookie') ctx.append('Set-Cookie', v.split('\n'));
       else ctx.set(k, v);
     }
-    if (reply.body !== undefined) ctx.body = reply.raw ? String(reply.body) : reply.body;
+    if (reply.body !== undefined) ctx.body = !reply.raw ? reply.body : reply.base64 ? Buffer.from(String(reply.body), 'base64') : String(reply.body);
     else emptyBody(ctx, reply.status);
   };
 }

@@ -1,12 +1,15 @@
-// The worker side of the family inbox: which addresses exist, and storing what arrives as an
-// inbox item and an `inbox_message` care event, for sandboxes too.
+// The worker side of the family inbox: which addresses exist, storing what arrives as an inbox
+// item (with its attachments, up to a bound) and an `inbox_message` care event, for sandboxes too,
+// and handing a kept attachment to a member of the loved one's workspace.
 import type { Db } from 'mongodb';
 import { z } from 'zod';
 import { newId } from '../store/ids.js';
 import { ApiProblem, json } from '../http/reply.js';
 import { handlers, type RouteHandlers } from '../slice/contract.js';
 import { appendCareEvent, lovedOneByInbox } from '../family/records.js';
-import { EXCERPT_CHARS, storeInboxItem } from './records.js';
+import { Binary } from 'mongodb';
+import { ATTACHMENT_KEEP_BYTES, EXCERPT_CHARS, storeInboxAttachments, storeInboxItem } from './records.js';
+import { attachmentDownload } from './attachments.js';
 import { INBOX_ROUTES } from './routes.js';
 
 const recipientBody = z.object({ address: z.string().max(320) });
@@ -16,12 +19,18 @@ export const deliveryBody = z.object({
   subject: z.string().max(1000),
   text: z.string().max(EXCERPT_CHARS),
   attachmentNames: z.array(z.string().max(300)).max(100),
+  /** The attachments kept, by position in attachmentNames; base64 within ATTACHMENT_KEEP_BYTES in all. */
+  attachments: z
+    .array(z.object({ index: z.number().int().min(0).max(99), contentType: z.string().max(200), content: z.base64() }))
+    .max(100)
+    .refine((list) => list.reduce((n, a) => n + Math.floor((a.content.length * 3) / 4), 0) <= ATTACHMENT_KEEP_BYTES, 'attachments over the bound')
+    .optional(),
   messageId: z.string().max(500).optional(),
   receivedAt: z.iso.datetime(),
 });
 export type Delivery = z.infer<typeof deliveryBody>;
 
-export function inboxHandlers(db: Db): RouteHandlers {
+export function inboxHandlers(db: Db, inboxDomain: string): RouteHandlers {
   const lovedOneAt = (address: string) => lovedOneByInbox(db, address);
   return handlers(INBOX_ROUTES)
     .on('recipient', 'POST', async (req) => {
@@ -39,6 +48,14 @@ export function inboxHandlers(db: Db): RouteHandlers {
         const receivedAt = new Date(d.receivedAt);
         const itemId = newId('mail');
         await storeInboxItem(db, { _id: itemId, lovedOneId: lovedOne._id, workspaceId: lovedOne.workspaceId, from: d.from, subject: d.subject, receivedAt, excerpt: d.text, attachmentNames: d.attachmentNames, ...(d.messageId ? { messageId: d.messageId } : {}) });
+        const kept = (d.attachments ?? []).filter((a) => a.index < d.attachmentNames.length);
+        await storeInboxAttachments(
+          db,
+          kept.map((a) => {
+            const data = Buffer.from(a.content, 'base64');
+            return { _id: `${itemId}:${a.index}`, itemId, lovedOneId: lovedOne._id, workspaceId: lovedOne.workspaceId, index: a.index, name: d.attachmentNames[a.index]!, contentType: a.contentType, size: data.length, data: new Binary(data) };
+          }),
+        );
         await appendCareEvent(db, {
           _id: newId('evt'),
           lovedOneId: lovedOne._id,
@@ -53,5 +70,6 @@ export function inboxHandlers(db: Db): RouteHandlers {
       }
       return json(200, { stored });
     })
+    .on('attachment', 'GET', (req, params) => attachmentDownload(db, inboxDomain, req, params))
     .done();
 }

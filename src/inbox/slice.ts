@@ -1,4 +1,5 @@
-// The inbox slice: which family inbox addresses exist, and storing the mail that reaches them.
+// The inbox slice: which family inbox addresses exist, storing the mail that reaches them, and
+// its attachments for the family.
 import { defineSlice } from '../slice/contract.js';
 import { inboxHandlers } from './handler.js';
 import { INBOX_INDEXES } from './records.js';
@@ -8,5 +9,5 @@ export const inboxSlice = defineSlice({
   name: 'inbox',
   routes: INBOX_ROUTES,
   indexes: INBOX_INDEXES,
-  serve: (ctx) => inboxHandlers(ctx.db),
+  serve: (ctx) => inboxHandlers(ctx.db, ctx.config.inboxDomain),
 });

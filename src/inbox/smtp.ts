@@ -1,8 +1,9 @@
 // The smtp role: receives mail for family inbox addresses. Only known inbox addresses are
 // accepted (550 at RCPT otherwise, so it is never a relay); messages are parsed here into a
-// bounded summary and stored by a worker before the 250, so an accepted message is durable.
-// Against harvesting and floods: a recipient cap per message (452), the connection closed after a
-// few refused recipients (421), and a per-address connection rate shared by every smtp process (421).
+// bounded summary (attachments kept up to ATTACHMENT_KEEP_BYTES) and stored by a worker before
+// the 250, so an accepted message is durable. Against harvesting and floods: a recipient cap per
+// message (452), the connection closed after a few refused recipients (421), and a per-address
+// connection rate shared by every smtp process (421).
 import { simpleParser } from 'mailparser';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { forward } from '../bus/forward.js';
@@ -11,7 +12,7 @@ import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { randomUUID } from 'node:crypto';
 import { perMinute, type Limiter } from '../limits/limiter.js';
-import { EXCERPT_CHARS } from './records.js';
+import { ATTACHMENT_KEEP_BYTES, EXCERPT_CHARS } from './records.js';
 import type { Delivery } from './handler.js';
 import { countRateLimited } from '../metrics/index.js';
 
@@ -86,12 +87,21 @@ export async function startInboxListener(config: Config, bus: Bus, subject: stri
       simpleParser(stream, { skipHtmlToText: false, skipTextToHtml: true, skipImageLinks: true })
         .then(async (mail) => {
           if (stream.sizeExceeded) throw new SmtpReply(552, `5.3.4 Message too large: the limit is ${config.inboxMaxBytes} bytes`);
+          // Attachments are kept in order while they fit the bound; the rest are listed by name only.
+          let room = ATTACHMENT_KEEP_BYTES;
+          const attachments: NonNullable<Delivery['attachments']> = [];
+          for (const [index, a] of (mail.attachments ?? []).slice(0, 100).entries()) {
+            if (a.size > room) continue;
+            room -= a.size;
+            attachments.push({ index, contentType: (a.contentType || 'application/octet-stream').slice(0, 200), content: a.content.toString('base64') });
+          }
           const delivery: Delivery = {
             recipients: session.envelope.rcptTo.map((r) => r.address.toLowerCase()),
             from: (mail.from?.text ?? (session.envelope.mailFrom ? session.envelope.mailFrom.address : '')).slice(0, 500),
             subject: (mail.subject ?? '').slice(0, 1000),
             text: (mail.text ?? '').replace(/\s+\n/g, '\n').trim().slice(0, EXCERPT_CHARS),
             attachmentNames: (mail.attachments ?? []).map((a) => (a.filename ?? 'attachment').slice(0, 300)).slice(0, 100),
+            attachments,
             ...(mail.messageId ? { messageId: mail.messageId.slice(0, 500) } : {}),
             receivedAt: new Date().toISOString(),
           };

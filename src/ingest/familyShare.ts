@@ -233,6 +233,26 @@ export class FamilyShares {
     return this.fresh.read(FamilyShares.entityId(institutionId, subjectRef), () => this.binding(institutionId, subjectRef));
   }
 
+  /** The partner clients whose events go to this loved one. */
+  private linkedTo(workspaceId: string, lovedOneId: string): Promise<BindingRow[]> {
+    return this.bindings.find({ state: 'linked', 'link.workspaceId': workspaceId, 'link.lovedOneId': lovedOneId }).toArray();
+  }
+
+  async countLinksTo(workspaceId: string, lovedOneId: string): Promise<number> {
+    return (await this.linkedTo(workspaceId, lovedOneId)).length;
+  }
+
+  /** The family removed the loved one: family-share of each linked client is turned off, as if
+   *  the agency had, so nothing more arrives and the agency sees it off. The number unlinked. */
+  async unlinkLovedOne(workspaceId: string, lovedOneId: string): Promise<number> {
+    const rows = await this.linkedTo(workspaceId, lovedOneId);
+    for (const row of rows) {
+      const cut = row._id.indexOf(':');
+      await this.disable(row._id.slice(0, cut), row._id.slice(cut + 1));
+    }
+    return rows.length;
+  }
+
   /** Link codes past their expiry can no longer be used. */
   async sweepCodes(): Promise<number> {
     return (await this.codes.deleteMany({ expiresAt: { $lt: new Date(this.clock()) } })).deletedCount;

@@ -93,6 +93,15 @@ export class KeyStore {
     return viewOf({ ...key, status: 'revoked', revokedAt });
   }
 
+  /** Remove one of the caller's revoked keys from the list; an active key is never removed (it
+   *  must be revoked first). False when there is no such revoked key. */
+  async removeRevoked(uid: string, keyId: string): Promise<boolean> {
+    const key = await this.keys.findOneAndDelete({ _id: keyId, uid, status: 'revoked' });
+    if (!key) return false;
+    await this.hashes.deleteOne({ _id: key.hash });
+    return true;
+  }
+
   /** The key row for a presented plaintext (by hash), or null. No cache: revocation is immediate. */
   async findByPlaintext(plaintext: string): Promise<ApiKeyRecord | null> {
     const hash = hashKey(plaintext);

@@ -7,7 +7,8 @@ import { canManage } from '../family/circle.js';
 import { InviteStore } from '../family/invites.js';
 import { ApiProblem } from '../http/reply.js';
 import type { Config } from '../config.js';
-import { recentInboxItems } from '../inbox/records.js';
+import { stamp } from '../app/time.js';
+import { keptAttachments, recentInboxItems } from '../inbox/records.js';
 import type { Markup } from '../http/html.js';
 import { redirect } from '../http/page.js';
 import type { handlers } from '../slice/contract.js';
@@ -30,11 +31,33 @@ export function sandboxAppRoutes(routes: ReturnType<typeof handlers<typeof SANDB
     </>
   );
 
+  /** What a signed-out visitor of a claim link is told: which sandbox, and which email claims it. */
+  const claimLead = async (id: string): Promise<Markup> => {
+    const workspace = await service.find(id);
+    if (!workspace?.sandbox || (await service.state(id)) !== 'sandbox') return undefined;
+    return (
+      <>
+        <p>
+          An AI assistant started the sandbox workspace <strong id="claim-workspace">“{workspace.name}”</strong> for your family on carecircle, a place where a family coordinates the care of someone they love: the agency's visits, medications and vital signs, and the mail from doctors, on one timeline.
+        </p>
+        <p>
+          {workspace.primaryCaregiverEmail ? (
+            <>
+              It can be claimed by signing in with <strong id="claim-email">{workspace.primaryCaregiverEmail}</strong>, the email address the assistant was given. Signing in with another address makes it unclaimable.
+            </>
+          ) : (
+            'Sign in with the email address you gave the assistant to claim it.'
+          )}
+        </p>
+      </>
+    );
+  };
+
   routes
     .on('onboardingClaim', 'GET', async (req) => {
       const id = req.query.workspace ?? '';
       const caller = await h.currentCaller(req);
-      if (!caller) return h.signedOutPage(claimPath(id));
+      if (!caller) return h.signedOutPage(claimPath(id), await claimLead(id));
       const workspace = await service.find(id);
       const state = workspace ? await service.state(id) : null;
       if (!workspace || state !== 'sandbox' || !workspace.sandbox)
@@ -47,7 +70,7 @@ export function sandboxAppRoutes(routes: ReturnType<typeof handlers<typeof SANDB
           <section class="card">
             <p>An assistant started this sandbox workspace for your family. Claiming it makes it yours: the loved one, the private inbox address and the invitation drafts are kept.</p>
             <p>
-              You are signed in as <strong>{caller.email}</strong>. Only the email address the assistant named can claim it; any other account that tries makes it unclaimable.
+              You are signed in as <strong>{caller.email}</strong>. Only {workspace.primaryCaregiverEmail ? <strong>{workspace.primaryCaregiverEmail}</strong> : 'the email address the assistant named'} can claim it; any other account that tries makes it unclaimable.
             </p>
             <form method="post" action="/onboarding/claim">
               <input type="hidden" name="workspace" value={workspace._id} />
@@ -90,6 +113,7 @@ export function sandboxAppRoutes(routes: ReturnType<typeof handlers<typeof SANDB
       const membership = await h.store.workspaceOf(caller.uid);
       if (!membership) return redirect('/onboarding');
       const drafts = await service.drafts.find({ workspaceId: membership.workspace._id }).sort({ createdAt: 1 }).toArray();
+      const clock = await h.clockFor(caller, req);
       const pending = drafts.some((d) => d.status === 'draft');
       const sending = !pending ? null : config.smtpUrl ? (
         <form method="post" action="/workspace/invites/send">
@@ -120,7 +144,7 @@ export function sandboxAppRoutes(routes: ReturnType<typeof handlers<typeof SANDB
                     <tr>
                       <td>{d.email}</td>
                       <td>{d.role.replace('_', ' ')}</td>
-                      <td>{d.status === 'sent' ? `sent ${d.sentAt?.toISOString().slice(0, 16).replace('T', ' ') ?? ''}` : 'draft'}</td>
+                      <td>{d.status === 'sent' ? `sent ${stamp(clock, d.sentAt, '')}` : 'draft'}</td>
                     </tr>
                   ))}
                 </tbody>
@@ -164,14 +188,32 @@ export function sandboxAppRoutes(routes: ReturnType<typeof handlers<typeof SANDB
       const lovedOne = membership ? await h.store.lovedOneIn(membership.workspace._id, params.lovedOneId ?? '') : null;
       if (!lovedOne) return h.pageFor(404, 'Not found', notice('No such loved one in your workspace', 'Pick a loved one from your workspace.'), caller);
       const mail = await recentInboxItems(db, lovedOne._id, 50);
+      const [clock, kept] = await Promise.all([h.clockFor(caller, req), keptAttachments(db, mail.map((m) => m._id))]);
+      const base = `/inbox/${encodeURIComponent(lovedOne._id)}/attachments`;
       const list = mail.length ? (
         mail.map((m) => (
           <article class="card">
             <h2>{m.subject || '(no subject)'}</h2>
             <p class="muted">
-              From {m.from} · {m.receivedAt.toISOString().slice(0, 16).replace('T', ' ')}
-              {m.attachmentNames.length ? ` · attachments: ${m.attachmentNames.join(', ')}` : ''}
+              From {m.from} · {stamp(clock, m.receivedAt)}
             </p>
+            {m.attachmentNames.length ? (
+              <ul class="attachments">
+                {m.attachmentNames.map((name, i) => (
+                  <li>
+                    {kept.has(`${m._id}:${i}`) ? (
+                      <a href={`${base}/${encodeURIComponent(m._id)}/${i}`} download={name}>
+                        {name}
+                      </a>
+                    ) : (
+                      <>
+                        {name} <span class="muted">(too large to keep: ask the sender for it)</span>
+                      </>
+                    )}
+                  </li>
+                ))}
+              </ul>
+            ) : null}
             <p>
               {m.excerpt.split('\n').map((line, i) => (
                 <>
@@ -191,7 +233,10 @@ export function sandboxAppRoutes(routes: ReturnType<typeof handlers<typeof SANDB
         <>
           <h1>{lovedOne.displayName}'s inbox</h1>
           <p>
-            Forward provider mail to <code>{lovedOne.inboxAddress}</code>.
+            Forward provider mail to <code id="inbox-address">{lovedOne.inboxAddress}</code>.{' '}
+            <button type="button" class="secondary small" data-copy="inbox-address" hidden>
+              Copy the inbox address
+            </button>
           </p>
           <section id="inbox">{list}</section>
         </>,

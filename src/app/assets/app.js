@@ -1,5 +1,6 @@
-// carecircle app pages: finish a sign-in, copy a freshly minted key, and remember the browser's time zone. Pages work without it
-// except for the sign-in callback, which must read the token from the URL fragment.
+// carecircle app pages: finish a sign-in, copy buttons (keys, configurations, inbox addresses), and
+// the browser's time zone. Pages work without it (copy buttons stay hidden, the text stays
+// selectable) except for the sign-in callback, which must read the token from the URL fragment.
 (function () {
   'use strict';
 
@@ -27,15 +28,26 @@
   }
 
   function wireCopy(button) {
+    var label = button.textContent;
+    button.hidden = false;
     button.addEventListener('click', function () {
       var target = document.getElementById(button.getAttribute('data-copy'));
       if (!target) return;
       navigator.clipboard.writeText(target.textContent.trim()).then(function () {
         button.textContent = 'Copied';
+        window.setTimeout(function () { button.textContent = label; }, 2000);
       }, function () {
-        button.textContent = button.getAttribute('data-copy-fallback') || 'Select and copy the key above';
+        button.textContent = button.getAttribute('data-copy-fallback') || 'Select the text and copy it';
       });
     });
+  }
+
+  // A person's first pages carry a hidden form: the browser's zone becomes theirs until they choose one.
+  function sendZone(form) {
+    var zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+    if (!zone) return;
+    form.elements.timeZone.value = zone;
+    fetch(form.getAttribute('action'), { method: 'POST', credentials: 'same-origin', body: new URLSearchParams(new window.FormData(form)), redirect: 'manual' }).catch(function () {});
   }
 
   function wireFamilyShare(form) {
@@ -73,6 +85,8 @@
 
   document.addEventListener('DOMContentLoaded', function () {
     rememberZone();
+    var zoneForm = document.getElementById('zone-detect');
+    if (zoneForm) sendZone(zoneForm);
     var familyShare = document.getElementById('family-share-form');
     if (familyShare) wireFamilyShare(familyShare);
     var callback = document.getElementById('signin-callback');

@@ -1,0 +1,225 @@
+// Settings on the app host: MCP API keys (minted by post/redirect/get and shown once, revoked
+// after a confirmation that names the key, removed once revoked), connecting an assistant, the
+// person's time zone, connected apps and recent MCP activity. Everything acts for the caller only.
+import type { Db } from 'mongodb';
+import type { SessionCaller } from '../auth/sessions.js';
+import type { HttpRequestEnvelope } from '../bus/envelopes.js';
+import type { Config } from '../config.js';
+import { setUserTimeZone } from '../family/changes.js';
+import type { Markup } from '../http/html.js';
+import { redirect } from '../http/page.js';
+import { type KeyStore, MAX_KEYS_PER_USER, TooManyKeys } from '../keys/keys.js';
+import { OAuthStore } from '../oauth/store.js';
+import type { AuditLog } from '../workspace/audit.js';
+import { friendlyIssues, keyInput, revokeKey } from './actions.js';
+import { connectBody } from './connect.js';
+import { connectedAppsSection } from './connectedApps.js';
+import { Flashes } from './flash.js';
+import type { AppHelpers } from './helpers.js';
+import { keyLabel, keyRows } from './keyRows.js';
+import type { AppRouteBuilder } from './routeTable.js';
+import { stamp, ZONES, type Clock } from './time.js';
+
+/** A form's problems, each as a sentence. */
+export const errorBox = (messages: string[]) => (
+  <div class="error" role="alert">
+    {messages.map((m) => (
+      <p>{m}</p>
+    ))}
+  </div>
+);
+
+const zoneSection = (clock: Clock, stored: boolean, error: Markup) => (
+  <section class="card">
+    <h2 id="time-zone">Time zone</h2>
+    <p>
+      Times on every page are shown in <strong id="current-zone">{clock.zone}</strong> ({clock.zoneName(new Date())}){stored ? '' : ', your browser’s zone until you choose one'}.
+    </p>
+    {error}
+    <form method="post" action="/settings/time-zone">
+      <label for="time-zone-select">Show times in</label>
+      <select id="time-zone-select" name="timeZone">
+        {(ZONES.includes(clock.zone) ? ZONES : [clock.zone, ...ZONES]).map((z) => (
+          <option value={z} selected={z === clock.zone}>
+            {z.replace(/_/g, ' ')}
+          </option>
+        ))}
+      </select>
+      <button type="submit">Save time zone</button>
+    </form>
+  </section>
+);
+
+/** On a person's first pages, their browser fills in its zone and sends it (see assets/app.js). */
+export const zoneDetectForm = () => (
+  <form id="zone-detect" method="post" action="/settings/time-zone" hidden>
+    <input type="hidden" name="timeZone" value="" />
+    <input type="hidden" name="detected" value="1" />
+  </form>
+);
+
+export function settingsRoutes(routes: AppRouteBuilder, h: AppHelpers, deps: { config: Config; db: Db; keys: KeyStore; audit: AuditLog }): void {
+  const { config, db, keys, audit } = deps;
+  const oauthApps = new OAuthStore(db);
+  const flashes = new Flashes(db, config);
+
+  const settingsPage = async (caller: SessionCaller, req: HttpRequestEnvelope, errors: { keys?: Markup; zone?: Markup } = {}, status = 200) => {
+    const [list, activity, apps, user, clock] = await Promise.all([keys.list(caller.uid), audit.recent(caller.uid, 20), oauthApps.connectedApps(caller.uid), h.store.user(caller.uid), h.clockFor(caller, req)]);
+    const activityRows = activity.length ? (
+      <div class="scroll">
+        <table id="activity">
+          <caption>The newest 20 requests</caption>
+          <thead>
+            <tr>
+              <th scope="col">When</th>
+              <th scope="col">Method</th>
+              <th scope="col">Tool</th>
+              <th scope="col">Via</th>
+              <th scope="col">Result</th>
+            </tr>
+          </thead>
+          <tbody>
+            {activity.map((a) => (
+              <tr>
+                <td>{stamp(clock, a.at)}</td>
+                <td>{a.method}</td>
+                <td>{a.tool ?? ''}</td>
+                <td>{a.authMethod}</td>
+                <td>{a.success ? 'ok' : 'failed'}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    ) : (
+      <p class="muted">No MCP requests yet.</p>
+    );
+    return h.pageFor(
+      status,
+      'Settings',
+      <>
+        <h1>Settings</h1>
+        {user?.timeZone ? null : zoneDetectForm()}
+        <section class="card">
+          <h2 id="mcp-api-keys">MCP API keys</h2>
+          <p>
+            An MCP API key lets an AI assistant read your family workspace (read-only) at <code>{config.appUrl}/api/mcp</code>. Revoking a key stops it on its very next request. <a href="/settings/connect">How to connect an assistant</a>, with or without a key.
+          </p>
+          {errors.keys}
+          <form method="post" action="/settings/keys">
+            <label for="key-name">Name (optional)</label>
+            <input id="key-name" name="name" type="text" maxLength={60} placeholder="Claude Desktop" />
+            <button type="submit">Mint a new key</button>
+          </form>
+          {keyRows(list, clock)}
+        </section>
+        {zoneSection(clock, !!user?.timeZone, errors.zone)}
+        {connectedAppsSection(apps, clock)}
+        <section class="card">
+          <h2>Recent MCP activity</h2>
+          {activityRows}
+        </section>
+      </>,
+      caller,
+    );
+  };
+
+  /** The caller's own key by id, or null: another person's key is simply not there. */
+  const ownKey = async (caller: SessionCaller, id: string) => (await keys.list(caller.uid)).find((k) => k.id === id) ?? null;
+  const noSuchKey = (caller: SessionCaller) =>
+    h.pageFor(
+      404,
+      'No such key',
+      <>
+        <h1>No such key</h1>
+        <section class="card">
+          <p>
+            That key is not on your account. See <a href="/settings#mcp-api-keys">your keys</a>.
+          </p>
+        </section>
+      </>,
+      caller,
+    );
+
+  routes
+    .on('settings', 'GET', async (req) => {
+      const caller = await h.currentCaller(req);
+      if (!caller) return h.signedOutPage('/settings');
+      return settingsPage(caller, req);
+    })
+    .on('settingsKeys', 'POST', async (req) => {
+      h.requireSameOrigin(req);
+      const caller = await h.currentCaller(req);
+      if (!caller) return redirect('/signin?next=/settings');
+      const input = keyInput.safeParse(req.body ?? {});
+      if (!input.success) return settingsPage(caller, req, { keys: errorBox(friendlyIssues(input.error)) }, 400);
+      try {
+        const minted = await keys.mint(caller.uid, input.data.name);
+        // Post/redirect/get: the key waits on the server for the next page, so a reload there shows
+        // it no more and mints nothing.
+        const cookie = await flashes.put(caller.uid, { plaintext: minted.plaintext, keyName: minted.key.name, last4: minted.key.last4 });
+        return redirect('/settings/connect', { 'set-cookie': cookie });
+      } catch (err) {
+        if (err instanceof TooManyKeys) return settingsPage(caller, req, { keys: errorBox([`You have as many active keys as an account may have (${MAX_KEYS_PER_USER}): revoke one you no longer use first.`]) }, 400);
+        throw err;
+      }
+    })
+    .on('settingsConnect', 'GET', async (req) => {
+      const caller = await h.currentCaller(req);
+      if (!caller) return h.signedOutPage('/settings/connect');
+      const minted = await flashes.take(caller.uid, req.headers.cookie);
+      return h.pageFor(200, 'Connect an assistant', connectBody(config.appUrl, minted), caller, { 'set-cookie': flashes.cleared });
+    })
+    .on('settingsKeysRevoke', 'GET', async (req, params) => {
+      const id = params.id ?? '';
+      const caller = await h.currentCaller(req);
+      if (!caller) return h.signedOutPage(`/settings/keys/${encodeURIComponent(id)}/revoke`);
+      const key = await ownKey(caller, id);
+      if (!key) return noSuchKey(caller);
+      if (key.status !== 'active') return redirect('/settings#mcp-api-keys');
+      return h.pageFor(
+        200,
+        'Revoke a key',
+        <>
+          <h1>Revoke key {keyLabel(key)}?</h1>
+          <section class="card" id="confirm">
+            <p>An assistant using this key stops working on its very next request. A revoked key cannot be turned back on; you can mint a new one at any time.</p>
+            <form method="post" action={`/settings/keys/${encodeURIComponent(key.id)}/revoke`}>
+              <button class="danger" type="submit">
+                Revoke key {keyLabel(key)}
+              </button>
+            </form>
+            <p>
+              <a href="/settings#mcp-api-keys">Keep the key</a>
+            </p>
+          </section>
+        </>,
+        caller,
+      );
+    })
+    .on('settingsKeysRevoke', 'POST', async (req, params) => {
+      h.requireSameOrigin(req);
+      const caller = await h.currentCaller(req);
+      if (!caller) return redirect('/signin?next=/settings');
+      await revokeKey(keys, caller, params.id ?? '');
+      return redirect('/settings#mcp-api-keys');
+    })
+    .on('settingsKeysRemove', 'POST', async (req, params) => {
+      h.requireSameOrigin(req);
+      const caller = await h.currentCaller(req);
+      if (!caller) return redirect('/signin?next=/settings');
+      if (!(await keys.removeRevoked(caller.uid, params.id ?? ''))) return noSuchKey(caller);
+      return redirect('/settings#mcp-api-keys');
+    })
+    .on('settingsTimeZone', 'POST', async (req) => {
+      h.requireSameOrigin(req);
+      const caller = await h.currentCaller(req);
+      if (!caller) return redirect('/signin?next=/settings');
+      const body = (req.body ?? {}) as { timeZone?: unknown; detected?: unknown };
+      const zone = typeof body.timeZone === 'string' ? body.timeZone : '';
+      // The browser's guess never overrides a zone the person chose.
+      if (body.detected && (await h.store.user(caller.uid))?.timeZone) return redirect('/settings#time-zone');
+      if (!(await setUserTimeZone(db, caller.uid, zone))) return settingsPage(caller, req, { zone: errorBox(['Please choose a time zone from the list.']) }, 400);
+      return redirect('/settings#time-zone');
+    });
+}
