@@ -60,8 +60,13 @@ describe('settings page - MCP API keys in a browser', () => {
     const loved = await client.callTool({ name: 'list_loved_ones', arguments: {} });
     expect(JSON.stringify(loved.content)).toContain('Grace Browser');
 
-    await page.reload();
-    expect(await page.textContent('#activity')).toContain('list_loved_ones');
+    // Audit rows are written off the reply path: a reload shows them shortly after.
+    await expect
+      .poll(async () => {
+        await page.reload();
+        return page.textContent('#activity');
+      }, { timeout: 5_000 })
+      .toContain('list_loved_ones');
     await page.click('#keys button.danger');
     await page.waitForURL(/\/settings$/);
     expect(await page.textContent('#keys')).toContain('revoked');
