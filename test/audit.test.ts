@@ -3,6 +3,7 @@
 import { MongoClient } from 'mongodb';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { databaseName } from '../src/store/mongo.js';
+import { AuditLog, type AuditRow } from '../src/workspace/audit.js';
 import { caregiverWithKey } from './harness/identity.js';
 import { startRole, type RoleProcess } from './harness/processes.js';
 import { freshDatabaseUrl } from './harness/servers.js';
@@ -31,6 +32,18 @@ async function calls(svc: TestService, apiKey: string, n: number): Promise<void>
 }
 
 describe('audit rows off the reply path', () => {
+  it('when a batch is inserted again (a redelivery), then each row is stored once and nothing fails', async () => {
+    const mongoUrl = freshDatabaseUrl(inject('mongoUrl'));
+    const mongo = await new MongoClient(mongoUrl).connect();
+    cleanup.push(() => mongo.close());
+    const log = new AuditLog(mongo.db(databaseName(mongoUrl)));
+    const row = (i: number): AuditRow => ({ _id: `aud_redelivered_${i}`, uid: 'u1', tenant: 'family', method: 'tools/call', tool: 'ping', success: true, durationMs: 1, authMethod: 'api-key', at: new Date() });
+    await log.insert([row(1), row(2)]);
+    await log.insert([row(1), row(2), row(3)]);
+    expect((await log.recent('u1', 10)).map((r) => r._id).sort()).toEqual(['aud_redelivered_1', 'aud_redelivered_2', 'aud_redelivered_3']);
+  });
+
+
   it('when one process serves N requests and stops at once, then exactly N rows are stored', async () => {
     const svc = await startTestService({ env: { RATE_MCP_KEY_PER_MIN: '100000' } });
     let stopped = false;

@@ -32,11 +32,14 @@ export class CredentialCache {
   constructor(
     private readonly maxAgeMs: number,
     private readonly clock: () => number = Date.now,
+    /** False while this process may have missed a revocation: everything kept is dropped. */
+    private readonly trustworthy: () => boolean = () => true,
   ) {}
 
   /** The cached value, or `load()`'s (null: unknown, never cached, read again next time). */
   async lookup<V>(kind: CredentialKind, id: string, load: () => Promise<V | null>): Promise<V | null> {
     const key = `${kind}:${id}`;
+    if (this.entries.size && !this.trustworthy()) this.clear();
     const hit = this.entries.get(key);
     if (hit && hit.until > this.clock()) return hit.value as V;
     const generation = this.generation;
@@ -51,6 +54,11 @@ export class CredentialCache {
   forget(kind: CredentialKind, ids: readonly string[]): void {
     this.generation++;
     for (const id of ids) this.entries.delete(`${kind}:${id}`);
+  }
+
+  clear(): void {
+    this.generation++;
+    this.entries.clear();
   }
 
   get size(): number {
@@ -78,6 +86,8 @@ export class Credentials {
   private readonly members = new Map<string, number>();
   private readonly subs: Subscription[] = [];
   private heartbeat: NodeJS.Timeout | undefined;
+  /** When this process last heard its own heartbeat: older, and revokers may have stopped waiting for it. */
+  private lastEcho = Date.now();
   /** Resolves once the processes already running have had time to say they are there. */
   private introduced: Promise<void> = Promise.resolve();
 
@@ -87,7 +97,9 @@ export class Credentials {
     private readonly log: Logger | undefined,
     maxAgeMs = MAX_AGE_MS,
   ) {
-    this.cache = new CredentialCache(bus ? maxAgeMs : 0);
+    // Cut off from the others (NATS down, the event loop stalled) for longer than they wait for a
+    // silent process, this one may have missed a revocation: it trusts nothing it kept.
+    this.cache = new CredentialCache(bus ? maxAgeMs : 0, Date.now, () => bus?.kind === 'memory' || Date.now() - this.lastEcho < MEMBER_TTL_MS - HEARTBEAT_MS);
   }
 
   private subject(name: string): string {
@@ -116,6 +128,7 @@ export class Credentials {
       bus.subscribe(this.subject('members'), (msg) => {
         const m = msg.data as { member?: string; hello?: boolean; gone?: boolean };
         if (typeof m?.member !== 'string') return;
+        if (m.member === this.id) this.lastEcho = Date.now();
         if (m.gone) this.members.delete(m.member);
         else this.members.set(m.member, Date.now());
         // A process that just started learns of every other at once.
