@@ -4,6 +4,7 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import path from 'node:path';
 import { openBus } from './bus/index.js';
 import type { Bus } from './bus/types.js';
+import { openCredentials } from './auth/credentials.js';
 import type { Config } from './config.js';
 import { startCron, type CronRole } from './cron/index.js';
 import type { GatewayDeps } from './gateway/context.js';
@@ -84,8 +85,10 @@ export async function startService(role: Role, config: Config, log: Logger): Pro
     const slices: readonly SliceManifest[] = SLICES;
     const store = await openStore(mongoUrl, log, slices.flatMap((s) => (s.indexes ? [s.indexes] : [])));
     stops.push(() => store.close());
-    const bus = await openBus(config.natsUrl, log);
+    const bus = await openBus(config.natsUrl, log, undefined, { service: role === 'all' || role === 'worker' });
     stops.push(() => bus.close());
+    const credentials = await openCredentials(store.db, bus, config.busNamespace, log);
+    stops.push(() => credentials.stop());
 
     // Exact in memory for one process; in JetStream key-value where several share the NATS bus.
     const limiter = openLimiter(bus, config.busNamespace, log);

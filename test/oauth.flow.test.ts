@@ -115,8 +115,8 @@ describe('oauth - the full flow with a real browser', () => {
       expect(refused.wwwAuthenticate).toContain('error="insufficient_scope", scope="care_circle:read"');
       expect(refused.json.error.message).toContain('care_circle:read');
     }
-    const activity = await appCall(svc, cookie, 'GET', '/api/activity');
-    expect(activity.json.activity.filter((a: { via: string }) => a.via === 'oauth').length).toBeGreaterThanOrEqual(4);
+    // Audit rows are written off the reply path: they show shortly after.
+    await expect.poll(async () => (await appCall(svc, cookie, 'GET', '/api/activity')).json.activity.filter((a: { via: string }) => a.via === 'oauth').length, { timeout: 5_000 }).toBeGreaterThanOrEqual(4);
 
     // A refresh rotates the refresh token and never widens the scope.
     const widened = await refresh(as, reg, tokens.refresh_token!, 'profile:read care_circle:read');

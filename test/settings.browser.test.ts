@@ -60,8 +60,13 @@ describe('settings page - MCP API keys in a browser', () => {
     const loved = await client.callTool({ name: 'list_loved_ones', arguments: {} });
     expect(JSON.stringify(loved.content)).toContain('Grace Browser');
 
-    await page.reload();
-    expect(await page.textContent('#activity')).toContain('list_loved_ones');
+    // Audit rows are written off the reply path: a reload shows them shortly after.
+    await expect
+      .poll(async () => {
+        await page.reload();
+        return page.textContent('#activity');
+      }, { timeout: 5_000 })
+      .toContain('list_loved_ones');
     // Revoking asks first, naming the key on both buttons.
     const label = `Revoke key ‘Desktop assistant’ (…${apiKey.slice(-4)})`;
     await Promise.all([page.waitForURL(/\/revoke$/), page.click(`#keys a:has-text("${label}")`)]);

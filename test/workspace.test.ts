@@ -291,7 +291,8 @@ describe('audit log', () => {
     const before = await db.collection('mcp_audit_log').countDocuments();
     await callTool(apiKey, 'list_care_events', { lovedOneId: 'lo_secret_marker_value' });
     await postJson(mcp, rpc('tools/list'), bearer(apiKey));
-    expect(await db.collection('mcp_audit_log').countDocuments()).toBe(before + 2);
+    // Written off the reply path: the rows arrive shortly after the replies.
+    await expect.poll(() => db.collection('mcp_audit_log').countDocuments(), { timeout: 5_000 }).toBe(before + 2);
     const activity = (await appCall(svc, cookie, 'GET', '/api/activity')).json.activity;
     expect(activity.slice(0, 2)).toEqual([
       expect.objectContaining({ method: 'tools/list', tool: null, success: true, via: 'api-key' }),

@@ -1,10 +1,12 @@
 // Server-side sessions behind the cc_session cookie: only a hash of the cookie value is stored,
 // so sign-out revokes it and a database copy cannot be replayed. Sign-out also remembers the hash
 // of the ID token the session was opened with, until that token expires, so it opens no other.
+// A session is read once per process and then served from memory until it is signed out.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Collection, Db, IndexDescription } from 'mongodb';
 import type { Config } from '../config.js';
 import type { Tenant } from '../tenants.js';
+import { credentialsFor } from './credentials.js';
 
 export const SESSION_COOKIE = 'cc_session';
 export const SESSION_TTL_MS = 14 * 24 * 60 * 60 * 1000;
@@ -50,7 +52,7 @@ export const hashToken = (token: string): string => createHash('sha256').update(
 export class SessionStore {
   private readonly sessions: Collection<SessionRecord>;
   private readonly signedOut: Collection<SignedOutIdToken>;
-  constructor(db: Db, private readonly clock: () => number = Date.now) {
+  constructor(private readonly db: Db, private readonly clock: () => number = Date.now) {
     this.sessions = db.collection<SessionRecord>(SESSIONS);
     this.signedOut = db.collection<SignedOutIdToken>(SIGNED_OUT_ID_TOKENS);
   }
@@ -80,7 +82,8 @@ export class SessionStore {
   /** The live session for a cookie value, or null (unknown, revoked or expired). */
   async find(token: string | undefined): Promise<SessionRecord | null> {
     if (!token || token.length > 100) return null;
-    const s = await this.sessions.findOne({ _id: hashToken(token) });
+    const _id = hashToken(token);
+    const s = await credentialsFor(this.db).cache.lookup('session', _id, () => this.sessions.findOne({ _id }));
     return s && s.expiresAt.getTime() > this.clock() ? s : null;
   }
 
@@ -90,11 +93,15 @@ export class SessionStore {
     if (!token || token.length > 100) return;
     const _id = hashToken(token);
     const session = await this.sessions.findOne({ _id }, { projection: { idTokenHash: 1, idTokenExpiresAt: 1, expiresAt: 1 } });
+    const ended = [_id];
     if (session?.idTokenHash) {
       await this.signedOut.updateOne({ _id: session.idTokenHash }, { $set: { expiresAt: session.idTokenExpiresAt ?? session.expiresAt } }, { upsert: true });
+      ended.push(...(await this.sessions.find({ idTokenHash: session.idTokenHash }, { projection: { _id: 1 } }).toArray()).map((s) => s._id));
       await this.sessions.deleteMany({ idTokenHash: session.idTokenHash });
     }
     await this.sessions.deleteOne({ _id });
+    // Every process forgets them before the sign-out is answered.
+    await credentialsFor(this.db).revoked('session', ended);
   }
 
   /** Expired sessions, and signed-out ID tokens that have expired (FerretDB v1 has no TTL index). */

@@ -4,6 +4,7 @@ import { MemoryBus } from './memory.js';
 import { NatsBus } from './nats.js';
 import type { Bus } from './types.js';
 
-export async function openBus(natsUrl: string | undefined, log: Logger, name?: string): Promise<Bus> {
-  return natsUrl ? NatsBus.connect(natsUrl, log, name) : new MemoryBus();
+/** `service`: this process serves requests, as endpoints of a NATS service (`nats micro`). */
+export async function openBus(natsUrl: string | undefined, log: Logger, name?: string, opts: { service?: boolean } = {}): Promise<Bus> {
+  return natsUrl ? NatsBus.connect(natsUrl, log, name, opts) : new MemoryBus();
 }

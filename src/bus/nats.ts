@@ -1,9 +1,10 @@
 // NATS bus: the distributed engine operators scale on. Reconnects forever; drains on close.
-import { connect, errors, headers as natsHeaders, type Msg, type NatsConnection } from '@nats-io/transport-node';
+import { connect, errors, headers as natsHeaders, type Msg, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../log.js';
 import { BusClosedError, BusError, NoRespondersError, RequestEncodingError, RequestTimeoutError } from './errors.js';
 import { NatsDurableStreams } from './natsDurable.js';
 import { NatsKeyValueStores } from './natsKv.js';
+import { errorHeaders as plainErrorHeaders, WorkerService, type Incoming } from './natsService.js';
 import { encodeReply, failureEnvelope, openReply } from './replies.js';
 import { HEADER_REQUEST_ID, type Bus, type BusHandler, type BusHeaders, type BusMessage, type ReplyEnvelope, type RequestOptions, type ServeOptions, type Subscription } from './types.js';
 
@@ -24,14 +25,14 @@ function toNatsHeaders(h: BusHeaders | undefined) {
   return out;
 }
 
-function fromNatsHeaders(msg: Msg): BusHeaders {
+function fromNatsHeaders(msg: Pick<Incoming, 'headers'>): BusHeaders {
   const out: BusHeaders = {};
   if (!msg.headers) return out;
   for (const [k, v] of msg.headers) if (v[0] !== undefined) out[k.toLowerCase()] = v[0];
   return out;
 }
 
-const decode = (msg: Msg): unknown => (msg.data.length ? msg.json() : undefined);
+const decode = (msg: Pick<Incoming, 'data' | 'json'>): unknown => (msg.data.length ? msg.json() : undefined);
 
 /** nats.js wraps some failures (no responders, a connection closed mid-request) in a RequestError. */
 function failureOf(err: unknown, subject: string, timeoutMs: number): BusError {
@@ -49,6 +50,8 @@ export class NatsBus implements Bus {
   readonly durable: NatsDurableStreams;
   readonly kv: NatsKeyValueStores;
   private readonly subs = new Set<{ drain(): Promise<void> }>();
+  /** Present in worker processes: their served subjects are endpoints of one NATS service. */
+  private service: WorkerService | undefined;
   private connected = true;
 
   private constructor(
@@ -59,7 +62,7 @@ export class NatsBus implements Bus {
     this.kv = new NatsKeyValueStores(nc);
   }
 
-  static async connect(servers: string, log: Logger, name = 'carecircle'): Promise<NatsBus> {
+  static async connect(servers: string, log: Logger, name = 'carecircle', opts: { service?: boolean } = {}): Promise<NatsBus> {
     const nc = await connect({
       servers: servers.split(',').map((s) => s.trim()),
       name: `${name}-${process.pid}`,
@@ -67,6 +70,7 @@ export class NatsBus implements Bus {
       reconnectTimeWait: 500,
     });
     const bus = new NatsBus(nc, log);
+    if (opts.service) bus.service = await WorkerService.start(nc);
     void (async () => {
       for await (const s of nc.status()) {
         if (s.type === 'disconnect') bus.connected = false;
@@ -100,25 +104,39 @@ export class NatsBus implements Bus {
     return openReply(subject, decode(reply) as ReplyEnvelope);
   }
 
+  /** In a worker process each served subject is an endpoint of its NATS service, in the queue group given. */
   serve(subject: string, queue: string, handler: BusHandler, options: ServeOptions = {}): Subscription {
-    const inflight = new Set<Promise<void>>();
-    const sub = this.nc.subscribe(subject, {
-      queue,
-      callback: (err, msg) => {
-        if (err) {
-          this.log.error({ err, subject }, 'subscription error');
-          return;
-        }
-        // `answer` never rejects; the catch is the last guard against an unhandled rejection.
-        const done = this.answer(subject, msg, handler, options).catch((e: unknown) => this.log.error({ err: e, subject }, 'request left unanswered'));
-        inflight.add(done);
-        void done.finally(() => inflight.delete(done));
-      },
-    });
+    const inflight = new Set<Promise<unknown>>();
+    const run = (msg: Incoming, errorHeaders: (failure: string) => MsgHdrs) => {
+      // `answer` never rejects; the catch is the last guard against an unhandled rejection.
+      const done = this.answer(subject, msg, handler, options, errorHeaders).catch((e: unknown) => {
+        this.log.error({ err: e, subject }, 'request left unanswered');
+        return { failed: 'request left unanswered' };
+      });
+      inflight.add(done);
+      void done.finally(() => inflight.delete(done));
+      return done;
+    };
+    let stop: () => Promise<void>;
+    if (this.service) {
+      const service = this.service;
+      this.service.addEndpoint(subject, queue, run);
+      // The service's endpoints stop together (the library closes a service whose endpoint ends).
+      stop = () => service.stop();
+    } else {
+      const sub = this.nc.subscribe(subject, {
+        queue,
+        callback: (err, msg) => {
+          if (err) this.log.error({ err, subject }, 'subscription error');
+          else void run(msg, plainErrorHeaders);
+        },
+      });
+      stop = async () => void (sub.isClosed() ? undefined : await sub.drain().catch(() => undefined));
+    }
     const handle = {
       drain: async () => {
         this.subs.delete(handle);
-        if (!sub.isClosed()) await sub.drain().catch(() => undefined);
+        await stop();
         await Promise.allSettled([...inflight]);
       },
     };
@@ -127,7 +145,7 @@ export class NatsBus implements Bus {
   }
 
   /** Run the handler and send its reply, or the failure that stands in for it. */
-  private async answer(subject: string, msg: Msg, handler: BusHandler, options: ServeOptions): Promise<void> {
+  private async answer(subject: string, msg: Incoming, handler: BusHandler, options: ServeOptions, errorHeaders: (failure: string) => MsgHdrs): Promise<{ failed?: string }> {
     const headers = fromNatsHeaders(msg);
     let env: ReplyEnvelope;
     try {
@@ -136,7 +154,8 @@ export class NatsBus implements Bus {
     } catch (err) {
       env = failureEnvelope(err);
     }
-    if (!msg.reply || this.nc.isClosed()) return;
+    const outcome = env.ok ? {} : { failed: env.error };
+    if (!msg.reply || this.nc.isClosed()) return outcome;
     const limit = Math.min(options.maxReplyBytes ?? Infinity, this.nc.info?.max_payload ?? Infinity);
     const { text, refused } = encodeReply(env, limit);
     if (refused) {
@@ -144,7 +163,7 @@ export class NatsBus implements Bus {
       else this.log.warn({ subject, kind: refused.kind, requestId: headers[HEADER_REQUEST_ID] }, refused.message);
     }
     try {
-      msg.respond(text);
+      msg.respond(text, env.ok ? undefined : { headers: errorHeaders(env.error) });
     } catch (err) {
       // Sending failed although the reply fits what we know of the server (it may have changed, or
       // the connection closed): try a short failure so the requester need not wait for its timeout.
@@ -155,6 +174,7 @@ export class NatsBus implements Bus {
         // the requester's timeout takes over
       }
     }
+    return outcome;
   }
 
   publish(subject: string, data: unknown, headers?: BusHeaders): void {

@@ -1,9 +1,11 @@
 // MCP API keys: `sk-svc-<64 hex>`, shown once at mint time; only a SHA-256 hash is stored.
 // The lifecycle (active → revoked) is the apiKey machine; `status` on the key row is its
-// projection, written after the transition so authentication reads one row by hash.
+// projection, written after the transition so authentication reads one row by hash, once per
+// process: the row is then served from memory until the key is revoked (src/auth/credentials.ts).
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Collection, Db, IndexDescription } from 'mongodb';
 import { API_KEY_MACHINE } from '../../machines/apiKey.js';
+import { credentialsFor } from '../auth/credentials.js';
 import { EntityStore, TransitionRefused } from '../store/entities.js';
 import { newId } from '../store/ids.js';
 
@@ -55,7 +57,7 @@ export class KeyStore {
   private readonly hashes: Collection<{ _id: string; keyId: string }>;
   private readonly entities: EntityStore;
 
-  constructor(db: Db, private readonly clock: () => number = Date.now) {
+  constructor(private readonly db: Db, private readonly clock: () => number = Date.now) {
     this.keys = db.collection<ApiKeyRecord>(API_KEYS);
     this.hashes = db.collection(API_KEY_HASHES);
     this.entities = new EntityStore(db, clock);
@@ -90,6 +92,8 @@ export class KeyStore {
     const state = await this.entities.load(API_KEY_MACHINE, keyId);
     const revokedAt = state?.context.revokedAt ? new Date(state.context.revokedAt) : at;
     await this.keys.updateOne({ _id: keyId }, { $set: { status: 'revoked', revokedAt } });
+    // Every process forgets the key before the caller hears it is revoked.
+    await credentialsFor(this.db).revoked('key', [key.hash]);
     return viewOf({ ...key, status: 'revoked', revokedAt });
   }
 
@@ -102,11 +106,13 @@ export class KeyStore {
     return true;
   }
 
-  /** The key row for a presented plaintext (by hash), or null. No cache: revocation is immediate. */
+  /** The key row for a presented plaintext (by hash), or null; from memory once read, until revoked. */
   async findByPlaintext(plaintext: string): Promise<ApiKeyRecord | null> {
     const hash = hashKey(plaintext);
-    const pointer = await this.hashes.findOne({ _id: hash });
-    const key = pointer ? await this.keys.findOne({ _id: pointer.keyId }) : null;
+    const key = await credentialsFor(this.db).cache.lookup('key', hash, async () => {
+      const pointer = await this.hashes.findOne({ _id: hash });
+      return pointer ? await this.keys.findOne({ _id: pointer.keyId }) : null;
+    });
     if (!key) return null;
     // Found by hash; confirm in constant time all the same.
     return timingSafeEqual(Buffer.from(key.hash, 'hex'), Buffer.from(hash, 'hex')) ? key : null;
@@ -117,6 +123,8 @@ export class KeyStore {
   touch(key: ApiKeyRecord): void {
     const now = this.clock();
     if (key.lastUsedAt && now - key.lastUsedAt.getTime() < 60_000) return;
+    // The row may be the cached one: remember the write there, so the next minute writes nothing.
+    key.lastUsedAt = new Date(now);
     void this.keys.updateOne({ _id: key._id }, { $set: { lastUsedAt: new Date(now) } }).catch(() => undefined);
   }
 }

@@ -2,9 +2,11 @@
 // signature is checked with jose against the authorization server's published keys, read from
 // MongoDB and cached (reloaded when a token names a key id we have not seen); then issuer,
 // audience, type and expiry; then the grant must still stand and the token must not have been
-// revoked at /oauth/revoke (two point reads, made together), so either ends access at once.
+// revoked at /oauth/revoke. Both are read once per process and then served from memory: revoking
+// either tells every process before it returns (src/auth/credentials.ts), so either ends access at once.
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JWK, type JWTVerifyGetKey } from 'jose';
 import type { Db } from 'mongodb';
+import { credentialsFor, type Credentials } from '../auth/credentials.js';
 import type { Config } from '../config.js';
 import { OAuthKeys } from './keys.js';
 import { StoredRevokedAccessTokens, type RevokedAccessTokens } from './revokedTokens.js';
@@ -83,6 +85,7 @@ export class AccessTokenVerifier {
   private readonly store: OAuthStore;
   private readonly keySet: JWTVerifyGetKey;
   readonly revoked: RevokedAccessTokens;
+  private readonly credentials: Credentials;
 
   constructor(
     db: Db,
@@ -93,6 +96,7 @@ export class AccessTokenVerifier {
     this.store = new OAuthStore(db, clock);
     this.keySet = storedKeySet(new OAuthKeys(db, config.oauthKeyRotation, undefined, clock), clock);
     this.revoked = revoked;
+    this.credentials = credentialsFor(db);
   }
 
   /** Signature, issuer, audience, type and expiry: the token is one we issued and still live. */
@@ -121,8 +125,14 @@ export class AccessTokenVerifier {
 
   async verify(token: string): Promise<VerifiedAccessToken> {
     const { jti, sub, clientId, grantId, scope } = await this.signed(token);
-    const [grant, revoked] = await Promise.all([this.store.liveGrant(grantId), this.revoked.isRevoked(jti)]);
-    if (revoked) throw new AccessTokenError('revoked', 'This access token was revoked');
+    const { cache } = this.credentials;
+    const [stored, state] = await Promise.all([
+      cache.lookup('grant', grantId, () => this.store.liveGrant(grantId)),
+      cache.lookup('jti', jti, async () => ((await this.revoked.isRevoked(jti)) ? 'revoked' : 'live')),
+    ]);
+    // A grant read while live may have expired since.
+    const grant = stored && (!stored.expiresAt || stored.expiresAt.getTime() > this.clock()) ? stored : null;
+    if (state === 'revoked') throw new AccessTokenError('revoked', 'This access token was revoked');
     if (!grant || grant.accountId !== sub || grant.clientId !== clientId) throw new AccessTokenError('revoked', 'Access for this app was revoked or has expired');
     this.store.touchGrant(grantId);
     return { uid: sub, clientId, grantId, scopes: scope.split(' ').filter(Boolean) };

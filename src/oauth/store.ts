@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { Collection, Db, IndexDescription } from 'mongodb';
 import type { Adapter, AdapterFactory, AdapterPayload } from 'oidc-provider';
+import { credentialsFor } from '../auth/credentials.js';
 import { isDuplicateKey } from '../store/errors.js';
 import { OAUTH_KEY_INDEXES, OAUTH_KEYS } from './keys.js';
 
@@ -59,7 +60,6 @@ interface StoredDoc {
 
 /** `at` is in seconds since the epoch, as the provider's `consumed` field. */
 interface ConsumedMarker { _id: string; at: number; expiresAt: Date }
-
 interface GrantUsage { _id: string; lastUsedAt: Date }
 
 /** One grant as Settings → Connected apps shows it. */
@@ -121,7 +121,7 @@ export class OAuthStore {
     return this.docs('ClientDocument').updateOne({ _id: url }, { $set: { payload: JSON.stringify(doc) }, $setOnInsert: { createdAt: new Date(this.clock()) } }, { upsert: true });
   }
 
-  /** Delete a grant and every code and token issued under it. */
+  /** Delete a grant and every code and token issued under it; every process forgets it before this returns. */
   async revokeGrant(grantId: string): Promise<void> {
     await Promise.all([
       ...GRANT_BOUND_MODELS.map((m) => this.docs(m).deleteMany({ grantId })),
@@ -129,6 +129,7 @@ export class OAuthStore {
       this.usage.deleteOne({ _id: grantId }),
     ]);
     this.touched.delete(grantId);
+    await credentialsFor(this.db).revoked('grant', [grantId]);
   }
 
   /** Revoke a grant on behalf of the person it belongs to; false when it is not theirs or gone. */
@@ -140,11 +141,11 @@ export class OAuthStore {
   }
 
   /** The grant behind an access token, if it still stands (not revoked, not expired). */
-  async liveGrant(grantId: string): Promise<{ accountId: string; clientId: string } | null> {
+  async liveGrant(grantId: string): Promise<{ accountId: string; clientId: string; expiresAt?: Date } | null> {
     const grant = await this.docs('Grant').findOne({ _id: grantId }, { projection: { accountId: 1, clientId: 1, expiresAt: 1 } });
     if (!grant?.accountId || !grant.clientId) return null;
     if (grant.expiresAt && grant.expiresAt.getTime() <= this.clock()) return null;
-    return { accountId: grant.accountId, clientId: grant.clientId };
+    return { accountId: grant.accountId, clientId: grant.clientId, ...(grant.expiresAt ? { expiresAt: grant.expiresAt } : {}) };
   }
 
   /** Record that a grant's access token was used (at most once a minute per process). */
@@ -190,10 +191,8 @@ export class OAuthStore {
       .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
   }
 
-  /**
-   * The sweep (cron role): what has expired, consumption markers past their token's life, and
-   * registered clients that never got a grant within `clientUnusedMs` of registering.
-   */
+  /** The sweep (cron role): what has expired, consumption markers past their token's life, and
+   *  registered clients that never got a grant within `clientUnusedMs` of registering. */
   async sweep(clientUnusedMs: number): Promise<Record<string, number>> {
     const now = new Date(this.clock());
     let expired = 0;
@@ -215,12 +214,10 @@ export class OAuthStore {
   }
 }
 
-/**
- * oidc-provider's storage contract for one model. Single use (`consume`) is an insert of a marker
- * on a unique `_id`: FerretDB v1 does not make conditional updates atomic, but a duplicate insert
- * always fails, so of two requests racing to spend one code or refresh token exactly one wins.
- * The loser is a reuse, and reuse revokes the whole grant.
- */
+/** oidc-provider's storage contract for one model. Single use (`consume`) is an insert of a marker
+ *  on a unique `_id`: FerretDB v1 does not make conditional updates atomic, but a duplicate insert
+ *  always fails, so of two requests racing to spend one code or refresh token exactly one wins.
+ *  The loser is a reuse, and reuse revokes the whole grant. */
 export class MongoAdapter implements Adapter {
   private readonly docs: Collection<StoredDoc>;
 
@@ -256,6 +253,7 @@ export class MongoAdapter implements Adapter {
       { $set: { payload: JSON.stringify(payload), ...indexed, ...(expiresIn ? { expiresAt: new Date(now + expiresIn * 1000) } : {}) }, $setOnInsert: { createdAt: new Date(now) } },
       { upsert: true },
     );
+    if (this.model === 'Grant') await credentialsFor(this.store.db).revoked('grant', [id]); // no process keeps an old copy
   }
 
   async find(id: string): Promise<AdapterPayload | undefined> {
@@ -292,6 +290,7 @@ export class MongoAdapter implements Adapter {
 
   async destroy(id: string): Promise<void> {
     await this.docs.deleteOne({ _id: this.storedId(id) });
+    if (this.model === 'Grant') await credentialsFor(this.store.db).revoked('grant', [id]);
   }
 
   async revokeByGrantId(grantId: string): Promise<void> {

@@ -1,6 +1,7 @@
 // The worker handler behind {app_url}/api/mcp: authenticate first, then MCP, then the audit rows.
 import type { Db } from 'mongodb';
 import type { HttpReplyEnvelope } from '../bus/envelopes.js';
+import type { Bus } from '../bus/types.js';
 import type { Config } from '../config.js';
 import { KeyStore } from '../keys/keys.js';
 import type { Logger } from '../log.js';
@@ -10,7 +11,7 @@ import { isNotification, rpcRequest, salvageId, type RpcResponse } from '../rpc/
 import { failure, McpServer } from '../rpc/mcp.js';
 import { VERSION } from '../version.js';
 import type { RouteHandler } from '../slice/contract.js';
-import { AuditLog } from './audit.js';
+import { auditWriter } from './audit.js';
 import { authenticate, AuthRefusal, resourceMetadataUrl, type WorkspaceCaller } from './caller.js';
 import { WORKSPACE_ENDPOINT, WORKSPACE_INSTRUCTIONS } from './endpoint.js';
 import { WorkspaceStore } from '../family/records.js';
@@ -52,10 +53,10 @@ function succeeded(reply: HttpReplyEnvelope, id: unknown): boolean {
 }
 
 /** Authenticate first, then MCP, then the audit rows. */
-export function workspaceEndpoint(config: Config, db: Db, log: Logger): RouteHandler {
+export function workspaceEndpoint(config: Config, db: Db, log: Logger, bus: Bus): RouteHandler {
   const store = new WorkspaceStore(db, config.inboxDomain);
   const keys = new KeyStore(db);
-  const audit = new AuditLog(db);
+  const audit = auditWriter(db, bus, config.busNamespace, log);
   const server = createWorkspaceServer(store, log);
   return async (req, _params, reqLog) => {
     let caller: WorkspaceCaller;
@@ -75,8 +76,9 @@ export function workspaceEndpoint(config: Config, db: Db, log: Logger): RouteHan
     const reply = await server.handlePost({ method: req.method, headers: req.headers, body: req.body }, { requestId: req.requestId, clientIp: req.clientIp, caller });
     const durationMs = Math.round(performance.now() - started);
     const messages = auditedMessages(req.body);
+    // Stored in the stream (NATS) or queued here, never waiting for the store.
     await audit
-      .append(messages.map((m) => ({ uid: caller.uid, tenant: caller.tenant, method: m.method, tool: m.tool, success: succeeded(reply, m.id), durationMs, authMethod: caller.via, at: new Date() })))
+      .record(messages.map((m) => ({ uid: caller.uid, tenant: caller.tenant, method: m.method, tool: m.tool, success: succeeded(reply, m.id), durationMs, authMethod: caller.via, at: new Date() })))
       .catch((err: unknown) => reqLog.error({ err }, 'audit append failed'));
     // A missing OAuth scope is an HTTP-level refusal too, so clients can step up (RFC 6750).
     const single = !Array.isArray(reply.body) ? (reply.body as RpcResponse | undefined) : undefined;

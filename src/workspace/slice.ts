@@ -2,7 +2,7 @@
 // audit log of its calls.
 import { defineSlice, defineRoutes, handlers } from '../slice/contract.js';
 import { perMinute } from '../limits/limiter.js';
-import { AUDIT_INDEXES, MCP_AUDIT_LOG } from './audit.js';
+import { AUDIT_INDEXES, auditStream, AuditLog, auditWriter, MCP_AUDIT_LOG, startAuditConsumer } from './audit.js';
 import { WORKSPACE_ENDPOINT } from './endpoint.js';
 import { workspaceEndpoint } from './handler.js';
 import { MCP_REQUEST_HEADERS } from '../rpc/versions.js';
@@ -29,7 +29,13 @@ export const workspaceSlice = defineSlice({
   mcp: [WORKSPACE_ENDPOINT],
   indexes: { [MCP_AUDIT_LOG]: AUDIT_INDEXES },
   serve: (ctx) => {
-    const endpoint = workspaceEndpoint(ctx.config, ctx.db, ctx.log);
+    const endpoint = workspaceEndpoint(ctx.config, ctx.db, ctx.log, ctx.bus);
     return handlers(routes).on('mcp', 'GET', endpoint).on('mcp', 'POST', endpoint).done();
+  },
+  // Audit rows reach the store here: the stream's consumer (NATS), or the last batch at shutdown.
+  background: (ctx) => {
+    const writer = auditWriter(ctx.db, ctx.bus, ctx.config.busNamespace, ctx.log);
+    const consumer = ctx.bus.durable ? startAuditConsumer(ctx.bus.durable, auditStream(ctx.config.busNamespace), new AuditLog(ctx.db), ctx.log) : undefined;
+    return { stop: async () => void (await Promise.all([consumer?.stop(), writer.stop()])) };
   },
 });

@@ -1,0 +1,70 @@
+// The credential cache's rules on a real nats-server: a read that raced a revocation is never
+// kept, a revocation waits for every other process's acknowledgement, and a process that stopped
+// hearing its own heartbeat keeps nothing it read before.
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { NatsBus } from '../bus/nats.js';
+import { createLogger } from '../log.js';
+import { CredentialCache, Credentials } from './credentials.js';
+
+const log = createLogger('silent');
+const cleanup: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const c of cleanup.splice(0).reverse()) await c();
+});
+
+async function member(namespace: string): Promise<{ bus: NatsBus; credentials: Credentials }> {
+  const bus = await NatsBus.connect(inject('natsUrl'), log, 'credentials-test');
+  const credentials = new Credentials(bus, namespace, log);
+  await credentials.start();
+  cleanup.push(() => bus.close(), () => credentials.stop());
+  return { bus, credentials };
+}
+
+/** A load that counts its calls and answers what `state` says at the moment it is called. */
+function store(initial: string) {
+  const s = { state: initial, loads: 0, load: async () => (s.loads++, s.state) };
+  return s;
+}
+
+describe('credentials', () => {
+  it('when a revocation arrives while a read is in flight, then that read answers once and is not kept', async () => {
+    const cache = new CredentialCache(60_000);
+    let release!: (v: string) => void;
+    const reading = cache.lookup('key', 'k1', () => new Promise<string>((r) => (release = r)));
+    cache.forget('key', ['k1']);
+    release('active'); // read before the revocation was written
+    expect(await reading).toBe('active');
+    const after = store('revoked');
+    expect(await cache.lookup('key', 'k1', after.load)).toBe('revoked');
+    expect(after.loads).toBe(1);
+  });
+
+  it('when one process revokes, then the other has forgotten the credential before the revocation returns', async () => {
+    const namespace = `cr${randomBytes(3).toString('hex')}`;
+    const a = await member(namespace);
+    const b = await member(namespace);
+    await sleep(400); // both introduced
+    const backing = store('active');
+    expect(await b.credentials.cache.lookup('session', 's1', backing.load)).toBe('active');
+    expect(await b.credentials.cache.lookup('session', 's1', backing.load)).toBe('active');
+    expect(backing.loads).toBe(1);
+    backing.state = 'revoked';
+    await a.credentials.revoked('session', ['s1']);
+    expect(await b.credentials.cache.lookup('session', 's1', backing.load)).toBe('revoked');
+    expect(backing.loads).toBe(2);
+  });
+
+  it('when a process stops hearing its own heartbeat, then it reads every credential again', async () => {
+    const { bus, credentials } = await member(`cr${randomBytes(3).toString('hex')}`);
+    const backing = store('active');
+    await credentials.cache.lookup('key', 'k1', backing.load);
+    await credentials.cache.lookup('key', 'k1', backing.load);
+    expect(backing.loads).toBe(1);
+    await bus.close(); // cut off: revocations could now pass it by
+    await sleep(4_500);
+    await credentials.cache.lookup('key', 'k1', backing.load);
+    expect(backing.loads).toBe(2);
+  });
+});

@@ -1,0 +1,102 @@
+// Credentials served from memory in every worker, and revocation that still holds on the very next
+// request everywhere: two gateways and two worker processes over NATS, a stream of requests on
+// gateway B while the credential is revoked through gateway A.
+import { randomBytes } from 'node:crypto';
+import * as oauth from 'oauth4webapi';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { appCall, caregiverWithKey } from './harness/identity.js';
+import { startRole, type RoleProcess } from './harness/processes.js';
+import { freshDatabaseUrl } from './harness/servers.js';
+import { startTestService, surfaceEnv, type TestService } from './harness/service.js';
+import { connectedApp, insecure } from './oauth.fixtures.js';
+
+let a: TestService;
+let b: TestService;
+const workers: RoleProcess[] = [];
+
+beforeAll(async () => {
+  const mongoUrl = freshDatabaseUrl(inject('mongoUrl'));
+  const surfaces = await surfaceEnv();
+  // Every process names the same public URLs (gateway A's), as one deployment behind a balancer.
+  const publicUrls = Object.fromEntries(Object.entries(surfaces).filter(([k]) => k.endsWith('_URL')));
+  const env = { NATS_URL: inject('natsUrl'), MONGO_URL: mongoUrl, BUS_NAMESPACE: `creds${randomBytes(3).toString('hex')}`, RATE_MCP_KEY_PER_MIN: '100000', ...publicUrls };
+  workers.push(startRole('worker', env), startRole('worker', env));
+  await Promise.all(workers.map((w) => w.waitFor(/workers serving/)));
+  a = await startTestService({ nats: true, role: 'gateway', mongoUrl, env: { ...env, ...surfaces } });
+  b = await startTestService({ nats: true, role: 'gateway', mongoUrl, env });
+}, 60_000);
+afterAll(async () => {
+  await b?.stop();
+  await a?.stop();
+  await Promise.all(workers.map((w) => w.kill('SIGKILL')));
+});
+
+interface Outcome {
+  startedAt: number;
+  status: number;
+}
+
+/** Requests on gateway B from `clients` callers at once, each sending the next when its last is answered, until `stop()`. */
+function streamOn(gateway: TestService, credential: string, clients: number) {
+  const outcomes: Outcome[] = [];
+  let running = true;
+  const call = () =>
+    fetch(`${gateway.urls.app}/api/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${credential}` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'ping', arguments: {} } }),
+    });
+  const loops = Array.from({ length: clients }, async () => {
+    while (running) {
+      const startedAt = performance.now();
+      const res = await call();
+      await res.arrayBuffer();
+      outcomes.push({ startedAt, status: res.status });
+    }
+  });
+  return {
+    outcomes,
+    served: () => outcomes.filter((o) => o.status === 200).length,
+    stop: async () => {
+      running = false;
+      await Promise.all(loops);
+    },
+  };
+}
+
+async function until(check: () => boolean): Promise<void> {
+  while (!check()) await new Promise((r) => setTimeout(r, 10));
+}
+
+describe('credentials - revocation across gateways and workers under load', () => {
+  it('when a key is revoked on gateway A while gateway B serves a stream with it, then every request on B that starts after the revoke returned is refused', async () => {
+    const { apiKey, keyId, cookie } = await caregiverWithKey(a, 'stream-key@example.com');
+    const stream = streamOn(b, apiKey, 6);
+    // Both workers have served the key (and so hold it in memory) before it is revoked.
+    await until(() => stream.served() >= 40);
+    const revoked = await appCall(a, cookie, 'POST', `/api/keys/${keyId}/revoke`);
+    const returnedAt = performance.now();
+    expect(revoked.json.key.status).toBe('revoked');
+    await until(() => stream.outcomes.filter((o) => o.startedAt > returnedAt).length >= 40);
+    await stream.stop();
+
+    const after = stream.outcomes.filter((o) => o.startedAt > returnedAt);
+    expect(after.map((o) => o.status)).toEqual(after.map(() => 403));
+    expect(stream.outcomes.filter((o) => o.startedAt < returnedAt && o.status === 200).length).toBeGreaterThanOrEqual(40);
+  });
+
+  it('when an OAuth access token is revoked at /oauth/revoke on gateway A while gateway B serves a stream with it, then every request on B that starts after the revoke returned is 401', async () => {
+    const { as, reg, tokens } = await connectedApp(a, 'stream-token@example.com');
+    const stream = streamOn(b, tokens.access_token, 6);
+    await until(() => stream.served() >= 40);
+    const res = await oauth.revocationRequest(as, reg.client, oauth.None(), tokens.access_token, { additionalParameters: { token_type_hint: 'access_token' }, ...insecure });
+    const returnedAt = performance.now();
+    expect(res.status).toBe(200);
+    await until(() => stream.outcomes.filter((o) => o.startedAt > returnedAt).length >= 40);
+    await stream.stop();
+
+    const after = stream.outcomes.filter((o) => o.startedAt > returnedAt);
+    expect(after.map((o) => o.status)).toEqual(after.map(() => 401));
+    expect(stream.outcomes.filter((o) => o.startedAt < returnedAt && o.status === 200).length).toBeGreaterThanOrEqual(40);
+  });
+});
