@@ -14,6 +14,8 @@ import { AuditLog } from './audit.js';
 import { authenticate, AuthRefusal, resourceMetadataUrl, type WorkspaceCaller } from './caller.js';
 import { WORKSPACE_ENDPOINT, WORKSPACE_INSTRUCTIONS } from './endpoint.js';
 import { WorkspaceStore } from '../family/records.js';
+import { workspacePrompts } from './prompts.js';
+import { workspaceResources } from './resources.js';
 import { toolVisibleTo, workspaceTools } from './tools.js';
 
 export function createWorkspaceServer(store: WorkspaceStore, log?: Logger): McpServer {
@@ -23,6 +25,8 @@ export function createWorkspaceServer(store: WorkspaceStore, log?: Logger): McpS
     version: VERSION,
     instructions: WORKSPACE_INSTRUCTIONS,
     tools: workspaceTools(store),
+    prompts: workspacePrompts(store),
+    resources: workspaceResources(store),
     notificationStatus: 202,
     invalidArguments: 'error',
     toolVisible: toolVisibleTo,
