@@ -63,8 +63,8 @@ describe('the weekly care summary prompt and timeline resources', () => {
         const text = (got.messages[0]!.content as { type: 'text'; text: string }).text;
         expect(text).toContain('Rosa Rivera');
         expect(text).toContain('Metoprolol 25 mg given by Ana');
-        expect(text).toContain('Blood pressure 131/84');
-        expect(text).toContain('Walked to the garden and back.');
+        expect(text).toContain('Blood pressure 131/84 mmHg, recorded by Ana');
+        expect(text).toContain('Note from Ben: Walked to the garden and back.');
         expect(text).toContain('1 medication given, 1 vital-sign reading, 1 note');
         expect(text).not.toContain('An older note outside the week.');
         expect(text).not.toContain(rosa.lovedOneId);
