@@ -25,7 +25,7 @@ import { toInputSchema, toOutputSchema, type CallContext, type ToolAnnotations, 
 
 export { defineTool, implementTool, toInputSchema, toOutputSchema, type CallContext, type ToolAnnotations, type ToolDeclaration, type ToolDefinition, type ToolResult } from './tool.js';
 export type { Features, PromptDeclaration, PromptDefinition, PromptMessage, ResourceContents, ResourceEntry, ResourceProvider, ResourceTemplateDeclaration } from './features.js';
-export { DEFAULT_PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS } from './versions.js';
+export { CURRENT_PROTOCOL_VERSION, DEFAULT_PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS } from './versions.js';
 
 
 /** Prompts and resources (rpc/features.ts) are optional; tools are always there. */

@@ -70,6 +70,7 @@ const mcpDescriptor: Json = {
     description: { type: 'string' },
     transport: { type: 'string', enum: ['streamable-http'] },
     protocolVersion: { type: 'string' },
+    currentProtocolVersion: { type: 'string', enum: [...SUPPORTED_PROTOCOL_VERSIONS] },
     supportedProtocolVersions: { type: 'array', items: { type: 'string', enum: [...SUPPORTED_PROTOCOL_VERSIONS] } },
     auth: { type: 'string' },
     endpoint: { type: 'string', format: 'uri' },
