@@ -32,7 +32,7 @@ const rpcId = { description: 'String, number or null.', anyOf: [{ type: 'string'
 const jsonRpcRequest: Json = {
   type: 'object',
   required: ['jsonrpc', 'method'],
-  properties: { jsonrpc: { type: 'string', enum: ['2.0'] }, id: rpcId, method: { type: 'string' }, params: { type: 'object', additionalProperties: true } },
+  properties: { jsonrpc: { type: 'string', enum: ['2.0'] }, id: rpcId, method: { type: 'string', minLength: 1 }, params: { type: 'object', additionalProperties: true } },
 };
 
 const jsonRpcResponse: Json = {
