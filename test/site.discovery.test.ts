@@ -217,6 +217,12 @@ describe('site discovery documents', () => {
     const endpointLines = llms.split('\n').filter((l) => l.startsWith('Endpoint: '));
     expect(endpointLines).toHaveLength(3);
     for (const l of endpointLines) expect(l).toContain('MCP 2026-07-28, the current revision, without initialize; also 2025-11-25, 2025-06-18, 2025-03-26 through initialize');
+    // The workspace's prompt and resource template are declared once and named in both documents.
+    const workspace = agents.mcp.servers.find((s: any) => s.url === `${svc.config.appUrl}/api/mcp`);
+    expect(workspace.prompts.map((p: any) => p.name)).toEqual(['weekly_care_summary']);
+    expect(workspace.resourceTemplates.map((r: any) => r.uriTemplate)).toEqual(['carecircle://loved-ones/{lovedOneId}/timeline']);
+    expect(llms).toContain('Prompt `weekly_care_summary` (Weekly care summary for a loved one)');
+    expect(llms).toContain('Resource `carecircle://loved-ones/{lovedOneId}/timeline`');
     // The endpoints' own descriptors keep SPEC's default and name the current revision beside it.
     const descriptor = JSON.parse((await get(`${site}/api/mcp`, { accept: 'application/json' })).text);
     expect(descriptor).toMatchObject({ protocolVersion: '2025-03-26', currentProtocolVersion: '2026-07-28' });

@@ -29,6 +29,9 @@ export interface McpEndpointInfo {
   /** What a request naming no version is taken to speak (SPEC). */
   defaultProtocolVersion: string;
   tools: { name: string; description: string }[];
+  /** Prompts and resource templates, as the endpoint declares them (none on most). */
+  prompts: { name: string; title: string; description: string }[];
+  resourceTemplates: { uriTemplate: string; title: string; description: string }[];
 }
 
 /** Every MCP endpoint the slices declare, with URLs from configuration. */
@@ -47,6 +50,8 @@ export function mcpEndpoints(config: Config, slices: readonly SliceManifest[]): 
       supportedProtocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS].reverse(),
       defaultProtocolVersion: DEFAULT_PROTOCOL_VERSION,
       tools: e.tools.map((t) => ({ name: t.name, description: t.description })),
+      prompts: (e.prompts ?? []).map((p) => ({ name: p.name, title: p.title, description: p.description })),
+      resourceTemplates: (e.resourceTemplates ?? []).map((r) => ({ uriTemplate: r.uriTemplate, title: r.title, description: r.description })),
     })),
   );
 }

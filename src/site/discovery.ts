@@ -88,6 +88,8 @@ export function agentsJson(input: DiscoveryInput): Json {
         defaultProtocolVersion: e.defaultProtocolVersion,
         auth: endpointAuth(e, config),
         tools: e.tools,
+        ...(e.prompts.length ? { prompts: e.prompts } : {}),
+        ...(e.resourceTemplates.length ? { resourceTemplates: e.resourceTemplates } : {}),
       })),
     },
     auth: {
@@ -100,7 +102,11 @@ export function agentsJson(input: DiscoveryInput): Json {
 }
 
 function toolLines(e: McpEndpointInfo): string[] {
-  return e.tools.map((t) => `- \`${t.name}\`: ${escapeMarkdown(t.description)}`);
+  return [
+    ...e.tools.map((t) => `- \`${t.name}\`: ${escapeMarkdown(t.description)}`),
+    ...e.prompts.map((p) => `\nPrompt \`${p.name}\` (${escapeMarkdown(p.title)}): ${escapeMarkdown(p.description)}`),
+    ...e.resourceTemplates.map((r) => `\nResource \`${r.uriTemplate}\` (${escapeMarkdown(r.title)}): ${escapeMarkdown(r.description)}`),
+  ];
 }
 
 function endpointSection(e: McpEndpointInfo): string[] {
