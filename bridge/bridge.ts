@@ -1,6 +1,7 @@
 // The bridge proper: each stdin frame becomes at most one POST, and each request id gets exactly
 // one reply line on stdout, whatever the server, the network or the client sent.
 import { RPC } from '../src/rpc/codes.js';
+import { routingHeaders } from './era.js';
 import type { Frame } from './framing.js';
 import type { Log } from './log.js';
 import { classify, idKey, invalidRequest, parseError, recoverId, rpcError, type Message, type RpcErrorObject, type RpcId, type RpcResponse } from './messages.js';
@@ -56,7 +57,7 @@ export class Bridge {
     if (msg.kind === 'response') return this.log.debug(`ignored a response from the client (id ${idKey(msg.id)}): the server sends no requests`);
     this.log.debug(`→ ${label(msg)}`);
     this.track([msg], false, async () => {
-      const exchange = await this.upstream.exchange(text, label(msg), this.stopWaiting.signal);
+      const exchange = await this.upstream.exchange(text, label(msg), this.stopWaiting.signal, routingHeaders(msg.value, msg.method));
       if (msg.kind === 'notification') {
         if (exchange.kind === 'failed') this.log.warn(`${msg.method} (notification) failed: ${exchange.error.message}`);
         return;

@@ -1,5 +1,6 @@
 // For --check: which of carecircle's MCP endpoints a URL reached, from the endpoint's own answers,
 // and which workspace tools a credential's scopes let it call.
+import { TOOL_SCOPES as WORKSPACE_TOOL_SCOPES } from '../src/workspace/scopes.js';
 import { resourceMetadataFrom } from './oauth.js';
 import type { BridgeOptions } from './options.js';
 
@@ -46,16 +47,8 @@ export function wrongEndpoint(kind: Exclude<EndpointKind, 'workspace'>, o: Pick<
   };
 }
 
-/**
- * The scope each workspace tool needs from an OAuth sign-in (the workspace enforces the same:
- * src/workspace/tools.ts). Keys are unscoped. A tool missing here needs no scope the bridge knows of.
- */
-export const TOOL_SCOPES: Record<string, string | undefined> = {
-  ping: undefined,
-  get_user_profile: 'profile:read',
-  list_loved_ones: 'care_circle:read',
-  list_care_events: 'care_circle:read',
-};
+/** The scope each workspace tool needs from an OAuth sign-in: the declaration the workspace enforces. */
+export const TOOL_SCOPES: Readonly<Record<string, string | undefined>> = WORKSPACE_TOOL_SCOPES;
 
 export interface ToolAccess {
   name: string;

@@ -38,14 +38,14 @@ export class Upstream {
    * POST one stdin message and interpret the answer. `stopWaiting` cuts a 429 wait short
    * (shutdown): the request is then answered -32029 at once instead of retried.
    */
-  async exchange(payload: string, label: string, stopWaiting?: AbortSignal): Promise<Exchange> {
-    let outcome = await this.attempt(payload);
+  async exchange(payload: string, label: string, stopWaiting?: AbortSignal, routing?: Record<string, string>): Promise<Exchange> {
+    let outcome = await this.attempt(payload, routing);
     if (outcome.kind !== 'limited') return outcome;
     const waitMs = outcome.retryAfterSec * 1000;
     if (waitMs <= this.o.maxRetryWaitMs && !stopWaiting?.aborted) {
       this.o.log.info(`${label}: rate limited (429); retrying once in ${outcome.retryAfterSec} s`);
       const waited = await sleep(waitMs, true, stopWaiting ? { signal: stopWaiting } : {}).catch(() => false);
-      if (waited) outcome = await this.attempt(payload);
+      if (waited) outcome = await this.attempt(payload, routing);
     }
     if (outcome.kind !== 'limited') return outcome;
     this.o.log.warn(`${label}: rate limited (429); answered -32029`);
@@ -61,15 +61,16 @@ export class Upstream {
     });
   }
 
-  private headers(authorization: string | undefined): Record<string, string> {
+  /** `routing`: a 2026-07-28 message's own version, method and name headers, in place of the negotiated version. */
+  private headers(authorization: string | undefined, routing?: Record<string, string>): Record<string, string> {
     return {
       'user-agent': this.o.userAgent,
       ...this.o.headers,
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
       ...(authorization ? { authorization } : {}),
-      ...(this.protocolVersion ? { 'mcp-protocol-version': this.protocolVersion } : {}),
-      ...(this.sessionId ? { 'mcp-session-id': this.sessionId } : {}),
+      ...(routing ?? (this.protocolVersion ? { 'mcp-protocol-version': this.protocolVersion } : {})),
+      ...(this.sessionId && !routing ? { 'mcp-session-id': this.sessionId } : {}),
     };
   }
 
@@ -78,24 +79,24 @@ export class Upstream {
    * expired or was refused) renews it and sends the message once more: a 401 means the server
    * did not act on it.
    */
-  private async attempt(payload: string, mayRenew = true): Promise<Attempt> {
+  private async attempt(payload: string, routing?: Record<string, string>, mayRenew = true): Promise<Attempt> {
     const auth = await this.o.credential.authorization();
     if (!auth.ok) return failed(auth.error);
-    const sent = await this.post(payload, auth.header);
+    const sent = await this.post(payload, auth.header, routing);
     if ('kind' in sent) return sent;
     if (sent.res.status === 401 && mayRenew && (await this.o.credential.renew(auth.header))) {
       this.o.log.debug('the server refused the access token; renewed it and sending again');
-      return this.attempt(payload, false);
+      return this.attempt(payload, routing, false);
     }
     return this.interpret(sent.res, sent.text);
   }
 
-  private async post(payload: string, authorization: string | undefined): Promise<{ res: Response; text: string } | Exchange> {
+  private async post(payload: string, authorization: string | undefined, routing?: Record<string, string>): Promise<{ res: Response; text: string } | Exchange> {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), this.o.timeoutMs);
     try {
       // Redirects are not followed: a POST turned into a GET, or a key sent elsewhere, would be worse than an error.
-      const res = await fetch(this.o.endpoint, { method: 'POST', headers: this.headers(authorization), body: payload, redirect: 'manual', signal: controller.signal });
+      const res = await fetch(this.o.endpoint, { method: 'POST', headers: this.headers(authorization, routing), body: payload, redirect: 'manual', signal: controller.signal });
       return { res, text: await res.text() };
     } catch (err) {
       if (controller.signal.aborted)

@@ -277,7 +277,7 @@ describe.concurrent('stdio bridge', () => {
       b.send('{"jsonrpc":"2.0","method":"notifications/initialized"}');
       b.send(`[${line('b1', 'ping')},${pingTool('b2')},{"jsonrpc":"2.0","method":"notifications/initialized"},3]`);
       b.child.stdin.write(Buffer.from([0x00, 0xff, 0xfe, 0x0a]));
-      b.send(line('unknown', 'resources/list'));
+      b.send(line('unknown', 'completion/complete'));
       b.send(pingTool('alive'));
       b.child.stdin.end();
       expect(await b.exited).toBe(0);

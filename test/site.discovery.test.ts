@@ -207,6 +207,27 @@ describe('site discovery documents', () => {
     });
   });
 
+  it('when the documents name MCP versions, then 2026-07-28 is the current one and every supported version is listed newest first', async () => {
+    const versions = ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26'];
+    const agents = JSON.parse((await get(`${site}/agents.json`)).text);
+    const server = JSON.parse((await get(`${site}/.well-known/mcp/server.json`)).text);
+    const llms = (await get(`${site}/llms.txt`)).text;
+    for (const s of agents.mcp.servers) expect(s, s.url).toMatchObject({ protocolVersion: '2026-07-28', supportedProtocolVersions: versions, defaultProtocolVersion: '2025-03-26' });
+    for (const e of server._meta['io.modelcontextprotocol.registry/publisher-provided'].endpoints) expect(e, e.url).toMatchObject({ protocolVersion: '2026-07-28', supportedProtocolVersions: versions });
+    const endpointLines = llms.split('\n').filter((l) => l.startsWith('Endpoint: '));
+    expect(endpointLines).toHaveLength(3);
+    for (const l of endpointLines) expect(l).toContain('MCP 2026-07-28, the current revision, without initialize; also 2025-11-25, 2025-06-18, 2025-03-26 through initialize');
+    // The workspace's prompt and resource template are declared once and named in both documents.
+    const workspace = agents.mcp.servers.find((s: any) => s.url === `${svc.config.appUrl}/api/mcp`);
+    expect(workspace.prompts.map((p: any) => p.name)).toEqual(['weekly_care_summary']);
+    expect(workspace.resourceTemplates.map((r: any) => r.uriTemplate)).toEqual(['carecircle://loved-ones/{lovedOneId}/timeline']);
+    expect(llms).toContain('Prompt `weekly_care_summary` (Weekly care summary for a loved one)');
+    expect(llms).toContain('Resource `carecircle://loved-ones/{lovedOneId}/timeline`');
+    // The endpoints' own descriptors keep SPEC's default and name the current revision beside it.
+    const descriptor = JSON.parse((await get(`${site}/api/mcp`, { accept: 'application/json' })).text);
+    expect(descriptor).toMatchObject({ protocolVersion: '2025-03-26', currentProtocolVersion: '2026-07-28' });
+  });
+
   it('when tools are listed in agents.json, server.json and llms.txt, then each matches the endpoints that serve them', async () => {
     const live = await directoryToolNames();
     const agents = JSON.parse((await get(`${site}/agents.json`)).text);

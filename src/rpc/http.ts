@@ -3,7 +3,7 @@ import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js
 import type { Logger } from '../log.js';
 import { RPC } from './codes.js';
 import { RpcError } from './errors.js';
-import { DEFAULT_PROTOCOL_VERSION, failure, SUPPORTED_PROTOCOL_VERSIONS, type McpServer } from './mcp.js';
+import { CURRENT_PROTOCOL_VERSION, DEFAULT_PROTOCOL_VERSION, failure, SUPPORTED_PROTOCOL_VERSIONS, type McpServer } from './mcp.js';
 
 /** A GET that wants only an event stream gets 405: we never stream, and a 200 JSON would loop SSE clients. */
 export function wantsOnlyEventStream(accept: string | undefined): boolean {
@@ -41,7 +41,9 @@ export function endpointDescriptor(server: McpServer, endpoint: { url: string; a
     version: server.options.version,
     description: server.options.instructions,
     transport: 'streamable-http',
+    // SPEC's field: what a request naming no version speaks. The current revision is named beside it.
     protocolVersion: DEFAULT_PROTOCOL_VERSION,
+    currentProtocolVersion: CURRENT_PROTOCOL_VERSION,
     supportedProtocolVersions: SUPPORTED_PROTOCOL_VERSIONS,
     auth: endpoint.auth,
     endpoint: endpoint.url,

@@ -20,13 +20,16 @@ import {
   unsupportedVersion,
 } from './versions.js';
 
+import { FEATURE_METHODS, FeatureSet, type Features } from './features.js';
 import { toInputSchema, toOutputSchema, type CallContext, type ToolAnnotations, type ToolDefinition } from './tool.js';
 
 export { defineTool, implementTool, toInputSchema, toOutputSchema, type CallContext, type ToolAnnotations, type ToolDeclaration, type ToolDefinition, type ToolResult } from './tool.js';
-export { DEFAULT_PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS } from './versions.js';
+export type { Features, PromptDeclaration, PromptDefinition, PromptMessage, ResourceContents, ResourceEntry, ResourceProvider, ResourceTemplateDeclaration } from './features.js';
+export { CURRENT_PROTOCOL_VERSION, DEFAULT_PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS } from './versions.js';
 
 
-export interface McpServerOptions {
+/** Prompts and resources (rpc/features.ts) are optional; tools are always there. */
+export interface McpServerOptions extends Features {
   name: string;
   title: string;
   version: string;
@@ -63,8 +66,10 @@ export class McpServer {
   readonly publicTools: readonly PublicTool[];
   /** The same tools with their `outputSchema`, for versions that have structured content. */
   readonly typedTools: readonly PublicTool[];
+  private readonly features: FeatureSet;
 
   constructor(readonly options: McpServerOptions) {
+    this.features = new FeatureSet(options);
     for (const tool of options.tools) this.tools.set(tool.name, tool);
     // Generated once: tools/list and the descriptors are served from this cache.
     this.publicTools = options.tools.map((t) => ({
@@ -114,7 +119,7 @@ export class McpServer {
     if (refused) return this.errorReply(notification ? null : (msg.id ?? null), refused);
     if (notification) return { status: 202, headers: {} };
     const full: CallContext = { ...ctx, protocolVersion: claimed as string, modern: true };
-    if (!MODERN_METHODS.has(msg.method))
+    if (!MODERN_METHODS.has(msg.method) && !this.features.handles(msg.method))
       return this.errorReply(msg.id ?? null, new RpcError(RPC.METHOD_NOT_FOUND, `Method not found: ${msg.method}`, { hint: `Supported methods in ${full.protocolVersion}: ${[...MODERN_METHODS].join(', ')}.` }, 404));
     try {
       const result = await this.dispatch(msg, full);
@@ -153,9 +158,10 @@ export class McpServer {
       case 'tools/call':
         return this.callTool(msg.params, ctx);
       default:
+        if (this.features.handles(msg.method)) return this.features.dispatch(msg.method, msg.params, ctx, (ttlMs) => (ctx.modern ? this.cacheHints(ttlMs) : {}));
         if (msg.method.startsWith('notifications/')) return {};
         throw new RpcError(RPC.METHOD_NOT_FOUND, `Method not found: ${msg.method}`, {
-          hint: 'Supported methods: initialize, ping, tools/list, tools/call, notifications/initialized.',
+          hint: `Supported methods: initialize, ping, tools/list, tools/call, ${FEATURE_METHODS.filter((m) => this.features.handles(m)).map((m) => `${m}, `).join('')}notifications/initialized.`,
         });
     }
   }
@@ -167,8 +173,8 @@ export class McpServer {
     return visible ? tools.filter((t) => visible(t.name, ctx.caller)) : tools;
   }
 
-  private cacheHints() {
-    return { ttlMs: LIST_TTL_MS, cacheScope: this.options.cacheScope ?? 'public' };
+  private cacheHints(ttlMs = LIST_TTL_MS) {
+    return { ttlMs, cacheScope: this.options.cacheScope ?? 'public' };
   }
 
   private serverInfo() {
@@ -180,7 +186,7 @@ export class McpServer {
     const tools = this.visibleTools(ctx).map((t) => t.name);
     return {
       supportedVersions: [...SUPPORTED_PROTOCOL_VERSIONS].reverse(),
-      capabilities: tools.length ? { tools: { listChanged: false } } : {},
+      capabilities: { ...(tools.length ? { tools: { listChanged: false } } : {}), ...this.features.capabilities(ctx) },
       ...(this.options.instructions ? { instructions: this.options.instructions } : {}),
       ...this.cacheHints(),
       _meta: { [VISIBLE_TOOLS_META]: tools },
@@ -193,7 +199,7 @@ export class McpServer {
     const protocolVersion = asked === undefined ? DEFAULT_PROTOCOL_VERSION : isSupportedVersion(asked) && !isModernVersion(asked) ? asked : NEWEST_LEGACY_VERSION;
     return {
       protocolVersion,
-      capabilities: { tools: { listChanged: false } },
+      capabilities: { tools: { listChanged: false }, ...this.features.capabilities() },
       serverInfo: this.serverInfo(),
       ...(this.options.instructions ? { instructions: this.options.instructions } : {}),
     };

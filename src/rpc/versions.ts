@@ -12,6 +12,8 @@ export const LEGACY_PROTOCOL_VERSIONS = ['2025-03-26', '2025-06-18', '2025-11-25
 /** Versions carried on every request in `params._meta`, without a handshake. */
 export const MODERN_PROTOCOL_VERSIONS = ['2026-07-28'] as const;
 export const SUPPORTED_PROTOCOL_VERSIONS = [...LEGACY_PROTOCOL_VERSIONS, ...MODERN_PROTOCOL_VERSIONS] as const;
+/** The current revision: what discovery documents name first. */
+export const CURRENT_PROTOCOL_VERSION = MODERN_PROTOCOL_VERSIONS[0];
 /** What a request without any version is taken to speak (MCP allows it for pre-header clients). */
 export const DEFAULT_PROTOCOL_VERSION = '2025-03-26';
 /** What `initialize` answers to a version it does not know: the newest it can negotiate there. */

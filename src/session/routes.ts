@@ -4,7 +4,7 @@ import { defineRoutes } from '../slice/contract.js';
 import { perMinute } from '../limits/limiter.js';
 
 const sessionStatus = { type: 'object', required: ['authenticated'], additionalProperties: true, properties: { authenticated: { type: 'boolean' } } };
-const sessionRequest = { type: 'object', required: ['idToken'], properties: { idToken: { type: 'string', minLength: 1, description: 'An identity-provider ID token of a signed-in user.' } } };
+const sessionRequest = { type: 'object', required: ['idToken'], properties: { idToken: { type: 'string', minLength: 1, maxLength: 8192, description: 'An identity-provider ID token of a signed-in user.' } } };
 
 export const SESSION_ROUTES = defineRoutes({
   apiAuthSession: {

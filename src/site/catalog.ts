@@ -3,7 +3,7 @@
 // slice manifests, never from hand-kept copies.
 import type { Config } from '../config.js';
 import { SCOPES } from '../auth/scopes.js';
-import { DEFAULT_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../rpc/mcp.js';
+import { CURRENT_PROTOCOL_VERSION, DEFAULT_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../rpc/mcp.js';
 import { SANDBOX_ENDPOINT } from '../sandbox/endpoint.js';
 import type { McpEndpointSpec, SliceManifest } from '../slice/contract.js';
 import { WORKSPACE_ENDPOINT } from '../workspace/endpoint.js';
@@ -22,9 +22,16 @@ export interface McpEndpointInfo {
   auth: 'none' | 'bearer';
   authDescription: string;
   transport: 'streamable-http';
+  /** The current revision (2026-07-28: stateless, per-request `_meta`). */
   protocolVersion: string;
+  /** Newest first: the current revision, then the 2025 revisions negotiated through `initialize`. */
   supportedProtocolVersions: readonly string[];
+  /** What a request naming no version is taken to speak (SPEC). */
+  defaultProtocolVersion: string;
   tools: { name: string; description: string }[];
+  /** Prompts and resource templates, as the endpoint declares them (none on most). */
+  prompts: { name: string; title: string; description: string }[];
+  resourceTemplates: { uriTemplate: string; title: string; description: string }[];
 }
 
 /** Every MCP endpoint the slices declare, with URLs from configuration. */
@@ -39,9 +46,12 @@ export function mcpEndpoints(config: Config, slices: readonly SliceManifest[]): 
       auth: e.auth,
       authDescription: e.authDescription(config),
       transport: 'streamable-http' as const,
-      protocolVersion: DEFAULT_PROTOCOL_VERSION,
-      supportedProtocolVersions: SUPPORTED_PROTOCOL_VERSIONS,
+      protocolVersion: CURRENT_PROTOCOL_VERSION,
+      supportedProtocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS].reverse(),
+      defaultProtocolVersion: DEFAULT_PROTOCOL_VERSION,
       tools: e.tools.map((t) => ({ name: t.name, description: t.description })),
+      prompts: (e.prompts ?? []).map((p) => ({ name: p.name, title: p.title, description: p.description })),
+      resourceTemplates: (e.resourceTemplates ?? []).map((r) => ({ uriTemplate: r.uriTemplate, title: r.title, description: r.description })),
     })),
   );
 }

@@ -85,8 +85,11 @@ export function agentsJson(input: DiscoveryInput): Json {
         transport: e.transport,
         protocolVersion: e.protocolVersion,
         supportedProtocolVersions: e.supportedProtocolVersions,
+        defaultProtocolVersion: e.defaultProtocolVersion,
         auth: endpointAuth(e, config),
         tools: e.tools,
+        ...(e.prompts.length ? { prompts: e.prompts } : {}),
+        ...(e.resourceTemplates.length ? { resourceTemplates: e.resourceTemplates } : {}),
       })),
     },
     auth: {
@@ -99,11 +102,15 @@ export function agentsJson(input: DiscoveryInput): Json {
 }
 
 function toolLines(e: McpEndpointInfo): string[] {
-  return e.tools.map((t) => `- \`${t.name}\`: ${escapeMarkdown(t.description)}`);
+  return [
+    ...e.tools.map((t) => `- \`${t.name}\`: ${escapeMarkdown(t.description)}`),
+    ...e.prompts.map((p) => `\nPrompt \`${p.name}\` (${escapeMarkdown(p.title)}): ${escapeMarkdown(p.description)}`),
+    ...e.resourceTemplates.map((r) => `\nResource \`${r.uriTemplate}\` (${escapeMarkdown(r.title)}): ${escapeMarkdown(r.description)}`),
+  ];
 }
 
 function endpointSection(e: McpEndpointInfo): string[] {
-  return [`### ${e.title}`, '', `Endpoint: ${e.url} (MCP ${e.protocolVersion}, Streamable HTTP, JSON responses). Authentication: ${escapeMarkdown(e.authDescription)}`, '', ...toolLines(e), ''];
+  return [`### ${e.title}`, '', `Endpoint: ${e.url} (MCP ${e.protocolVersion}, the current revision, without initialize; also ${e.supportedProtocolVersions.slice(1).join(', ')} through initialize; Streamable HTTP, JSON responses). Authentication: ${escapeMarkdown(e.authDescription)}`, '', ...toolLines(e), ''];
 }
 
 export function llmsTxt(input: DiscoveryInput): string {
@@ -229,7 +236,7 @@ export function serverJson(input: DiscoveryInput): Json {
     ),
     _meta: {
       'io.modelcontextprotocol.registry/publisher-provided': {
-        endpoints: endpoints.map((e) => ({ name: e.name, title: e.title, url: e.url, auth: e.auth, protocolVersion: e.protocolVersion, tools: e.tools.map((t) => t.name) })),
+        endpoints: endpoints.map((e) => ({ name: e.name, title: e.title, url: e.url, auth: e.auth, protocolVersion: e.protocolVersion, supportedProtocolVersions: e.supportedProtocolVersions, tools: e.tools.map((t) => t.name) })),
         oauthAuthorizationServer: config.authUrl,
         documentation: urls(config).llms,
       },

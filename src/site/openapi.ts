@@ -32,7 +32,7 @@ const rpcId = { description: 'String, number or null.', anyOf: [{ type: 'string'
 const jsonRpcRequest: Json = {
   type: 'object',
   required: ['jsonrpc', 'method'],
-  properties: { jsonrpc: { type: 'string', enum: ['2.0'] }, id: rpcId, method: { type: 'string' }, params: { type: 'object', additionalProperties: true } },
+  properties: { jsonrpc: { type: 'string', enum: ['2.0'] }, id: rpcId, method: { type: 'string', minLength: 1 }, params: { type: 'object', additionalProperties: true } },
 };
 
 const jsonRpcResponse: Json = {
@@ -70,6 +70,7 @@ const mcpDescriptor: Json = {
     description: { type: 'string' },
     transport: { type: 'string', enum: ['streamable-http'] },
     protocolVersion: { type: 'string' },
+    currentProtocolVersion: { type: 'string', enum: [...SUPPORTED_PROTOCOL_VERSIONS] },
     supportedProtocolVersions: { type: 'array', items: { type: 'string', enum: [...SUPPORTED_PROTOCOL_VERSIONS] } },
     auth: { type: 'string' },
     endpoint: { type: 'string', format: 'uri' },

@@ -9,6 +9,9 @@ const noCache = { 'Cache-Control': { schema: { type: 'string' }, description: 'D
 const varyHeader = { Vary: { schema: { type: 'string', enum: ['Accept, Accept-Encoding'] }, description: 'HTML and markdown are cached apart.' } };
 
 /** A discovery document: readable from any origin, revalidated by ETag. */
+/** What /api/md renders: a path on this site (from /), or an absolute URL of it. */
+const onSite = (config: Config): string => `^(/|${config.siteUrl.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(/|$))`;
+
 function discoveryDoc(path: string, summary: string, description: string | ((config: Config) => string), contentType: string, schema: Json): RouteSpec {
   return {
     hosts: ['site'],
@@ -52,15 +55,15 @@ export const SITE_ROUTES = defineRoutes({
     methods: ['GET'],
     cors: 'public-read',
     forwardHeaders: ['accept', 'x-md-original-path', 'if-none-match'],
-    openapi: () => ({
+    openapi: ({ config }) => ({
       get: {
         tags: ['markdown'],
         summary: 'A directory page as markdown',
         description: 'Renders the page at `path` (with its query) from the same data as the HTML page. Pages also answer markdown directly when asked with `Accept: text/markdown`.',
         operationId: 'get_markdown',
         parameters: [
-          { name: 'path', in: 'query', required: false, schema: { type: 'string', maxLength: 2048, example: '/resources/eldercare-locator' }, description: 'Site path to render, with its query. Default: the x-md-original-path header, else /.' },
-          { name: 'x-md-original-path', in: 'header', required: false, schema: { type: 'string' }, description: 'The original path, when a proxy rewrote the request to /api/md.' },
+          { name: 'path', in: 'query', required: false, schema: { type: 'string', maxLength: 2048, pattern: onSite(config), example: '/resources/eldercare-locator' }, description: 'Site path to render, with its query: starting with / (or with SITE_URL). Default: the x-md-original-path header, else /.' },
+          { name: 'x-md-original-path', in: 'header', required: false, schema: { type: 'string', maxLength: 2048, pattern: onSite(config) }, description: 'The original path, when a proxy rewrote the request to /api/md.' },
           { name: 'Accept', in: 'header', required: false, schema: { type: 'string', example: 'text/markdown' } },
         ],
         responses: {

@@ -8,7 +8,7 @@ import type { Bus } from '../bus/types.js';
 import type { Config } from '../config.js';
 import type { OpenApiKit } from '../http/openapi.js';
 import type { Logger } from '../log.js';
-import type { ToolDeclaration } from '../rpc/mcp.js';
+import type { PromptDeclaration, ResourceTemplateDeclaration, ToolDeclaration } from '../rpc/mcp.js';
 import type { BucketPolicy, Limiter } from '../limits/limiter.js';
 
 /** The listeners a route can be served on; `internal` routes are reached over the bus only (the SMTP role). */
@@ -80,6 +80,10 @@ export interface McpEndpointSpec {
   auth: 'none' | 'bearer';
   authDescription: (config: Config) => string;
   tools: readonly ToolDeclaration[];
+  /** Prompts it serves (prompts/list), when any. */
+  prompts?: readonly PromptDeclaration[];
+  /** URI templates of the resources it serves (resources/templates/list), when any. */
+  resourceTemplates?: readonly ResourceTemplateDeclaration[];
 }
 
 export interface SweepJob {

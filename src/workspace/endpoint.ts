@@ -1,9 +1,11 @@
 // What the workspace MCP endpoint is, declared once: its identity, URL, credentials and tools.
 import type { McpEndpointSpec } from '../slice/contract.js';
+import { WORKSPACE_PROMPTS } from './prompts.js';
+import { WORKSPACE_RESOURCE_TEMPLATES } from './resources.js';
 import { WORKSPACE_TOOLS } from './tools.js';
 
 export const WORKSPACE_INSTRUCTIONS =
-  "Read-only access to the signed-in caregiver's own family workspace: profile, loved ones and recent care events. Write actions come in a later version.";
+  "Read-only access to the signed-in caregiver's own family workspace: profile, loved ones and recent care events, a weekly care summary prompt per loved one, and each loved one's timeline as a resource. Write actions come in a later version.";
 
 export const WORKSPACE_ENDPOINT: McpEndpointSpec = {
   id: 'workspace',
@@ -16,4 +18,6 @@ export const WORKSPACE_ENDPOINT: McpEndpointSpec = {
   authDescription: (config) =>
     `Authorization: Bearer <API key sk-svc-…> (minted in Settings → MCP API keys at ${config.appUrl}) or an OAuth access token from ${config.authUrl}.`,
   tools: Object.values(WORKSPACE_TOOLS),
+  prompts: WORKSPACE_PROMPTS,
+  resourceTemplates: WORKSPACE_RESOURCE_TEMPLATES,
 };

@@ -15,6 +15,8 @@ import { auditWriter } from './audit.js';
 import { authenticate, AuthRefusal, resourceMetadataUrl, type WorkspaceCaller } from './caller.js';
 import { WORKSPACE_ENDPOINT, WORKSPACE_INSTRUCTIONS } from './endpoint.js';
 import { WorkspaceStore } from '../family/records.js';
+import { workspacePrompts } from './prompts.js';
+import { workspaceResources } from './resources.js';
 import { toolVisibleTo, workspaceTools } from './tools.js';
 
 export function createWorkspaceServer(store: WorkspaceStore, log?: Logger): McpServer {
@@ -24,6 +26,8 @@ export function createWorkspaceServer(store: WorkspaceStore, log?: Logger): McpS
     version: VERSION,
     instructions: WORKSPACE_INSTRUCTIONS,
     tools: workspaceTools(store),
+    prompts: workspacePrompts(store),
+    resources: workspaceResources(store),
     notificationStatus: 202,
     invalidArguments: 'error',
     toolVisible: toolVisibleTo,

@@ -7,6 +7,7 @@ import { RpcError, ToolError } from '../rpc/errors.js';
 import { implementTool, type CallContext, type ToolDeclaration, type ToolDefinition } from '../rpc/mcp.js';
 import type { WorkspaceCaller } from './caller.js';
 import type { CareEventRecord, WorkspaceStore } from '../family/records.js';
+import { TOOL_SCOPES } from './scopes.js';
 import { careEventsOutput, lovedOnesOutput, pingOutput, profileOutput } from './outputs.js';
 
 export const DEFAULT_EVENTS_LIMIT = 20;
@@ -48,16 +49,9 @@ export const WORKSPACE_TOOLS = {
   },
 } as const satisfies Record<string, ToolDeclaration>;
 
-/** The scope each tool needs beyond a verified caller. */
-const TOOL_SCOPES: Record<string, Scope | undefined> = {
-  [WORKSPACE_TOOLS.getUserProfile.name]: 'profile:read',
-  [WORKSPACE_TOOLS.listLovedOnes.name]: 'care_circle:read',
-  [WORKSPACE_TOOLS.listCareEvents.name]: 'care_circle:read',
-};
-
 /** Whether a caller is shown a tool: OAuth callers see only what their granted scopes can run. */
 export function toolVisibleTo(tool: string, caller: unknown): boolean {
-  const scope = TOOL_SCOPES[tool];
+  const scope: Scope | undefined = (TOOL_SCOPES as Record<string, Scope | undefined>)[tool];
   const scopes = (caller as WorkspaceCaller | undefined)?.scopes;
   return !scope || scopes === undefined || scopes === 'all' || scopes.includes(scope);
 }

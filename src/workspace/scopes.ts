@@ -1,0 +1,14 @@
+// The OAuth scope each workspace tool, prompt and resource needs: one declaration that the
+// endpoint enforces and the stdio bridge reads for --check (a leaf module: type imports only).
+import type { Scope } from '../auth/scopes.js';
+
+/** By tool name; `undefined`: a verified caller is enough. API keys and sessions are not scope-gated. */
+export const TOOL_SCOPES = {
+  ping: undefined,
+  get_user_profile: 'profile:read',
+  list_loved_ones: 'care_circle:read',
+  list_care_events: 'care_circle:read',
+} as const satisfies Record<string, Scope | undefined>;
+
+/** The weekly care summary prompt and the loved ones' timeline resources read the care circle. */
+export const CARE_READ_SCOPE = 'care_circle:read' as const satisfies Scope;
