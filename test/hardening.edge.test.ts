@@ -133,3 +133,15 @@ describe('broken percent-encoding is the client’s to fix', () => {
     expect(await page.text()).toBe(await none.text());
   });
 });
+
+describe('bodies the auth host reads itself', () => {
+  it('when the development sign-in form is larger than its limit, then 413 PAYLOAD_TOO_LARGE, not 500', async () => {
+    const res = await fetch(`${svc.urls.auth}/dev/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ email: 'big@example.com', name: 'x'.repeat(20_000), return_to: `${svc.config.appUrl}/auth/callback` }).toString(),
+    });
+    expect(res.status).toBe(413);
+    expect(await res.json()).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', error: { code: 'PAYLOAD_TOO_LARGE' } });
+  });
+});
