@@ -9,7 +9,7 @@ import { pathsOf, type Edge, type SliceManifest } from '../src/slice/contract.js
 /** A partner subject never linked to a family, for the agency calls. */
 const OTHER_SUBJECT = 'fuzz-other-client';
 
-export type Surface = 'site' | 'app' | 'pipe';
+export type Surface = 'site' | 'app' | 'pipe' | 'auth';
 
 export interface Endpoint {
   /** `slice.route`, for the counts and failure reports. */
@@ -31,6 +31,28 @@ export function endpointsOf(slices: readonly SliceManifest[]): Endpoint[] {
           for (const path of pathsOf(spec)) out.push({ name: `${slice.name}.${route}`, host, path, methods: spec.methods, edge: spec.edge ?? 'api', bodyLimit: spec.bodyLimit ?? 64 * 1024 });
   return out;
 }
+
+/**
+ * The auth host is Koa middleware its slices mount as it is (the authorization server, the
+ * development sign-in), outside the route tables: its paths are listed here.
+ */
+export const AUTH_ENDPOINTS: readonly Endpoint[] = (
+  [
+    ['/.well-known/oauth-authorization-server', ['GET']],
+    ['/.well-known/openid-configuration', ['GET']],
+    ['/.well-known/jwks.json', ['GET']],
+    ['/oauth/authorize', ['GET', 'POST']],
+    ['/oauth/token', ['POST']],
+    ['/oauth/register', ['POST']],
+    ['/oauth/revoke', ['POST']],
+    ['/oauth/interaction/:uid', ['GET']],
+    ['/oauth/interaction/:uid/signed-in', ['GET']],
+    ['/oauth/interaction/:uid/login', ['POST']],
+    ['/oauth/interaction/:uid/consent', ['POST']],
+    ['/dev/login', ['GET', 'POST']],
+    ['/dev/jwks.json', ['GET']],
+  ] as const
+).map(([path, methods]) => ({ name: `auth ${path}`, host: 'auth', path, methods, edge: 'api', bodyLimit: 64 * 1024 }));
 
 /** Credentials and ids of a real family and partner, so generated requests also get past the checks. */
 export interface Fixtures {
@@ -111,13 +133,22 @@ const badEncoding = fc
     return { bytes: Buffer.concat(parts), type: 'application/json', shape: 'invalid utf-8' };
   });
 
+/** The argument names the tools declare, with values at and past every edge. */
+const toolArguments = (f: Fixtures) => {
+  const number = fc.oneof(fc.integer({ min: -2, max: 200 }), fc.constantFrom(0, -0, 0.5, 1e308, -1e308, 5e-324, 2 ** 53 + 1, 30, 31, 168, 169));
+  const text = fc.oneof(fc.string({ maxLength: 30 }), junkText, fc.constantFrom('respite care', 'OH', 'Ohio', 'home_health_aide', 'nursing_home_private', 'caregiver', 'x'.repeat(300)));
+  const value = fc.oneof(number, text, fc.constantFrom(...f.ids), fc.constant(null), fc.boolean(), fc.array(text, { maxLength: 2 }), fc.constant({ $gt: '' }));
+  const names = ['query', 'limit', 'category', 'state', 'slug', 'careType', 'hoursPerWeek', 'daysPerWeek', 'years', 'annualIncreasePct', 'lovedOneId', 'cursor', 'since', 'until', 'eventType', 'familyName', 'firstName', 'lastName', 'email'] as const;
+  return fc.dictionary(fc.constantFrom(...names), value, { maxKeys: 6 });
+};
+
 const rpcCall = (f: Fixtures) =>
   fc.record({
     jsonrpc: fc.constantFrom('2.0', '2.0', '1.0', 2),
     id: fc.oneof(fc.integer(), fc.string({ maxLength: 10 }), fc.constant(null), fc.constant(undefined), json(1)),
     method: fc.constantFrom('initialize', 'ping', 'tools/list', 'tools/call', 'tools/call', 'server/discover', 'resources/list', 'notifications/initialized', 'prompts/get', ''),
     params: fc.oneof(
-      fc.record({ name: fc.oneof(fc.constantFrom(...f.tools), junkText), arguments: fc.oneof(fc.record({ query: fc.string({ maxLength: 30 }), limit: fc.integer({ min: -5, max: 40 }) }), fc.dictionary(keyName, json(2), { maxKeys: 4 })) }),
+      fc.record({ name: fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...f.tools) }, { weight: 1, arbitrary: junkText }), arguments: fc.oneof(toolArguments(f), fc.dictionary(keyName, json(2), { maxKeys: 4 })) }),
       fc.record({ protocolVersion: fc.constantFrom(...SUPPORTED_PROTOCOL_VERSIONS, '1999-01-01'), capabilities: fc.constant({}), clientInfo: fc.constant({ name: 'fuzz', version: '1' }) }),
       fc.record({ _meta: fc.record({ 'io.modelcontextprotocol/protocolVersion': fc.constantFrom(...SUPPORTED_PROTOCOL_VERSIONS, 'junk'), 'io.modelcontextprotocol/clientCapabilities': fc.constant({}) }) }),
       json(2),
@@ -188,11 +219,47 @@ const eventBody = (f: Fixtures) =>
     });
 
 /** The agency calls' bodies, about a subject other than the linked one (turning that off would drop its events, rightly). */
-const controlBody = fc.record({ enabled: fc.oneof(fc.boolean(), junkText), subject_ref: fc.constantFrom(OTHER_SUBJECT, 'x'), requested_at: fc.oneof(fc.constantFrom(0, -3_600_000).map((ms) => nowIso(ms)), fc.constant('now')) }, { requiredKeys: ['subject_ref', 'requested_at'] });
+const controlBody = fc.record(
+  {
+    enabled: fc.oneof({ weight: 4, arbitrary: fc.boolean() }, { weight: 1, arbitrary: junkText }),
+    subject_ref: fc.oneof({ weight: 4, arbitrary: fc.constant(OTHER_SUBJECT) }, { weight: 1, arbitrary: fc.constant('x') }),
+    requested_at: fc.oneof({ weight: 4, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.constant(-3_600_000) }).map((ms) => nowIso(ms)),
+  },
+  { requiredKeys: ['subject_ref', 'requested_at'] },
+);
 
-/** A body the endpoint could take: JSON-RPC, a partner event or agency call, or the API's fields. */
+/** What the authorization server and the sign-in pages read: OAuth forms and client registrations. */
+const oauthBody = (f: Fixtures): fc.Arbitrary<Body> =>
+  fc.oneof(
+    fc
+      .record(
+        {
+          grant_type: fc.constantFrom('authorization_code', 'refresh_token', 'client_credentials', 'junk'),
+          code: junkText,
+          client_id: fc.oneof(fc.constant(`${f.origins.site}/client.json`), junkText),
+          redirect_uri: fc.constantFrom(`${f.origins.app}/auth/callback`, 'http://localhost:1/cb', 'javascript:alert(1)', ''),
+          code_verifier: junkText,
+          token: fc.constantFrom(f.apiKey, f.idToken, 'junk'),
+          token_type_hint: fc.constantFrom('access_token', 'refresh_token', 'junk'),
+          response_type: fc.constantFrom('code', 'token', ''),
+          scope: fc.constantFrom('profile:read care_circle:read', 'openid', ''),
+          email: fc.oneof(fc.emailAddress(), junkText),
+          name: fc.string({ maxLength: 30 }),
+          return_to: fc.constantFrom(`${f.origins.app}/auth/callback`, 'https://evil.example/', '//evil.example', ''),
+        },
+        { requiredKeys: [] },
+      )
+      .map((d): Body => ({ bytes: utf8(new URLSearchParams(d).toString()), type: 'application/x-www-form-urlencoded', shape: 'oauth form' })),
+    fc
+      .record({ redirect_uris: fc.array(fc.oneof(fc.webUrl(), junkText), { maxLength: 3 }), client_name: fc.string({ maxLength: 40 }), grant_types: fc.array(fc.constantFrom('authorization_code', 'refresh_token', 'implicit')), token_endpoint_auth_method: fc.constantFrom('none', 'client_secret_basic', 'junk') }, { requiredKeys: [] })
+      .map(asJson('client registration')),
+  );
+
+/** A body the endpoint could take: JSON-RPC, a partner event or agency call, OAuth, or the API's fields. */
 const shapedBody = (f: Fixtures, e: Endpoint): fc.Arbitrary<Body> =>
-  e.edge === 'mcp' ? rpcBody(f) : e.edge === 'signed' ? (e.methods.includes('POST') ? eventBody(f).map(asJson('event')) : controlBody.map(asJson('control'))) : apiBody(f);
+  e.host === 'auth'
+    ? oauthBody(f)
+    : e.edge === 'mcp' ? rpcBody(f) : e.edge === 'signed' ? (e.methods.includes('POST') ? eventBody(f).map(asJson('event')) : controlBody.map(asJson('control'))) : apiBody(f);
 
 const bodyFor = (f: Fixtures, e: Endpoint): fc.Arbitrary<Body> =>
   fc.oneof(
@@ -207,9 +274,9 @@ const bodyFor = (f: Fixtures, e: Endpoint): fc.Arbitrary<Body> =>
     { weight: 1, arbitrary: fc.string({ maxLength: 200 }).map((t): Body => ({ bytes: utf8(t), type: 'text/plain', shape: 'text' })) },
   );
 
-const contentType = (body: Body) =>
+const contentType = (body: Body, focused: boolean) =>
   fc.oneof(
-    { weight: 6, arbitrary: fc.constant(body.type) },
+    { weight: focused ? 24 : 6, arbitrary: fc.constant(body.type) },
     { weight: 1, arbitrary: fc.constantFrom(undefined, 'application/json', 'application/x-www-form-urlencoded', 'text/plain', 'application/xml', 'multipart/form-data', 'application/json; charset=latin1', 'application/*', ';;;', 'application/json, text/html') },
   );
 
@@ -217,17 +284,23 @@ const pathParam = (f: Fixtures) => fc.oneof(fc.constantFrom(...f.ids, OTHER_SUBJ
 const query = fc.oneof(
   { weight: 4, arbitrary: fc.constant('') },
   { weight: 2, arbitrary: fc.dictionary(fc.constantFrom('q', 'query', 'channel', 'threadId', 'limit', 'cursor', 'token', 'next', 'code', 'state', 'category'), fc.string({ maxLength: 30 }), { maxKeys: 3 }).map((d) => `?${new URLSearchParams(d).toString()}`) },
-  { weight: 1, arbitrary: fc.constantFrom('?', '?%', '?a=%ZZ', '?=&=&', '?limit=-1', '?limit=1e309', '?q[]=1&q[]=2', `?q=${'y'.repeat(6000)}`, '?__proto__=1&constructor[prototype]=1') },
+  { weight: 1, arbitrary: fc.constantFrom('?', '?%', '?a=%ZZ', '?=&=&', '?limit=-1', '?limit=1e309', '?q[]=1&q[]=2', `?q=${'y'.repeat(6000)}`, '?__proto__=1&constructor[prototype]=1', '?years=1e309&annualIncreasePct=1e308&careType=home_health_aide&state=OH', '?hoursPerWeek=-1&careType=__proto__', '?state=constructor&category=toString') },
+  { weight: 1, arbitrary: fc.constantFrom('[1e300,"x"]', '[-8.64e15,"x"]', '[8.64e15,"x"]', '[1,{"$gt":""}]', 'null', '[1]', '"x"').map((c) => `?channel=respite-and-burnout&cursor=${Buffer.from(c).toString('base64url')}`) },
 );
 
-function headerPool(f: Fixtures, e: Endpoint, body: Body) {
-  const opt = <T>(arb: fc.Arbitrary<T>, weight = 2) => fc.oneof({ weight, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: arb });
+/** Headers, each most often absent; `focused` makes junk rarer and sends the right credential to MCP endpoints. */
+function headerPool(f: Fixtures, e: Endpoint, body: Body, focused: boolean) {
+  const opt = <T>(arb: fc.Arbitrary<T>, weight = 2) => fc.oneof({ weight: focused ? weight * 4 : weight, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: arb });
+  const usual = <T>(value: T, arb: fc.Arbitrary<T | undefined>) => (focused ? fc.oneof({ weight: 4, arbitrary: fc.constant(value) }, { weight: 1, arbitrary: arb }) : arb);
+  const mcp = focused && e.edge === 'mcp';
   const origins = fc.constantFrom(f.origins.app, f.origins.site, f.origins.pipe, 'https://evil.example', 'null', 'not a url');
   return fc.record({
-    accept: opt(fc.constantFrom('application/json', 'text/event-stream', 'application/json, text/event-stream', 'text/html', 'text/markdown', '*/*', 'image/png', ',,,')),
+    accept: (mcp ? (a: fc.Arbitrary<string | undefined>) => usual<string | undefined>('application/json, text/event-stream', a) : (a: fc.Arbitrary<string | undefined>) => a)(opt(fc.constantFrom('application/json', 'text/event-stream', 'application/json, text/event-stream', 'text/html', 'text/markdown', '*/*', 'image/png', ',,,'))),
     origin: opt(origins, e.edge === 'api' ? 1 : 2),
     cookie: opt(fc.constantFrom(f.cookie, 'cc_session=junk', 'cc_session=', 'cc_session=%E0%A4%A', '=;=;', `${f.cookie}; ${f.cookie}x`), 1),
-    authorization: opt(fc.constantFrom(`Bearer ${f.apiKey}`, `Bearer ${f.idToken}`, 'Bearer ', 'Bearer junk.junk.junk', 'Basic Zm9vOmJhcg==', 'bearer', 'x'.repeat(5000))),
+    authorization: (mcp ? (a: fc.Arbitrary<string | undefined>) => usual<string | undefined>(`Bearer ${f.apiKey}`, a) : (a: fc.Arbitrary<string | undefined>) => a)(
+      opt(fc.constantFrom(`Bearer ${f.apiKey}`, `Bearer ${f.idToken}`, 'Bearer ', 'Bearer junk.junk.junk', 'Basic Zm9vOmJhcg==', 'bearer', 'x'.repeat(5000))),
+    ),
     host: opt(fc.constantFrom('evil.example:8082', 'localhost', '', '127.0.0.1:1', 'a b', `${new URL(f.origins[e.host]).host}.evil.example`), 6),
     'mcp-protocol-version': opt(fc.constantFrom(...SUPPORTED_PROTOCOL_VERSIONS, '2024-11-05', '', 'junk', '2025-03-26, 2025-06-18'), e.edge === 'mcp' ? 1 : 4),
     'mcp-method': opt(fc.constantFrom(body.rpcMethod ?? 'ping', 'tools/call', 'tools/list', 'initialize', 'nope'), e.edge === 'mcp' ? 1 : 6),
@@ -264,7 +337,7 @@ export function httpInput(f: Fixtures, e: Endpoint, focused = false): fc.Arbitra
       body: focused ? shapedBody(f, e) : bodyFor(f, e),
     })
     .chain(({ method, params, query: q, body }) =>
-      fc.record({ type: contentType(body), headers: headerPool(f, e, body), sign: e.edge === 'signed' ? signing(f, body.bytes ?? Buffer.alloc(0)) : fc.constant(undefined) }).map(({ type, headers, sign }): HttpInput => {
+      fc.record({ type: contentType(body, focused), headers: headerPool(f, e, body, focused), sign: e.edge === 'signed' ? signing(f, body.bytes ?? Buffer.alloc(0)) : fc.constant(undefined) }).map(({ type, headers, sign }): HttpInput => {
         let i = 0;
         const target = e.path.replace(/:[A-Za-z_]+/g, () => params[i++]!) + q;
         const all: Record<string, string> = {};
@@ -309,9 +382,11 @@ export function rawInput(f: Fixtures, endpoints: readonly Endpoint[]): fc.Arbitr
 /** One generated input: mostly well-formed HTTP to one endpoint, now and then raw bytes. */
 export function fuzzInput(f: Fixtures, endpoints: readonly Endpoint[]): fc.Arbitrary<FuzzInput> {
   const signed = endpoints.filter((e) => e.edge === 'signed');
+  const mcp = endpoints.filter((e) => e.edge === 'mcp');
   return fc.oneof(
     { weight: 12, arbitrary: fc.constantFrom(...endpoints).chain((e) => httpInput(f, e)) },
     { weight: 6, arbitrary: fc.constantFrom(...signed, ...signed.filter((e) => e.methods.includes('POST'))).chain((e) => httpInput(f, e, true)) },
+    { weight: 4, arbitrary: fc.constantFrom(...mcp).chain((e) => httpInput(f, e, true)) },
     { weight: 1, arbitrary: rawInput(f, endpoints) },
   );
 }

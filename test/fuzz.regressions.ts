@@ -47,5 +47,7 @@ export const FUZZ_REGRESSIONS: readonly ((f: Fixtures) => FuzzInput)[] = [
   // Shrunk: a path parameter with broken percent-encoding was a 500 (URIError in the worker's router).
   (f) => ({ kind: 'http', endpoint: 'app.settingsAppsRevoke', host: 'app', method: 'POST', target: '/settings/apps/%ZZ/revoke?', headers: { accept: 'application/json', origin: f.origins.app, cookie: f.cookie, 'content-type': 'application/json' }, body: Buffer.from('{}'), shape: 'random json' }),
   // Shrunk: a session cookie with broken percent-encoding was a 500 on every cookie-reading route.
+  // Found: a development sign-in form over its 16 KB limit was a 500 (the auth host's own body reader).
+  () => ({ kind: 'http', endpoint: 'auth /dev/login', host: 'auth', method: 'POST', target: '/dev/login', headers: { 'content-type': 'application/json' }, body: Buffer.from(`{"query":"${'x'.repeat(98_304)}"}`), shape: 'huge 98304' }),
   () => ({ kind: 'http', endpoint: 'session.apiAuthMe', host: 'site', method: 'GET', target: '/api/auth/me', headers: { cookie: 'cc_session=%E0%A4%A' }, shape: 'none' }),
 ];

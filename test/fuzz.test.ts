@@ -11,7 +11,7 @@ import { startDeployment, type Deployment } from './harness/deployment.js';
 import { appCall, caregiverWithKey, devIdToken } from './harness/identity.js';
 import { sendHttp, sendRaw, type Answer } from './harness/send.js';
 import { freshDatabaseUrl } from './harness/servers.js';
-import { endpointsOf, fuzzInput, type Fixtures, type FuzzInput } from './fuzz.inputs.js';
+import { AUTH_ENDPOINTS, endpointsOf, fuzzInput, type Fixtures, type FuzzInput } from './fuzz.inputs.js';
 import { careEvents, onboard, setFamilyShare, TEST_DATA_KEY } from './ingest.fixtures.js';
 import { FUZZ_REGRESSIONS } from './fuzz.regressions.js';
 
@@ -26,6 +26,8 @@ const LINKED = 'fuzz-linked-client';
 
 const counts = { inputs: 0, '2xx': 0, '3xx': 0, '4xx': 0, '5xx': 0, 'no status': 0, crashes: 0, accepted: 0, stored: 0 };
 const failures: string[] = [];
+/** Statuses by endpoint, printed with FUZZ_VERBOSE=1 to see where the inputs reached. */
+const byEndpoint = new Map<string, Map<number, number>>();
 const accepted = new Set<string>();
 let dep: Deployment;
 let fixtures: Fixtures;
@@ -51,7 +53,7 @@ beforeAll(async () => {
   const linked = await appCall(dep, caregiver.cookie, 'POST', '/api/family-share/link', { code: share.json.link_code, lovedOneId: caregiver.lovedOneId });
   if (linked.status !== 200) throw new Error(`link answered ${linked.status}: ${JSON.stringify(linked.json)}`);
   fixtures = {
-    origins: { site: new URL(dep.urls.site).origin, app: new URL(dep.urls.app).origin, pipe: new URL(dep.urls.pipe).origin },
+    origins: { site: new URL(dep.urls.site).origin, app: new URL(dep.urls.app).origin, pipe: new URL(dep.urls.pipe).origin, auth: new URL(dep.urls.auth).origin },
     institutionId: partner.institutionId,
     secret: partner.secret,
     linkedSubject: LINKED,
@@ -69,6 +71,8 @@ afterAll(async () => {
   const c = counts;
   process.stdout.write(`fuzz: inputs ${c.inputs}, 2xx ${c['2xx']}, 4xx ${c['4xx']}, 5xx ${c['5xx']}, crashes ${c.crashes}, accepted ${c.accepted}, stored ${c.stored}\n`);
   process.stdout.write(`fuzz: also 3xx ${c['3xx']}, closed without a status ${c['no status']}; seed ${SEED} (FUZZ_SEED=${SEED} replays it)\n`);
+  if (process.env.FUZZ_VERBOSE === '1')
+    for (const [endpoint, seen] of [...byEndpoint].sort()) process.stdout.write(`fuzz: ${endpoint} ${[...seen].sort(([a], [b]) => a - b).map(([st, n]) => `${st}×${n}`).join(' ')}\n`);
   if (failures.length) process.stdout.write(`fuzz: failures\n${failures.slice(0, 20).join('\n')}\n`);
   await dep?.stop();
 });
@@ -95,6 +99,8 @@ async function check(input: FuzzInput): Promise<void> {
   }
   const klass = answer.status === 0 ? 'no status' : (`${Math.floor(answer.status / 100)}xx` as keyof typeof counts);
   if (klass in counts) counts[klass]++;
+  const seen = byEndpoint.get(input.endpoint) ?? new Map<number, number>();
+  byEndpoint.set(input.endpoint, seen.set(answer.status, (seen.get(answer.status) ?? 0) + 1));
   if (input.kind === 'http' && input.endpoint === 'ingest.pipeV1Events' && answer.status === 202) {
     const id = (JSON.parse(answer.body.toString('utf8')) as { event_id: string }).event_id;
     if (!accepted.has(id)) counts.accepted++;
@@ -132,7 +138,7 @@ describe('fuzz', () => {
   });
 
   it(`when ${RUNS} generated requests hit every endpoint, then no process dies, nothing answers 5xx, every 202 is stored once and the service still answers`, { timeout: 180_000 + (TIME_LIMIT_S > 0 ? TIME_LIMIT_S * 1_000 : RUNS * 1_000) }, async () => {
-    const endpoints = endpointsOf(SLICES);
+    const endpoints = [...endpointsOf(SLICES), ...AUTH_ENDPOINTS];
     await fc.assert(
       fc.asyncProperty(fuzzInput(fixtures, endpoints), (input) => check(input)),
       { numRuns: RUNS, seed: SEED, ...(TIME_LIMIT_S > 0 ? { interruptAfterTimeLimit: TIME_LIMIT_S * 1_000, markInterruptAsFailure: false } : {}) },
