@@ -110,3 +110,38 @@ describe('rate limits count batch items, and refusals echo the request id', () =
     expect(revoked.json).toMatchObject({ id: 403, error: { code: RPC.UNAUTHORIZED, message: 'API key revoked' } });
   });
 });
+
+describe('broken percent-encoding is the client’s to fix', () => {
+  it('when a path parameter is not valid percent-encoding, then 400 naming the parameter, not 500', async () => {
+    const { cookie } = await caregiverWithKey(svc, 'percent@example.com');
+    for (const path of ['/api/keys/%ZZ/revoke', '/settings/apps/%ZZ/revoke', '/api/keys/%E0%A4%A/revoke']) {
+      const res = await appCall(svc, cookie, 'POST', path, {});
+      expect({ path, status: res.status }).toEqual({ path, status: 400 });
+      expect(res.json).toMatchObject({ code: 'BAD_REQUEST' });
+      expect(res.json.message).toMatch(/path parameter id is not valid percent-encoding/);
+    }
+    expect((await fetch(`${svc.urls.app}/care/%ZZ`, { headers: { cookie } })).status).toBe(400);
+  });
+
+  it('when the session cookie is not valid percent-encoding, then it counts as no session, not 500', async () => {
+    const me = await fetch(`${svc.urls.app}/api/auth/me`, { headers: { cookie: 'cc_session=%E0%A4%A' } });
+    expect(me.status).toBe(200);
+    expect(await me.json()).toEqual({ authenticated: false });
+    const page = await fetch(`${svc.urls.app}/settings`, { headers: { cookie: 'cc_session=%' }, redirect: 'manual' });
+    const none = await fetch(`${svc.urls.app}/settings`, { redirect: 'manual' });
+    expect(page.status).toBe(none.status);
+    expect(await page.text()).toBe(await none.text());
+  });
+});
+
+describe('bodies the auth host reads itself', () => {
+  it('when the development sign-in form is larger than its limit, then 413 PAYLOAD_TOO_LARGE, not 500', async () => {
+    const res = await fetch(`${svc.urls.auth}/dev/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ email: 'big@example.com', name: 'x'.repeat(20_000), return_to: `${svc.config.appUrl}/auth/callback` }).toString(),
+    });
+    expect(res.status).toBe(413);
+    expect(await res.json()).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', error: { code: 'PAYLOAD_TOO_LARGE' } });
+  });
+});

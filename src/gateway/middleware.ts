@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Context, Middleware, Next } from 'koa';
 import { sendApiError } from '../http/apiError.js';
+import { BodyError } from '../http/body.js';
 import type { GatewayDeps } from './context.js';
 import { edgeAnswer } from './failures.js';
 import { publicUrlOf, refuse_foreign_host, type PublicSurface } from './hostCheck.js';
@@ -57,12 +58,23 @@ export function serve_health(deps: GatewayDeps) {
   };
 }
 
+const BODY_REFUSALS = {
+  400: ['BAD_REQUEST', 'Send the body the page or API documents.'],
+  413: ['PAYLOAD_TOO_LARGE', 'Send a smaller body.'],
+  415: ['UNSUPPORTED_MEDIA_TYPE', 'Send the content type the page or API documents.'],
+} as const;
+
 /** The last line of defence: anything unhandled is logged with the request id and answered 500. */
 export function catch_internal(deps: GatewayDeps, surface: string) {
   return async (ctx: Context, next: Next): Promise<void> => {
     try {
       await next();
     } catch (err) {
+      // A body refused by middleware that reads its own (the auth host's forms) is the client's to fix.
+      if (err instanceof BodyError) {
+        const [code, hint] = BODY_REFUSALS[err.status];
+        return sendApiError(ctx, err.status, code, err.message, err.hint ?? hint);
+      }
       // A failure with a known cause (the database down, say) is answered by it, not as a 500.
       const answer = edgeAnswer(err);
       if (answer) {

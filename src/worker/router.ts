@@ -11,6 +11,15 @@ interface Bound {
   methods: Partial<Record<HttpMethod, RouteHandler>>;
 }
 
+/** A path segment decoded, or undefined when its percent-encoding is broken (`%ZZ`, a lone `%`, invalid UTF-8). */
+function decodeParam(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Bind a slice's handlers to its declared routes; a declared method without a handler (or the reverse) stops the start. */
 export function bindSlice(slice: SliceManifest, ctx: SliceContext): HttpHandler | undefined {
   const routes = slice.routes ?? {};
@@ -39,7 +48,12 @@ export function bindSlice(slice: SliceManifest, ctx: SliceContext): HttpHandler 
       const handler = route?.methods[method];
       if (!route || !handler) return apiError(onPath.length ? 405 : 404, onPath.length ? 'METHOD_NOT_ALLOWED' : 'NOT_FOUND', `Nothing serves ${req.method} ${req.path}`, 'Check the method and path.');
       const match = route.pattern.exec(req.path)!;
-      const params = Object.fromEntries(route.keys.map((k, i) => [k, decodeURIComponent(match[i + 1] ?? '')]));
+      const params: Record<string, string> = {};
+      for (const [i, k] of route.keys.entries()) {
+        const value = decodeParam(match[i + 1] ?? '');
+        if (value === undefined) return apiError(400, 'BAD_REQUEST', `The path parameter ${k} is not valid percent-encoding`, 'Encode the value with encodeURIComponent (UTF-8) and send it again.');
+        params[k] = value;
+      }
       try {
         return await handler(req, params, log);
       } catch (err) {

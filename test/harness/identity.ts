@@ -1,8 +1,11 @@
 // Signing in through the development identity provider over real HTTP, as a browser would.
 import type { TestService } from './service.js';
 
+/** What these helpers use of a running service: its listener URLs and configuration. */
+type Reachable = Pick<TestService, 'urls' | 'config'>;
+
 /** An ID token from the development provider's sign-in form. */
-export async function devIdToken(svc: TestService, email: string, name = 'Test Caregiver'): Promise<string> {
+export async function devIdToken(svc: Reachable, email: string, name = 'Test Caregiver'): Promise<string> {
   const returnTo = `${svc.config.appUrl}/auth/callback?next=/`;
   const res = await fetch(`${svc.urls.auth}/dev/login`, {
     method: 'POST',
@@ -17,7 +20,7 @@ export async function devIdToken(svc: TestService, email: string, name = 'Test C
 }
 
 /** A `cc_session=…` cookie for `email`, from POST /api/auth/session on the app host. */
-export async function signIn(svc: TestService, email: string, name?: string): Promise<string> {
+export async function signIn(svc: Reachable, email: string, name?: string): Promise<string> {
   const res = await fetch(`${svc.urls.app}/api/auth/session`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -29,7 +32,7 @@ export async function signIn(svc: TestService, email: string, name?: string): Pr
 }
 
 /** A JSON call to the app host as a signed-in page would make it (cookie + same Origin). */
-export async function appCall(svc: TestService, cookie: string, method: string, path: string, body?: unknown) {
+export async function appCall(svc: Reachable, cookie: string, method: string, path: string, body?: unknown) {
   const res = await fetch(`${svc.urls.app}${path}`, {
     method,
     headers: { cookie, origin: new URL(svc.config.appUrl).origin, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
@@ -40,7 +43,7 @@ export async function appCall(svc: TestService, cookie: string, method: string, 
 }
 
 /** A signed-in caregiver with a workspace, a loved one and a minted API key. */
-export async function caregiverWithKey(svc: TestService, email: string, lovedOne = { firstName: 'Rosa', lastName: 'Rivera' }) {
+export async function caregiverWithKey(svc: Reachable, email: string, lovedOne = { firstName: 'Rosa', lastName: 'Rivera' }) {
   const cookie = await signIn(svc, email);
   const ws = await appCall(svc, cookie, 'POST', '/api/workspace', { familyName: `Family of ${email}`, ...lovedOne });
   if (ws.status !== 201) throw new Error(`workspace answered ${ws.status}: ${JSON.stringify(ws.json)}`);
