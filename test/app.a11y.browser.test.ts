@@ -23,7 +23,8 @@ export function appPages(): { name: string; path: string }[] {
     for (const [name, route] of Object.entries(slice.routes ?? {})) {
       if (!route.hosts.includes('app') || !route.methods.includes('GET')) continue;
       for (const path of Array.isArray(route.path) ? route.path : [route.path]) {
-        if (/^\/(api|assets|\.well-known)\//.test(path) || path === '/api/mcp' || ['/signin', '/auth/callback'].includes(path)) continue;
+        // Not pages: APIs, assets, discovery, the sign-in redirects and file downloads.
+        if (/^\/(api|assets|\.well-known)\//.test(path) || path === '/api/mcp' || ['/signin', '/auth/callback'].includes(path) || path.includes('/attachments/')) continue;
         pages.push({ name, path });
       }
     }
@@ -33,10 +34,11 @@ export function appPages(): { name: string; path: string }[] {
 let svc: TestService;
 let browser: Browser;
 let caregiver: BrowserContext;
+/** Path parameter values by route name and parameter, or by parameter alone. */
 const samples: Record<string, string> = {};
 
 beforeAll(async () => {
-  [svc, browser] = await Promise.all([startTestService({ env: { DATA_KEY: TEST_DATA_KEY } }), launchBrowser()]);
+  [svc, browser] = await Promise.all([startTestService({ env: { DATA_KEY: TEST_DATA_KEY, SMTP_URL: '' } }), launchBrowser()]);
   caregiver = await browser.newContext({ viewport: PHONE, bypassCSP: true, timezoneId: 'America/Chicago' });
   const page = await caregiver.newPage();
   await signInWithBrowser(page, `${svc.config.appUrl}/onboarding`, 'a11y.family@example.com');
@@ -64,10 +66,31 @@ beforeAll(async () => {
   await page.click('a.loved-one');
   await page.waitForURL(/\/care\//);
   samples.lovedOneId = decodeURIComponent(new URL(page.url()).pathname.split('/')[2]!);
+  samples['lovedOneEdit:id'] = samples.lovedOneId;
+  samples['lovedOneRemove:id'] = samples.lovedOneId;
   // A key in Settings, so its table is on the page.
   await page.goto(`${svc.config.appUrl}/settings`);
   await page.fill('#key-name', 'Phone assistant');
   await page.click('form[action="/settings/keys"] button');
+  await page.goto(`${svc.config.appUrl}/settings`);
+  const revokeHref = (await page.getAttribute('#keys a[href$="/revoke"]', 'href'))!;
+  samples['settingsKeysRevoke:id'] = decodeURIComponent(revokeHref.split('/').at(-2)!);
+  // A sibling in the family circle (their remove and hand-over pages) and an invitation still open.
+  const invite = async (email: string) => {
+    await page.goto(`${svc.config.appUrl}/family`);
+    await page.fill('#invite-email', email);
+    await page.click('#invite');
+    return (await page.locator('#invite-url').textContent())!.trim();
+  };
+  const siblingLink = await invite('chidi.okafor@example.com');
+  samples.token = decodeURIComponent((await invite('ada.okafor@example.com')).split('/').at(-1)!);
+  const sibling = await browser.newContext({ viewport: PHONE });
+  const sib = await sibling.newPage();
+  await signInWithBrowser(sib, siblingLink, 'chidi.okafor@example.com');
+  await Promise.all([sib.waitForURL(`${svc.config.appUrl}/`), sib.click('#accept')]);
+  await sibling.close();
+  await page.goto(`${svc.config.appUrl}/family`);
+  samples.uid = decodeURIComponent((await page.getAttribute('#members a[href$="/remove"]', 'href'))!.split('/').at(-2)!);
   await page.close();
 }, 120_000);
 
@@ -114,7 +137,7 @@ describe('every app page on a phone and with assistive technology', () => {
     const results: Record<string, Check> = {};
     for (const { name, path } of pages) {
       const url = path.replace(/:([A-Za-z]+)/g, (_, param: string) => {
-        const value = samples[param];
+        const value = samples[`${name}:${param}`] ?? samples[param];
         if (!value) throw new Error(`no sample value for :${param} of ${path}: add one to this test`);
         return encodeURIComponent(value);
       });

@@ -19,14 +19,15 @@ export interface ConnectedAppsHelpers {
 export function connectedAppsSection(apps: ConnectedApp[], clock: Clock) {
   const when = (d: Date | undefined) => stamp(clock, d);
   const rows = apps.length ? (
-    <table id="connected-apps-list">
+    <table id="connected-apps-list" class="stack">
+      <caption>Apps connected with OAuth</caption>
       <thead>
         <tr>
-          <th>App</th>
-          <th>May read</th>
-          <th>Connected</th>
-          <th>Last used</th>
-          <th></th>
+          <th scope="col">App</th>
+          <th scope="col">May read</th>
+          <th scope="col">Connected</th>
+          <th scope="col">Last used</th>
+          <th scope="col">Action</th>
         </tr>
       </thead>
       <tbody>
@@ -34,12 +35,12 @@ export function connectedAppsSection(apps: ConnectedApp[], clock: Clock) {
           const scopes = scopesIn(a.scope);
           return (
             <tr data-grant-id={a.grantId}>
-              <td>
+              <td data-label="App">
                 {a.clientName}
                 <br />
                 <span class="muted">{a.redirectHosts.join(', ')}</span>
               </td>
-              <td class="scopes">
+              <td class="scopes" data-label="May read">
                 {scopes.length ? (
                   scopes.map((s, i) => (
                     <>
@@ -51,12 +52,14 @@ export function connectedAppsSection(apps: ConnectedApp[], clock: Clock) {
                   <span class="muted">nothing (connection check only)</span>
                 )}
               </td>
-              <td>{when(a.createdAt)}</td>
-              <td class="last-used">{when(a.lastUsedAt)}</td>
+              <td data-label="Connected">{when(a.createdAt)}</td>
+              <td class="last-used" data-label="Last used">
+                {when(a.lastUsedAt)}
+              </td>
               <td>
                 <form method="post" action={`/settings/apps/${encodeURIComponent(a.grantId)}/revoke`}>
                   <button class="danger" type="submit">
-                    Revoke
+                    Revoke {a.clientName}
                   </button>
                 </form>
               </td>

@@ -9,7 +9,7 @@ export const keyLabel = (k: Pick<ApiKeyView, 'name' | 'last4'>) => `‘${k.name}
 export const keyRows = (list: ApiKeyView[], clock: Clock) =>
   list.length ? (
     <div class="scroll">
-      <table id="keys">
+      <table id="keys" class="stack">
         <caption>Your keys</caption>
         <thead>
           <tr>
@@ -24,13 +24,15 @@ export const keyRows = (list: ApiKeyView[], clock: Clock) =>
         <tbody>
           {list.map((k) => (
             <tr>
-              <td>{k.name}</td>
-              <td>
+              <td data-label="Name">{k.name}</td>
+              <td data-label="Key">
                 <code>sk-svc-…{k.last4}</code>
               </td>
-              <td>{stamp(clock, new Date(k.createdAt))}</td>
-              <td>{stamp(clock, k.lastUsedAt ? new Date(k.lastUsedAt) : null)}</td>
-              <td class={`status-${k.status}`}>{k.status}</td>
+              <td data-label="Created">{stamp(clock, new Date(k.createdAt))}</td>
+              <td data-label="Last used">{stamp(clock, k.lastUsedAt ? new Date(k.lastUsedAt) : null)}</td>
+              <td class={`status-${k.status}`} data-label="Status">
+                {k.status}
+              </td>
               <td>
                 {k.status === 'active' ? (
                   <a class="button danger" href={`/settings/keys/${encodeURIComponent(k.id)}/revoke`}>
