@@ -96,12 +96,6 @@ export class KeyedStates<T extends Document> {
     }
   }
 
-  /** Delete every state whose tags match (for example one workspace's); a scan, so for purges only. */
-  async removeWhere(tags: Tags): Promise<void> {
-    await this.heads.deleteMany(tags);
-    await this.rows.deleteMany(tags);
-  }
-
   private async advanceHead(key: string, v: number, state: T, tags: Tags): Promise<void> {
     for (let attempt = 1; attempt <= 3; attempt++) {
       if ((await this.heads.updateOne({ _id: key, v: { $lt: v } }, { $set: { v, state } })).matchedCount) return;

@@ -31,6 +31,8 @@ export interface CareEventRecord {
 interface MonthList {
   /** `yyyy-mm`, newest first. */
   months: string[];
+  /** Started with the loved one: nothing about it predates the pages, so nothing needs a scan. */
+  born?: true;
 }
 interface MonthPage {
   /** JSON of the month's events, newest first (occurredAt, then `_id`, descending). */
@@ -120,7 +122,7 @@ class Timeline {
   async add(events: readonly CareEventRecord[]): Promise<void> {
     const byMonth = groupByMonth(events);
     const months = [...byMonth.keys()];
-    await this.lists.update(LIST_KEY, this.tags, () => this.build(), (s) => (months.every((m) => s.months.includes(m)) ? null : { months: [...new Set([...s.months, ...months])].sort().reverse() }));
+    await this.lists.update(LIST_KEY, this.tags, () => this.build(), (s) => (months.every((m) => s.months.includes(m)) ? null : { ...s, months: [...new Set([...s.months, ...months])].sort().reverse() }));
     await Promise.all(months.map((m) => this.merge(m, byMonth.get(m)!)));
   }
 
@@ -172,7 +174,7 @@ const timelineOf = (db: Db, lovedOneId: string, workspaceId = '') => new Timelin
 
 /** Give a new loved one an empty month list, so its first event or read needs no scan. */
 export async function startTimeline(db: Db, lovedOneId: string, workspaceId: string): Promise<void> {
-  if (await usesTimelinePages(db)) await timelineOf(db, lovedOneId, workspaceId).lists.update(LIST_KEY, { lovedOneId, workspaceId }, async () => ({ months: [] }), () => null);
+  if (await usesTimelinePages(db)) await timelineOf(db, lovedOneId, workspaceId).lists.update(LIST_KEY, { lovedOneId, workspaceId }, async () => ({ months: [], born: true }), () => null);
 }
 
 /** Put stored events on their pages: per loved one, one list check and one write per month. */
@@ -221,8 +223,10 @@ export function lovedOneList<T>(db: Db, lovedOneId: string, key: string, revive:
       const s = await states.latest(key);
       return s ? parse(s.state.items) : null;
     },
+    /** `init` makes the first list of a loved one that had items before the lists existed. */
     update: async (workspaceId: string, init: () => Promise<T[]>, change: (items: T[]) => T[] | null): Promise<void> => {
-      await states.update(key, { lovedOneId, workspaceId }, async () => ({ items: JSON.stringify(await init()) }), (s) => {
+      const born = async () => (await new KeyedStates<MonthList>(db, name, name).latest(LIST_KEY))?.state.born === true;
+      await states.update(key, { lovedOneId, workspaceId }, async () => ({ items: JSON.stringify((await born()) ? [] : await init()) }), (s) => {
         const next = change(parse(s.items));
         return next ? { items: JSON.stringify(next) } : null;
       });
