@@ -3,7 +3,7 @@
 // month pages on the embedded FerretDB (./timeline.ts) or through the index on MongoDB.
 import type { Collection, Db } from 'mongodb';
 import { isDuplicateKey } from '../store/errors.js';
-import { addToTimelines, CARE_EVENTS, dropTimelines, listTimeline, removeFromTimelines, usesTimelinePages, type CareEventRecord } from './timeline.js';
+import { addToTimelines, CARE_EVENTS, dropTimelines, listTimeline, removeFromTimelines, seedTimelines, usesTimelinePages, type CareEventRecord } from './timeline.js';
 
 export type { CareEventRecord } from './timeline.js';
 
@@ -74,6 +74,14 @@ export async function appendCareEvent(db: Db, event: CareEventRecord): Promise<v
   }
   await addToTimelines(db, [event]);
   if (duplicate) throw duplicate;
+}
+
+/** Events of loved ones that have none stored yet, loaded in bulk (imports, benchmarks): the
+ *  records, then each loved one's pages written whole. */
+export async function loadCareEventsInBulk(db: Db, events: CareEventRecord[]): Promise<void> {
+  if (!events.length) return;
+  await careEventsIn(db).insertMany(events, { ordered: false });
+  await seedTimelines(db, events);
 }
 
 /** Whether an event with this id is stored (the dead-letter replay waits for it). */

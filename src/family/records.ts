@@ -50,7 +50,7 @@ export interface LovedOneRecord {
   createdAt: Date;
 }
 
-export { appendCareEvent, appendCareEvents, careEventStored, deleteLovedOneCareEvents, purgePartnerCareEvents, readCareEventCursor } from './careEvents.js';
+export { appendCareEvent, appendCareEvents, careEventStored, deleteLovedOneCareEvents, loadCareEventsInBulk, purgePartnerCareEvents, readCareEventCursor } from './careEvents.js';
 export type { CareEventPage, CareEventQuery, CareEventRecord } from './careEvents.js';
 
 export const WORKSPACE_COLLECTIONS = {

@@ -233,3 +233,21 @@ export function lovedOneList<T>(db: Db, lovedOneId: string, key: string, revive:
     },
   };
 }
+
+/** Pages for loved ones that have none yet, written whole (imports, benchmarks): what `add`
+ *  would have made, as version 1 of each key, one insert per loved one. */
+export async function seedTimelines(db: Db, events: readonly CareEventRecord[]): Promise<void> {
+  if (!(await usesTimelinePages(db))) return;
+  const byLovedOne = new Map<string, CareEventRecord[]>();
+  for (const e of events) byLovedOne.set(e.lovedOneId, [...(byLovedOne.get(e.lovedOneId) ?? []), e]);
+  const at = new Date();
+  for (const [lovedOneId, list] of byLovedOne) {
+    const tags = { lovedOneId, workspaceId: list[0]!.workspaceId };
+    const byMonth = groupByMonth(list);
+    const docs: Record<string, unknown>[] = [];
+    const put = (key: string, state: unknown) => docs.push({ _id: `${key}#1`, key, v: 1, state, at, ...tags }, { _id: key, v: 1, state, ...tags });
+    put(LIST_KEY, { months: [...byMonth.keys()].sort().reverse() });
+    for (const [month, monthEvents] of byMonth) put(month, { events: encode([...monthEvents].sort(newerFirst)) });
+    await db.collection(timelineCollection(lovedOneId)).insertMany(docs as never[], { ordered: false });
+  }
+}
