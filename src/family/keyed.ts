@@ -7,6 +7,7 @@
 // version v), a head per key says roughly where the newest version is, and every read, write
 // and prune is by `_id`. Tags (loved one, workspace, uid) ride on every document so a purge can
 // delete a family's states with one query.
+import { createHash } from 'node:crypto';
 import type { Collection, Db, Document } from 'mongodb';
 import { isDuplicateKey } from '../store/errors.js';
 
@@ -111,3 +112,29 @@ export class KeyedStates<T extends Document> {
   }
 }
 
+
+/** A collection of one owner's own (a loved one, a user): `<prefix><id>`, the id hashed when it
+ *  has characters a collection name should not. */
+export function ownCollection(prefix: string, id: string): string {
+  return /^[A-Za-z0-9_-]{1,100}$/.test(id) ? `${prefix}${id}` : `${prefix}h${createHash('sha256').update(id).digest('hex').slice(0, 40)}`;
+}
+
+/** A short list under one key, kept as one JSON string (FerretDB decodes one value, not every
+ *  field of every item); `revive` turns what JSON made of an item back into one. */
+export function keptList<T>(db: Db, collection: string, key: string, revive: (raw: unknown) => T) {
+  const states = new KeyedStates<{ items: string }>(db, collection, collection);
+  const parse = (items: string) => (JSON.parse(items) as unknown[]).map(revive);
+  return {
+    read: async (): Promise<T[] | null> => {
+      const s = await states.latest(key);
+      return s ? parse(s.state.items) : null;
+    },
+    /** `init` makes the first list; `change` returns null for "nothing to change". */
+    update: async (tags: Tags, init: () => Promise<T[]>, change: (items: T[]) => T[] | null): Promise<void> => {
+      await states.update(key, tags, async () => ({ items: JSON.stringify(await init()) }), (s) => {
+        const next = change(parse(s.items));
+        return next ? { items: JSON.stringify(next) } : null;
+      });
+    },
+  };
+}

@@ -7,9 +7,8 @@
 // first) and one page per month (`<yyyy-mm>`: that month's events newest first, kept as one JSON
 // string so a read decodes one value, not every field of every event), all kept by `KeyedStates`.
 // `care_events` stays the record of each event; MongoDB reads it through its index instead.
-import { createHash } from 'node:crypto';
 import type { Db } from 'mongodb';
-import { KeyedStates, type Tags } from './keyed.js';
+import { keptList, KeyedStates, ownCollection, type Tags } from './keyed.js';
 
 export const CARE_EVENTS = 'care_events';
 
@@ -60,9 +59,7 @@ export function newerFirst(a: { occurredAt: Date; _id: string }, b: { occurredAt
 }
 
 /** The collection of one loved one's pages; ids outside the safe alphabet are hashed. */
-export function timelineCollection(lovedOneId: string): string {
-  return /^[A-Za-z0-9_-]{1,100}$/.test(lovedOneId) ? `${TIMELINE_PREFIX}${lovedOneId}` : `${TIMELINE_PREFIX}h${createHash('sha256').update(lovedOneId).digest('hex').slice(0, 40)}`;
-}
+export const timelineCollection = (lovedOneId: string): string => ownCollection(TIMELINE_PREFIX, lovedOneId);
 
 const encode = (events: readonly CareEventRecord[]): string => JSON.stringify(events);
 const decode = (json: string): CareEventRecord[] =>
@@ -212,25 +209,16 @@ export function listTimeline(db: Db, lovedOneId: string, q: TimelineQuery): Prom
   return timelineOf(db, lovedOneId).list(q);
 }
 
-/** A small list kept per loved one beside its pages (the inbox's newest items), read by key;
- *  `revive` turns what JSON made of it back into items. */
+/** A small list kept per loved one beside its pages (the inbox's newest items), read by key. */
 export function lovedOneList<T>(db: Db, lovedOneId: string, key: string, revive: (raw: unknown) => T) {
   const name = timelineCollection(lovedOneId);
-  const states = new KeyedStates<{ items: string }>(db, name, name);
-  const parse = (items: string) => (JSON.parse(items) as unknown[]).map(revive);
+  const list = keptList(db, name, key, revive);
+  const born = async () => (await new KeyedStates<MonthList>(db, name, name).latest(LIST_KEY))?.state.born === true;
   return {
-    read: async (): Promise<T[] | null> => {
-      const s = await states.latest(key);
-      return s ? parse(s.state.items) : null;
-    },
+    read: list.read,
     /** `init` makes the first list of a loved one that had items before the lists existed. */
-    update: async (workspaceId: string, init: () => Promise<T[]>, change: (items: T[]) => T[] | null): Promise<void> => {
-      const born = async () => (await new KeyedStates<MonthList>(db, name, name).latest(LIST_KEY))?.state.born === true;
-      await states.update(key, { lovedOneId, workspaceId }, async () => ({ items: JSON.stringify((await born()) ? [] : await init()) }), (s) => {
-        const next = change(parse(s.items));
-        return next ? { items: JSON.stringify(next) } : null;
-      });
-    },
+    update: (workspaceId: string, init: () => Promise<T[]>, change: (items: T[]) => T[] | null) =>
+      list.update({ lovedOneId, workspaceId }, async () => ((await born()) ? [] : init()), change),
   };
 }
 
