@@ -179,7 +179,40 @@ export async function addToTimelines(db: Db, events: readonly CareEventRecord[])
   if (!events.length || !(await usesTimelinePages(db))) return;
   const byLovedOne = new Map<string, CareEventRecord[]>();
   for (const e of events) byLovedOne.set(e.lovedOneId, [...(byLovedOne.get(e.lovedOneId) ?? []), e]);
-  await Promise.all([...byLovedOne].map(([lovedOneId, list]) => timelineOf(db, lovedOneId, list[0]!.workspaceId).add(list)));
+  await Promise.all([...byLovedOne].map(([lovedOneId, list]) => enqueue(db, lovedOneId, list)));
+}
+
+interface Batch {
+  events: CareEventRecord[];
+  done: Promise<void>;
+}
+/** Per store and loved one: the batch still taking events, and the last write started. */
+const queues = new WeakMap<Db, Map<string, { open?: Batch; tail: Promise<void> }>>();
+
+/** Events for one loved one join the batch that has not started yet; a batch starts when the
+ *  loved one's previous write has finished, and its callers return once their events are on the
+ *  pages. So a burst of appends from one process is one compare-and-set per page at a time, not
+ *  one per event racing each other. */
+function enqueue(db: Db, lovedOneId: string, events: CareEventRecord[]): Promise<void> {
+  const perDb = queues.get(db) ?? queues.set(db, new Map()).get(db)!;
+  const q = perDb.get(lovedOneId) ?? { tail: Promise.resolve() };
+  if (q.open) {
+    q.open.events.push(...events);
+    return q.open.done;
+  }
+  const batch: Batch = { events: [...events], done: Promise.resolve() };
+  batch.done = q.tail.then(() => {
+    if (q.open === batch) delete q.open;
+    return timelineOf(db, lovedOneId, batch.events[0]!.workspaceId).add(batch.events);
+  });
+  q.open = batch;
+  const tail = batch.done.catch(() => undefined);
+  q.tail = tail;
+  perDb.set(lovedOneId, q);
+  void tail.then(() => {
+    if (q.tail === tail && !q.open) perDb.delete(lovedOneId);
+  });
+  return batch.done;
 }
 
 /** Take events off their pages (before the records go, so a purge repeated after a crash finds them). */
