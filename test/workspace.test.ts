@@ -6,7 +6,7 @@ import { MongoClient, type Db } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RPC } from '../src/rpc/codes.js';
 import { databaseName } from '../src/store/mongo.js';
-import { WORKSPACE_COLLECTIONS, type CareEventRecord } from '../src/family/records.js';
+import { appendCareEvents } from '../src/family/records.js';
 import { appCall, caregiverWithKey, devIdToken, signIn } from './harness/identity.js';
 import { postJson, rpc, startTestService, type TestService } from './harness/service.js';
 
@@ -249,7 +249,8 @@ describe('workspace MCP endpoint - tools', () => {
     const second = await appCall(svc, cookie, 'POST', '/api/workspace/loved-ones', { firstName: 'Walt', lastName: 'Rivera' });
     const base = Date.parse('2026-11-01T10:00:00Z');
     for (const [lovedOneId, n] of [[me.lovedOneId, 25], [second.json.id, 3], [other.lovedOneId, 2]] as const) {
-      await db.collection<CareEventRecord>(WORKSPACE_COLLECTIONS.careEvents).insertMany(
+      await appendCareEvents(
+        db,
         Array.from({ length: n }, (_, i) => ({ _id: `evt_${lovedOneId}_${i}`, lovedOneId, workspaceId: 'x', source: 'partner' as const, institutionId: 'inst_test', eventType: 'vital_recorded', occurredAt: new Date(base + i * 60_000), receivedAt: new Date(), payload: { vital_type: 'heart_rate', value: 60 + i, unit: '/min', recorded_by: 'n1' } })),
       );
     }

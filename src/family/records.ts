@@ -3,6 +3,8 @@
 // Every read that serves a caller takes the caller's uid and re-derives ownership from it.
 import type { Collection, Db, IndexDescription } from 'mongodb';
 import { newId, randomBase32 } from '../store/ids.js';
+import { listCareEvents, purgeWorkspaceCareEvents, type CareEventPage, type CareEventQuery, type CareEventRecord } from './careEvents.js';
+import { CARE_EVENTS, startTimeline } from './timeline.js';
 import type { Tenant } from '../tenants.js';
 
 export type MemberRole = 'caregiver' | 'family_member';
@@ -49,27 +51,15 @@ export interface LovedOneRecord {
   createdAt: Date;
 }
 
-export interface CareEventRecord {
-  _id: string;
-  lovedOneId: string;
-  workspaceId: string;
-  source: 'partner' | 'inbox';
-  institutionId?: string;
-  eventType: string;
-  occurredAt: Date;
-  receivedAt: Date;
-  payload: Record<string, unknown>;
-  sourceEventId?: string;
-  /** The partner's subject of a partner event: what the partner's purge deletes by. */
-  subjectRef?: string;
-}
+export { appendCareEvent, appendCareEvents, careEventStored, deleteLovedOneCareEvents, loadCareEventsInBulk, purgePartnerCareEvents, readCareEventCursor } from './careEvents.js';
+export type { CareEventPage, CareEventQuery, CareEventRecord } from './careEvents.js';
 
 export const WORKSPACE_COLLECTIONS = {
   users: 'users',
   workspaces: 'workspaces',
   members: 'workspace_members',
   lovedOnes: 'loved_ones',
-  careEvents: 'care_events',
+  careEvents: CARE_EVENTS,
 } as const;
 
 export const WORKSPACE_INDEXES: Record<string, IndexDescription[]> = {
@@ -85,41 +75,6 @@ export const WORKSPACE_INDEXES: Record<string, IndexDescription[]> = {
 };
 
 const lovedOnesIn = (db: Db): Collection<LovedOneRecord> => db.collection(WORKSPACE_COLLECTIONS.lovedOnes);
-const careEventsIn = (db: Db): Collection<CareEventRecord> => db.collection(WORKSPACE_COLLECTIONS.careEvents);
-
-/** Store a care event under its `_id`. A second append of the same `_id` fails with a duplicate-key
- *  error, which a writer that delivers at least once takes as "already stored". */
-export async function appendCareEvent(db: Db, event: CareEventRecord): Promise<void> {
-  await careEventsIn(db).insertOne(event);
-}
-
-/** Store a batch of care events, each under its `_id`, in any order. Events already stored (a
- *  redelivery) are reported, not failed; any other refusal throws and says nothing about the rest,
- *  so a caller retries the whole batch, which the `_id`s make harmless. */
-export async function appendCareEvents(db: Db, events: CareEventRecord[]): Promise<{ stored: string[]; duplicates: string[] }> {
-  if (events.length === 0) return { stored: [], duplicates: [] };
-  try {
-    await careEventsIn(db).insertMany(events, { ordered: false });
-    return { stored: events.map((e) => e._id), duplicates: [] };
-  } catch (err) {
-    const writeErrors = (err as { writeErrors?: { code?: number; index: number }[] | { code?: number; index: number } }).writeErrors;
-    const list = writeErrors === undefined ? undefined : Array.isArray(writeErrors) ? writeErrors : [writeErrors];
-    if (!list || list.length === 0 || list.some((w) => w.code !== 11000)) throw err;
-    const dup = new Set(list.map((w) => w.index));
-    return { stored: events.filter((_, i) => !dup.has(i)).map((e) => e._id), duplicates: events.filter((_, i) => dup.has(i)).map((e) => e._id) };
-  }
-}
-
-/** Delete every care event of one loved one (removing the loved one); the number deleted. */
-export async function deleteLovedOneCareEvents(db: Db, workspaceId: string, lovedOneId: string): Promise<number> {
-  return (await careEventsIn(db).deleteMany({ workspaceId, lovedOneId })).deletedCount;
-}
-
-/** Delete what one partner sent about one of its subjects; the number deleted. */
-export async function purgePartnerCareEvents(db: Db, institutionId: string, subjectRef: string): Promise<number> {
-  return (await careEventsIn(db).deleteMany({ institutionId, subjectRef })).deletedCount;
-}
-
 /** Whether the loved one still exists in that workspace (a binding may outlive it). */
 export async function hasLovedOne(db: Db, workspaceId: string, lovedOneId: string): Promise<boolean> {
   return (await lovedOnesIn(db).findOne({ _id: lovedOneId, workspaceId }, { projection: { _id: 1 } })) !== null;
@@ -143,33 +98,20 @@ export function inboxSlug(firstName: string, lastName: string): string {
   return `${part(firstName)}-${part(lastName)}-${randomBase32(8)}`;
 }
 
-/** A cursor from listCareEvents, or null when it is not one (a page then starts from the newest). */
-function decodeCursor(cursor: string): { at: Date; id: string } | null {
-  try {
-    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
-    const when = typeof at === 'string' ? new Date(at) : null;
-    return when && !Number.isNaN(when.getTime()) && typeof id === 'string' ? { at: when, id } : null;
-  } catch {
-    return null;
-  }
-}
-
 export class WorkspaceStore {
   private readonly users: Collection<UserRecord>;
   private readonly workspaces: Collection<WorkspaceRecord>;
   private readonly members: Collection<MemberRecord>;
   private readonly lovedOnes: Collection<LovedOneRecord>;
-  private readonly careEvents: Collection<CareEventRecord>;
 
   constructor(
-    db: Db,
+    private readonly db: Db,
     private readonly inboxDomain: string,
   ) {
     this.users = db.collection(WORKSPACE_COLLECTIONS.users);
     this.workspaces = db.collection(WORKSPACE_COLLECTIONS.workspaces);
     this.members = db.collection(WORKSPACE_COLLECTIONS.members);
     this.lovedOnes = lovedOnesIn(db);
-    this.careEvents = careEventsIn(db);
   }
 
   /** Record a verified sign-in; the tenant of a new user is `family`. */
@@ -241,6 +183,7 @@ export class WorkspaceStore {
       createdAt: now,
     };
     await this.lovedOnes.insertOne(lovedOne);
+    await startTimeline(this.db, lovedOne._id, workspaceId);
     return lovedOne;
   }
 
@@ -254,23 +197,14 @@ export class WorkspaceStore {
   }
 
   /** Newest care events of one loved one. */
-  recentEvents(lovedOneId: string, limit: number): Promise<CareEventRecord[]> {
-    return this.careEvents.find({ lovedOneId }).sort({ occurredAt: -1, _id: -1 }).limit(limit).toArray();
+  async recentEvents(lovedOneId: string, limit: number): Promise<CareEventRecord[]> {
+    return (await this.listCareEvents(lovedOneId, { limit })).events;
   }
 
-  /** One page of a loved one's care events, newest first (occurredAt, then _id); the cursor is
-   *  base64url of the last position returned, so a page never repeats or skips an event. */
-  async listCareEvents(lovedOneId: string, q: { since?: Date; until?: Date; types?: string[]; limit: number; cursor?: string }): Promise<{ events: CareEventRecord[]; nextCursor?: string }> {
-    const and: Record<string, unknown>[] = [{ lovedOneId }];
-    if (q.since) and.push({ occurredAt: { $gte: q.since } });
-    if (q.until) and.push({ occurredAt: { $lt: q.until } });
-    if (q.types?.length) and.push({ eventType: { $in: q.types } });
-    const after = q.cursor ? decodeCursor(q.cursor) : null;
-    if (after) and.push({ $or: [{ occurredAt: { $lt: after.at } }, { occurredAt: after.at, _id: { $lt: after.id } }] });
-    const found = await this.careEvents.find({ $and: and }).sort({ occurredAt: -1, _id: -1 }).limit(q.limit + 1).toArray();
-    const events = found.slice(0, q.limit);
-    const last = events[events.length - 1];
-    return found.length > q.limit && last ? { events, nextCursor: Buffer.from(JSON.stringify([last.occurredAt.toISOString(), last._id])).toString('base64url') } : { events };
+  /** One page of a loved one's care events, newest first, filtered by time (`since` inclusive,
+   *  `until` exclusive) and type; `nextCursor` continues it. The caller checks ownership. */
+  listCareEvents(lovedOneId: string, q: CareEventQuery): Promise<CareEventPage> {
+    return listCareEvents(this.db, lovedOneId, q);
   }
 
   /** Sandbox workspaces created before `before`: what the sandbox sweep looks at. */
@@ -287,8 +221,9 @@ export class WorkspaceStore {
   /** First step of purging a workspace: its loved ones (so their inbox addresses stop taking
    *  mail), then their care events. */
   async purgeLovedOnes(workspaceId: string): Promise<void> {
+    const ids = (await this.lovedOnes.find({ workspaceId }, { projection: { _id: 1 } }).toArray()).map((l) => l._id);
     await this.lovedOnes.deleteMany({ workspaceId });
-    await this.careEvents.deleteMany({ workspaceId });
+    await purgeWorkspaceCareEvents(this.db, workspaceId, ids);
   }
 
   /** Last step: the members, then the workspace record, so a purge that stops half-way is still

@@ -1,11 +1,16 @@
 // Family inbox items: one per delivered message and loved one; never the full body, and the
 // attachments only up to a bound. The inbox slice owns the collections; other slices (the sandbox's
-// inbox page and purge, the app's removal of a loved one) call these functions.
+// inbox page and purge, the app's removal of a loved one) call these functions. On the embedded
+// FerretDB, which scans the whole collection for a query by loved one, each loved one also keeps a
+// list of its newest items beside its care-event pages, read by key.
 import { type Binary, type Collection, type Db, type IndexDescription } from 'mongodb';
+import { lovedOneList, usesTimelinePages } from '../family/timeline.js';
 
 export const EXCERPT_CHARS = 2000;
 /** Attachment bytes kept per message: the delivery crosses the bus (NATS carries 1 MB) as base64. */
 export const ATTACHMENT_KEEP_BYTES = 512 * 1024;
+/** The most items a listing returns (and a loved one's list keeps). */
+export const RECENT_INBOX_ITEMS = 50;
 
 export const INBOX_ITEMS = 'inbox_items';
 export const INBOX_ATTACHMENTS = 'inbox_attachments';
@@ -40,17 +45,32 @@ export interface InboxItem {
 }
 
 const inboxItems = (db: Db): Collection<InboxItem> => db.collection<InboxItem>(INBOX_ITEMS);
+const newestFirst = (a: InboxItem, b: InboxItem) => b.receivedAt.getTime() - a.receivedAt.getTime() || (a._id < b._id ? 1 : a._id > b._id ? -1 : 0);
+const recentList = (db: Db, lovedOneId: string) => lovedOneList<InboxItem>(db, lovedOneId, 'inbox', (raw) => ({ ...(raw as InboxItem), receivedAt: new Date((raw as { receivedAt: string }).receivedAt) }));
+/** A loved one's newest items by query: a scan on FerretDB, so only for a loved one without a list. */
+const queryRecent = (db: Db, lovedOneId: string, limit: number) => inboxItems(db).find({ lovedOneId }).sort({ receivedAt: -1, _id: -1 }).limit(limit).toArray();
 
+/** Store the item, then put it on its loved one's list (repeating that changes nothing). */
 export async function storeInboxItem(db: Db, item: InboxItem): Promise<void> {
   await inboxItems(db).insertOne(item);
+  if (!(await usesTimelinePages(db))) return;
+  await recentList(db, item.lovedOneId).update(
+    item.workspaceId,
+    () => queryRecent(db, item.lovedOneId, RECENT_INBOX_ITEMS),
+    (items) => (items.some((i) => i._id === item._id) ? null : [...items, item].sort(newestFirst).slice(0, RECENT_INBOX_ITEMS)),
+  );
 }
 
-/** A loved one's newest mail first. */
-export function recentInboxItems(db: Db, lovedOneId: string, limit: number): Promise<InboxItem[]> {
-  return inboxItems(db).find({ lovedOneId }).sort({ receivedAt: -1 }).limit(limit).toArray();
+/** A loved one's newest mail first (at most `RECENT_INBOX_ITEMS`). */
+export async function recentInboxItems(db: Db, lovedOneId: string, limit: number): Promise<InboxItem[]> {
+  const n = Math.min(limit, RECENT_INBOX_ITEMS);
+  if (!(await usesTimelinePages(db))) return queryRecent(db, lovedOneId, n);
+  // No list: no mail since the lists arrived, so whatever there is predates them.
+  return ((await recentList(db, lovedOneId).read()) ?? (await queryRecent(db, lovedOneId, n))).slice(0, n);
 }
 
-/** Every item of a workspace, when the workspace itself is purged. */
+/** Every item of a workspace, when the workspace itself is purged (its loved ones' lists go with
+ *  their care-event pages). */
 export async function purgeInboxOf(db: Db, workspaceId: string): Promise<void> {
   await inboxItems(db).deleteMany({ workspaceId });
   await attachments(db).deleteMany({ workspaceId });

@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import { openBus } from '../bus/index.js';
 import { subjects } from '../bus/subjects.js';
 import type { Config } from '../config.js';
-import { WORKSPACE_COLLECTIONS } from '../family/records.js';
+import { careEventStored } from '../family/records.js';
 import { REDACT_PATHS, type Logger } from '../log.js';
 import { openPartnerStore } from '../partner/cli.js';
 import { DeadLetters, queuedEventOf, type DeadLetterRecord } from './deadLetters.js';
@@ -63,7 +63,6 @@ async function confirmed(question: string): Promise<boolean> {
  */
 async function replay(r: DeadLetterRecord, config: Config, db: Db, log: Logger, waitMs: number): Promise<'stored' | 'not_stored' | 'dropped'> {
   const e = queuedEventOf(r);
-  const careEvents = db.collection<{ _id: string }>(WORKSPACE_COLLECTIONS.careEvents);
   if (config.natsUrl) {
     const bus = await openBus(config.natsUrl, log, 'carecircle-deadletters');
     try {
@@ -73,7 +72,7 @@ async function replay(r: DeadLetterRecord, config: Config, db: Db, log: Logger, 
     } finally {
       await bus.close();
     }
-    for (const until = Date.now() + waitMs; Date.now() < until; await sleep(100)) if (await careEvents.findOne({ _id: e.eventId }, { projection: { _id: 1 } })) return 'stored';
+    for (const until = Date.now() + waitMs; Date.now() < until; await sleep(100)) if (await careEventStored(db, e.eventId)) return 'stored';
     return 'not_stored';
   }
   try {

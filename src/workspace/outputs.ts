@@ -33,7 +33,7 @@ export const careEventsOutput = z.object({
   lovedOneId: z.string().optional(),
   count: z.number().int(),
   events: z.array(event),
-  byLovedOne: z.array(z.object({ lovedOneId: z.string(), name: z.string(), events: z.array(event) })).optional(),
+  byLovedOne: z.array(z.object({ lovedOneId: z.string(), name: z.string(), events: z.array(event), nextCursor: z.string().optional() })).optional(),
   /** Where the next page starts, when there is one. */
   nextCursor: z.string().optional(),
 });

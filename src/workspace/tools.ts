@@ -6,7 +6,7 @@ import { RPC } from '../rpc/codes.js';
 import { RpcError, ToolError } from '../rpc/errors.js';
 import { implementTool, type CallContext, type ToolDeclaration, type ToolDefinition } from '../rpc/mcp.js';
 import type { WorkspaceCaller } from './caller.js';
-import type { CareEventRecord, WorkspaceStore } from '../family/records.js';
+import { readCareEventCursor, type CareEventQuery, type CareEventRecord, type WorkspaceStore } from '../family/records.js';
 import { TOOL_SCOPES } from './scopes.js';
 import { careEventsOutput, lovedOnesOutput, pingOutput, profileOutput } from './outputs.js';
 
@@ -43,7 +43,7 @@ export const WORKSPACE_TOOLS = {
     name: 'list_care_events',
     title: 'List recent care events',
     description:
-      'Recent care events (visits, notes, medications, vitals, forwarded mail), newest first: for one loved one when lovedOneId is given, otherwise for each loved one in your workspace (limit applies per loved one).',
+      'Care events (visits, notes, medications, vitals, forwarded mail), newest first: for one loved one when lovedOneId is given, otherwise for each loved one in your workspace (limit applies per loved one). Narrow by time with since/until (ISO 8601; since inclusive, until exclusive) and by event type with types. When more events match, the result has nextCursor: call again with the same arguments and cursor set to it for the next page.',
     annotations: READ_ONLY,
     output: careEventsOutput,
   },
@@ -70,6 +70,13 @@ function callerOf(ctx: CallContext, scope?: Scope): WorkspaceCaller {
 }
 
 const notAuthorized = () => new RpcError(RPC.NOT_AUTHORIZED, 'Not authorized for this lovedOneId', { hint: "The id is not in your family workspace; call list_loved_ones for the ids you can read." });
+
+const instant = (field: 'since' | 'until') =>
+  z.iso
+    .datetime({ offset: true, message: `${field} must be an ISO 8601 date-time with a time zone, e.g. 2026-11-01T00:00:00Z` })
+    .describe(`${field === 'since' ? 'Events at or after' : 'Events before'} this instant (ISO 8601).`);
+
+const badCursor = () => new RpcError(RPC.INVALID_PARAMS, 'Invalid arguments for list_care_events: cursor: not a nextCursor this tool returned', { hint: 'Pass nextCursor from the previous result unchanged, with the same lovedOneId.' });
 
 const eventView = (e: CareEventRecord) => ({
   id: e._id,
@@ -129,20 +136,33 @@ export function workspaceTools(store: WorkspaceStore, platform = 'carecircle'): 
         .object({
           lovedOneId: z.string().min(1).max(64).optional().describe('One loved one (from list_loved_ones); omit for all.'),
           limit: z.number().int().min(1).max(50).default(DEFAULT_EVENTS_LIMIT).describe('Events per loved one, 1-50 (default 20).'),
+          since: instant('since').optional(),
+          until: instant('until').optional(),
+          types: z.array(z.string().min(1).max(64)).min(1).max(20).optional().describe('Only these event types, e.g. ["vital_recorded"]; types this server does not know yet are allowed.'),
+          cursor: z.string().min(1).max(512).optional().describe('nextCursor from the previous result, with the same lovedOneId.'),
         })
-        .strict(),
-      handler: async ({ lovedOneId, limit }, ctx) => {
+        .strict()
+        .refine((a) => a.cursor === undefined || a.lovedOneId !== undefined, { path: ['lovedOneId'], message: 'lovedOneId is required with cursor (a cursor continues one loved one\'s listing)' })
+        .refine((a) => !a.since || !a.until || Date.parse(a.since) < Date.parse(a.until), { path: ['until'], message: 'until must be after since' }),
+      handler: async ({ lovedOneId, limit, since, until, types, cursor }, ctx) => {
         const c = callerOf(ctx, 'care_circle:read');
+        if (cursor !== undefined && !readCareEventCursor(cursor)) throw badCursor();
+        const query: CareEventQuery = { limit, ...(since ? { since: new Date(since) } : {}), ...(until ? { until: new Date(until) } : {}), ...(types ? { types } : {}) };
         const membership = c.tenant === 'family' ? await store.workspaceOf(c.uid) : null;
         if (lovedOneId !== undefined) {
           const lovedOne = membership ? await store.lovedOneIn(membership.workspace._id, lovedOneId) : null;
           if (!lovedOne) throw notAuthorized();
-          const events = await store.recentEvents(lovedOne._id, limit);
-          return { structured: { lovedOneId: lovedOne._id, count: events.length, events: events.map(eventView) } };
+          const page = await store.listCareEvents(lovedOne._id, { ...query, ...(cursor ? { cursor } : {}) });
+          return { structured: { lovedOneId: lovedOne._id, count: page.events.length, events: page.events.map(eventView), ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } };
         }
         if (!membership) return { structured: { count: 0, events: [], byLovedOne: [] } };
         const lovedOnes = await store.lovedOnesOf(membership.workspace._id);
-        const byLovedOne = await Promise.all(lovedOnes.map(async (l) => ({ lovedOneId: l._id, name: l.displayName, events: (await store.recentEvents(l._id, limit)).map(eventView) })));
+        const byLovedOne = await Promise.all(
+          lovedOnes.map(async (l) => {
+            const page = await store.listCareEvents(l._id, query);
+            return { lovedOneId: l._id, name: l.displayName, events: page.events.map(eventView), ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
+          }),
+        );
         const events = byLovedOne.flatMap((b) => b.events).sort((a, b) => b.occurredAt.localeCompare(a.occurredAt));
         return { structured: { count: events.length, events, byLovedOne } };
       },

@@ -1,0 +1,140 @@
+// Small documents read and replaced by key alone, with a compare-and-set that holds on FerretDB v1.
+//
+// The embedded FerretDB answers a lookup by `_id` by scanning its collection in SQLite until the
+// first match (cheap per row), decodes documents slowly in Go, and its conditional updates are not
+// atomic across connections. So each
+// state of a key is inserted as `<key>#<v>` (the insert on a unique `_id` decides who wrote
+// version v), a head per key says roughly where the newest version is, and every read, write
+// and prune is by `_id`. Tags (loved one, workspace, uid) ride on every document so a purge can
+// delete a family's states with one query.
+import { createHash } from 'node:crypto';
+import type { Collection, Db, Document } from 'mongodb';
+import { isDuplicateKey } from '../store/errors.js';
+
+export type Tags = Record<string, string>;
+
+interface Row<T> {
+  _id: string;
+  key: string;
+  v: number;
+  state: T;
+  at: Date;
+}
+
+/** The newest state as far as its writer knows, so a read is one lookup and one probe. Two racing
+ *  writers can leave an older state here (FerretDB's conditional update is not atomic), which is
+ *  why every read still probes for the version after it. */
+interface Head<T> {
+  _id: string;
+  v: number;
+  state?: T;
+}
+
+/** Superseded versions kept behind the newest: a reader holding an older head still finds a row,
+ *  and a writer can only re-create a pruned version number after this many writes to the same
+ *  key raced past it between its read and its insert. */
+const KEEP = 8;
+const MAX_ATTEMPTS = 40;
+
+export class KeyedStates<T extends Document> {
+  private readonly rows: Collection<Row<T>>;
+  private readonly heads: Collection<Head<T>>;
+
+  /** Heads live in `<collection>_heads` unless `headsIn` names another collection (the rows'
+   *  own collection works too: a head's `_id` is the bare key, a row's has `#<v>`). */
+  constructor(db: Db, readonly collection: string, headsIn = `${collection}_heads`) {
+    this.rows = db.collection<Row<T>>(collection);
+    this.heads = db.collection<Head<T>>(headsIn);
+  }
+
+  /** The newest state of `key` and its version, or null when it was never written. */
+  async latest(key: string): Promise<{ v: number; state: T } | null> {
+    const head = await this.heads.findOne({ _id: key });
+    if (head?.state !== undefined) {
+      const next = (await this.rows.findOne({ _id: `${key}#${head.v + 1}` })) as Row<T> | null;
+      if (!next) return { v: head.v, state: head.state };
+    }
+    let row: Row<T> | null = (await this.rows.findOne({ _id: `${key}#${head?.v ?? 1}` })) as Row<T> | null;
+    if (!row && head) {
+      // The head lagged behind a prune: the newer versions are just ahead of it.
+      for (let v = head.v + 1; !row && v <= head.v + 2 * KEEP; v++) row = (await this.rows.findOne({ _id: `${key}#${v}` })) as Row<T> | null;
+      // Far behind (a crashed writer, a head regressed by a racing upsert): the slow way, once.
+      row ??= (await this.rows.find({ key }).sort({ v: -1 }).limit(1).next()) as Row<T> | null;
+    }
+    if (!row) return null;
+    for (;;) {
+      const next: Row<T> | null = (await this.rows.findOne({ _id: `${key}#${row.v + 1}` })) as Row<T> | null;
+      if (!next) break;
+      row = next;
+    }
+    return { v: row.v, state: row.state };
+  }
+
+  /**
+   * Apply `change` to the newest state of `key` and store the result as the next version; on a
+   * collision, re-read and apply again. `init` makes the first state when there is none (it is
+   * stored even when `change` then has nothing to do). `change` returns null for "nothing to
+   * change", so repeating an update is free.
+   */
+  async update(key: string, tags: Tags, init: () => Promise<T>, change: (state: T) => T | null): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.latest(key);
+      const base = current ? current.state : await init();
+      const changed = change(base);
+      if (current && changed === null) return current.state;
+      const state = changed ?? base;
+      const v = (current?.v ?? 0) + 1;
+      try {
+        await this.rows.insertOne({ _id: `${key}#${v}`, key, v, state, at: new Date(), ...tags } as Row<T>);
+      } catch (err) {
+        if (!isDuplicateKey(err) || attempt >= MAX_ATTEMPTS) throw err;
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 3 * attempt));
+        continue;
+      }
+      await this.advanceHead(key, v, state, tags);
+      if (v > KEEP) await this.rows.deleteOne({ _id: `${key}#${v - KEEP}` }).catch(() => undefined);
+      return state;
+    }
+  }
+
+  private async advanceHead(key: string, v: number, state: T, tags: Tags): Promise<void> {
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      if ((await this.heads.updateOne({ _id: key, v: { $lt: v } }, { $set: { v, state } })).matchedCount) return;
+      try {
+        await this.heads.insertOne({ _id: key, v, state, ...tags } as Head<T>);
+        return;
+      } catch (err) {
+        // A head exists: newer than ours (done on the next check) or written by a racing first writer.
+        if (!isDuplicateKey(err)) throw err;
+      }
+      if (await this.heads.findOne({ _id: key, v: { $gte: v } }, { projection: { _id: 1 } })) return;
+    }
+  }
+}
+
+
+/** A collection of one owner's own (a loved one, a user): `<prefix><id>`, the id hashed when it
+ *  has characters a collection name should not. */
+export function ownCollection(prefix: string, id: string): string {
+  return /^[A-Za-z0-9_-]{1,100}$/.test(id) ? `${prefix}${id}` : `${prefix}h${createHash('sha256').update(id).digest('hex').slice(0, 40)}`;
+}
+
+/** A short list under one key, kept as one JSON string (FerretDB decodes one value, not every
+ *  field of every item); `revive` turns what JSON made of an item back into one. */
+export function keptList<T>(db: Db, collection: string, key: string, revive: (raw: unknown) => T) {
+  const states = new KeyedStates<{ items: string }>(db, collection, collection);
+  const parse = (items: string) => (JSON.parse(items) as unknown[]).map(revive);
+  return {
+    read: async (): Promise<T[] | null> => {
+      const s = await states.latest(key);
+      return s ? parse(s.state.items) : null;
+    },
+    /** `init` makes the first list; `change` returns null for "nothing to change". */
+    update: async (tags: Tags, init: () => Promise<T[]>, change: (items: T[]) => T[] | null): Promise<void> => {
+      await states.update(key, tags, async () => ({ items: JSON.stringify(await init()) }), (s) => {
+        const next = change(parse(s.items));
+        return next ? { items: JSON.stringify(next) } : null;
+      });
+    },
+  };
+}
