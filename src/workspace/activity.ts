@@ -5,7 +5,7 @@
 import type { Db } from 'mongodb';
 import { keptList, ownCollection } from '../family/keyed.js';
 import { usesTimelinePages } from '../family/timeline.js';
-import { MCP_AUDIT_LOG, type AuditRow } from './audit.js';
+import { MCP_AUDIT_LOG, type AuditRow } from './auditRow.js';
 
 /** The most rows a listing returns (and a uid's list keeps). */
 export const RECENT_ACTIVITY_ROWS = 50;

@@ -3,29 +3,16 @@
 // path, in batches: over NATS each request's rows are published to a JetStream work queue (the
 // reply waits for that acknowledgement, never for the store) and a durable consumer inserts them;
 // in one process they wait in memory for the next batch, and the last batch is written at shutdown.
-import type { Collection, Db, IndexDescription } from 'mongodb';
+import type { Collection, Db } from 'mongodb';
+import { noteActivity, recentActivity } from './activity.js';
+import { MCP_AUDIT_LOG, type AuditRow } from './auditRow.js';
 import type { Bus } from '../bus/types.js';
 import type { ConsumerSpec, DurableMessage, DurableStreams, StreamSpec } from '../bus/durable.js';
 import type { Logger } from '../log.js';
 import { isDuplicateKey } from '../store/errors.js';
 import { newId } from '../store/ids.js';
 
-export const MCP_AUDIT_LOG = 'mcp_audit_log';
-export const AUDIT_INDEXES: IndexDescription[] = [{ key: { uid: 1, at: -1 }, name: 'by_uid_time' }];
-
-export type AuthMethod = 'api-key' | 'session' | 'oauth';
-
-export interface AuditRow {
-  _id: string;
-  uid: string;
-  tenant: string;
-  method: string;
-  tool: string | null;
-  success: boolean;
-  durationMs: number;
-  authMethod: AuthMethod;
-  at: Date;
-}
+export { AUDIT_INDEXES, MCP_AUDIT_LOG, type AuditRow, type AuthMethod } from './auditRow.js';
 
 /** Most rows in one insert. */
 const BATCH_ROWS = 500;
@@ -36,7 +23,7 @@ const RETRY_MS = 1_000;
 
 export class AuditLog {
   private readonly rows: Collection<AuditRow>;
-  constructor(db: Db) {
+  constructor(private readonly db: Db) {
     this.rows = db.collection<AuditRow>(MCP_AUDIT_LOG);
   }
 
@@ -50,10 +37,12 @@ export class AuditLog {
       const onlyDuplicates = isDuplicateKey(err) && (!Array.isArray(writeErrors) || writeErrors.every(isDuplicateKey));
       if (!onlyDuplicates) throw err;
     }
+    // Settings' listing, kept per uid on the embedded store (once per uid for the whole batch).
+    await noteActivity(this.db, rows);
   }
 
   recent(uid: string, limit = 20): Promise<AuditRow[]> {
-    return this.rows.find({ uid }).sort({ at: -1 }).limit(limit).toArray();
+    return recentActivity(this.db, uid, limit);
   }
 }
 

@@ -1,0 +1,20 @@
+// The MCP audit log's row and collection, apart from its writer so the activity listing can share them.
+import type { IndexDescription } from 'mongodb';
+
+export const MCP_AUDIT_LOG = 'mcp_audit_log';
+export const AUDIT_INDEXES: IndexDescription[] = [{ key: { uid: 1, at: -1 }, name: 'by_uid_time' }];
+
+export type AuthMethod = 'api-key' | 'session' | 'oauth';
+
+export interface AuditRow {
+  _id: string;
+  uid: string;
+  tenant: string;
+  method: string;
+  tool: string | null;
+  success: boolean;
+  durationMs: number;
+  authMethod: AuthMethod;
+  at: Date;
+}
+
