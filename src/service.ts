@@ -84,7 +84,7 @@ export async function startService(role: Role, config: Config, log: Logger): Pro
     const slices: readonly SliceManifest[] = SLICES;
     const store = await openStore(mongoUrl, log, slices.flatMap((s) => (s.indexes ? [s.indexes] : [])));
     stops.push(() => store.close());
-    const bus = await openBus(config.natsUrl, log);
+    const bus = await openBus(config.natsUrl, log, undefined, { replicas: config.natsReplicas });
     stops.push(() => bus.close());
 
     // Exact in memory for one process; in JetStream key-value where several share the NATS bus.

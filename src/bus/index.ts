@@ -4,6 +4,7 @@ import { MemoryBus } from './memory.js';
 import { NatsBus } from './nats.js';
 import type { Bus } from './types.js';
 
-export async function openBus(natsUrl: string | undefined, log: Logger, name?: string): Promise<Bus> {
-  return natsUrl ? NatsBus.connect(natsUrl, log, name) : new MemoryBus();
+/** `replicas`: copies a NATS cluster keeps of each stream and key-value bucket the bus creates. */
+export async function openBus(natsUrl: string | undefined, log: Logger, name?: string, options: { replicas?: number } = {}): Promise<Bus> {
+  return natsUrl ? NatsBus.connect(natsUrl, log, name, options.replicas) : new MemoryBus();
 }

@@ -65,7 +65,7 @@ async function replay(r: DeadLetterRecord, config: Config, db: Db, log: Logger, 
   const e = queuedEventOf(r);
   const careEvents = db.collection<{ _id: string }>(WORKSPACE_COLLECTIONS.careEvents);
   if (config.natsUrl) {
-    const bus = await openBus(config.natsUrl, log, 'carecircle-deadletters');
+    const bus = await openBus(config.natsUrl, log, 'carecircle-deadletters', { replicas: config.natsReplicas });
     try {
       const s = ingestStream(config.busNamespace, subjects(config.busNamespace).ingestEvents);
       await ensureIngestStream(bus.durable!, s, config.ingestAckWaitMs);
