@@ -1,0 +1,61 @@
+// The chaos suite, bounded: one round of killing a worker, a gateway, the NATS node leading the
+// ingest stream and the database (5 s) under steady signed ingest and MCP load, on a three-node
+// cluster with every stream replicated three times. Every event a partner was told was accepted is
+// stored exactly once. `npm run chaos` runs the longer version (scripts/chaos.ts).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NatsBus } from '../src/bus/nats.js';
+import { createLogger } from '../src/log.js';
+import { chaosLine, runChaos } from './harness/chaos.js';
+import { startNatsCluster, type NatsCluster } from './harness/natsCluster.js';
+
+describe('NATS_REPLICAS on a cluster', () => {
+  let cluster: NatsCluster;
+  beforeAll(async () => {
+    cluster = await startNatsCluster(3);
+  });
+  afterAll(() => cluster?.stop());
+
+  it('when a bus asks for three replicas, then its streams and key-value buckets get three, and existing single copies are scaled up', async () => {
+    const spec = { name: 'REPLICAS_TEST', subjects: ['replicas.test'], duplicateWindowMs: 60_000, retention: 'workqueue' as const };
+    const single = await NatsBus.connect(cluster.url, createLogger('silent'), 'replicas-1', 1);
+    const triple = await NatsBus.connect(cluster.url, createLogger('silent'), 'replicas-3', 3);
+    try {
+      await single.durable.ensureStream(spec);
+      await single.kv.bucket({ name: 'replicas_test' });
+      expect([await cluster.replicas('REPLICAS_TEST'), await cluster.replicas('KV_replicas_test')]).toEqual([1, 1]);
+
+      await triple.durable.ensureStream(spec);
+      await triple.kv.bucket({ name: 'replicas_test' });
+      await triple.kv.bucket({ name: 'replicas_new' });
+      expect([await cluster.replicas('REPLICAS_TEST'), await cluster.replicas('KV_replicas_test'), await cluster.replicas('KV_replicas_new')]).toEqual([3, 3, 3]);
+      await cluster.settled(['REPLICAS_TEST', 'KV_replicas_test', 'KV_replicas_new']);
+    } finally {
+      await single.close();
+      await triple.close();
+    }
+  });
+});
+
+describe('chaos on a NATS cluster', () => {
+  it(
+    'when a worker, a gateway, the stream-leading NATS node and the database are killed under load, then no accepted event is lost or stored twice',
+    { timeout: 300_000 },
+    async () => {
+      const counts = await runChaos({ rounds: 1, eventsPerSecond: 15, mcpPerSecond: 5, calmMs: 3_000, dbOutageMs: 5_000 });
+      const { faults, answers, ...figures } = counts;
+      console.log(`${faults.map((f) => `  ${f}`).join('\n')}\n${JSON.stringify({ ...figures, answers }, null, 1)}\n${chaosLine(counts)}`);
+
+      expect(Object.values(counts.replicas)).toEqual([3, 3]);
+      expect(counts.failovers).toHaveLength(1);
+      expect(counts.failovers[0]).toMatch(/^n\d → n\d$/);
+      expect(counts.crashed).toEqual([]);
+      // The partner retried each event under its id until it was accepted: the service came back.
+      expect(counts.notAccepted).toEqual({});
+      expect(counts.accepted).toBe(counts.sent);
+      expect({ lost: counts.lost, duplicated: counts.duplicated }).toEqual({ lost: 0, duplicated: 0 });
+      expect(counts.stored).toBe(counts.accepted);
+      // Faults are answered 503 (or not at all, from the gateway that is down), never 500.
+      expect(Object.keys(counts.mcp).filter((status) => !['200', '503', 'net'].includes(status))).toEqual([]);
+    },
+  );
+});
