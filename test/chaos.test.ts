@@ -1,12 +1,15 @@
-// The chaos suite, bounded: one round of killing a worker, a gateway, the NATS node leading the
-// ingest stream and the database (5 s) under steady signed ingest and MCP load, on a three-node
-// cluster with every stream replicated three times. Every event a partner was told was accepted is
-// stored exactly once. `npm run chaos` runs the longer version (scripts/chaos.ts).
+// carecircle on a three-node NATS cluster: streams and buckets replicated NATS_REPLICAS times, a
+// cluster that lost a bucket's quorum answered as the outage it is, and the chaos suite, bounded:
+// one round of killing a worker, a gateway, the NATS node leading the ingest stream and the
+// database (5 s) under steady signed ingest and MCP load. Every event a partner was told was
+// accepted is stored exactly once. `npm run chaos` runs the longer version (scripts/chaos.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NatsBus } from '../src/bus/nats.js';
 import { createLogger } from '../src/log.js';
+import { RPC } from '../src/rpc/codes.js';
 import { chaosLine, runChaos } from './harness/chaos.js';
 import { startNatsCluster, type NatsCluster } from './harness/natsCluster.js';
+import { postJson, rpc, startTestService } from './harness/service.js';
 
 describe('NATS_REPLICAS on a cluster', () => {
   let cluster: NatsCluster;
@@ -32,6 +35,25 @@ describe('NATS_REPLICAS on a cluster', () => {
     } finally {
       await single.close();
       await triple.close();
+    }
+  });
+
+  it('when the cluster loses the quorum of the rate-limit bucket, then the MCP endpoint answers 503 with Retry-After, not 500', { timeout: 90_000 }, async () => {
+    const svc = await startTestService({ env: { NATS_URL: cluster.url, NATS_REPLICAS: '3', BUS_NAMESPACE: 'quorum', BUS_TIMEOUT_MS: '3000', GATEWAY_RETRY_WINDOW_MS: '6000' } });
+    try {
+      const search = () => postJson(`${svc.urls.site}/api/mcp`, rpc('tools/call', { name: 'search_care_resources', arguments: { query: 'respite care', limit: 2 } }, 'q-1'));
+      expect((await search()).status).toBe(200);
+      await cluster.settled(['KV_cc_rate_limits_quorum']);
+      // Two of three copies gone: the bucket can be read but no longer written until one is back.
+      await cluster.nodes[0]!.kill();
+      await cluster.nodes[1]!.kill();
+      const res = await search();
+      expect({ status: res.status, retryAfter: Number(res.headers.get('retry-after')) > 0 }).toEqual({ status: 503, retryAfter: true });
+      expect(res.json).toMatchObject({ id: 'q-1', error: { code: RPC.UNAVAILABLE } });
+    } finally {
+      await Promise.all([cluster.nodes[0]!.start(), cluster.nodes[1]!.start()]);
+      await svc.stop();
+      await cluster.settled(['KV_cc_rate_limits_quorum']);
     }
   });
 });
