@@ -63,7 +63,7 @@ describe('chaos on a NATS cluster', () => {
     'when a worker, a gateway, the stream-leading NATS node and the database are killed under load, then no accepted event is lost or stored twice',
     { timeout: 300_000 },
     async () => {
-      const counts = await runChaos({ rounds: 1, eventsPerSecond: 15, mcpPerSecond: 5, calmMs: 3_000, dbOutageMs: 5_000 });
+      const counts = await runChaos({ rounds: 1, eventsPerSecond: 15, mcpPerSecond: 5, calmMs: 3_000, dbOutageMs: 5_000, ...(process.env.CHAOS_LOG_DIR ? { logDir: process.env.CHAOS_LOG_DIR } : {}) });
       const { faults, answers, ...figures } = counts;
       console.log(`${faults.map((f) => `  ${f}`).join('\n')}\n${JSON.stringify({ ...figures, answers }, null, 1)}\n${chaosLine(counts)}`);
 
