@@ -16,8 +16,8 @@ const knob = (name: string, fallback: number): number => {
 
 const counts = await runChaos({
   rounds: knob('CHAOS_ROUNDS', 3),
-  eventsPerSecond: knob('CHAOS_EVENTS_PER_SECOND', 25),
-  mcpPerSecond: knob('CHAOS_MCP_PER_SECOND', 10),
+  eventsPerSecond: knob('CHAOS_EVENTS_PER_SECOND', 15),
+  mcpPerSecond: knob('CHAOS_MCP_PER_SECOND', 5),
   calmMs: knob('CHAOS_CALM_MS', 8_000),
   dbOutageMs: knob('CHAOS_DB_OUTAGE_MS', 5_000),
   ...(process.env.CHAOS_LOG_DIR ? { logDir: process.env.CHAOS_LOG_DIR } : {}),
