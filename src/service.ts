@@ -85,7 +85,7 @@ export async function startService(role: Role, config: Config, log: Logger): Pro
     const slices: readonly SliceManifest[] = SLICES;
     const store = await openStore(mongoUrl, log, slices.flatMap((s) => (s.indexes ? [s.indexes] : [])));
     stops.push(() => store.close());
-    const bus = await openBus(config.natsUrl, log, undefined, { service: role === 'all' || role === 'worker' });
+    const bus = await openBus(config.natsUrl, log, undefined, { service: role === 'all' || role === 'worker', replicas: config.natsReplicas });
     stops.push(() => bus.close());
     const credentials = await openCredentials(store.db, bus, config.busNamespace, log);
     stops.push(() => credentials.stop());

@@ -1,6 +1,8 @@
 // Sorting failures by cause, in one place for every surface: transient (a dependency such as the
 // database or the bus cannot be reached now; the same request may succeed later: 503 with
 // Retry-After) or deterministic (the same request fails the same way again: 4xx, never retried).
+import { JetStreamApiError, JetStreamError } from '@nats-io/jetstream';
+import { errors as nats } from '@nats-io/transport-node';
 import { MongoError, MongoNetworkError, MongoNotConnectedError, MongoOperationTimeoutError, MongoServerClosedError, MongoServerSelectionError, MongoTopologyClosedError } from 'mongodb';
 import { metrics } from '../metrics/index.js';
 import { BusClosedError, HandlerFailure, NoRespondersError, RequestTimeoutError, type FailureKind } from './errors.js';
@@ -38,12 +40,26 @@ function isTransientMongo(err: unknown): boolean {
   return typeof err.code === 'number' && TRANSIENT_SERVER_CODES.has(err.code);
 }
 
-/** A dependency cannot be reached right now: the database, or the bus (no worker, a timeout, closed). */
+/**
+ * NATS itself (a JetStream key-value bucket or stream, as the rate limits use) cannot answer now:
+ * no reply in time, nobody to answer, the connection gone, or a cluster still electing the leader
+ * of a stream or of JetStream (JetStream answers "not enabled" or 503 meanwhile).
+ */
+function isTransientNats(err: unknown): boolean {
+  if (err instanceof nats.TimeoutError || err instanceof nats.NoRespondersError || err instanceof nats.ClosedConnectionError || err instanceof nats.DrainingConnectionError || err instanceof nats.ConnectionError) return true;
+  // Not exported by the package: known by name (and by the status code the server sent).
+  if (err instanceof Error && err.name === 'JetStreamNotEnabled') return true;
+  if (err instanceof JetStreamApiError) return err.status === 503;
+  const code = err instanceof JetStreamError ? (err as { code?: unknown }).code : undefined;
+  return code === 503 || code === 408;
+}
+
+/** A dependency cannot be reached right now: the database, the bus (no worker, a timeout, closed) or NATS JetStream. */
 export function isTransient(err: unknown): boolean {
   // Follow `cause` a few steps: a wrapper (a store or bus error) keeps the original failure there.
   for (let e = err, depth = 0; e !== undefined && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
     if (e instanceof HandlerFailure) return e.kind === 'unavailable';
-    if (isTransientMongo(e)) return true;
+    if (isTransientMongo(e) || isTransientNats(e)) return true;
     if (e instanceof NoRespondersError || e instanceof RequestTimeoutError || e instanceof BusClosedError) return true;
     if (typeof e !== 'object' || e === null) return false;
   }

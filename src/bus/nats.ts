@@ -57,19 +57,20 @@ export class NatsBus implements Bus {
   private constructor(
     private readonly nc: NatsConnection,
     private readonly log: Logger,
+    replicas: number,
   ) {
-    this.durable = new NatsDurableStreams(nc);
-    this.kv = new NatsKeyValueStores(nc);
+    this.durable = new NatsDurableStreams(nc, replicas);
+    this.kv = new NatsKeyValueStores(nc, replicas);
   }
 
-  static async connect(servers: string, log: Logger, name = 'carecircle', opts: { service?: boolean } = {}): Promise<NatsBus> {
+  static async connect(servers: string, log: Logger, name = 'carecircle', opts: { service?: boolean; replicas?: number } = {}): Promise<NatsBus> {
     const nc = await connect({
       servers: servers.split(',').map((s) => s.trim()),
       name: `${name}-${process.pid}`,
       maxReconnectAttempts: -1,
       reconnectTimeWait: 500,
     });
-    const bus = new NatsBus(nc, log);
+    const bus = new NatsBus(nc, log, opts.replicas ?? 1);
     if (opts.service) bus.service = await WorkerService.start(nc);
     void (async () => {
       for await (const s of nc.status()) {

@@ -33,7 +33,11 @@ export class NatsDurableStreams implements DurableStreams {
   private client: JetStreamClient | undefined;
   private readonly running = new Set<RunningConsumer>();
 
-  constructor(private readonly nc: NatsConnection) {}
+  /** `replicas`: copies a cluster keeps of each stream (1 on a single server). */
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly replicas = 1,
+  ) {}
 
   private js(): JetStreamClient {
     this.client ??= jetstream(this.nc);
@@ -43,7 +47,7 @@ export class NatsDurableStreams implements DurableStreams {
   async ensureStream(s: StreamSpec): Promise<void> {
     // A new manager each time: it checks that JetStream is (still) enabled for the account.
     const jsm = await jetstreamManager(this.nc);
-    const config = { name: s.name, subjects: s.subjects, storage: StorageType.File, retention: s.retention, duplicate_window: nanos(s.duplicateWindowMs) };
+    const config = { name: s.name, subjects: s.subjects, storage: StorageType.File, retention: s.retention, duplicate_window: nanos(s.duplicateWindowMs), num_replicas: this.replicas };
     try {
       await jsm.streams.add(config);
     } catch {

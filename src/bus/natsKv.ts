@@ -53,7 +53,11 @@ class NatsKvBucket implements KvBucket {
 export class NatsKeyValueStores implements KeyValueStores {
   private client: JetStreamClient | undefined;
 
-  constructor(private readonly nc: NatsConnection) {}
+  /** `replicas`: copies a cluster keeps of each bucket (1 on a single server). */
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly replicas = 1,
+  ) {}
 
   async bucket(spec: KvBucketSpec): Promise<KvBucket> {
     const jsm = await jetstreamManager(this.nc);
@@ -68,7 +72,7 @@ export class NatsKeyValueStores implements KeyValueStores {
       max_msgs_per_subject: 1,
       allow_rollup_hdrs: true,
       allow_direct: true,
-      num_replicas: 1,
+      num_replicas: this.replicas,
       ...(expires ? { allow_msg_ttl: true } : {}),
     };
     try {

@@ -64,7 +64,7 @@ async function confirmed(question: string): Promise<boolean> {
 async function replay(r: DeadLetterRecord, config: Config, db: Db, log: Logger, waitMs: number): Promise<'stored' | 'not_stored' | 'dropped'> {
   const e = queuedEventOf(r);
   if (config.natsUrl) {
-    const bus = await openBus(config.natsUrl, log, 'carecircle-deadletters');
+    const bus = await openBus(config.natsUrl, log, 'carecircle-deadletters', { replicas: config.natsReplicas });
     try {
       const s = ingestStream(config.busNamespace, subjects(config.busNamespace).ingestEvents);
       await ensureIngestStream(bus.durable!, s, config.ingestAckWaitMs);

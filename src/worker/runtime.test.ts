@@ -53,6 +53,24 @@ describe('worker runtime - failures by cause', () => {
     await expect(forward(bus!, 's', envelope, opts)).resolves.toMatchObject({ status: 200, body: 'fine' });
   });
 
+  it('when a request waited for a free slot past its deadline, then it is not handled (the gateway stopped waiting) and the next one is', async () => {
+    const handled: string[] = [];
+    const { log } = capturedLog();
+    bus = new MemoryBus();
+    let release!: () => void;
+    const busy = new Promise<void>((resolve) => (release = resolve));
+    const pool = startWorkers(bus, [{ subject: 's', handle: async (req) => (handled.push(req.requestId), req.requestId === 'slow' && (await busy), { status: 200, headers: {}, body: req.requestId }) }], { concurrency: 1, log });
+    stop = () => pool.stop();
+    const slow = bus.request('s', { ...envelope, requestId: 'slow' }, { timeoutMs: 5_000, headers: { 'cc-deadline': String(Date.now() + 5_000) } });
+    const late = bus.request('s', { ...envelope, requestId: 'late' }, { timeoutMs: 5_000, headers: { 'cc-deadline': String(Date.now() + 50) } });
+    await new Promise((r) => setTimeout(r, 100));
+    release();
+    await expect(slow).resolves.toMatchObject({ status: 200, body: 'slow' });
+    await expect(late).rejects.toMatchObject({ kind: 'unavailable' });
+    await expect(bus.request('s', { ...envelope, requestId: 'next' }, { timeoutMs: 5_000, headers: { 'cc-deadline': String(Date.now() + 5_000) } })).resolves.toMatchObject({ body: 'next' });
+    expect(handled).toEqual(['slow', 'next']);
+  });
+
   it('when the database cannot be reached, then 503 by cause (a dependency), logged once as a warning', async () => {
     const client = new MongoClient(`mongodb://127.0.0.1:${await freePort()}/nothing`, { serverSelectionTimeoutMS: 200 });
     try {

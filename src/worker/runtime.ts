@@ -5,7 +5,7 @@ import { httpRequestEnvelope, type HttpReplyEnvelope, type HttpRequestEnvelope }
 import { HandlerFailure } from '../bus/errors.js';
 import { countDatabaseError, failureKindOf } from '../bus/failures.js';
 import { QUEUE } from '../bus/subjects.js';
-import { HEADER_REQUEST_ID, type Bus, type BusHeaders, type Subscription } from '../bus/types.js';
+import { HEADER_DEADLINE, HEADER_REQUEST_ID, type Bus, type BusHeaders, type Subscription } from '../bus/types.js';
 import type { Logger } from '../log.js';
 import { metrics } from '../metrics/index.js';
 import { guardProcess } from './guard.js';
@@ -73,6 +73,14 @@ export function startWorkers(bus: Bus, handlers: readonly HttpHandler[], opts: {
       QUEUE,
       (msg) =>
         gate.run(async () => {
+          // Waited here past the gateway's deadline: the gateway has stopped listening (it tried
+          // another worker or answered 503), so the work would be answered to nobody. Under
+          // overload, doing it anyway is what keeps a worker behind the requests it could still answer.
+          const deadline = Number(msg.headers[HEADER_DEADLINE]);
+          if (deadline && Date.now() > deadline) {
+            metrics.workerFailures.inc({ kind: 'unavailable' });
+            throw new HandlerFailure('unavailable', 'the request waited past its deadline for a free slot');
+          }
           const log = logFor(msg.headers, h.subject);
           // Envelopes come from our own gateways, but the bus is a trust boundary all the same.
           const request = httpRequestEnvelope.safeParse(msg.data);
