@@ -12,6 +12,7 @@ import { SLICES } from '../src/slices.js';
 import { launchBrowser, screenshot, signInWithBrowser } from './harness/browser.js';
 import { startTestService, type TestService } from './harness/service.js';
 import { onboard, TEST_DATA_KEY } from './ingest.fixtures.js';
+import { connectedApp } from './oauth.fixtures.js';
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const PHONE = { width: 375, height: 812 };
@@ -89,6 +90,10 @@ beforeAll(async () => {
   await signInWithBrowser(sib, siblingLink, 'chidi.okafor@example.com');
   await Promise.all([sib.waitForURL(`${svc.config.appUrl}/`), sib.click('#accept')]);
   await sibling.close();
+  // An assistant connected with OAuth, so Connected apps and its revoke confirmation have a row.
+  await connectedApp(svc, 'a11y.family@example.com', ['care_circle:read']);
+  await page.goto(`${svc.config.appUrl}/settings`);
+  samples['settingsAppsRevoke:id'] = decodeURIComponent((await page.getAttribute('#connected-apps-list a[href$="/revoke"]', 'href'))!.split('/').at(-2)!);
   await page.goto(`${svc.config.appUrl}/family`);
   samples.uid = decodeURIComponent((await page.getAttribute('#members a[href$="/remove"]', 'href'))!.split('/').at(-2)!);
   await page.close();

@@ -191,7 +191,11 @@ describe('oauth - the full flow with a real browser', () => {
     expect(await row.locator('.last-used').textContent()).not.toBe('never');
     await screenshot(page, 'settings-connected-apps');
 
-    await Promise.all([page.waitForURL(/\/settings/), row.locator('button.danger').click()]);
+    // Revoking asks first, naming the app on the button.
+    await Promise.all([page.waitForURL(/\/revoke$/), row.locator('a.danger').click()]);
+    expect(await page.textContent('h1')).toBe("Revoke Test Assistant's access?");
+    expect(await callTool(svc, tokens.access_token, 'list_loved_ones').then((r) => r.status)).toBe(200); // not yet revoked
+    await Promise.all([page.waitForURL(/\/settings/), page.click('#confirm button.danger')]);
     expect(await page.locator('#connected-apps-list').count()).toBe(0);
     expect(await page.textContent('#connected-apps ~ p, section:has(#connected-apps)')).toContain('No apps connected yet');
     expect(errors, errors.join('\n')).toEqual([]);

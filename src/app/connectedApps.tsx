@@ -2,7 +2,9 @@
 // last use) and revoking one, which ends the app's access on its very next request.
 import type { Db } from 'mongodb';
 import { scopesIn, SCOPE_TEXT } from '../auth/scopes.js';
-import type { HttpRequestEnvelope } from '../bus/envelopes.js';
+import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js';
+import type { SessionCaller } from '../auth/sessions.js';
+import type { Markup } from '../http/html.js';
 import { redirect } from '../http/page.js';
 import { ApiProblem, json } from '../http/reply.js';
 import { OAuthStore, type ConnectedApp } from '../oauth/store.js';
@@ -12,8 +14,11 @@ import { stamp, type Clock } from './time.js';
 /** What these routes need of the app's helpers (AppHelpers has them): named here so this module
  *  does not import the routes module that renders its section. */
 export interface ConnectedAppsHelpers {
+  currentCaller(req: HttpRequestEnvelope): Promise<SessionCaller | null>;
   requireCaller(req: HttpRequestEnvelope): Promise<{ uid: string }>;
   requireSameOrigin(req: HttpRequestEnvelope): void;
+  pageFor(status: number, title: string, body: Markup, caller?: SessionCaller | null): HttpReplyEnvelope;
+  signedOutPage(next: string): HttpReplyEnvelope;
 }
 
 export function connectedAppsSection(apps: ConnectedApp[], clock: Clock) {
@@ -57,11 +62,9 @@ export function connectedAppsSection(apps: ConnectedApp[], clock: Clock) {
                 {when(a.lastUsedAt)}
               </td>
               <td>
-                <form method="post" action={`/settings/apps/${encodeURIComponent(a.grantId)}/revoke`}>
-                  <button class="danger" type="submit">
-                    Revoke {a.clientName}
-                  </button>
-                </form>
+                <a class="button danger" href={`/settings/apps/${encodeURIComponent(a.grantId)}/revoke`}>
+                  Revoke {a.clientName}
+                </a>
               </td>
             </tr>
           );
@@ -96,6 +99,35 @@ const view = (a: ConnectedApp) => ({
 export function connectedAppsRoutes(routes: AppRouteBuilder, helpers: ConnectedAppsHelpers, db: Db): void {
   const store = new OAuthStore(db);
   routes
+    .on('settingsAppsRevoke', 'GET', async (req, params) => {
+      const id = params.id ?? '';
+      const caller = await helpers.currentCaller(req);
+      if (!caller) return helpers.signedOutPage(`/settings/apps/${encodeURIComponent(id)}/revoke`);
+      const app = (await store.connectedApps(caller.uid)).find((a) => a.grantId === id);
+      if (!app) return helpers.pageFor(404, 'No such app', <p class="error" role="alert">That app is not connected to your account any more. <a href="/settings#connected-apps">Back to Settings</a></p>, caller);
+      const scopes = scopesIn(app.scope);
+      return helpers.pageFor(
+        200,
+        'Revoke an app',
+        <>
+          <h1>Revoke {app.clientName}'s access?</h1>
+          <section class="card" id="confirm">
+            <p>
+              {app.clientName} ({app.redirectHosts.join(', ')}) may now read: {scopes.length ? scopes.map((sc) => SCOPE_TEXT[sc].title).join(', ') : 'nothing (connection check only)'}. Revoking stops it on its very next request; to use it again, connect it again from the app.
+            </p>
+            <form method="post" action={`/settings/apps/${encodeURIComponent(app.grantId)}/revoke`}>
+              <button class="danger" type="submit">
+                Revoke {app.clientName}
+              </button>
+            </form>
+            <p>
+              <a href="/settings#connected-apps">Keep it connected</a>
+            </p>
+          </section>
+        </>,
+        caller,
+      );
+    })
     .on('settingsAppsRevoke', 'POST', async (req, params) => {
       helpers.requireSameOrigin(req);
       const caller = await helpers.requireCaller(req);

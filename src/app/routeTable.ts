@@ -25,7 +25,7 @@ export const APP_ROUTES = defineRoutes({
   settingsKeysRemove: appPage('/settings/keys/:id/remove', ['POST']),
   settingsConnect: appPage('/settings/connect', ['GET']),
   settingsTimeZone: appPage('/settings/time-zone', ['POST']),
-  settingsAppsRevoke: appPage('/settings/apps/:id/revoke', ['POST']),
+  settingsAppsRevoke: appPage('/settings/apps/:id/revoke', ['GET', 'POST']),
   family: appPage('/family', ['GET']),
   familyInvites: appPage('/family/invites', ['POST']),
   familyInviteRevoke: appPage('/family/invites/:id/revoke', ['POST']),
