@@ -9,7 +9,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PartnerClient } from '../src/partner/client.js';
 import { SLICES } from '../src/slices.js';
-import { launchBrowser, screenshot, signInWithBrowser } from './harness/browser.js';
+import { createWorkspaceWithBrowser, launchBrowser, linkAgencyWithBrowser, screenshot, signInWithBrowser } from './harness/browser.js';
 import { startTestService, type TestService } from './harness/service.js';
 import { onboard, TEST_DATA_KEY } from './ingest.fixtures.js';
 import { connectedApp } from './oauth.fixtures.js';
@@ -42,18 +42,12 @@ beforeAll(async () => {
   [svc, browser] = await Promise.all([startTestService({ env: { DATA_KEY: TEST_DATA_KEY, SMTP_URL: '' } }), launchBrowser()]);
   caregiver = await browser.newContext({ viewport: PHONE, bypassCSP: true, timezoneId: 'America/Chicago' });
   const page = await caregiver.newPage();
-  await signInWithBrowser(page, `${svc.config.appUrl}/onboarding`, 'a11y.family@example.com');
-  await page.fill('#familyName', 'The Okafor Family');
-  await page.fill('#firstName', 'Ngozi');
-  await page.fill('#lastName', 'Okafor');
-  await Promise.all([page.waitForURL(`${svc.config.appUrl}/`), page.click('main button[type=submit]')]);
+  await createWorkspaceWithBrowser(page, svc.config.appUrl, 'a11y.family@example.com', { familyName: 'The Okafor Family', firstName: 'Ngozi', lastName: 'Okafor' });
   // A day of agency events, so the timeline, medications and charts have something to show.
   const partner = await onboard(svc.store.db, 'Riverside Home Care');
   const client = new PartnerClient({ baseUrl: svc.urls.pipe!, institutionId: partner.institutionId, secret: partner.secret });
   const code = ((await client.setFamilyShare('ngozi-1', true)).body as { link_code: string }).link_code;
-  await page.fill('#link-code', code);
-  await page.click('#family-share-form button');
-  await page.locator('#family-share-result', { hasText: /^Linked/ }).waitFor();
+  await linkAgencyWithBrowser(page, code);
   const at = (hoursAgo: number) => new Date(Date.now() - hoursAgo * 3_600_000).toISOString();
   const events = [
     { event_type: 'visit_started', occurred_at: at(6), payload: { caregiver_id: 'Ana', scheduled_start: at(6), actual_start: at(6) } },

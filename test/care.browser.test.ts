@@ -4,7 +4,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PartnerClient } from '../src/partner/client.js';
-import { launchBrowser, screenshot, signInWithBrowser } from './harness/browser.js';
+import { createWorkspaceWithBrowser, launchBrowser, linkAgencyWithBrowser, screenshot } from './harness/browser.js';
 import { startTestService, type TestService } from './harness/service.js';
 import { drained, onboard, TEST_DATA_KEY } from './ingest.fixtures.js';
 
@@ -28,18 +28,12 @@ describe('care pages in Chromium', () => {
     const errors: string[] = [];
     page.on('console', (msg) => void (msg.type() === 'error' && errors.push(msg.text())));
     page.on('pageerror', (err) => errors.push(err.message));
-    await signInWithBrowser(page, `${svc.config.appUrl}/onboarding`, 'rosa.family@example.com');
-    await page.fill('#familyName', 'The Lopez Family');
-    await page.fill('#firstName', 'Rosa');
-    await page.fill('#lastName', 'Lopez');
-    await Promise.all([page.waitForURL(`${svc.config.appUrl}/`), page.click('main button[type=submit]')]);
+    await createWorkspaceWithBrowser(page, svc.config.appUrl, 'rosa.family@example.com', { familyName: 'The Lopez Family', firstName: 'Rosa', lastName: 'Lopez' });
 
     const partner = await onboard(svc.store.db, 'Evergreen Home Care');
     const client = new PartnerClient({ baseUrl: svc.urls.pipe!, institutionId: partner.institutionId, secret: partner.secret });
     const code = ((await client.setFamilyShare('rosa-7', true)).body as { link_code: string }).link_code;
-    await page.fill('#link-code', code);
-    await page.click('#family-share-form button');
-    await page.locator('#family-share-result', { hasText: /^Linked/ }).waitFor();
+    await linkAgencyWithBrowser(page, code);
 
     const at = (hoursAgo: number) => new Date(Date.now() - hoursAgo * 3_600_000).toISOString();
     const events = [

@@ -2,7 +2,7 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PartnerClient } from '../src/partner/client.js';
-import { launchBrowser, newPage, screenshot, signInWithBrowser } from './harness/browser.js';
+import { createWorkspaceWithBrowser, launchBrowser, newPage, screenshot } from './harness/browser.js';
 import { startTestService, type TestService } from './harness/service.js';
 import { drained, onboard, storedEvents, TEST_DATA_KEY } from './ingest.fixtures.js';
 
@@ -19,11 +19,7 @@ afterAll(async () => {
 describe('family-share link code on the workspace page', () => {
   it('when a caregiver enters the code the agency gave, then the client is linked and its events reach the loved one', async () => {
     const { page, errors } = await newPage(browser);
-    await signInWithBrowser(page, `${svc.config.appUrl}/onboarding`, 'linker@example.com');
-    await page.fill('#familyName', 'The Linker Family');
-    await page.fill('#firstName', 'June');
-    await page.fill('#lastName', 'Linker');
-    await Promise.all([page.waitForURL(`${svc.config.appUrl}/`), page.click('main button[type=submit]')]);
+    await createWorkspaceWithBrowser(page, svc.config.appUrl, 'linker@example.com', { familyName: 'The Linker Family', firstName: 'June', lastName: 'Linker' });
 
     const partner = await onboard(svc.store.db, 'Evergreen Home Care');
     const client = new PartnerClient({ baseUrl: svc.urls.pipe!, institutionId: partner.institutionId, secret: partner.secret });

@@ -42,3 +42,19 @@ export async function signInWithBrowser(page: Page, startUrl: string, email: str
   await page.click('button[type=submit]');
   await page.waitForURL((url) => url.href.startsWith(new URL(startUrl).origin) && !url.pathname.startsWith('/auth/callback'));
 }
+
+/** Sign in as `email` and create a family workspace with one loved one; lands on the workspace page. */
+export async function createWorkspaceWithBrowser(page: Page, appUrl: string, email: string, family: { familyName: string; firstName: string; lastName: string }): Promise<void> {
+  await signInWithBrowser(page, `${appUrl}/onboarding`, email);
+  await page.fill('#familyName', family.familyName);
+  await page.fill('#firstName', family.firstName);
+  await page.fill('#lastName', family.lastName);
+  await Promise.all([page.waitForURL(`${appUrl}/`), page.click('main button[type=submit]')]);
+}
+
+/** On the workspace page: enter an agency's link code and wait until the client is linked. */
+export async function linkAgencyWithBrowser(page: Page, code: string): Promise<void> {
+  await page.fill('#link-code', code);
+  await page.click('#family-share-form button');
+  await page.locator('#family-share-result', { hasText: /^Linked/ }).waitFor();
+}
