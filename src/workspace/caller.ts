@@ -21,6 +21,25 @@ export interface WorkspaceCaller {
   keyId?: string;
 }
 
+/** An account's email and tenant, kept a minute per process: a tenant never changes and accounts
+ *  are never deleted, so only a changed email can show late, on `ping`, for at most that minute.
+ *  It saves a store read on every API-key and OAuth call. */
+const ACCOUNT_TTL_MS = 60_000;
+const ACCOUNTS_KEPT = 10_000;
+const accounts = new WeakMap<WorkspaceStore, Map<string, { email: string; tenant: Tenant; until: number }>>();
+
+async function accountOf(users: WorkspaceStore, uid: string): Promise<{ _id: string; email: string; tenant: Tenant } | null> {
+  const kept = accounts.get(users) ?? accounts.set(users, new Map()).get(users)!;
+  const hit = kept.get(uid);
+  if (hit && hit.until > Date.now()) return { _id: uid, email: hit.email, tenant: hit.tenant };
+  const user = await users.user(uid);
+  if (!user) return null;
+  kept.delete(uid);
+  if (kept.size >= ACCOUNTS_KEPT) kept.delete(kept.keys().next().value!);
+  kept.set(uid, { email: user.email, tenant: user.tenant, until: Date.now() + ACCOUNT_TTL_MS });
+  return user;
+}
+
 /** A refusal before any method routing: HTTP status, JSON-RPC -32001, and WWW-Authenticate. */
 export class AuthRefusal extends RpcError {
   constructor(
@@ -43,7 +62,7 @@ async function oauthCaller(db: Db, config: Config, token: string, users: Workspa
     const hint = err.problem === 'invalid' ? `Get a token for ${config.appUrl}/api/mcp from ${config.authUrl}.` : 'Refresh the token, or connect the app again.';
     throw new AuthRefusal(401, err.message, hint, `${challenge('invalid_token')}, error_description="${err.message.replace(/["\\]/g, '')}"`);
   }
-  const user = await users.user(verified.uid);
+  const user = await accountOf(users, verified.uid);
   if (!user) throw new AuthRefusal(401, 'Unknown account', 'Connect the app again.', challenge('invalid_token'));
   const granted = new Set(verified.scopes);
   return { uid: user._id, email: user.email, tenant: user.tenant, via: 'oauth', scopes: SCOPES.filter((s) => granted.has(s)) };
@@ -69,7 +88,7 @@ export async function authenticate(db: Db, config: Config, headers: Record<strin
     const key = await keys.findByPlaintext(token);
     if (!key) throw new AuthRefusal(401, 'Unknown API key', `Mint a key at ${settings}.`, challenge('invalid_token'));
     if (key.status === 'revoked') throw new AuthRefusal(403, 'API key revoked', `This key was revoked; mint a new one at ${settings}.`, challenge('invalid_token'));
-    const user = await users.user(key.uid);
+    const user = await accountOf(users, key.uid);
     if (!user) throw new AuthRefusal(401, 'Unknown API key', `Mint a key at ${settings}.`, challenge('invalid_token'));
     keys.touch(key);
     return { uid: user._id, email: user.email, tenant: user.tenant, via: 'api-key', scopes: 'all', keyId: key._id };
