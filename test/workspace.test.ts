@@ -288,12 +288,14 @@ describe('workspace MCP endpoint - tools', () => {
 
 describe('audit log', () => {
   it('when requests are made, then one row each with method, tool, success and auth method, and never the arguments', async () => {
-    const { apiKey, cookie } = await caregiverWithKey(svc, 'audited@example.com');
-    const before = await db.collection('mcp_audit_log').countDocuments();
+    const { apiKey, cookie, keyId } = await caregiverWithKey(svc, 'audited@example.com');
+    // Counted for this caller only: other tests' rows, written off their reply paths, may still be landing.
+    const uid = (await db.collection('api_keys').findOne({ _id: keyId as any }))!.uid;
+    const before = await db.collection('mcp_audit_log').countDocuments({ uid });
     await callTool(apiKey, 'list_care_events', { lovedOneId: 'lo_secret_marker_value' });
     await postJson(mcp, rpc('tools/list'), bearer(apiKey));
-    // Written off the reply path: the rows arrive shortly after the replies.
-    await expect.poll(() => db.collection('mcp_audit_log').countDocuments(), { timeout: 5_000 }).toBe(before + 2);
+    // Written off the reply path: the rows arrive shortly after the replies, exactly one each.
+    await expect.poll(() => db.collection('mcp_audit_log').countDocuments({ uid }), { timeout: 5_000 }).toBe(before + 2);
     const activity = (await appCall(svc, cookie, 'GET', '/api/activity')).json.activity;
     expect(activity.slice(0, 2)).toEqual([
       expect.objectContaining({ method: 'tools/list', tool: null, success: true, via: 'api-key' }),
@@ -304,9 +306,16 @@ describe('audit log', () => {
   });
 
   it('when a request is refused before authentication, then no row is written', async () => {
-    const before = await db.collection('mcp_audit_log').countDocuments();
+    // A row for nobody would have no uid; other tests' rows may still be landing, so only those count.
+    const anonymous = () => db.collection('mcp_audit_log').countDocuments({ uid: null });
+    const before = await anonymous();
     await postJson(mcp, rpc('ping'), bearer(`sk-svc-${'f'.repeat(64)}`));
-    expect(await db.collection('mcp_audit_log').countDocuments()).toBe(before);
+    // An authenticated call after it: once its row is stored, the refused one would have been too.
+    const { apiKey, keyId } = await caregiverWithKey(svc, 'after-refusal@example.com');
+    const uid = (await db.collection('api_keys').findOne({ _id: keyId as any }))!.uid;
+    await postJson(mcp, rpc('ping'), bearer(apiKey));
+    await expect.poll(() => db.collection('mcp_audit_log').countDocuments({ uid }), { timeout: 5_000 }).toBe(1);
+    expect(await anonymous()).toBe(before);
   });
 });
 
