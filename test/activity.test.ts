@@ -1,28 +1,12 @@
 // Settings' recent activity read by key: a uid's newest audit rows first, capped, each batch
 // folded into one write per uid, rows from before the lists still shown, other uids never.
-import { MongoClient, type Db } from 'mongodb';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { setTimelinePages } from '../src/family/timeline.js';
-import { databaseName } from '../src/store/mongo.js';
+import { describe, expect, it } from 'vitest';
+import type { Db } from 'mongodb';
 import { noteActivity, RECENT_ACTIVITY_ROWS, recentActivity } from '../src/workspace/activity.js';
 import { MCP_AUDIT_LOG, type AuditRow } from '../src/workspace/audit.js';
-import { freshDatabaseUrl } from './harness/servers.js';
+import { useBothShapes } from './harness/shapes.js';
 
-const clients: MongoClient[] = [];
-const dbs = {} as Record<'pages' | 'query', Db>;
-
-beforeAll(async () => {
-  const url = freshDatabaseUrl(inject('mongoUrl'));
-  for (const [shape, pages] of [['pages', true], ['query', false]] as const) {
-    const client = await new MongoClient(url).connect();
-    clients.push(client);
-    dbs[shape] = client.db(databaseName(url));
-    setTimelinePages(dbs[shape], pages);
-  }
-});
-afterAll(async () => {
-  for (const c of clients) await c.close();
-});
+const dbs = useBothShapes();
 
 const row = (uid: string, n: number): AuditRow => ({ _id: `aud_${uid}_${String(n).padStart(3, '0')}`, uid, tenant: 'family', method: 'tools/call', tool: 'list_care_events', success: n % 5 !== 0, durationMs: n, authMethod: 'api-key', at: new Date(Date.UTC(2026, 10, 1, 8, 0, n)) });
 

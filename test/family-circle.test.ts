@@ -2,7 +2,6 @@
 // as the invited email, roles checked on the server, and members and former members across the
 // app, API keys and OAuth (the cross-tenant rules for people who join and leave).
 import { MongoClient, type Db } from 'mongodb';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionStore } from '../src/auth/sessions.js';
 import { FamilyCircle } from '../src/family/circle.js';
@@ -11,41 +10,27 @@ import { WorkspaceStore } from '../src/family/records.js';
 import { RPC } from '../src/rpc/codes.js';
 import { databaseName } from '../src/store/mongo.js';
 import { appCall, caregiverWithKey, signIn } from './harness/identity.js';
-import { freePort } from './harness/servers.js';
+import { startSmtpSink, type ReceivedMail, type SmtpSink } from './harness/smtpSink.js';
 import { startTestService, type TestService } from './harness/service.js';
 import { callTool, connectedApp } from './oauth.fixtures.js';
 
 let svc: TestService;
 let mongo: MongoClient;
 let db: Db;
-let sink: SMTPServer;
-const mailbox: { to: string[]; data: string }[] = [];
+let sink: SmtpSink;
+let mailbox: ReceivedMail[] = [];
 
 beforeAll(async () => {
-  // A real SMTP server standing in for the outgoing relay.
-  const port = await freePort();
-  sink = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    logger: false,
-    onData(stream, session, cb) {
-      let data = '';
-      stream.on('data', (c: Buffer) => (data += c.toString()));
-      stream.on('end', () => {
-        mailbox.push({ to: session.envelope.rcptTo.map((r) => r.address), data });
-        cb();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => sink.listen(port, '127.0.0.1', resolve));
-  svc = await startTestService({ nats: true, env: { SMTP_URL: `smtp://127.0.0.1:${port}` } });
+  sink = await startSmtpSink();
+  mailbox = sink.received;
+  svc = await startTestService({ nats: true, env: { SMTP_URL: sink.url } });
   mongo = await new MongoClient(svc.mongoUrl).connect();
   db = mongo.db(databaseName(svc.mongoUrl));
 });
 afterAll(async () => {
   await mongo?.close();
   await svc?.stop();
-  await new Promise<void>((resolve) => sink?.close(() => resolve()));
+  await sink?.close();
 });
 
 const origin = () => new URL(svc.config.appUrl).origin;

@@ -1,27 +1,11 @@
 // The inbox listing in both read shapes: a loved one's newest items first, capped, the items of
 // a loved one from before the lists still listed, and nothing left after a purge.
-import { MongoClient, type Db } from 'mongodb';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { setTimelinePages, startTimeline } from '../src/family/timeline.js';
+import { describe, expect, it } from 'vitest';
+import { startTimeline } from '../src/family/timeline.js';
 import { INBOX_ITEMS, purgeInboxOf, recentInboxItems, RECENT_INBOX_ITEMS, storeInboxItem, type InboxItem } from '../src/inbox/records.js';
-import { databaseName } from '../src/store/mongo.js';
-import { freshDatabaseUrl } from './harness/servers.js';
+import { useBothShapes } from './harness/shapes.js';
 
-const clients: MongoClient[] = [];
-const dbs = {} as Record<'pages' | 'query', Db>;
-
-beforeAll(async () => {
-  const url = freshDatabaseUrl(inject('mongoUrl'));
-  for (const [shape, pages] of [['pages', true], ['query', false]] as const) {
-    const client = await new MongoClient(url).connect();
-    clients.push(client);
-    dbs[shape] = client.db(databaseName(url));
-    setTimelinePages(dbs[shape], pages);
-  }
-});
-afterAll(async () => {
-  for (const c of clients) await c.close();
-});
+const dbs = useBothShapes();
 
 const item = (lovedOneId: string, n: number): InboxItem => ({
   _id: `mail_${lovedOneId}_${n}`,

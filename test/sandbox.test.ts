@@ -5,7 +5,6 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { MongoClient, type Db } from 'mongodb';
 import nodemailer from 'nodemailer';
 import type { Browser } from 'playwright-core';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RPC } from '../src/rpc/codes.js';
 import { SandboxService } from '../src/sandbox/service.js';
@@ -13,40 +12,22 @@ import { sandboxSweepJob } from '../src/sandbox/sweep.js';
 import { databaseName } from '../src/store/mongo.js';
 import { launchBrowser, newPage, screenshot } from './harness/browser.js';
 import { appCall, signIn } from './harness/identity.js';
-import { freePort } from './harness/servers.js';
+import { startSmtpSink, type ReceivedMail, type SmtpSink } from './harness/smtpSink.js';
 import { postJson, rpc, startTestService, type TestService } from './harness/service.js';
-
-interface Received {
-  to: string[];
-  data: string;
-}
 
 let svc: TestService;
 let mongo: MongoClient;
 let db: Db;
 let browser: Browser;
-let sink: SMTPServer;
-const sent: Received[] = [];
+let sink: SmtpSink;
+let sent: ReceivedMail[] = [];
 let endpoint: string;
 
 beforeAll(async () => {
   // A real SMTP server standing in for the outgoing relay, so invitations can be received.
-  const sinkPort = await freePort();
-  sink = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    logger: false,
-    onData(stream, session, cb) {
-      let data = '';
-      stream.on('data', (c: Buffer) => (data += c.toString()));
-      stream.on('end', () => {
-        sent.push({ to: session.envelope.rcptTo.map((r) => r.address), data });
-        cb();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => sink.listen(sinkPort, '127.0.0.1', resolve));
-  [svc, browser] = await Promise.all([startTestService({ nats: true, env: { SMTP_URL: `smtp://127.0.0.1:${sinkPort}`, SANDBOX_RATE_CAPACITY: '1000' } }), launchBrowser()]);
+  sink = await startSmtpSink();
+  sent = sink.received;
+  [svc, browser] = await Promise.all([startTestService({ nats: true, env: { SMTP_URL: sink.url, SANDBOX_RATE_CAPACITY: '1000' } }), launchBrowser()]);
   endpoint = `${svc.urls.app}/api/mcp/public`;
   mongo = await new MongoClient(svc.mongoUrl).connect();
   db = mongo.db(databaseName(svc.mongoUrl));
@@ -55,7 +36,7 @@ afterAll(async () => {
   await browser?.close();
   await mongo?.close();
   await svc?.stop();
-  await new Promise<void>((resolve) => sink?.close(() => resolve()));
+  await sink?.close();
 });
 
 const start = (args: Record<string, unknown>, headers: Record<string, string> = {}) => postJson(endpoint, rpc('tools/call', { name: 'start_family_care_workspace', arguments: args }), headers);

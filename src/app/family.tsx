@@ -67,6 +67,16 @@ export function familyRoutes(routes: AppRouteBuilder, h: AppHelpers, deps: { con
     return { ...target, ...(user?.name ? { name: user.name } : {}) };
   };
 
+  /** A manager's change to another member: the caller (who must manage) and that member, or the
+   *  page to show instead. */
+  const managerAndTarget = async (req: HttpRequestEnvelope, uid: string) => {
+    const m = await membershipOf(req, '/family');
+    if (isReply(m)) return m;
+    if (!canManage(m.member)) return notManager(m);
+    const target = await otherMember(m, uid);
+    return target ? { m, target } : noSuchMember(m);
+  };
+
   routes
     .on('family', 'GET', async (req) => {
       const m = await membershipOf(req, '/family');
@@ -101,11 +111,9 @@ export function familyRoutes(routes: AppRouteBuilder, h: AppHelpers, deps: { con
       return redirect('/family');
     })
     .on('familyRemove', 'GET', async (req, params) => {
-      const m = await membershipOf(req, '/family');
-      if (isReply(m)) return m;
-      if (!canManage(m.member)) return notManager(m);
-      const target = await otherMember(m, params.uid ?? '');
-      if (!target) return noSuchMember(m);
+      const found = await managerAndTarget(req, params.uid ?? '');
+      if ('status' in found) return found;
+      const { m, target } = found;
       const who = personName(target);
       const lovedOnes = (await h.store.lovedOnesOf(m.workspace._id)).map((l) => l.displayName);
       return h.pageFor(
@@ -128,21 +136,17 @@ export function familyRoutes(routes: AppRouteBuilder, h: AppHelpers, deps: { con
     })
     .on('familyRemove', 'POST', async (req, params) => {
       h.requireSameOrigin(req);
-      const m = await membershipOf(req, '/family');
-      if (isReply(m)) return m;
-      if (!canManage(m.member)) return notManager(m);
-      const target = await otherMember(m, params.uid ?? '');
-      if (!target) return noSuchMember(m);
+      const found = await managerAndTarget(req, params.uid ?? '');
+      if ('status' in found) return found;
+      const { m, target } = found;
       await circle.remove(m.workspace._id, target.uid);
       await revokeCredentialsOf(target.uid, credentials);
       return redirect('/family');
     })
     .on('familyHandOver', 'GET', async (req, params) => {
-      const m = await membershipOf(req, '/family');
-      if (isReply(m)) return m;
-      if (!canManage(m.member)) return notManager(m);
-      const target = await otherMember(m, params.uid ?? '');
-      if (!target) return noSuchMember(m);
+      const found = await managerAndTarget(req, params.uid ?? '');
+      if ('status' in found) return found;
+      const { m, target } = found;
       const who = personName(target);
       return h.pageFor(
         200,
@@ -159,11 +163,10 @@ export function familyRoutes(routes: AppRouteBuilder, h: AppHelpers, deps: { con
     })
     .on('familyHandOver', 'POST', async (req, params) => {
       h.requireSameOrigin(req);
-      const m = await membershipOf(req, '/family');
-      if (isReply(m)) return m;
-      if (!canManage(m.member)) return notManager(m);
-      const target = await otherMember(m, params.uid ?? '');
-      if (!target || !(await circle.handOver(m.workspace._id, m.caller.uid, target.uid))) return noSuchMember(m);
+      const found = await managerAndTarget(req, params.uid ?? '');
+      if ('status' in found) return found;
+      const { m, target } = found;
+      if (!(await circle.handOver(m.workspace._id, m.caller.uid, target.uid))) return noSuchMember(m);
       return redirect('/family');
     })
     .on('familyLeave', 'GET', async (req) => {
