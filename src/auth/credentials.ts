@@ -25,8 +25,9 @@ interface Entry {
   until: number;
 }
 
-/** Values by credential; a value read while a revocation arrived is used once, never kept. */
-export class CredentialCache {
+/** Values by credential (or by any other kind of id a caller names); a value read while a
+ *  revocation arrived is used once, never kept. */
+export class CredentialCache<K extends string = CredentialKind> {
   private readonly entries = new Map<string, Entry>();
   private generation = 0;
   constructor(
@@ -37,7 +38,7 @@ export class CredentialCache {
   ) {}
 
   /** The cached value, or `load()`'s (null: unknown, never cached, read again next time). */
-  async lookup<V>(kind: CredentialKind, id: string, load: () => Promise<V | null>): Promise<V | null> {
+  async lookup<V>(kind: K, id: string, load: () => Promise<V | null>): Promise<V | null> {
     const key = `${kind}:${id}`;
     if (this.entries.size && !this.trustworthy()) this.clear();
     const hit = this.entries.get(key);
@@ -51,7 +52,7 @@ export class CredentialCache {
     return value;
   }
 
-  forget(kind: CredentialKind, ids: readonly string[]): void {
+  forget(kind: K, ids: readonly string[]): void {
     this.generation++;
     for (const id of ids) this.entries.delete(`${kind}:${id}`);
   }

@@ -2,7 +2,7 @@
 // redelivery; purges find events by field there), and one loved one's listing is read from its
 // month pages on the embedded FerretDB (./timeline.ts) or through the index on MongoDB.
 import type { Collection, Db } from 'mongodb';
-import { isDuplicateKey } from '../store/errors.js';
+import { duplicateIndexes, isDuplicateKey } from '../store/errors.js';
 import { addToTimelines, CARE_EVENTS, dropTimelines, listTimeline, removeFromTimelines, seedTimelines, usesTimelinePages, type CareEventRecord } from './timeline.js';
 
 export type { CareEventRecord } from './timeline.js';
@@ -52,10 +52,9 @@ export async function appendCareEvents(db: Db, events: CareEventRecord[]): Promi
     await careEventsIn(db).insertMany(events, { ordered: false });
     result = { stored: events.map((e) => e._id), duplicates: [] };
   } catch (err) {
-    const writeErrors = (err as { writeErrors?: { code?: number; index: number }[] | { code?: number; index: number } }).writeErrors;
-    const list = writeErrors === undefined ? undefined : Array.isArray(writeErrors) ? writeErrors : [writeErrors];
-    if (!list || list.length === 0 || list.some((w) => w.code !== 11000)) throw err;
-    const dup = new Set(list.map((w) => w.index));
+    const refused = duplicateIndexes(err);
+    if (!refused) throw err;
+    const dup = new Set(refused);
     result = { stored: events.filter((_, i) => !dup.has(i)).map((e) => e._id), duplicates: events.filter((_, i) => dup.has(i)).map((e) => e._id) };
   }
   await addToTimelines(db, events);

@@ -3,7 +3,7 @@
 // read-then-write check. Kept for INGEST_DEDUPE_DAYS and swept by the cron role (no TTL index).
 import { createHash } from 'node:crypto';
 import type { Collection, Db, IndexDescription } from 'mongodb';
-import { isDuplicateKey } from '../store/errors.js';
+import { duplicateIndexes, isDuplicateKey } from '../store/errors.js';
 import type { EventEnvelope } from './envelope.js';
 
 export const INGEST_KEYS = 'ingest_keys';
@@ -56,14 +56,6 @@ export function eventKey(institutionId: string, event: EventEnvelope, sourceEven
 
 /** Agency calls are single-use: the exact signed body, per institution. */
 export const controlKey = (institutionId: string, raw: Buffer): string => `ctl:${sha256(JSON.stringify([institutionId, 'control', raw.toString('base64')]))}`;
-
-/** The positions an unordered insert refused as duplicate keys; undefined when it failed otherwise. */
-export function duplicateIndexes(err: unknown): number[] | undefined {
-  const writeErrors = (err as { writeErrors?: { code?: number; index: number }[] | { code?: number; index: number } }).writeErrors;
-  const list = writeErrors === undefined ? undefined : Array.isArray(writeErrors) ? writeErrors : [writeErrors];
-  if (!list || list.length === 0 || list.some((w) => w.code !== 11000)) return undefined;
-  return list.map((w) => w.index);
-}
 
 export class IngestKeys {
   readonly rows: Collection<IngestKeyRecord>;

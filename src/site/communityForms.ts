@@ -5,7 +5,7 @@ import type { Db } from 'mongodb';
 import type { HttpRequestEnvelope } from '../bus/envelopes.js';
 import { sessionCaller, type SessionCaller } from '../auth/sessions.js';
 import { performCommunityAction, takeCommunityWrite } from '../community/actions.js';
-import { communityAction, displayName as displayNameSchema } from '../community/schema.js';
+import { COMMENT_BODY_MAX, communityAction, DISPLAY_NAME_MAX, displayName as displayNameSchema, THREAD_BODY_MAX, TITLE_MAX } from '../community/schema.js';
 import type { Channel } from '../directory/data.js';
 import { ApiProblem } from '../http/reply.js';
 import { perMinute, type Limiter } from '../limits/limiter.js';
@@ -15,10 +15,11 @@ import { channelPage, threadPage, type PageViewer } from './pages/channels.js';
 import type { CommunityViewer } from './pages/participation.js';
 
 /** Plain words for people, by field; the API keeps its own precise messages. */
+const n = (x: number) => x.toLocaleString('en-US');
 const FRIENDLY: Record<string, string> = {
-  title: 'Please give your thread a title (up to 200 characters).',
-  body: 'Please write something before posting (threads up to 10,000 characters, replies up to 5,000).',
-  displayName: 'Please choose the name others will see (up to 60 characters, on one line).',
+  title: `Please give your thread a title (up to ${n(TITLE_MAX)} characters).`,
+  body: `Please write something before posting (threads up to ${n(THREAD_BODY_MAX)} characters, replies up to ${n(COMMENT_BODY_MAX)}).`,
+  displayName: `Please choose the name others will see (up to ${n(DISPLAY_NAME_MAX)} characters, on one line).`,
 };
 
 export interface CommunityForms {

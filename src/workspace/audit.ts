@@ -9,7 +9,7 @@ import { MCP_AUDIT_LOG, type AuditRow } from './auditRow.js';
 import type { Bus } from '../bus/types.js';
 import type { ConsumerSpec, DurableMessage, DurableStreams, StreamSpec } from '../bus/durable.js';
 import type { Logger } from '../log.js';
-import { isDuplicateKey } from '../store/errors.js';
+import { duplicateIndexes } from '../store/errors.js';
 import { newId } from '../store/ids.js';
 
 export { AUDIT_INDEXES, MCP_AUDIT_LOG, type AuditRow, type AuthMethod } from './auditRow.js';
@@ -33,9 +33,7 @@ export class AuditLog {
     try {
       await this.rows.insertMany(rows.map((r) => ({ ...r })), { ordered: false });
     } catch (err) {
-      const writeErrors = (err as { writeErrors?: unknown[] }).writeErrors;
-      const onlyDuplicates = isDuplicateKey(err) && (!Array.isArray(writeErrors) || writeErrors.every(isDuplicateKey));
-      if (!onlyDuplicates) throw err;
+      if (!duplicateIndexes(err)) throw err;
     }
     // Settings' listing, kept per uid on the embedded store (once per uid for the whole batch).
     await noteActivity(this.db, rows);

@@ -6,6 +6,7 @@ import { API_KEY_FORMAT, type KeyStore } from '../keys/keys.js';
 import { AccessTokenError, accessTokenVerifier, looksLikeJwt } from '../oauth/accessTokens.js';
 import { RPC } from '../rpc/codes.js';
 import { RpcError } from '../rpc/errors.js';
+import { CredentialCache } from '../auth/credentials.js';
 import { sessionCaller } from '../auth/sessions.js';
 import type { AuthMethod } from './audit.js';
 import type { Tenant } from '../tenants.js';
@@ -25,19 +26,14 @@ export interface WorkspaceCaller {
  *  are never deleted, so only a changed email can show late, on `ping`, for at most that minute.
  *  It saves a store read on every API-key and OAuth call. */
 const ACCOUNT_TTL_MS = 60_000;
-const ACCOUNTS_KEPT = 10_000;
-const accounts = new WeakMap<WorkspaceStore, Map<string, { email: string; tenant: Tenant; until: number }>>();
+const accounts = new WeakMap<WorkspaceStore, CredentialCache<'account'>>();
 
-async function accountOf(users: WorkspaceStore, uid: string): Promise<{ _id: string; email: string; tenant: Tenant } | null> {
-  const kept = accounts.get(users) ?? accounts.set(users, new Map()).get(users)!;
-  const hit = kept.get(uid);
-  if (hit && hit.until > Date.now()) return { _id: uid, email: hit.email, tenant: hit.tenant };
-  const user = await users.user(uid);
-  if (!user) return null;
-  kept.delete(uid);
-  if (kept.size >= ACCOUNTS_KEPT) kept.delete(kept.keys().next().value!);
-  kept.set(uid, { email: user.email, tenant: user.tenant, until: Date.now() + ACCOUNT_TTL_MS });
-  return user;
+function accountOf(users: WorkspaceStore, uid: string): Promise<{ _id: string; email: string; tenant: Tenant } | null> {
+  const kept = accounts.get(users) ?? accounts.set(users, new CredentialCache<'account'>(ACCOUNT_TTL_MS)).get(users)!;
+  return kept.lookup('account', uid, async () => {
+    const user = await users.user(uid);
+    return user ? { _id: user._id, email: user.email, tenant: user.tenant } : null;
+  });
 }
 
 /** A refusal before any method routing: HTTP status, JSON-RPC -32001, and WWW-Authenticate. */
