@@ -210,3 +210,79 @@ describe.each(['pages', 'query'] as const)('care event storage read through %s',
     expect((await store.listCareEvents(me.lovedOneId, { limit: 1, cursor: '%%%' })).events.map((e) => e._id)).toEqual([events[2]!._id]);
   });
 });
+
+describe.each(['pages', 'query'] as const)('a month with more events than one chunk, read through %s', (shape) => {
+  const who = (n: string) => ({ lovedOneId: `lo_${shape}_${n}`, workspaceId: `ws_${shape}_${n}` });
+  const walk = async (store: WorkspaceStore, lovedOneId: string, limit: number, q: { until?: Date } = {}) => {
+    const out: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await store.listCareEvents(lovedOneId, { limit, ...q, ...(cursor ? { cursor } : {}) });
+      out.push(...page.events.map((e) => e._id));
+      cursor = page.nextCursor;
+    } while (cursor);
+    return out;
+  };
+
+  it('when events arrive out of order from two connections, are redelivered and partly purged, then every listing keeps the newest-first order', async () => {
+    const { db: mine, other, store } = shapes[shape];
+    const me = who('chunks');
+    const gone = `subj-chunk-gone-${shape}`;
+    // 260 events in October, times scattered (37 is prime to 260), two at one instant.
+    const events = Array.from({ length: 260 }, (_, i) => event(me, at('2026-10-01T00:00:00Z', ((i * 37) % 260) * 90 + (i === 9 ? 0 : 1)), i % 13 === 0 ? { subjectRef: gone } : {}));
+    const sizes = [1, 7, 60, 3, 120, 40, 29];
+    const batches: CareEventRecord[][] = [];
+    for (let i = 0, n = 0; i < events.length; i += sizes[n++ % sizes.length]!) batches.push(events.slice(i, i + sizes[n % sizes.length]!));
+    await Promise.all([mine, other].map(async (conn, k) => {
+      for (const b of batches.filter((_, i) => i % 2 === k)) await appendCareEvents(conn, b);
+    }));
+    // A backfill older than all, one newer than all, and 40 redelivered (on sealed chunks by now).
+    const oldest = event(me, '2026-10-01T00:00:00Z');
+    const newest = event(me, '2026-10-31T23:00:00Z');
+    const again = await appendCareEvents(mine, [oldest, ...events.slice(0, 40), newest]);
+    expect(again.duplicates).toHaveLength(40);
+    const all = [...events, oldest, newest];
+
+    expect(await walk(store, me.lovedOneId, 50)).toEqual(newestFirst(all));
+    const until = new Date(Date.parse('2026-10-10T00:00:00Z'));
+    expect((await store.listCareEvents(me.lovedOneId, { limit: 20, until })).events.map((e) => e._id)).toEqual(newestFirst(all.filter((e) => e.occurredAt < until)).slice(0, 20));
+
+    expect(await purgePartnerCareEvents(mine, 'inst_test', gone)).toBe(events.filter((e) => e.subjectRef === gone).length);
+    const kept = all.filter((e) => e.subjectRef !== gone);
+    expect(await walk(store, me.lovedOneId, 20)).toEqual(newestFirst(kept));
+
+    if (shape === 'pages') {
+      // No chunk past its bound: a write rewrites at most one chunk of 100 events.
+      const heads = await mine.collection<{ _id: string; state?: { events?: string } }>(timelineCollection(me.lovedOneId)).find({ _id: { $regex: /^2026-10(\.\d+)?$/ } }).toArray();
+      expect(heads.length).toBeGreaterThanOrEqual(3);
+      for (const h of heads) expect((JSON.parse(h.state!.events!) as unknown[]).length).toBeLessThanOrEqual(100);
+    }
+  });
+});
+
+describe('a month page written whole by an earlier version', () => {
+  it('when it holds more than a chunk and events keep arriving, then it is listed as it is and closed for the newer ones', async () => {
+    const { db: mine, store } = shapes.pages;
+    const me = { lovedOneId: 'lo_pages_whole_month', workspaceId: 'ws_pages_whole_month' };
+    const earlier = Array.from({ length: 150 }, (_, i) => event(me, at('2026-09-01T00:00:00Z', i * 60)));
+    await mine.collection<CareEventRecord>(WORKSPACE_COLLECTIONS.careEvents).insertMany(earlier);
+    // The shape an earlier version kept: one page per month under the month's own key.
+    const tags = { lovedOneId: me.lovedOneId, workspaceId: me.workspaceId };
+    const page = { events: JSON.stringify(newestFirst(earlier).map((id) => earlier.find((e) => e._id === id))) };
+    await mine.collection(timelineCollection(me.lovedOneId)).insertMany([
+      { _id: 'months#1', key: 'months', v: 1, state: { months: ['2026-09'] }, at: new Date(), ...tags },
+      { _id: 'months', v: 1, state: { months: ['2026-09'] }, ...tags },
+      { _id: '2026-09#1', key: '2026-09', v: 1, state: page, at: new Date(), ...tags },
+      { _id: '2026-09', v: 1, state: page, ...tags },
+    ] as never[]);
+    expect((await store.listCareEvents(me.lovedOneId, { limit: 3 })).events.map((e) => e._id)).toEqual(newestFirst(earlier).slice(0, 3));
+
+    const later = Array.from({ length: 30 }, (_, i) => event(me, at('2026-09-20T00:00:00Z', i * 7)));
+    await appendCareEvents(mine, later.slice(0, 10));
+    await appendCareEvents(mine, later.slice(10));
+    const all = [...earlier, ...later];
+    expect((await store.listCareEvents(me.lovedOneId, { limit: 200 })).events.map((e) => e._id)).toEqual(newestFirst(all));
+    const first = await mine.collection<{ _id: string; state: { sealed?: unknown } }>(timelineCollection(me.lovedOneId)).findOne({ _id: '2026-09' });
+    expect(first?.state.sealed).toBeDefined();
+  });
+});

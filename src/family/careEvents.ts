@@ -57,7 +57,7 @@ export async function appendCareEvents(db: Db, events: CareEventRecord[]): Promi
     const dup = new Set(refused);
     result = { stored: events.filter((_, i) => !dup.has(i)).map((e) => e._id), duplicates: events.filter((_, i) => dup.has(i)).map((e) => e._id) };
   }
-  await addToTimelines(db, events);
+  await addToTimelines(db, events, new Set(result.duplicates));
   return result;
 }
 
@@ -71,7 +71,7 @@ export async function appendCareEvent(db: Db, event: CareEventRecord): Promise<v
     if (!isDuplicateKey(err)) throw err;
     duplicate = err;
   }
-  await addToTimelines(db, [event]);
+  await addToTimelines(db, [event], duplicate ? new Set([event._id]) : undefined);
   if (duplicate) throw duplicate;
 }
 

@@ -4,28 +4,17 @@
 // FerretDB v1 scans a collection for every query (an `_id` lookup stops at the first match) and
 // decodes documents slowly, about 0.15 ms per stored event. So each loved one gets a collection of
 // its own (`care_timeline_<lovedOneId>`), holding `months` (the months that have events, newest
-// first) and one page per month (`<yyyy-mm>`: that month's events newest first, kept as one JSON
-// string so a read decodes one value, not every field of every event), all kept by `KeyedStates`.
+// first) and each month's events in chunks of bounded size (./monthChunks.ts), kept as JSON
+// strings so a read decodes one value, not every field of every event, all kept by `KeyedStates`.
 // `care_events` stays the record of each event; MongoDB reads it through its index instead.
 import type { Db } from 'mongodb';
+import { groupBy, monthOf, type CareEventRecord } from './careEventRecord.js';
 import { keptList, KeyedStates, ownCollection, type Tags } from './keyed.js';
+import { MonthChunks, seededMonth } from './monthChunks.js';
+
+export { newerFirst, type CareEventRecord } from './careEventRecord.js';
 
 export const CARE_EVENTS = 'care_events';
-
-export interface CareEventRecord {
-  _id: string;
-  lovedOneId: string;
-  workspaceId: string;
-  source: 'partner' | 'inbox';
-  institutionId?: string;
-  eventType: string;
-  occurredAt: Date;
-  receivedAt: Date;
-  payload: Record<string, unknown>;
-  sourceEventId?: string;
-  /** The partner's subject of a partner event: what the partner's purge deletes by. */
-  subjectRef?: string;
-}
 
 interface MonthList {
   /** `yyyy-mm`, newest first. */
@@ -33,11 +22,6 @@ interface MonthList {
   /** Started with the loved one: nothing about it predates the pages, so nothing needs a scan. */
   born?: true;
 }
-interface MonthPage {
-  /** JSON of the month's events, newest first (occurredAt, then `_id`, descending). */
-  events: string;
-}
-
 export interface TimelineQuery {
   since?: Date;
   until?: Date;
@@ -47,23 +31,17 @@ export interface TimelineQuery {
 }
 
 const TIMELINE_PREFIX = 'care_timeline_';
+/** Months this process has seen in each timeline's list, by collection. A month never leaves a
+ *  list while its loved one exists (only dropping the whole timeline removes it), so a writer
+ *  that finds its months here need not read the list. */
+const listedMonths = new WeakMap<Db, Map<string, Set<string>>>();
+const LISTS_KEPT = 2_000;
 /** Month pages read at once: most listings end within the first few months. */
 const READ_AHEAD = 3;
 const LIST_KEY = 'months';
 
-const monthOf = (d: Date): string => d.toISOString().slice(0, 7);
-
-/** The one order of every listing: newest first, ties broken by id so pages never overlap. */
-export function newerFirst(a: { occurredAt: Date; _id: string }, b: { occurredAt: Date; _id: string }): number {
-  return b.occurredAt.getTime() - a.occurredAt.getTime() || (a._id < b._id ? 1 : a._id > b._id ? -1 : 0);
-}
-
 /** The collection of one loved one's pages; ids outside the safe alphabet are hashed. */
 export const timelineCollection = (lovedOneId: string): string => ownCollection(TIMELINE_PREFIX, lovedOneId);
-
-const encode = (events: readonly CareEventRecord[]): string => JSON.stringify(events);
-const decode = (json: string): CareEventRecord[] =>
-  (JSON.parse(json) as (Omit<CareEventRecord, 'occurredAt' | 'receivedAt'> & { occurredAt: string; receivedAt: string })[]).map((e) => ({ ...e, occurredAt: new Date(e.occurredAt), receivedAt: new Date(e.receivedAt) }));
 
 /** Whether month pages serve this store's reads: FerretDB only (it says so in `buildInfo`). */
 const pagesIn = new WeakMap<Db, Promise<boolean>>();
@@ -83,7 +61,7 @@ export function setTimelinePages(db: Db, on: boolean): void {
 
 class Timeline {
   readonly lists: KeyedStates<MonthList>;
-  readonly pages: KeyedStates<MonthPage>;
+  readonly chunks: MonthChunks;
   constructor(
     private readonly db: Db,
     readonly lovedOneId: string,
@@ -91,7 +69,7 @@ class Timeline {
   ) {
     const name = timelineCollection(lovedOneId);
     this.lists = new KeyedStates<MonthList>(db, name, name);
-    this.pages = new KeyedStates<MonthPage>(db, name, name);
+    this.chunks = new MonthChunks(db, name, tags);
   }
 
   /** The month list, built from `care_events` by one scan for a loved one whose events predate
@@ -101,43 +79,36 @@ class Timeline {
   }
 
   private async build(): Promise<MonthList> {
-    const byMonth = groupByMonth(await this.db.collection<CareEventRecord>(CARE_EVENTS).find({ lovedOneId: this.lovedOneId }).toArray());
-    for (const [month, events] of byMonth) await this.merge(month, events);
+    const byMonth = groupBy(await this.db.collection<CareEventRecord>(CARE_EVENTS).find({ lovedOneId: this.lovedOneId }).toArray(), (e) => monthOf(e.occurredAt));
+    // A writer racing this first build may have put some of them on a chunk already: look first.
+    for (const [month, events] of byMonth) await this.chunks.add(month, events, new Set(events.map((e) => e._id)));
     return { months: [...byMonth.keys()].sort().reverse() };
   }
 
-  /** Put events on one month's page, once per page however many events: a repeat changes nothing. */
-  async merge(month: string, events: readonly CareEventRecord[]): Promise<void> {
-    await this.pages.update(month, this.tags, async () => ({ events: '[]' }), (s) => {
-      const current = decode(s.events);
-      const known = new Set(current.map((e) => e._id));
-      const fresh = events.filter((e) => !known.has(e._id));
-      return fresh.length ? { events: encode([...current, ...fresh].sort(newerFirst)) } : null;
-    });
-  }
-
-  async add(events: readonly CareEventRecord[]): Promise<void> {
-    const byMonth = groupByMonth(events);
+  /** Put stored events on their months' chunks; `maybeKnown` names those that may be there already. */
+  async add(events: readonly CareEventRecord[], maybeKnown: ReadonlySet<string>): Promise<void> {
+    const byMonth = groupBy(events, (e) => monthOf(e.occurredAt));
     const months = [...byMonth.keys()];
-    await this.lists.update(LIST_KEY, this.tags, () => this.build(), (s) => (months.every((m) => s.months.includes(m)) ? null : { ...s, months: [...new Set([...s.months, ...months])].sort().reverse() }));
-    await Promise.all(months.map((m) => this.merge(m, byMonth.get(m)!)));
+    const lists = listedMonths.get(this.db) ?? listedMonths.set(this.db, new Map()).get(this.db)!;
+    const name = timelineCollection(this.lovedOneId);
+    if (!months.every((m) => lists.get(name)?.has(m))) {
+      const list = await this.lists.update(LIST_KEY, this.tags, () => this.build(), (s) => (months.every((m) => s.months.includes(m)) ? null : { ...s, months: [...new Set([...s.months, ...months])].sort().reverse() }));
+      lists.delete(name);
+      if (lists.size >= LISTS_KEPT) lists.delete(lists.keys().next().value!);
+      lists.set(name, new Set(list.months));
+    }
+    await Promise.all(months.map((m) => this.chunks.add(m, byMonth.get(m)!, maybeKnown)));
   }
 
   async remove(events: readonly Pick<CareEventRecord, '_id' | 'occurredAt'>[]): Promise<void> {
-    const byMonth = groupByMonth(events);
-    for (const [month, gone] of byMonth) {
-      const ids = new Set(gone.map((e) => e._id));
-      if (!(await this.pages.latest(month))) continue;
-      await this.pages.update(month, this.tags, async () => ({ events: '[]' }), (s) => {
-        const current = decode(s.events);
-        return current.some((e) => ids.has(e._id)) ? { events: encode(current.filter((e) => !ids.has(e._id))) } : null;
-      });
-    }
+    for (const [month, gone] of groupBy(events, (e) => monthOf(e.occurredAt))) await this.chunks.remove(month, new Set(gone.map((e) => e._id)));
   }
 
   async list(q: TimelineQuery): Promise<CareEventRecord[]> {
     const upper = Math.min(q.until ? q.until.getTime() - 1 : Infinity, q.after ? q.after.at.getTime() : Infinity);
-    const newest = Number.isFinite(upper) ? monthOf(new Date(upper)) : undefined;
+    const atMost = Number.isFinite(upper) ? upper : undefined;
+    const atLeast = q.since?.getTime();
+    const newest = atMost === undefined ? undefined : monthOf(new Date(atMost));
     const oldest = q.since ? monthOf(q.since) : undefined;
     const types = q.types?.length ? new Set(q.types) : undefined;
     const after = q.after;
@@ -148,23 +119,14 @@ class Timeline {
       (!after || e.occurredAt.getTime() < after.at.getTime() || (e.occurredAt.getTime() === after.at.getTime() && e._id < after.id));
     const months = (await this.months()).filter((m) => (!newest || m <= newest) && (!oldest || m >= oldest));
     const found: CareEventRecord[] = [];
+    // Months are disjoint in time, newest first: a few are read at once, each for what is still missing.
     for (let i = 0; i < months.length && found.length < q.limit; i += READ_AHEAD) {
-      const pages = await Promise.all(months.slice(i, i + READ_AHEAD).map((m) => this.pages.latest(m)));
-      for (const page of pages) for (const e of page ? decode(page.state.events) : []) if (found.length < q.limit && wanted(e)) found.push(e);
+      const want = q.limit - found.length;
+      const read = await Promise.all(months.slice(i, i + READ_AHEAD).map((m) => this.chunks.read(m, want, { wanted, atMost, atLeast })));
+      for (const events of read) for (const e of events) if (found.length < q.limit) found.push(e);
     }
     return found;
   }
-}
-
-function groupByMonth<T extends { occurredAt: Date }>(events: readonly T[]): Map<string, T[]> {
-  const out = new Map<string, T[]>();
-  for (const e of events) {
-    const m = monthOf(e.occurredAt);
-    const list = out.get(m);
-    if (list) list.push(e);
-    else out.set(m, [e]);
-  }
-  return out;
 }
 
 const timelineOf = (db: Db, lovedOneId: string, workspaceId = '') => new Timeline(db, lovedOneId, { lovedOneId, workspaceId });
@@ -174,16 +136,16 @@ export async function startTimeline(db: Db, lovedOneId: string, workspaceId: str
   if (await usesTimelinePages(db)) await timelineOf(db, lovedOneId, workspaceId).lists.update(LIST_KEY, { lovedOneId, workspaceId }, async () => ({ months: [], born: true }), () => null);
 }
 
-/** Put stored events on their pages: per loved one, one list check and one write per month. */
-export async function addToTimelines(db: Db, events: readonly CareEventRecord[]): Promise<void> {
+/** Put stored events on their pages: per loved one, one list check and one write per month.
+ *  `maybeKnown` names events the store reported stored already, which may be on a page too. */
+export async function addToTimelines(db: Db, events: readonly CareEventRecord[], maybeKnown: ReadonlySet<string> = new Set()): Promise<void> {
   if (!events.length || !(await usesTimelinePages(db))) return;
-  const byLovedOne = new Map<string, CareEventRecord[]>();
-  for (const e of events) byLovedOne.set(e.lovedOneId, [...(byLovedOne.get(e.lovedOneId) ?? []), e]);
-  await Promise.all([...byLovedOne].map(([lovedOneId, list]) => enqueue(db, lovedOneId, list)));
+  await Promise.all([...groupBy(events, (e) => e.lovedOneId)].map(([lovedOneId, list]) => enqueue(db, lovedOneId, list, maybeKnown)));
 }
 
 interface Batch {
   events: CareEventRecord[];
+  maybeKnown: Set<string>;
   done: Promise<void>;
 }
 /** Per store and loved one: the batch still taking events, and the last write started. */
@@ -193,17 +155,19 @@ const queues = new WeakMap<Db, Map<string, { open?: Batch; tail: Promise<void> }
  *  loved one's previous write has finished, and its callers return once their events are on the
  *  pages. So a burst of appends from one process is one compare-and-set per page at a time, not
  *  one per event racing each other. */
-function enqueue(db: Db, lovedOneId: string, events: CareEventRecord[]): Promise<void> {
+function enqueue(db: Db, lovedOneId: string, events: CareEventRecord[], maybeKnown: ReadonlySet<string>): Promise<void> {
   const perDb = queues.get(db) ?? queues.set(db, new Map()).get(db)!;
   const q = perDb.get(lovedOneId) ?? { tail: Promise.resolve() };
+  const doubtful = events.filter((e) => maybeKnown.has(e._id)).map((e) => e._id);
   if (q.open) {
     q.open.events.push(...events);
+    for (const id of doubtful) q.open.maybeKnown.add(id);
     return q.open.done;
   }
-  const batch: Batch = { events: [...events], done: Promise.resolve() };
+  const batch: Batch = { events: [...events], maybeKnown: new Set(doubtful), done: Promise.resolve() };
   batch.done = q.tail.then(() => {
     if (q.open === batch) delete q.open;
-    return timelineOf(db, lovedOneId, batch.events[0]!.workspaceId).add(batch.events);
+    return timelineOf(db, lovedOneId, batch.events[0]!.workspaceId).add(batch.events, batch.maybeKnown);
   });
   q.open = batch;
   const tail = batch.done.catch(() => undefined);
@@ -218,17 +182,18 @@ function enqueue(db: Db, lovedOneId: string, events: CareEventRecord[]): Promise
 /** Take events off their pages (before the records go, so a purge repeated after a crash finds them). */
 export async function removeFromTimelines(db: Db, events: readonly Pick<CareEventRecord, '_id' | 'lovedOneId' | 'occurredAt'>[]): Promise<void> {
   if (!events.length || !(await usesTimelinePages(db))) return;
-  const byLovedOne = new Map<string, typeof events>();
-  for (const e of events) byLovedOne.set(e.lovedOneId, [...(byLovedOne.get(e.lovedOneId) ?? []), e]);
-  for (const [lovedOneId, list] of byLovedOne) await timelineOf(db, lovedOneId).remove(list);
+  for (const [lovedOneId, list] of groupBy(events, (e) => e.lovedOneId)) await timelineOf(db, lovedOneId).remove(list);
 }
 
 /** Drop whole timelines (a loved one or a workspace removed). */
 export async function dropTimelines(db: Db, lovedOneIds: Iterable<string>): Promise<void> {
   if (!(await usesTimelinePages(db))) return;
   for (const lovedOneId of lovedOneIds) {
+    const name = timelineCollection(lovedOneId);
+    listedMonths.get(db)?.delete(name);
+    MonthChunks.forget(db, name);
     await db
-      .collection(timelineCollection(lovedOneId))
+      .collection(name)
       .drop()
       .catch((err: unknown) => {
         // NamespaceNotFound: never had pages, or dropped by an earlier run of the same purge.
@@ -255,20 +220,18 @@ export function lovedOneList<T>(db: Db, lovedOneId: string, key: string, revive:
   };
 }
 
-/** Pages for loved ones that have none yet, written whole (imports, benchmarks): what `add`
- *  would have made, as version 1 of each key, one insert per loved one. */
+/** Pages for loved ones that have none yet, written whole (imports, benchmarks): full chunks
+ *  and each month's index, as version 1 of each key, one insert per loved one. */
 export async function seedTimelines(db: Db, events: readonly CareEventRecord[]): Promise<void> {
   if (!(await usesTimelinePages(db))) return;
-  const byLovedOne = new Map<string, CareEventRecord[]>();
-  for (const e of events) byLovedOne.set(e.lovedOneId, [...(byLovedOne.get(e.lovedOneId) ?? []), e]);
   const at = new Date();
-  for (const [lovedOneId, list] of byLovedOne) {
+  for (const [lovedOneId, list] of groupBy(events, (e) => e.lovedOneId)) {
     const tags = { lovedOneId, workspaceId: list[0]!.workspaceId };
-    const byMonth = groupByMonth(list);
+    const byMonth = groupBy(list, (e) => monthOf(e.occurredAt));
     const docs: Record<string, unknown>[] = [];
     const put = (key: string, state: unknown) => docs.push({ _id: `${key}#1`, key, v: 1, state, at, ...tags }, { _id: key, v: 1, state, ...tags });
     put(LIST_KEY, { months: [...byMonth.keys()].sort().reverse() });
-    for (const [month, monthEvents] of byMonth) put(month, { events: encode([...monthEvents].sort(newerFirst)) });
+    for (const [month, monthEvents] of byMonth) for (const { key, state } of seededMonth(month, monthEvents)) put(key, state);
     await db.collection(timelineCollection(lovedOneId)).insertMany(docs as never[], { ordered: false });
   }
 }

@@ -1,0 +1,204 @@
+// One month of a loved one's care events as chunks of bounded size, so a write costs what its
+// batch costs and not what the month already holds.
+//
+// A month's events go into its open chunk until the next piece would not fit; the writer then
+// seals that chunk (its oldest and newest instants, final from then on: a sealed chunk takes no
+// more events) and opens the next. The month's index lists the sealed chunks with their ranges,
+// so a listing reads the open chunk and then only the sealed chunks that can still hold something
+// newer than what it has. Events arrive in any order (partners backfill), which is why a chunk is
+// chosen by its range and not by its number. Chunk 0 is kept under the month's own key in the
+// shape of the single month page that came before, so such a page is read and extended as it is.
+import type { Db } from 'mongodb';
+import { decodeEvents, encodeEvents, newerFirst, type CareEventRecord } from './careEventRecord.js';
+import { KeyedStates, type Tags } from './keyed.js';
+
+/** Events per chunk at most: a write rewrites one chunk, and a listing of the newest 20 reads one or two. */
+export const CHUNK_EVENTS = 100;
+/** A batch goes in pieces of at most this many, so a chunk never grows past CHUNK_EVENTS. */
+const PIECE = CHUNK_EVENTS / 2;
+
+/** A sealed chunk's range (epoch milliseconds of its oldest and newest event). */
+interface SealedChunk {
+  c: number;
+  min: number;
+  max: number;
+}
+interface ChunkState {
+  /** JSON of the chunk's events, newest first (occurredAt, then `_id`, descending). */
+  events: string;
+  sealed?: SealedChunk;
+}
+interface MonthIndex {
+  sealed: SealedChunk[];
+  /** The chunk taking events (chunks after it exist only while a sealing writer is between its two steps). */
+  open: number;
+}
+
+export interface MonthRead {
+  /** Only events this accepts count. */
+  wanted: (e: CareEventRecord) => boolean;
+  /** Only events at or before this instant (ms) can be wanted: chunks entirely newer are skipped. */
+  atMost?: number;
+  /** Only events at or after this instant (ms) can be wanted: chunks entirely older are skipped. */
+  atLeast?: number;
+}
+
+/** The index each month was last seen with in this process, by collection and month: where a
+ *  writer starts looking for the open chunk. Only a hint: a writer that finds the chunk sealed
+ *  moves on and learns the index again, so a stale one costs a retry, never an event. */
+const indexHints = new WeakMap<Db, Map<string, MonthIndex>>();
+const HINTS_KEPT = 2_000;
+
+const chunkKey = (month: string, c: number): string => (c === 0 ? month : `${month}.${c}`);
+const indexKey = (month: string): string => `${month}.index`;
+const EMPTY_INDEX: MonthIndex = { sealed: [], open: 0 };
+
+function rangeOf(c: number, newestFirst: readonly CareEventRecord[]): SealedChunk {
+  return { c, max: newestFirst[0]!.occurredAt.getTime(), min: newestFirst[newestFirst.length - 1]!.occurredAt.getTime() };
+}
+
+export class MonthChunks {
+  private readonly chunks: KeyedStates<ChunkState>;
+  private readonly indexes: KeyedStates<MonthIndex>;
+  private readonly hints: Map<string, MonthIndex>;
+
+  constructor(
+    db: Db,
+    private readonly collection: string,
+    private readonly tags: Tags,
+  ) {
+    this.chunks = new KeyedStates<ChunkState>(db, collection, collection);
+    this.indexes = new KeyedStates<MonthIndex>(db, collection, collection);
+    this.hints = indexHints.get(db) ?? indexHints.set(db, new Map()).get(db)!;
+  }
+
+  private async index(month: string): Promise<MonthIndex> {
+    return this.hinted(month, (await this.indexes.latest(indexKey(month)))?.state ?? EMPTY_INDEX);
+  }
+
+  private hinted(month: string, index: MonthIndex): MonthIndex {
+    const key = `${this.collection}/${month}`;
+    this.hints.delete(key);
+    if (this.hints.size >= HINTS_KEPT) this.hints.delete(this.hints.keys().next().value!);
+    this.hints.set(key, index);
+    return index;
+  }
+
+  /** Forget the hints of a dropped collection (its loved one removed). */
+  static forget(db: Db, collection: string): void {
+    const hints = indexHints.get(db);
+    for (const key of hints?.keys() ?? []) if (key.startsWith(`${collection}/`)) hints!.delete(key);
+  }
+
+  /** Put events on the month's chunks; a repeat changes nothing. `maybeKnown` names events that
+   *  may be on a sealed chunk already (the store reported them stored): those are looked for first. */
+  async add(month: string, events: readonly CareEventRecord[], maybeKnown: ReadonlySet<string>): Promise<void> {
+    const doubtful = events.filter((e) => maybeKnown.has(e._id)).map((e) => e.occurredAt.getTime());
+    // Events that may be on a sealed chunk need the index as it is; others start from the hint.
+    let index = (!doubtful.length && this.hints.get(`${this.collection}/${month}`)) || (await this.index(month));
+    let pending = events;
+    if (doubtful.length) {
+      const seen = new Set<string>();
+      for (const s of index.sealed) {
+        if (!doubtful.some((t) => t >= s.min && t <= s.max)) continue;
+        for (const e of await this.eventsOf(month, s.c)) seen.add(e._id);
+      }
+      pending = pending.filter((e) => !seen.has(e._id));
+    }
+    for (let i = 0; i < pending.length; i += PIECE) index = await this.put(month, index, pending.slice(i, i + PIECE));
+  }
+
+  /** One piece into the open chunk, sealing a full one on the way; the index as it then stands. */
+  private async put(month: string, index: MonthIndex, piece: readonly CareEventRecord[]): Promise<MonthIndex> {
+    let rest = piece;
+    for (let c = index.open; ; ) {
+      const before = rest;
+      let sealed: SealedChunk | undefined;
+      let justSealed = false;
+      await this.chunks.update(chunkKey(month, c), this.tags, async () => ({ events: '[]' }), (s) => {
+        const current = decodeEvents(s.events);
+        const known = new Set(current.map((e) => e._id));
+        rest = before.filter((e) => !known.has(e._id));
+        sealed = s.sealed;
+        justSealed = false;
+        if (sealed || !rest.length) return null;
+        if (current.length && current.length + rest.length > CHUNK_EVENTS) {
+          sealed = rangeOf(c, current);
+          justSealed = true;
+          return { events: s.events, sealed };
+        }
+        return { events: encodeEvents([...current, ...rest].sort(newerFirst)) };
+      });
+      if (!sealed) return c === index.open ? index : this.hinted(month, { ...index, open: c });
+      const done: SealedChunk = sealed;
+      if (justSealed) await this.chunks.compact(chunkKey(month, c));
+      index = this.hinted(month, await this.indexes.update(indexKey(month), this.tags, async () => EMPTY_INDEX, (ix) => (ix.open > c ? null : { sealed: [...ix.sealed.filter((x) => x.c !== c), done], open: c + 1 })));
+      c = Math.max(c + 1, index.open);
+    }
+  }
+
+  private async eventsOf(month: string, c: number): Promise<CareEventRecord[]> {
+    const state = await this.chunks.latest(chunkKey(month, c));
+    return state ? decodeEvents(state.state.events) : [];
+  }
+
+  /** The open chunk, and any sealed one after it the index does not list yet. */
+  private async openChain(month: string, index: MonthIndex): Promise<{ c: number; events: CareEventRecord[] }[]> {
+    const out: { c: number; events: CareEventRecord[] }[] = [];
+    for (let c = index.open; ; c++) {
+      const state = await this.chunks.latest(chunkKey(month, c));
+      if (state) out.push({ c, events: decodeEvents(state.state.events) });
+      if (!state?.state.sealed) return out;
+    }
+  }
+
+  /** Up to `want` of the month's events that `q` accepts, newest first. */
+  async read(month: string, want: number, q: MonthRead): Promise<CareEventRecord[]> {
+    const index = await this.index(month);
+    const found: CareEventRecord[] = [];
+    for (const chunk of await this.openChain(month, index)) for (const e of chunk.events) if (q.wanted(e)) found.push(e);
+    const candidates = index.sealed.filter((s) => (q.atLeast === undefined || s.max >= q.atLeast) && (q.atMost === undefined || s.min <= q.atMost)).sort((a, b) => b.max - a.max);
+    for (const s of candidates) {
+      if (found.length >= want) {
+        found.sort(newerFirst);
+        // Every chunk left ends before the last event kept: none can place anything above it.
+        if (s.max < found[want - 1]!.occurredAt.getTime()) break;
+      }
+      for (const e of await this.eventsOf(month, s.c)) if (q.wanted(e)) found.push(e);
+    }
+    return found.sort(newerFirst).slice(0, want);
+  }
+
+  /** Take events off whichever chunks hold them; sealed ranges stay as they were (still bounds). */
+  async remove(month: string, ids: ReadonlySet<string>): Promise<void> {
+    const index = await this.index(month);
+    const numbers = [...index.sealed.map((s) => s.c), ...(await this.openChain(month, index)).map((chunk) => chunk.c)];
+    for (const c of numbers) {
+      if (!(await this.eventsOf(month, c)).some((e) => ids.has(e._id))) continue;
+      await this.chunks.update(chunkKey(month, c), this.tags, async () => ({ events: '[]' }), (s) => {
+        const current = decodeEvents(s.events);
+        return current.some((e) => ids.has(e._id)) ? { ...s, events: encodeEvents(current.filter((e) => !ids.has(e._id))) } : null;
+      });
+    }
+  }
+}
+
+/** A whole month written at once (imports, benchmarks): its chunks, newest in the open one, and
+ *  its index, as key and state pairs. */
+export function seededMonth(month: string, events: readonly CareEventRecord[]): { key: string; state: object }[] {
+  const sorted = [...events].sort(newerFirst);
+  const groups: CareEventRecord[][] = [];
+  for (let i = 0; i < sorted.length; i += CHUNK_EVENTS) groups.push(sorted.slice(i, i + CHUNK_EVENTS));
+  const open = groups.length - 1;
+  const out: { key: string; state: object }[] = [];
+  const sealed: SealedChunk[] = [];
+  // The newest group is the open chunk; older groups get lower numbers and are sealed.
+  groups.forEach((group, i) => {
+    const c = open - i;
+    const state: ChunkState = { events: encodeEvents(group) };
+    if (c !== open) sealed.push((state.sealed = rangeOf(c, group)));
+    out.push({ key: chunkKey(month, c), state });
+  });
+  if (open > 0) out.push({ key: indexKey(month), state: { sealed, open } satisfies MonthIndex });
+  return out;
+}
