@@ -49,10 +49,16 @@ export class KeyedStates<T extends Document> {
 
   /** The newest state of `key` and its version, or null when it was never written. */
   async latest(key: string): Promise<{ v: number; state: T } | null> {
+    return (await this.read(key)).current;
+  }
+
+  /** The newest state, and the version the head named (none: no head yet). */
+  private async read(key: string): Promise<{ current: { v: number; state: T } | null; headV?: number }> {
     const head = await this.heads.findOne({ _id: key });
+    const headV = head ? { headV: head.v } : {};
     if (head?.state !== undefined) {
       const next = (await this.rows.findOne({ _id: `${key}#${head.v + 1}` })) as Row<T> | null;
-      if (!next) return { v: head.v, state: head.state };
+      if (!next) return { current: { v: head.v, state: head.state }, ...headV };
     }
     let row: Row<T> | null = (await this.rows.findOne({ _id: `${key}#${head?.v ?? 1}` })) as Row<T> | null;
     if (!row && head) {
@@ -61,13 +67,13 @@ export class KeyedStates<T extends Document> {
       // Far behind (a crashed writer, a head regressed by a racing upsert): the slow way, once.
       row ??= (await this.rows.find({ key }).sort({ v: -1 }).limit(1).next()) as Row<T> | null;
     }
-    if (!row) return null;
+    if (!row) return { current: null, ...headV };
     for (;;) {
       const next: Row<T> | null = (await this.rows.findOne({ _id: `${key}#${row.v + 1}` })) as Row<T> | null;
       if (!next) break;
       row = next;
     }
-    return { v: row.v, state: row.state };
+    return { current: { v: row.v, state: row.state }, ...headV };
   }
 
   /**
@@ -78,7 +84,7 @@ export class KeyedStates<T extends Document> {
    */
   async update(key: string, tags: Tags, init: () => Promise<T>, change: (state: T) => T | null): Promise<T> {
     for (let attempt = 1; ; attempt++) {
-      const current = await this.latest(key);
+      const { current, headV } = await this.read(key);
       const base = current ? current.state : await init();
       const changed = change(base);
       if (current && changed === null) return current.state;
@@ -91,27 +97,39 @@ export class KeyedStates<T extends Document> {
         await new Promise((resolve) => setTimeout(resolve, Math.random() * 3 * attempt));
         continue;
       }
-      await this.advanceHead(key, v, state, tags);
+      await this.advanceHead(key, v, state, tags, headV);
       if (v > KEEP) await this.rows.deleteOne({ _id: `${key}#${v - KEEP}` }).catch(() => undefined);
       return state;
     }
   }
 
-  private async advanceHead(key: string, v: number, state: T, tags: Tags): Promise<void> {
-    for (let attempt = 1; attempt <= 3; attempt++) {
-      if ((await this.heads.updateOne({ _id: key, v: { $lt: v } }, { $set: { v, state } })).matchedCount) return;
-      try {
-        await this.heads.insertOne({ _id: key, v, state, ...tags } as Head<T>);
-        return;
-      } catch (err) {
-        // A head exists: newer than ours (done on the next check) or written by a racing first writer.
-        if (!isDuplicateKey(err)) throw err;
-      }
-      if (await this.heads.findOne({ _id: key, v: { $gte: v } }, { projection: { _id: 1 } })) return;
+  /** Point the head at version v. By `_id` alone: FerretDB v1 decodes every document of the
+   *  collection for any other filter (the version condition cost 9× the update at a few hundred
+   *  pages). A racing writer may set an older version after ours; reads probe past it. */
+  private async advanceHead(key: string, v: number, state: T, tags: Tags, headV: number | undefined): Promise<void> {
+    if (headV !== undefined) {
+      if (headV < v) await this.heads.updateOne({ _id: key }, { $set: { v, state } });
+      return;
+    }
+    try {
+      await this.heads.insertOne({ _id: key, v, state, ...tags } as Head<T>);
+    } catch (err) {
+      // A racing first writer made the head: newer than ours, or ours is the one to keep.
+      if (!isDuplicateKey(err)) throw err;
+      const head = await this.heads.findOne({ _id: key }, { projection: { v: 1 } });
+      if (head && head.v < v) await this.heads.updateOne({ _id: key }, { $set: { v, state } });
     }
   }
-}
 
+  /** Drop the versions of `key` behind its newest: a state that will not change again keeps only
+   *  its last, so the rows a lookup reads through stay few. */
+  async compact(key: string): Promise<void> {
+    const v = (await this.latest(key))?.v ?? 0;
+    const older = Array.from({ length: Math.min(v - 1, KEEP) }, (_, i) => `${key}#${v - 1 - i}`);
+    // One delete by `_id` each: FerretDB v1 decodes the whole collection for an `$in`.
+    await Promise.all(older.map((_id) => this.rows.deleteOne({ _id })));
+  }
+}
 
 /** A collection of one owner's own (a loved one, a user): `<prefix><id>`, the id hashed when it
  *  has characters a collection name should not. */
