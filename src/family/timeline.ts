@@ -8,7 +8,7 @@
 // string so a read decodes one value, not every field of every event), all kept by `KeyedStates`.
 // `care_events` stays the record of each event; MongoDB reads it through its index instead.
 import type { Db } from 'mongodb';
-import { keptList, KeyedStates, ownCollection, type Tags } from './keyed.js';
+import { keptList, KeyedStates, ownCollection, statesDropped, type Tags } from './keyed.js';
 
 export const CARE_EVENTS = 'care_events';
 
@@ -234,6 +234,7 @@ export async function dropTimelines(db: Db, lovedOneIds: Iterable<string>): Prom
         // NamespaceNotFound: never had pages, or dropped by an earlier run of the same purge.
         if ((err as { code?: unknown }).code !== 26) throw err;
       });
+    await statesDropped(db, timelineCollection(lovedOneId));
   }
 }
 
