@@ -13,8 +13,8 @@ import { startTestService, type TestService } from './harness/service.js';
 import { connectedApp } from './oauth.fixtures.js';
 
 const CREDENTIAL_COLLECTIONS = new Set([API_KEYS, API_KEY_HASHES, SESSIONS, OAUTH_REVOKED_ACCESS_TOKENS, oauthCollection('Grant')]);
-/** The caller's account (email, tenant; the whole record) is kept a minute per process too; the
- *  tool's own look-up of the caller's workspace reads `users` with a projection. */
+/** The caller's account (email, tenant; the whole record) is kept a minute per process too (the
+ *  look-up of the caller's workspace, when it misses, reads `users` with a projection). */
 const ACCOUNT_READS = (c: { name: string; collection: string; projected: boolean }) => c.collection === WORKSPACE_COLLECTIONS.users && c.name === 'find' && !c.projected;
 
 let svc: TestService;

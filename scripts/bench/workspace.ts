@@ -2,6 +2,7 @@
 // same call with a session cookie, on the embedded run. Runs alternate A B B A so that the
 // store's growth during the part weighs on both alike.
 import { MongoClient } from 'mongodb';
+import { appendCareEvents } from '../../src/family/records.js';
 import { databaseName } from '../../src/store/mongo.js';
 import { careEvent, signUpFamily } from './family.js';
 import type { Infra } from './infra.js';
@@ -22,7 +23,8 @@ export async function benchWorkspace(infra: Infra): Promise<void> {
     const family = await signUpFamily(service.urls.app!, env);
     const client = await new MongoClient(env.MONGO_URL!).connect();
     try {
-      await client.db(databaseName(env.MONGO_URL!)).collection('care_events').insertMany(Array.from({ length: 50 }, (_, n) => careEvent(n, family.lovedOneId, family.workspaceId)) as never[]);
+      // Through the writer, so the events are on the loved one's pages as well as in `care_events`.
+      await appendCareEvents(client.db(databaseName(env.MONGO_URL!)), Array.from({ length: 50 }, (_, n) => careEvent(n, family.lovedOneId, family.workspaceId)));
     } finally {
       await client.close();
     }

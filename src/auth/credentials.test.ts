@@ -1,6 +1,7 @@
-// The credential cache's rules on a real nats-server: a read that raced a revocation is never
-// kept, a revocation waits for every other process's acknowledgement, and a process that stopped
-// hearing its own heartbeat keeps nothing it read before.
+// The credential cache's rules on a real nats-server: a read that raced a revocation (or a change
+// of a family record) is never kept, a revocation waits for every other process's
+// acknowledgement, a process that stopped hearing its own heartbeat keeps nothing it read before,
+// and what records may weigh is bounded.
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, inject, it } from 'vitest';
@@ -66,5 +67,57 @@ describe('credentials', () => {
     await sleep(4_500);
     await credentials.cache.lookup('key', 'k1', backing.load);
     expect(backing.loads).toBe(2);
+  });
+
+  it('when a record changes in one process while another is reading it, then that read is used once and the next one reads again', async () => {
+    const namespace = `cr${randomBytes(3).toString('hex')}`;
+    const a = await member(namespace);
+    const b = await member(namespace);
+    await sleep(400);
+    let release!: (v: string) => void;
+    const reading = b.credentials.records.lookup('member', 'u1', () => new Promise<string>((r) => (release = r)));
+    await a.credentials.changed('member', ['u1']); // returns once b has acknowledged
+    release('in the workspace'); // what the store said before the change was written
+    expect(await reading).toBe('in the workspace');
+    const after = store('removed');
+    expect(await b.credentials.records.lookup('member', 'u1', after.load)).toBe('removed');
+    expect(after.loads).toBe(1);
+  });
+
+  it('when a collection of states is dropped in one process, then the other forgets every key of it, reads in flight included, and nothing else', async () => {
+    const namespace = `cr${randomBytes(3).toString('hex')}`;
+    const a = await member(namespace);
+    const b = await member(namespace);
+    await sleep(400);
+    const kept = store('page');
+    await b.credentials.records.lookup('state', 'care_timeline_lo1\u0000months', kept.load);
+    await b.credentials.records.lookup('state', 'care_timeline_lo10\u0000months', kept.load);
+    let release!: (v: string) => void;
+    const reading = b.credentials.records.lookup('state', 'care_timeline_lo1\u00002026-10', () => new Promise<string>((r) => (release = r)));
+    await a.credentials.changed('state', ['care_timeline_lo1\u0000'], true);
+    release('page');
+    await reading;
+    kept.state = 'gone';
+    expect(await b.credentials.records.lookup('state', 'care_timeline_lo1\u0000months', kept.load)).toBe('gone');
+    expect(await b.credentials.records.lookup('state', 'care_timeline_lo1\u00002026-10', kept.load)).toBe('gone');
+    expect(await b.credentials.records.lookup('state', 'care_timeline_lo10\u0000months', kept.load)).toBe('page');
+    expect(kept.loads).toBe(4);
+  });
+
+  it('when what is kept would weigh more than its bound, then the oldest go first and a value over the bound is not kept', async () => {
+    const cache = new CredentialCache<'state'>(60_000, Date.now, () => true, { maxWeight: 10, weigh: (v) => String(v).length });
+    const backing = store('1234');
+    for (const id of ['a', 'b', 'c']) await cache.lookup('state', id, backing.load);
+    expect(cache.size).toBe(2);
+    await cache.lookup('state', 'b', backing.load);
+    await cache.lookup('state', 'c', backing.load);
+    expect(backing.loads).toBe(3);
+    await cache.lookup('state', 'a', backing.load);
+    expect(backing.loads).toBe(4);
+    const big = store('12345678901');
+    await cache.lookup('state', 'big', big.load);
+    await cache.lookup('state', 'big', big.load);
+    expect(big.loads).toBe(2);
+    expect(cache.size).toBe(2);
   });
 });

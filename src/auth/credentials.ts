@@ -1,17 +1,23 @@
-// Credentials (API keys, sessions, OAuth grants and token revocations) served from memory in every
-// process, with revocation that reaches every process before the revoking request returns: the
-// revoker writes the store first, then tells every process over the bus and waits for each one's
-// acknowledgement. A fill that raced a revocation is never kept, so a stale read cannot bring a
-// revoked credential back.
+// Credentials (API keys, sessions, OAuth grants and token revocations) and the family records a
+// request re-derives access from, served from memory in every process, with a change that reaches
+// every process before the changing request returns: the writer writes the store first, then tells
+// every process over the bus and waits for each one's acknowledgement. A fill that raced a change
+// of its key is never kept, so a stale read cannot bring a revoked credential or a former member back.
 import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
 import type { Bus, Subscription } from '../bus/types.js';
 import type { Logger } from '../log.js';
 
 export type CredentialKind = 'key' | 'session' | 'grant' | 'jti';
+/** Records a family request reads to know what the caller may see (src/family), and keyed states
+ *  (`state`, by `<collection>\0<key>`): kept and forgotten under the same rule as credentials. */
+export type RecordKind = 'member' | 'workspace' | 'lovedOne' | 'state';
+const RECORD_KINDS: ReadonlySet<string> = new Set<RecordKind>(['member', 'workspace', 'lovedOne', 'state']);
 
 /** Entries kept per process; the oldest filled goes first. */
 const MAX_ENTRIES = 50_000;
+/** Characters of JSON the records kept per process may add up to (a month page is tens of KB). */
+const MAX_RECORD_CHARS = 16_000_000;
 /** A backstop only: revocation does not wait for it. It bounds what a lost message could cost. */
 const MAX_AGE_MS = 5 * 60_000;
 const HEARTBEAT_MS = 2_000;
@@ -23,18 +29,33 @@ const ACK_TIMEOUT_MS = 3_000;
 interface Entry {
   value: unknown;
   until: number;
+  weight: number;
 }
 
-/** Values by credential (or by any other kind of id a caller names); a value read while a
- *  revocation arrived is used once, never kept. */
+/** A read in flight; a change of its key while it is out clears `keep`. */
+interface Fill {
+  keep: boolean;
+}
+
+export interface CacheBounds {
+  maxEntries?: number;
+  /** With `weigh`: what the kept values may weigh together; the oldest go first. */
+  maxWeight?: number;
+  weigh?: (value: unknown) => number;
+}
+
+/** Values by credential (or by any other kind of id a caller names); a value read while its key
+ *  was forgotten (or everything was) is used once, never kept. */
 export class CredentialCache<K extends string = CredentialKind> {
   private readonly entries = new Map<string, Entry>();
-  private generation = 0;
+  private readonly fills = new Map<string, Set<Fill>>();
+  private weight = 0;
   constructor(
     private readonly maxAgeMs: number,
     private readonly clock: () => number = Date.now,
     /** False while this process may have missed a revocation: everything kept is dropped. */
     private readonly trustworthy: () => boolean = () => true,
+    private readonly bounds: CacheBounds = {},
   ) {}
 
   /** The cached value, or `load()`'s (null: unknown, never cached, read again next time). */
@@ -43,23 +64,51 @@ export class CredentialCache<K extends string = CredentialKind> {
     if (this.entries.size && !this.trustworthy()) this.clear();
     const hit = this.entries.get(key);
     if (hit && hit.until > this.clock()) return hit.value as V;
-    const generation = this.generation;
-    const value = await load();
-    if (value !== null && this.maxAgeMs > 0 && generation === this.generation) {
-      if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
-      this.entries.set(key, { value, until: this.clock() + this.maxAgeMs });
+    if (this.maxAgeMs <= 0) return load();
+    const fill: Fill = { keep: true };
+    const pending = this.fills.get(key) ?? this.fills.set(key, new Set()).get(key)!;
+    pending.add(fill);
+    let value: V | null;
+    try {
+      value = await load();
+    } finally {
+      pending.delete(fill);
+      if (!pending.size && this.fills.get(key) === pending) this.fills.delete(key);
     }
+    if (value !== null && fill.keep) this.keep(key, value);
     return value;
   }
 
-  forget(kind: K, ids: readonly string[]): void {
-    this.generation++;
-    for (const id of ids) this.entries.delete(`${kind}:${id}`);
+  private keep(key: string, value: unknown): void {
+    this.drop(key);
+    const weight = this.bounds.weigh?.(value) ?? 0;
+    const maxWeight = this.bounds.maxWeight ?? Infinity;
+    if (weight > maxWeight) return;
+    this.entries.set(key, { value, until: this.clock() + this.maxAgeMs, weight });
+    this.weight += weight;
+    while (this.entries.size > (this.bounds.maxEntries ?? MAX_ENTRIES) || this.weight > maxWeight) this.drop(this.entries.keys().next().value!);
+  }
+
+  private drop(key: string): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    this.entries.delete(key);
+    this.weight -= entry.weight;
+  }
+
+  /** Forget these ids, or (`prefix`) every id that starts with one of them. */
+  forget(kind: K, ids: readonly string[], prefix = false): void {
+    const keys = ids.map((id) => `${kind}:${id}`);
+    const named = (k: string) => keys.some((p) => k.startsWith(p));
+    const fills = prefix ? [...this.fills].filter(([k]) => named(k)).map(([, f]) => f) : keys.map((k) => this.fills.get(k));
+    for (const pending of fills) for (const f of pending ?? []) f.keep = false;
+    for (const k of prefix ? [...this.entries.keys()].filter(named) : keys) this.drop(k);
   }
 
   clear(): void {
-    this.generation++;
+    for (const fills of this.fills.values()) for (const f of fills) f.keep = false;
     this.entries.clear();
+    this.weight = 0;
   }
 
   get size(): number {
@@ -68,20 +117,25 @@ export class CredentialCache<K extends string = CredentialKind> {
 }
 
 interface Revoked {
-  kind: CredentialKind;
+  kind: CredentialKind | RecordKind;
   ids: string[];
+  /** The ids are prefixes: every key that starts with one goes (a dropped collection's states). */
+  prefix?: true;
   ack: string;
 }
 
 /**
- * The in-process bus is one process: its revocations reach every service in this process on the
- * same database (a test may run two), and no other. Several processes on one database use NATS.
+ * Every service in this process on the same database (a test may run two, or write through a
+ * handle of its own) forgets at once whatever any of them changes; the in-process bus reaches no
+ * other process. Several processes on one database use NATS.
  */
-const inProcess = new Map<string, Set<CredentialCache>>();
+const inProcess = new Map<string, Set<Credentials>>();
 
 export class Credentials {
   readonly cache: CredentialCache;
-  /** Set with the in-process bus: the database whose services in this process share revocations. */
+  /** Family records and keyed states, bounded by the JSON they hold as well as by count. */
+  readonly records: CredentialCache<RecordKind>;
+  /** The database whose services in this process share changes. */
   private local: string | undefined;
   private readonly id = randomUUID();
   private readonly members = new Map<string, number>();
@@ -100,7 +154,14 @@ export class Credentials {
   ) {
     // Cut off from the others (NATS down, the event loop stalled) for longer than they wait for a
     // silent process, this one may have missed a revocation: it trusts nothing it kept.
-    this.cache = new CredentialCache(bus ? maxAgeMs : 0, Date.now, () => bus?.kind === 'memory' || Date.now() - this.lastEcho < MEMBER_TTL_MS - HEARTBEAT_MS);
+    const trustworthy = () => bus?.kind === 'memory' || Date.now() - this.lastEcho < MEMBER_TTL_MS - HEARTBEAT_MS;
+    this.cache = new CredentialCache(bus ? maxAgeMs : 0, Date.now, trustworthy);
+    this.records = new CredentialCache<RecordKind>(bus ? maxAgeMs : 0, Date.now, trustworthy, { maxWeight: MAX_RECORD_CHARS, weigh: (v) => JSON.stringify(v).length });
+  }
+
+  private forgetHere(kind: CredentialKind | RecordKind, ids: readonly string[], prefix: boolean): void {
+    if (RECORD_KINDS.has(kind)) this.records.forget(kind as RecordKind, ids, prefix);
+    else this.cache.forget(kind as CredentialKind, ids, prefix);
   }
 
   private subject(name: string): string {
@@ -112,18 +173,17 @@ export class Credentials {
     this.local = database;
     const bus = this.bus;
     if (!bus) return;
-    if (bus.kind === 'memory') {
-      if (!this.local) return;
+    if (this.local) {
       let peers = inProcess.get(this.local);
       if (!peers) inProcess.set(this.local, (peers = new Set()));
-      peers.add(this.cache);
-      return;
+      peers.add(this);
     }
+    if (bus.kind === 'memory') return;
     this.subs.push(
       bus.subscribe(this.subject('revoked'), (msg) => {
         const r = msg.data as Revoked;
         if (!Array.isArray(r?.ids) || typeof r.ack !== 'string') return;
-        this.cache.forget(r.kind, r.ids.map(String));
+        this.forgetHere(r.kind, r.ids.map(String), r.prefix === true);
         bus.publish(r.ack, { member: this.id });
       }),
       bus.subscribe(this.subject('members'), (msg) => {
@@ -150,11 +210,22 @@ export class Credentials {
    * Call after the store says revoked: forgets the credentials here and in every other process, and
    * resolves once each has acknowledged (a process silent past the timeout is logged, not waited for).
    */
-  async revoked(kind: CredentialKind, ids: readonly string[]): Promise<void> {
-    this.cache.forget(kind, ids);
-    for (const peer of (this.local && inProcess.get(this.local)) || []) peer.forget(kind, ids);
+  revoked(kind: CredentialKind, ids: readonly string[]): Promise<void> {
+    return this.everywhere(kind, ids, false);
+  }
+
+  /** Call after the store has changed these records (`prefix`: every id starting with one): the
+   *  same as a revocation, so the very next request on any process reads them again. */
+  changed(kind: RecordKind, ids: readonly string[], prefix = false): Promise<void> {
+    return this.everywhere(kind, ids, prefix);
+  }
+
+  private async everywhere(kind: CredentialKind | RecordKind, ids: readonly string[], prefix: boolean): Promise<void> {
+    if (!ids.length) return;
+    this.forgetHere(kind, ids, prefix);
+    for (const peer of (this.local && inProcess.get(this.local)) || []) if (peer !== this) peer.forgetHere(kind, ids, prefix);
     const bus = this.bus;
-    if (!bus || bus.kind === 'memory' || !ids.length) return;
+    if (!bus || bus.kind === 'memory') return;
     await this.introduced;
     const now = Date.now();
     const waiting = new Set([...this.members].filter(([, at]) => now - at < MEMBER_TTL_MS).map(([m]) => m));
@@ -168,7 +239,7 @@ export class Credentials {
     });
     try {
       await bus.flush();
-      bus.publish(this.subject('revoked'), { kind, ids: [...ids], ack } satisfies Revoked);
+      bus.publish(this.subject('revoked'), { kind, ids: [...ids], ...(prefix ? { prefix } : {}), ack } satisfies Revoked);
       if (!waiting.size) return;
       let timer: NodeJS.Timeout | undefined;
       const late = await Promise.race([all.then(() => false), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), ACK_TIMEOUT_MS)))]);
@@ -180,7 +251,7 @@ export class Credentials {
   }
 
   async stop(): Promise<void> {
-    if (this.local) inProcess.get(this.local)?.delete(this.cache);
+    if (this.local) inProcess.get(this.local)?.delete(this);
     clearInterval(this.heartbeat);
     if (this.bus && this.bus.kind !== 'memory' && this.heartbeat) this.bus.publish(this.subject('members'), { member: this.id, gone: true });
     await Promise.all(this.subs.splice(0).map((s) => s.drain()));
@@ -204,6 +275,11 @@ export function credentialsFor(db: Db): Credentials {
   const opened = registry.get(db);
   if (opened) return opened;
   let plain = uncached.get(db);
-  if (!plain) uncached.set(db, (plain = new Credentials(undefined, '', undefined)));
+  if (!plain) {
+    plain = new Credentials(undefined, '', undefined);
+    // It keeps nothing, but what it changes still reaches the services of this process.
+    void plain.start(db.databaseName);
+    uncached.set(db, plain);
+  }
   return plain;
 }

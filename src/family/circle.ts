@@ -3,7 +3,7 @@
 // family members read it. An account belongs to at most one family workspace.
 import type { Collection, Db } from 'mongodb';
 import { isDuplicateKey } from '../store/errors.js';
-import { WORKSPACE_COLLECTIONS, type MemberRecord, type MemberRole, type UserRecord, type WorkspaceRecord } from './records.js';
+import { familyChanged, WORKSPACE_COLLECTIONS, type MemberRecord, type MemberRole, type UserRecord, type WorkspaceRecord } from './records.js';
 
 export const ROLE_LABELS: Record<MemberRole, string> = { caregiver: 'Primary caregiver', family_member: 'Family member' };
 
@@ -40,7 +40,10 @@ export class FamilyCircle {
   private readonly membersOf: Collection<MemberRecord>;
   private readonly seats: Collection<Seat>;
 
-  constructor(db: Db, private readonly clock: () => number = Date.now) {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: () => number = Date.now,
+  ) {
     this.seats = db.collection<Seat>(FAMILY_SEATS);
     this.users = db.collection(WORKSPACE_COLLECTIONS.users);
     this.workspaces = db.collection(WORKSPACE_COLLECTIONS.workspaces);
@@ -74,6 +77,7 @@ export class FamilyCircle {
       { $setOnInsert: { workspaceId, uid: who.uid, email: who.email, role: 'family_member', joinedAt: new Date(this.clock()) } },
       { upsert: true },
     );
+    await familyChanged(this.db, 'member', [who.uid]);
     return 'joined';
   }
 
@@ -103,6 +107,8 @@ export class FamilyCircle {
     const res = await this.membersOf.deleteOne({ _id: memberId(workspaceId, uid) });
     await this.users.updateOne({ _id: uid, workspaceId }, { $unset: { workspaceId: '' } });
     await this.seats.deleteOne({ _id: uid, workspaceId });
+    // Before this returns, no process serves them the workspace any more.
+    await familyChanged(this.db, 'member', [uid]);
     return res.deletedCount === 1;
   }
 
@@ -123,6 +129,7 @@ export class FamilyCircle {
     await this.membersOf.updateOne({ _id: to._id }, { $set: { role: 'caregiver' } });
     await this.workspaces.updateOne({ _id: workspaceId }, { $set: { ownerUid: toUid } });
     await this.membersOf.updateOne({ _id: from._id }, { $set: { role: 'family_member' } });
+    await Promise.all([familyChanged(this.db, 'member', [fromUid, toUid]), familyChanged(this.db, 'workspace', [workspaceId])]);
     return true;
   }
 }

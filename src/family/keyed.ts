@@ -7,8 +7,13 @@
 // version v), a head per key says roughly where the newest version is, and every read, write
 // and prune is by `_id`. Tags (loved one, workspace, uid) ride on every document so a purge can
 // delete a family's states with one query.
+//
+// Reads are served from memory per process (src/auth/credentials.ts): a write of a new version, or
+// a dropped collection, is told to every process before it returns, so the next read anywhere
+// sees it; the compare-and-set itself always reads the store.
 import { createHash } from 'node:crypto';
 import type { Collection, Db, Document } from 'mongodb';
+import { credentialsFor } from '../auth/credentials.js';
 import { isDuplicateKey } from '../store/errors.js';
 
 export type Tags = Record<string, string>;
@@ -36,23 +41,36 @@ interface Head<T> {
 const KEEP = 8;
 const MAX_ATTEMPTS = 40;
 
+/** A state's id in the per-process memory; a collection's own prefix is `stateId(collection, '')`. */
+const stateId = (collection: string, key: string) => `${collection}\u0000${key}`;
+
+/** Call after dropping a collection of states: no process serves any of its keys again. */
+export function statesDropped(db: Db, collection: string): Promise<void> {
+  return credentialsFor(db).changed('state', [stateId(collection, '')], true);
+}
+
 export class KeyedStates<T extends Document> {
   private readonly rows: Collection<Row<T>>;
   private readonly heads: Collection<Head<T>>;
 
   /** Heads live in `<collection>_heads` unless `headsIn` names another collection (the rows'
    *  own collection works too: a head's `_id` is the bare key, a row's has `#<v>`). */
-  constructor(db: Db, readonly collection: string, headsIn = `${collection}_heads`) {
+  constructor(
+    private readonly db: Db,
+    readonly collection: string,
+    headsIn = `${collection}_heads`,
+  ) {
     this.rows = db.collection<Row<T>>(collection);
     this.heads = db.collection<Head<T>>(headsIn);
   }
 
-  /** The newest state of `key` and its version, or null when it was never written. */
-  async latest(key: string): Promise<{ v: number; state: T } | null> {
-    return (await this.read(key)).current;
+  /** The newest state of `key` and its version, or null when it was never written. Shared with
+   *  every other reader in this process: never change what it returns. */
+  latest(key: string): Promise<{ v: number; state: T } | null> {
+    return credentialsFor(this.db).records.lookup('state', stateId(this.collection, key), async () => (await this.read(key)).current);
   }
 
-  /** The newest state, and the version the head named (none: no head yet). */
+  /** The newest state as the store has it, and the version the head named (none: no head yet). */
   private async read(key: string): Promise<{ current: { v: number; state: T } | null; headV?: number }> {
     const head = await this.heads.findOne({ _id: key });
     const headV = head ? { headV: head.v } : {};
@@ -97,8 +115,13 @@ export class KeyedStates<T extends Document> {
         await new Promise((resolve) => setTimeout(resolve, Math.random() * 3 * attempt));
         continue;
       }
-      await this.advanceHead(key, v, state, tags, headV);
-      if (v > KEEP) await this.rows.deleteOne({ _id: `${key}#${v - KEEP}` }).catch(() => undefined);
+      try {
+        await this.advanceHead(key, v, state, tags, headV);
+        if (v > KEEP) await this.rows.deleteOne({ _id: `${key}#${v - KEEP}` }).catch(() => undefined);
+      } finally {
+        // Version v is stored whatever happened to the head: no process may keep serving v - 1.
+        await credentialsFor(this.db).changed('state', [stateId(this.collection, key)]);
+      }
       return state;
     }
   }

@@ -1,7 +1,10 @@
 // The family workspace's records and the one place that reads and writes them: other slices
 // (ingest, inbox, sandbox) call the functions here and never open these collections themselves.
 // Every read that serves a caller takes the caller's uid and re-derives ownership from it.
+// A caller's membership, workspace and loved ones are kept in memory per process; every writer of
+// them tells every process before it returns (`familyChanged`), as a revoked credential does.
 import type { Collection, Db, IndexDescription } from 'mongodb';
+import { credentialsFor } from '../auth/credentials.js';
 import { newId, randomBase32 } from '../store/ids.js';
 import { listCareEvents, purgeWorkspaceCareEvents, type CareEventPage, type CareEventQuery, type CareEventRecord } from './careEvents.js';
 import { CARE_EVENTS, startTimeline } from './timeline.js';
@@ -74,6 +77,13 @@ export const WORKSPACE_INDEXES: Record<string, IndexDescription[]> = {
   ],
 };
 
+/** Call after writing a member (by uid), a workspace or a loved one (by id): every process reads
+ *  it again on its next request, and this resolves once each has acknowledged. A record created
+ *  with a new id needs no call: a miss is never kept. */
+export function familyChanged(db: Db, kind: 'member' | 'workspace' | 'lovedOne', ids: readonly string[]): Promise<void> {
+  return credentialsFor(db).changed(kind, ids);
+}
+
 const lovedOnesIn = (db: Db): Collection<LovedOneRecord> => db.collection(WORKSPACE_COLLECTIONS.lovedOnes);
 /** Whether the loved one still exists in that workspace (a binding may outlive it). */
 export async function hasLovedOne(db: Db, workspaceId: string, lovedOneId: string): Promise<boolean> {
@@ -132,11 +142,17 @@ export class WorkspaceStore {
    *  `workspaceId` (FerretDB v1 scans for a query by any other field); the query by uid is the
    *  fallback for a user whose record does not carry it. */
   async workspaceOf(uid: string): Promise<{ workspace: WorkspaceRecord; member: MemberRecord } | null> {
-    const user = await this.users.findOne({ _id: uid }, { projection: { workspaceId: 1 } });
-    const member = user?.workspaceId ? await this.members.findOne({ _id: `${user.workspaceId}:${uid}` }) : await this.members.findOne({ uid });
+    const kept = credentialsFor(this.db).records;
+    const member = await kept.lookup('member', uid, () => this.memberOf(uid));
     if (!member) return null;
-    const workspace = await this.workspaces.findOne({ _id: member.workspaceId });
-    return workspace ? { workspace, member } : null;
+    const workspace = await kept.lookup('workspace', member.workspaceId, () => this.workspaces.findOne({ _id: member.workspaceId }));
+    // Copies: a caller that changed one would change what every later request is served.
+    return workspace ? { workspace: { ...workspace }, member: { ...member } } : null;
+  }
+
+  private async memberOf(uid: string): Promise<MemberRecord | null> {
+    const user = await this.users.findOne({ _id: uid }, { projection: { workspaceId: 1 } });
+    return user?.workspaceId ? this.members.findOne({ _id: `${user.workspaceId}:${uid}` }) : this.members.findOne({ uid });
   }
 
   workspace(workspaceId: string): Promise<WorkspaceRecord | null> {
@@ -169,6 +185,7 @@ export class WorkspaceStore {
       { upsert: true },
     );
     await this.users.updateOne({ _id: who.uid }, { $set: { workspaceId } });
+    await familyChanged(this.db, 'member', [who.uid]);
   }
 
   async addLovedOne(workspaceId: string, name: { firstName: string; lastName: string }, sandbox: boolean, now = new Date()): Promise<LovedOneRecord> {
@@ -192,8 +209,9 @@ export class WorkspaceStore {
   }
 
   /** The loved one only if it is in the given workspace: ownership is never taken on trust. */
-  lovedOneIn(workspaceId: string, lovedOneId: string): Promise<LovedOneRecord | null> {
-    return this.lovedOnes.findOne({ _id: lovedOneId, workspaceId });
+  async lovedOneIn(workspaceId: string, lovedOneId: string): Promise<LovedOneRecord | null> {
+    const lovedOne = await credentialsFor(this.db).records.lookup('lovedOne', lovedOneId, () => this.lovedOnes.findOne({ _id: lovedOneId }));
+    return lovedOne?.workspaceId === workspaceId ? { ...lovedOne } : null;
   }
 
   /** Newest care events of one loved one. */
@@ -216,6 +234,8 @@ export class WorkspaceStore {
   async leaveSandbox(workspaceId: string, ownerUid: string): Promise<void> {
     await this.lovedOnes.updateMany({ workspaceId }, { $set: { sandbox: false } });
     await this.workspaces.updateOne({ _id: workspaceId }, { $set: { ownerUid, sandbox: false } });
+    const ids = (await this.lovedOnes.find({ workspaceId }, { projection: { _id: 1 } }).toArray()).map((l) => l._id);
+    await Promise.all([familyChanged(this.db, 'lovedOne', ids), familyChanged(this.db, 'workspace', [workspaceId])]);
   }
 
   /** First step of purging a workspace: its loved ones (so their inbox addresses stop taking
@@ -223,13 +243,16 @@ export class WorkspaceStore {
   async purgeLovedOnes(workspaceId: string): Promise<void> {
     const ids = (await this.lovedOnes.find({ workspaceId }, { projection: { _id: 1 } }).toArray()).map((l) => l._id);
     await this.lovedOnes.deleteMany({ workspaceId });
+    await familyChanged(this.db, 'lovedOne', ids);
     await purgeWorkspaceCareEvents(this.db, workspaceId, ids);
   }
 
   /** Last step: the members, then the workspace record, so a purge that stops half-way is still
    *  found (and finished) by looking for the workspace. */
   async purgeWorkspace(workspaceId: string): Promise<void> {
+    const uids = (await this.members.find({ workspaceId }, { projection: { uid: 1 } }).toArray()).map((m) => m.uid);
     await this.members.deleteMany({ workspaceId });
     await this.workspaces.deleteOne({ _id: workspaceId });
+    await Promise.all([familyChanged(this.db, 'member', uids), familyChanged(this.db, 'workspace', [workspaceId])]);
   }
 }

@@ -9,7 +9,7 @@
 // `care_events` stays the record of each event; MongoDB reads it through its index instead.
 import type { Db } from 'mongodb';
 import { groupBy, monthOf, type CareEventRecord } from './careEventRecord.js';
-import { keptList, KeyedStates, ownCollection, type Tags } from './keyed.js';
+import { keptList, KeyedStates, ownCollection, statesDropped, type Tags } from './keyed.js';
 import { MonthChunks, seededMonth } from './monthChunks.js';
 
 export { newerFirst, type CareEventRecord } from './careEventRecord.js';
@@ -199,6 +199,7 @@ export async function dropTimelines(db: Db, lovedOneIds: Iterable<string>): Prom
         // NamespaceNotFound: never had pages, or dropped by an earlier run of the same purge.
         if ((err as { code?: unknown }).code !== 26) throw err;
       });
+    await statesDropped(db, name);
   }
 }
 
