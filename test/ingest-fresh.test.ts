@@ -2,7 +2,7 @@
 // NATS take events under steady load while the binding, the loved one, the secrets and the
 // integration change elsewhere; every request sent after the change returned obeys it on both.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { WORKSPACE_COLLECTIONS } from '../src/family/records.js';
+import { deleteLovedOne } from '../src/family/changes.js';
 import { startRole, type RoleProcess } from './harness/processes.js';
 import { freshDatabaseUrl } from './harness/servers.js';
 import { startTestService, type TestService } from './harness/service.js';
@@ -69,7 +69,9 @@ describe('ingest - look-ups across two workers', () => {
 
   it('when the loved one is removed, then every later event is refused by both', async () => {
     const { partner, fam } = await linkedPair('client-gone');
-    const statuses = await acrossChange(partner, 'client-gone', () => gateway.store.db.collection<{ _id: string }>(WORKSPACE_COLLECTIONS.lovedOnes).deleteOne({ _id: fam.lovedOneId }));
+    // The record alone, through its owner (the app's removal also turns the agency's sharing off,
+    // which would refuse the events by itself).
+    const statuses = await acrossChange(partner, 'client-gone', () => deleteLovedOne(gateway.store.db, fam.workspaceId, fam.lovedOneId));
     expect(statuses).toEqual(Array(24).fill(404));
   });
 

@@ -9,10 +9,11 @@ import type { Bus, Subscription } from '../bus/types.js';
 import type { Logger } from '../log.js';
 
 export type CredentialKind = 'key' | 'session' | 'grant' | 'jti';
-/** Records a family request reads to know what the caller may see (src/family), and keyed states
- *  (`state`, by `<collection>\0<key>`): kept and forgotten under the same rule as credentials. */
-export type RecordKind = 'member' | 'workspace' | 'lovedOne' | 'state';
-const RECORD_KINDS: ReadonlySet<string> = new Set<RecordKind>(['member', 'workspace', 'lovedOne', 'state']);
+/** Records a family request reads to know what the caller may see (src/family), where a partner's
+ *  events for a client go (`binding`, src/ingest/familyShare.ts), and keyed states (`state`, by
+ *  `<collection>\0<key>`): kept and forgotten under the same rule as credentials. */
+export type RecordKind = 'member' | 'workspace' | 'lovedOne' | 'binding' | 'state';
+const RECORD_KINDS: ReadonlySet<string> = new Set<RecordKind>(['member', 'workspace', 'lovedOne', 'binding', 'state']);
 
 /** Entries kept per process; the oldest filled goes first. */
 const MAX_ENTRIES = 50_000;

@@ -85,9 +85,11 @@ export function familyChanged(db: Db, kind: 'member' | 'workspace' | 'lovedOne',
 }
 
 const lovedOnesIn = (db: Db): Collection<LovedOneRecord> => db.collection(WORKSPACE_COLLECTIONS.lovedOnes);
-/** Whether the loved one still exists in that workspace (a binding may outlive it). */
+/** Whether the loved one still exists in that workspace (a binding may outlive it); kept in
+ *  memory like `lovedOneIn`, and forgotten everywhere when the loved one changes or goes. */
 export async function hasLovedOne(db: Db, workspaceId: string, lovedOneId: string): Promise<boolean> {
-  return (await lovedOnesIn(db).findOne({ _id: lovedOneId, workspaceId }, { projection: { _id: 1 } })) !== null;
+  const lovedOne = await credentialsFor(db).records.lookup('lovedOne', lovedOneId, () => lovedOnesIn(db).findOne({ _id: lovedOneId }));
+  return lovedOne?.workspaceId === workspaceId;
 }
 
 /** The loved one behind a family inbox address, in any case and with stray spaces. */

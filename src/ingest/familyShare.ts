@@ -6,7 +6,7 @@ import type { SnapshotFrom } from 'xstate';
 import { activeLink, FAMILY_SHARE_MACHINE, type familyShareMachine, type FamilyShareLink } from '../../machines/familyShare.js';
 import { EntityConflict, EntityStore, TransitionRefused } from '../store/entities.js';
 import { newId } from '../store/ids.js';
-import { FreshReads } from './fresh.js';
+import { credentialsFor } from '../auth/credentials.js';
 
 export const FAMILY_SHARE_CODES = 'family_share_codes';
 export const FAMILY_SHARE_CODE_INDEXES: IndexDescription[] = [
@@ -87,10 +87,8 @@ function rowOf(id: string, snapshot: FamilyShareSnapshot | null): BindingRow {
 export class FamilyShares {
   private readonly codes: Collection<LinkCodeRecord>;
   private readonly bindings: Collection<BindingRow>;
-  private readonly fresh = new FreshReads<Binding | null>();
-
   constructor(
-    db: Db,
+    private readonly db: Db,
     readonly entities: EntityStore = new EntityStore(db),
     private readonly clock: () => number = Date.now,
   ) {
@@ -105,14 +103,23 @@ export class FamilyShares {
   private async project(institutionId: string, subjectRef: string): Promise<FamilyShareSnapshot | null> {
     const id = FamilyShares.entityId(institutionId, subjectRef);
     let snapshot = await this.load(institutionId, subjectRef);
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const row = rowOf(id, snapshot);
-      await this.bindings.replaceOne({ _id: id }, row, { upsert: true });
-      const again = await this.load(institutionId, subjectRef);
-      if (JSON.stringify(rowOf(id, again)) === JSON.stringify(row)) return again;
-      snapshot = again;
+    try {
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const row = rowOf(id, snapshot);
+        await this.bindings.replaceOne({ _id: id }, row, { upsert: true });
+        const again = await this.load(institutionId, subjectRef);
+        if (JSON.stringify(rowOf(id, again)) === JSON.stringify(row)) return again;
+        snapshot = again;
+      }
+      return snapshot;
+    } finally {
+      await this.changed(id);
     }
-    return snapshot;
+  }
+
+  /** Every process reads the binding again on its next event (resolves once each has acknowledged). */
+  private changed(id: string): Promise<void> {
+    return credentialsFor(this.db).changed('binding', [id]);
   }
 
   static entityId(institutionId: string, subjectRef: string): string {
@@ -159,8 +166,9 @@ export class FamilyShares {
   /** Turn family-share off: the mapping and any unused link code are gone at once. */
   async disable(institutionId: string, subjectRef: string): Promise<FamilyShareSnapshot> {
     const id = FamilyShares.entityId(institutionId, subjectRef);
-    // Fail closed: events stop before the transition is even attempted.
+    // Fail closed: events stop, on every process, before the transition is even attempted.
     await this.bindings.updateOne({ _id: id }, { $set: { state: 'blocked' }, $unset: { link: '' } }, { upsert: true });
+    await this.changed(id);
     const current = await this.loadOrCreate(institutionId, subjectRef);
     let snapshot = current;
     if (current.matches('on')) {
@@ -228,9 +236,12 @@ export class FamilyShares {
     return { link: row.link, ...(row.purgedAt ? { purgedAt: row.purgedAt } : {}) };
   }
 
-  /** `binding`, its read shared with concurrent callers and never older than the call (see FreshReads). */
-  currentBinding(institutionId: string, subjectRef: string): Promise<Binding | null> {
-    return this.fresh.read(FamilyShares.entityId(institutionId, subjectRef), () => this.binding(institutionId, subjectRef));
+  /** `binding`, kept in memory by every process: each write of a binding tells them all before it
+   *  returns (src/auth/credentials.ts), so an event accepted after a change sees the change. */
+  async currentBinding(institutionId: string, subjectRef: string): Promise<Binding | null> {
+    const binding = await credentialsFor(this.db).records.lookup('binding', FamilyShares.entityId(institutionId, subjectRef), () => this.binding(institutionId, subjectRef));
+    // A copy: the kept one is shared by every later event.
+    return binding && { ...binding, link: { ...binding.link } };
   }
 
   /** The partner clients whose events go to this loved one. */

@@ -14,7 +14,7 @@ import { ApiProblem, json } from '../http/reply.js';
 import { handlers, type RouteHandlers } from '../slice/contract.js';
 import { PartnerAuth, type VerifiedPartner } from './auth.js';
 import { controlKey, eventKey, IngestKeys, type IngestKeyRecord } from './dedupe.js';
-import { FreshReads, GroupCommit } from './fresh.js';
+import { GroupCommit } from './fresh.js';
 import { describeIssues, familyShareBody, parseEvent, purgeBody } from './envelope.js';
 import { shareView, type FamilyShares } from './familyShare.js';
 import { unstorable } from './storable.js';
@@ -60,26 +60,14 @@ export function pipeHandlers(deps: PipeDeps): RouteHandlers {
   const clock = deps.clock ?? Date.now;
   const auth = new PartnerAuth(deps.partners, deps.limiter, deps.config.rateIngestPerMin, clock);
   const keys = new IngestKeys(deps.db);
-  // Concurrent events share their store round trips: the key claims in one insert, each loved one
-  // read once per read-time (freshly: see FreshReads).
+  // Concurrent events share their store round trips: the key claims go in one insert.
   const eventKeys = new GroupCommit<IngestKeyRecord, { fresh: boolean; record: IngestKeyRecord }>((records) => keys.claimMany(records));
-  const lovedOnes = new FreshReads<boolean>();
-  const lovedOneExists = (to: { workspaceId: string; lovedOneId: string }) => lovedOnes.read(`${to.workspaceId}:${to.lovedOneId}`, () => hasLovedOne(deps.db, to.workspaceId, to.lovedOneId));
-  // Where each subject pointed last time, only to start its loved one's read beside the binding's:
-  // both reads are sent after the request arrived, and a binding that moved reads again.
-  const lastTarget = new Map<string, { workspaceId: string; lovedOneId: string }>();
 
-  /** The subject's binding, when it holds and its loved one still exists. */
+  /** The subject's binding, when it holds and its loved one still exists. Both are kept in memory
+   *  and forgotten on every process by whoever changes them, before that change returns. */
   async function liveBinding(institutionId: string, subjectRef: string) {
-    const key = `${institutionId}:${subjectRef}`;
-    const guess = lastTarget.get(key);
-    const [binding, guessed] = await Promise.all([deps.shares.currentBinding(institutionId, subjectRef), guess ? lovedOneExists(guess) : undefined]);
-    if (!binding) return null;
-    const to = binding.link;
-    if (lastTarget.size >= 10_000) lastTarget.clear();
-    lastTarget.set(key, { workspaceId: to.workspaceId, lovedOneId: to.lovedOneId });
-    const same = guess?.workspaceId === to.workspaceId && guess.lovedOneId === to.lovedOneId;
-    return (same ? guessed : await lovedOneExists(to)) ? binding : null;
+    const binding = await deps.shares.currentBinding(institutionId, subjectRef);
+    return binding && (await hasLovedOne(deps.db, binding.link.workspaceId, binding.link.lovedOneId)) ? binding : null;
   }
   const retentionMs = deps.config.ingestDedupeDays * DAY_MS;
 
