@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RPC } from '../src/rpc/codes.js';
 import { databaseName } from '../src/store/mongo.js';
 import { appendCareEvent, appendCareEvents, careEventStored, deleteLovedOneCareEvents, purgePartnerCareEvents, WorkspaceStore, WORKSPACE_COLLECTIONS, type CareEventRecord } from '../src/family/records.js';
-import { setTimelinePages, timelineCollection } from '../src/family/timeline.js';
+import { setTimelinePages, settledCollection, timelineCollection } from '../src/family/timeline.js';
 import { caregiverWithKey } from './harness/identity.js';
 import { postJson, rpc, startTestService, type TestService } from './harness/service.js';
 
@@ -147,7 +147,7 @@ describe('list_care_events arguments', () => {
   });
 });
 
-const timelineExists = async (lovedOneId: string) => (await db.listCollections({ name: timelineCollection(lovedOneId) }, { nameOnly: true }).toArray()).length > 0;
+const timelineExists = async (lovedOneId: string) => (await db.listCollections({ name: { $in: [timelineCollection(lovedOneId), settledCollection(lovedOneId)] } }, { nameOnly: true }).toArray()).length > 0;
 
 describe.each(['pages', 'query'] as const)('care event storage read through %s', (shape) => {
   const who = (n: string) => ({ lovedOneId: `lo_${shape}_${n}`, workspaceId: `ws_${shape}_${n}` });
@@ -252,10 +252,13 @@ describe.each(['pages', 'query'] as const)('a month with more events than one ch
     expect(await walk(store, me.lovedOneId, 20)).toEqual(newestFirst(kept));
 
     if (shape === 'pages') {
-      // No chunk past its bound: a write rewrites at most one chunk of 100 events.
-      const heads = await mine.collection<{ _id: string; state?: { events?: string } }>(timelineCollection(me.lovedOneId)).find({ _id: { $regex: /^2026-10(\.\d+)?$/ } }).toArray();
-      expect(heads.length).toBeGreaterThanOrEqual(3);
-      for (const h of heads) expect((JSON.parse(h.state!.events!) as unknown[]).length).toBeLessThanOrEqual(100);
+      // No chunk past its bound (a write rewrites at most one chunk of 100 events), and the
+      // sealed ones rest apart from the open one.
+      const open = await mine.collection<{ _id: string; state?: { events?: string } }>(timelineCollection(me.lovedOneId)).find({ _id: { $regex: /^2026-10(\.\d+)?$/ } }).toArray();
+      const sealed = await mine.collection<{ _id: string; events: string }>(settledCollection(me.lovedOneId)).find({}).toArray();
+      expect(open).toHaveLength(1);
+      expect(sealed.length).toBeGreaterThanOrEqual(2);
+      for (const events of [...open.map((h) => h.state!.events!), ...sealed.map((d) => d.events)]) expect((JSON.parse(events) as unknown[]).length).toBeLessThanOrEqual(100);
     }
   });
 });
@@ -282,7 +285,8 @@ describe('a month page written whole by an earlier version', () => {
     await appendCareEvents(mine, later.slice(10));
     const all = [...earlier, ...later];
     expect((await store.listCareEvents(me.lovedOneId, { limit: 200 })).events.map((e) => e._id)).toEqual(newestFirst(all));
-    const first = await mine.collection<{ _id: string; state: { sealed?: unknown } }>(timelineCollection(me.lovedOneId)).findOne({ _id: '2026-09' });
-    expect(first?.state.sealed).toBeDefined();
+    // The old page was sealed and moved to rest with the sealed chunks.
+    expect(await mine.collection<{ _id: string }>(timelineCollection(me.lovedOneId)).findOne({ _id: '2026-09' })).toBeNull();
+    expect((await mine.collection<{ _id: string; sealed?: unknown }>(settledCollection(me.lovedOneId)).findOne({ _id: '2026-09' }))?.sealed).toBeDefined();
   });
 });

@@ -54,11 +54,13 @@ export class KeyedStates<T extends Document> {
   private readonly heads: Collection<Head<T>>;
 
   /** Heads live in `<collection>_heads` unless `headsIn` names another collection (the rows'
-   *  own collection works too: a head's `_id` is the bare key, a row's has `#<v>`). */
+   *  own collection works too: a head's `_id` is the bare key, a row's has `#<v>`). `keep`: the
+   *  superseded versions kept per key (fewer keeps a collection of large states small). */
   constructor(
     private readonly db: Db,
     readonly collection: string,
     headsIn = `${collection}_heads`,
+    private readonly keep = KEEP,
   ) {
     this.rows = db.collection<Row<T>>(collection);
     this.heads = db.collection<Head<T>>(headsIn);
@@ -81,7 +83,7 @@ export class KeyedStates<T extends Document> {
     let row: Row<T> | null = (await this.rows.findOne({ _id: `${key}#${head?.v ?? 1}` })) as Row<T> | null;
     if (!row && head) {
       // The head lagged behind a prune: the newer versions are just ahead of it.
-      for (let v = head.v + 1; !row && v <= head.v + 2 * KEEP; v++) row = (await this.rows.findOne({ _id: `${key}#${v}` })) as Row<T> | null;
+      for (let v = head.v + 1; !row && v <= head.v + 2 * this.keep; v++) row = (await this.rows.findOne({ _id: `${key}#${v}` })) as Row<T> | null;
       // Far behind (a crashed writer, a head regressed by a racing upsert): the slow way, once.
       row ??= (await this.rows.find({ key }).sort({ v: -1 }).limit(1).next()) as Row<T> | null;
     }
@@ -117,7 +119,7 @@ export class KeyedStates<T extends Document> {
       }
       try {
         await this.advanceHead(key, v, state, tags, headV);
-        if (v > KEEP) await this.rows.deleteOne({ _id: `${key}#${v - KEEP}` }).catch(() => undefined);
+        if (v > this.keep) await this.rows.deleteOne({ _id: `${key}#${v - this.keep}` }).catch(() => undefined);
       } finally {
         // Version v is stored whatever happened to the head: no process may keep serving v - 1.
         await credentialsFor(this.db).changed('state', [stateId(this.collection, key)]);
@@ -144,13 +146,43 @@ export class KeyedStates<T extends Document> {
     }
   }
 
-  /** Drop the versions of `key` behind its newest: a state that will not change again keeps only
-   *  its last, so the rows a lookup reads through stay few. */
-  async compact(key: string): Promise<void> {
-    const v = (await this.latest(key))?.v ?? 0;
-    const older = Array.from({ length: Math.min(v - 1, KEEP) }, (_, i) => `${key}#${v - 1 - i}`);
-    // One delete by `_id` each: FerretDB v1 decodes the whole collection for an `$in`.
-    await Promise.all(older.map((_id) => this.rows.deleteOne({ _id })));
+  /** Delete `key` with every version kept (its state moved elsewhere); every process forgets it. */
+  async remove(key: string): Promise<void> {
+    const v = (await this.read(key)).current?.v ?? 0;
+    // One delete by `_id` each: FerretDB v1 decodes the whole collection for any other filter.
+    const ids = Array.from({ length: Math.min(v, this.keep + 1) }, (_, i) => `${key}#${v - i}`);
+    await Promise.all([...ids.map((_id) => this.rows.deleteOne({ _id })), this.heads.deleteOne({ _id: key })]);
+    await credentialsFor(this.db).changed('state', [stateId(this.collection, key)]);
+  }
+}
+
+/** Documents that never change once written (a sealed chunk of care events), read by `_id` from the
+ *  same per-process memory as keyed states. The rare rewrite (a purge) tells every process. */
+export class SettledDocuments<T extends Document & { _id: string }> {
+  private readonly docs: Collection<T>;
+  constructor(
+    private readonly db: Db,
+    readonly collection: string,
+  ) {
+    this.docs = db.collection<T>(collection);
+  }
+
+  get(id: string): Promise<T | null> {
+    return credentialsFor(this.db).records.lookup('state', stateId(this.collection, id), () => this.docs.findOne({ _id: id } as never) as Promise<T | null>);
+  }
+
+  /** Write a document once; a second writer of the same document finds it there, which is fine. */
+  async put(doc: T): Promise<void> {
+    try {
+      await this.docs.insertOne(doc as never);
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+    }
+  }
+
+  async replace(doc: T): Promise<void> {
+    await this.docs.replaceOne({ _id: doc._id } as never, doc);
+    await credentialsFor(this.db).changed('state', [stateId(this.collection, doc._id)]);
   }
 }
 

@@ -8,14 +8,22 @@
 // newer than what it has. Events arrive in any order (partners backfill), which is why a chunk is
 // chosen by its range and not by its number. Chunk 0 is kept under the month's own key in the
 // shape of the single month page that came before, so such a page is read and extended as it is.
+//
+// A sealed chunk moves to the loved one's second collection, written once and read by `_id`, so
+// the collection that takes every write holds only what still changes (the open chunks, indexes
+// and lists). On FerretDB v1 every update, delete and missed lookup reads through its whole
+// collection: with sealed chunks beside the open ones, that cost grew with the loved one's history.
 import type { Db } from 'mongodb';
 import { decodeEvents, encodeEvents, newerFirst, type CareEventRecord } from './careEventRecord.js';
-import { KeyedStates, type Tags } from './keyed.js';
+import { KeyedStates, SettledDocuments, type Tags } from './keyed.js';
 
 /** Events per chunk at most: a write rewrites one chunk, and a listing of the newest 20 reads one or two. */
 export const CHUNK_EVENTS = 100;
 /** A batch goes in pieces of at most this many, so a chunk never grows past CHUNK_EVENTS. */
 const PIECE = CHUNK_EVENTS / 2;
+/** Superseded versions of an open chunk kept: writes to one loved one queue in each process, so
+ *  few race, and fewer large rows keep the collection's scans short. */
+const CHUNK_KEEP = 2;
 
 /** A sealed chunk's range (epoch milliseconds of its oldest and newest event). */
 interface SealedChunk {
@@ -28,6 +36,22 @@ interface ChunkState {
   events: string;
   sealed?: SealedChunk;
 }
+/** A sealed chunk where it rests, under its chunk key, with the loved one's tags (purges find it by them). */
+interface SettledChunk {
+  _id: string;
+  events: string;
+  sealed: SealedChunk;
+  lovedOneId?: string;
+  workspaceId?: string;
+}
+
+/** The open chunk a writer was told to use is gone: it was sealed and moved meanwhile. */
+class Moved extends Error {
+  constructor(readonly range: SealedChunk) {
+    super('chunk sealed and moved');
+  }
+}
+
 interface MonthIndex {
   sealed: SealedChunk[];
   /** The chunk taking events (chunks after it exist only while a sealing writer is between its two steps). */
@@ -60,15 +84,19 @@ function rangeOf(c: number, newestFirst: readonly CareEventRecord[]): SealedChun
 export class MonthChunks {
   private readonly chunks: KeyedStates<ChunkState>;
   private readonly indexes: KeyedStates<MonthIndex>;
+  private readonly settled: SettledDocuments<SettledChunk>;
   private readonly hints: Map<string, MonthIndex>;
 
+  /** `collection` takes the open chunks and indexes; `settledIn`, the sealed chunks. */
   constructor(
     db: Db,
     private readonly collection: string,
+    settledIn: string,
     private readonly tags: Tags,
   ) {
-    this.chunks = new KeyedStates<ChunkState>(db, collection, collection);
+    this.chunks = new KeyedStates<ChunkState>(db, collection, collection, CHUNK_KEEP);
     this.indexes = new KeyedStates<MonthIndex>(db, collection, collection);
+    this.settled = new SettledDocuments<SettledChunk>(db, settledIn);
     this.hints = indexHints.get(db) ?? indexHints.set(db, new Map()).get(db)!;
   }
 
@@ -112,43 +140,63 @@ export class MonthChunks {
   private async put(month: string, index: MonthIndex, piece: readonly CareEventRecord[]): Promise<MonthIndex> {
     let rest = piece;
     for (let c = index.open; ; ) {
+      const key = chunkKey(month, c);
       const before = rest;
-      let sealed: SealedChunk | undefined;
-      let justSealed = false;
-      await this.chunks.update(chunkKey(month, c), this.tags, async () => ({ events: '[]' }), (s) => {
-        const current = decodeEvents(s.events);
-        const known = new Set(current.map((e) => e._id));
-        rest = before.filter((e) => !known.has(e._id));
-        sealed = s.sealed;
-        justSealed = false;
-        if (sealed || !rest.length) return null;
-        if (current.length && current.length + rest.length > CHUNK_EVENTS) {
-          sealed = rangeOf(c, current);
-          justSealed = true;
-          return { events: s.events, sealed };
-        }
-        return { events: encodeEvents([...current, ...rest].sort(newerFirst)) };
-      });
-      if (!sealed) return c === index.open ? index : this.hinted(month, { ...index, open: c });
-      const done: SealedChunk = sealed;
-      if (justSealed) await this.chunks.compact(chunkKey(month, c));
+      // The chunk's final state when it is (or now gets) sealed; the range alone when it was moved.
+      let final: { events: string; sealed: SealedChunk } | undefined;
+      let range: SealedChunk | undefined;
+      try {
+        await this.chunks.update(
+          key,
+          this.tags,
+          async () => {
+            const moved = await this.settled.get(key);
+            if (moved) throw new Moved(moved.sealed);
+            return { events: '[]' };
+          },
+          (s) => {
+            const current = decodeEvents(s.events);
+            const known = new Set(current.map((e) => e._id));
+            rest = before.filter((e) => !known.has(e._id));
+            final = s.sealed ? { events: s.events, sealed: s.sealed } : undefined;
+            if (final || !rest.length) return null;
+            if (current.length && current.length + rest.length > CHUNK_EVENTS) return (final = { events: s.events, sealed: rangeOf(c, current) });
+            return { events: encodeEvents([...current, ...rest].sort(newerFirst)) };
+          },
+        );
+      } catch (err) {
+        if (!(err instanceof Moved)) throw err;
+        range = err.range;
+      }
+      const sealed = final as { events: string; sealed: SealedChunk } | undefined;
+      // Whoever finds a chunk sealed finishes its move: rest it, list it, then take it off here.
+      if (sealed) await this.settled.put({ _id: key, events: sealed.events, sealed: sealed.sealed, ...this.tags });
+      const done = sealed?.sealed ?? range;
+      if (!done) return c === index.open ? index : this.hinted(month, { ...index, open: c });
       index = this.hinted(month, await this.indexes.update(indexKey(month), this.tags, async () => EMPTY_INDEX, (ix) => (ix.open > c ? null : { sealed: [...ix.sealed.filter((x) => x.c !== c), done], open: c + 1 })));
+      if (sealed) await this.chunks.remove(key);
       c = Math.max(c + 1, index.open);
     }
   }
 
+  /** A chunk's events, open or sealed, wherever it is. */
+  private async chunk(month: string, c: number): Promise<ChunkState | null> {
+    const key = chunkKey(month, c);
+    return (await this.chunks.latest(key))?.state ?? (await this.settled.get(key));
+  }
+
   private async eventsOf(month: string, c: number): Promise<CareEventRecord[]> {
-    const state = await this.chunks.latest(chunkKey(month, c));
-    return state ? decodeEvents(state.state.events) : [];
+    const state = await this.chunk(month, c);
+    return state ? decodeEvents(state.events) : [];
   }
 
   /** The open chunk, and any sealed one after it the index does not list yet. */
   private async openChain(month: string, index: MonthIndex): Promise<{ c: number; events: CareEventRecord[] }[]> {
     const out: { c: number; events: CareEventRecord[] }[] = [];
     for (let c = index.open; ; c++) {
-      const state = await this.chunks.latest(chunkKey(month, c));
-      if (state) out.push({ c, events: decodeEvents(state.state.events) });
-      if (!state?.state.sealed) return out;
+      const state = await this.chunk(month, c);
+      if (state) out.push({ c, events: decodeEvents(state.events) });
+      if (!state?.sealed) return out;
     }
   }
 
@@ -158,8 +206,8 @@ export class MonthChunks {
     // Most months never fill a chunk: while chunk 0 is open it is the whole month, and the index
     // (a lookup that misses, the dearest kind on FerretDB) is not read.
     const first = await this.chunks.latest(chunkKey(month, 0));
-    if (!first?.state.sealed) {
-      for (const e of first ? decodeEvents(first.state.events) : []) if (q.wanted(e)) found.push(e);
+    if (first && !first.state.sealed) {
+      for (const e of decodeEvents(first.state.events)) if (q.wanted(e)) found.push(e);
       return found.sort(newerFirst).slice(0, want);
     }
     const index = await this.index(month);
@@ -179,33 +227,28 @@ export class MonthChunks {
   /** Take events off whichever chunks hold them; sealed ranges stay as they were (still bounds). */
   async remove(month: string, ids: ReadonlySet<string>): Promise<void> {
     const index = await this.index(month);
-    const numbers = [...index.sealed.map((s) => s.c), ...(await this.openChain(month, index)).map((chunk) => chunk.c)];
+    const numbers = new Set([...index.sealed.map((s) => s.c), ...(await this.openChain(month, index)).map((chunk) => chunk.c)]);
+    const without = (events: string) => encodeEvents(decodeEvents(events).filter((e) => !ids.has(e._id)));
     for (const c of numbers) {
+      const key = chunkKey(month, c);
       if (!(await this.eventsOf(month, c)).some((e) => ids.has(e._id))) continue;
-      await this.chunks.update(chunkKey(month, c), this.tags, async () => ({ events: '[]' }), (s) => {
-        const current = decodeEvents(s.events);
-        return current.some((e) => ids.has(e._id)) ? { ...s, events: encodeEvents(current.filter((e) => !ids.has(e._id))) } : null;
-      });
+      const settled = (await this.chunks.latest(key)) ? null : await this.settled.get(key);
+      if (settled) await this.settled.replace({ ...settled, events: without(settled.events) });
+      else await this.chunks.update(key, this.tags, async () => ({ events: '[]' }), (s) => (decodeEvents(s.events).some((e) => ids.has(e._id)) ? { ...s, events: without(s.events) } : null));
     }
   }
 }
 
-/** A whole month written at once (imports, benchmarks): its chunks, newest in the open one, and
- *  its index, as key and state pairs. */
-export function seededMonth(month: string, events: readonly CareEventRecord[]): { key: string; state: object }[] {
+/** A whole month written at once (imports, benchmarks): the open chunk (the newest events) and the
+ *  index as key and state pairs, and the older chunks sealed, as they rest. */
+export function seededMonth(month: string, events: readonly CareEventRecord[], tags: Tags): { open: { key: string; state: object }[]; settled: SettledChunk[] } {
   const sorted = [...events].sort(newerFirst);
   const groups: CareEventRecord[][] = [];
   for (let i = 0; i < sorted.length; i += CHUNK_EVENTS) groups.push(sorted.slice(i, i + CHUNK_EVENTS));
-  const open = groups.length - 1;
-  const out: { key: string; state: object }[] = [];
-  const sealed: SealedChunk[] = [];
-  // The newest group is the open chunk; older groups get lower numbers and are sealed.
-  groups.forEach((group, i) => {
-    const c = open - i;
-    const state: ChunkState = { events: encodeEvents(group) };
-    if (c !== open) sealed.push((state.sealed = rangeOf(c, group)));
-    out.push({ key: chunkKey(month, c), state });
-  });
-  if (open > 0) out.push({ key: indexKey(month), state: { sealed, open } satisfies MonthIndex });
-  return out;
+  const last = groups.length - 1;
+  const open: { key: string; state: object }[] = [{ key: chunkKey(month, last), state: { events: encodeEvents(groups[0]!) } satisfies ChunkState }];
+  // Older groups get lower numbers and are sealed.
+  const settled = groups.slice(1).map((group, i): SettledChunk => ({ _id: chunkKey(month, last - 1 - i), events: encodeEvents(group), sealed: rangeOf(last - 1 - i, group), ...tags }));
+  if (last > 0) open.push({ key: indexKey(month), state: { sealed: settled.map((d) => d.sealed), open: last } satisfies MonthIndex });
+  return { open, settled };
 }

@@ -31,6 +31,7 @@ export interface TimelineQuery {
 }
 
 const TIMELINE_PREFIX = 'care_timeline_';
+const SETTLED_PREFIX = 'care_settled_';
 /** Months this process has seen in each timeline's list, by collection. A month never leaves a
  *  list while its loved one exists (only dropping the whole timeline removes it), so a writer
  *  that finds its months here need not read the list. */
@@ -42,6 +43,8 @@ const LIST_KEY = 'months';
 
 /** The collection of one loved one's pages; ids outside the safe alphabet are hashed. */
 export const timelineCollection = (lovedOneId: string): string => ownCollection(TIMELINE_PREFIX, lovedOneId);
+/** Where one loved one's sealed chunks rest, written once each (./monthChunks.ts). */
+export const settledCollection = (lovedOneId: string): string => ownCollection(SETTLED_PREFIX, lovedOneId);
 
 /** Whether month pages serve this store's reads: FerretDB only (it says so in `buildInfo`). */
 const pagesIn = new WeakMap<Db, Promise<boolean>>();
@@ -69,7 +72,7 @@ class Timeline {
   ) {
     const name = timelineCollection(lovedOneId);
     this.lists = new KeyedStates<MonthList>(db, name, name);
-    this.chunks = new MonthChunks(db, name, tags);
+    this.chunks = new MonthChunks(db, name, settledCollection(lovedOneId), tags);
   }
 
   /** The month list, built from `care_events` by one scan for a loved one whose events predate
@@ -192,14 +195,16 @@ export async function dropTimelines(db: Db, lovedOneIds: Iterable<string>): Prom
     const name = timelineCollection(lovedOneId);
     listedMonths.get(db)?.delete(name);
     MonthChunks.forget(db, name);
-    await db
-      .collection(name)
-      .drop()
-      .catch((err: unknown) => {
-        // NamespaceNotFound: never had pages, or dropped by an earlier run of the same purge.
-        if ((err as { code?: unknown }).code !== 26) throw err;
-      });
-    await statesDropped(db, name);
+    for (const collection of [name, settledCollection(lovedOneId)]) {
+      await db
+        .collection(collection)
+        .drop()
+        .catch((err: unknown) => {
+          // NamespaceNotFound: never had pages, or dropped by an earlier run of the same purge.
+          if ((err as { code?: unknown }).code !== 26) throw err;
+        });
+      await statesDropped(db, collection);
+    }
   }
 }
 
@@ -232,7 +237,13 @@ export async function seedTimelines(db: Db, events: readonly CareEventRecord[]):
     const docs: Record<string, unknown>[] = [];
     const put = (key: string, state: unknown) => docs.push({ _id: `${key}#1`, key, v: 1, state, at, ...tags }, { _id: key, v: 1, state, ...tags });
     put(LIST_KEY, { months: [...byMonth.keys()].sort().reverse() });
-    for (const [month, monthEvents] of byMonth) for (const { key, state } of seededMonth(month, monthEvents)) put(key, state);
+    const settled: object[] = [];
+    for (const [month, monthEvents] of byMonth) {
+      const seeded = seededMonth(month, monthEvents, tags);
+      for (const { key, state } of seeded.open) put(key, state);
+      settled.push(...seeded.settled);
+    }
     await db.collection(timelineCollection(lovedOneId)).insertMany(docs as never[], { ordered: false });
+    if (settled.length) await db.collection(settledCollection(lovedOneId)).insertMany(settled as never[], { ordered: false });
   }
 }
