@@ -9,6 +9,7 @@ import type { Log } from './log.js';
 import { describeCause } from './netError.js';
 import type { BridgeOptions } from './options.js';
 import type { RpcErrorObject } from './messages.js';
+import { post as postOnce, type Answer } from './transport.js';
 
 export type Exchange =
   /** A JSON-RPC body to deliver: one response or a batch of them. */
@@ -32,7 +33,11 @@ export class Upstream {
   protocolVersion: string | undefined;
   private sessionId: string | undefined;
 
-  constructor(private readonly o: UpstreamOptions) {}
+  private readonly url: URL;
+
+  constructor(private readonly o: UpstreamOptions) {
+    this.url = new URL(o.endpoint);
+  }
 
   /**
    * POST one stdin message and interpret the answer. `stopWaiting` cuts a 429 wait short
@@ -88,16 +93,15 @@ export class Upstream {
       this.o.log.debug('the server refused the access token; renewed it and sending again');
       return this.attempt(payload, routing, false);
     }
-    return this.interpret(sent.res, sent.text);
+    return this.interpret(sent.res, sent.res.text);
   }
 
-  private async post(payload: string, authorization: string | undefined, routing?: Record<string, string>): Promise<{ res: Response; text: string } | Exchange> {
+  private async post(payload: string, authorization: string | undefined, routing?: Record<string, string>): Promise<{ res: Answer } | Exchange> {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), this.o.timeoutMs);
     try {
       // Redirects are not followed: a POST turned into a GET, or a key sent elsewhere, would be worse than an error.
-      const res = await fetch(this.o.endpoint, { method: 'POST', headers: this.headers(authorization, routing), body: payload, redirect: 'manual', signal: controller.signal });
-      return { res, text: await res.text() };
+      return { res: await postOnce(this.url, this.headers(authorization, routing), payload, controller.signal) };
     } catch (err) {
       if (controller.signal.aborted)
         return failed({
@@ -106,13 +110,13 @@ export class Upstream {
           data: { hint: `Check that the service is healthy (${this.o.appUrl}/readyz). If requests are legitimately slow, raise --timeout-ms.` },
         });
       const { text, code } = describeCause(err);
-      return failed({ code: RPC.INTERNAL_ERROR, message: `Cannot reach carecircle at ${new URL(this.o.endpoint).host}: ${text}`, data: { hint: unreachableHint(code) } });
+      return failed({ code: RPC.INTERNAL_ERROR, message: `Cannot reach carecircle at ${this.url.host}: ${text}`, data: { hint: unreachableHint(code) } });
     } finally {
       clearTimeout(timer);
     }
   }
 
-  private interpret(res: Response, text: string): Attempt {
+  private interpret(res: Answer, text: string): Attempt {
     const status = res.status;
     const sessionId = res.headers.get('mcp-session-id');
     if (sessionId) this.sessionId = sessionId;

@@ -3,6 +3,7 @@
 import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
+import { post as postOnce } from '../../bridge/transport.js';
 import { repoRoot } from '../../test/harness/servers.js';
 import { signUpFamily } from './family.js';
 import type { Infra } from './infra.js';
@@ -60,10 +61,12 @@ export async function benchBridge(infra: Infra): Promise<void> {
     };
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: ping });
     const headers = { ...MCP_HEADERS, authorization: `Bearer ${family.apiKey}` };
+    // The same HTTP client the bridge sends with, so the difference is the stdio hop and the
+    // bridge's own work, not one client against another.
+    const endpoint = new URL(`${appUrl}/api/mcp`);
     const viaHttp = async () => {
-      const res = await fetch(`${appUrl}/api/mcp`, { method: 'POST', headers, body });
-      if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${await res.text()}`);
-      await res.arrayBuffer();
+      const res = await postOnce(endpoint, headers, body, AbortSignal.timeout(30_000));
+      if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${res.text}`);
     };
     for (let i = 0; i < WARMUP; i++) {
       await viaBridge();
