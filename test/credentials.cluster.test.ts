@@ -1,34 +1,23 @@
 // Credentials served from memory in every worker, and revocation that still holds on the very next
 // request everywhere: two gateways and two worker processes over NATS, a stream of requests on
 // gateway B while the credential is revoked through gateway A.
-import { randomBytes } from 'node:crypto';
 import * as oauth from 'oauth4webapi';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appCall, caregiverWithKey } from './harness/identity.js';
-import { startRole, type RoleProcess } from './harness/processes.js';
-import { freshDatabaseUrl } from './harness/servers.js';
-import { startTestService, surfaceEnv, type TestService } from './harness/service.js';
+import type { TestService } from './harness/service.js';
+import { startTwoGateways, type TwoGateways } from './harness/twoGateways.js';
 import { connectedApp, insecure } from './oauth.fixtures.js';
 
 let a: TestService;
 let b: TestService;
-const workers: RoleProcess[] = [];
+let cluster: TwoGateways | undefined;
 
 beforeAll(async () => {
-  const mongoUrl = freshDatabaseUrl(inject('mongoUrl'));
-  const surfaces = await surfaceEnv();
-  // Every process names the same public URLs (gateway A's), as one deployment behind a balancer.
-  const publicUrls = Object.fromEntries(Object.entries(surfaces).filter(([k]) => k.endsWith('_URL')));
-  const env = { NATS_URL: inject('natsUrl'), MONGO_URL: mongoUrl, BUS_NAMESPACE: `creds${randomBytes(3).toString('hex')}`, RATE_MCP_KEY_PER_MIN: '100000', ...publicUrls };
-  workers.push(startRole('worker', env), startRole('worker', env));
-  await Promise.all(workers.map((w) => w.waitFor(/workers serving/)));
-  a = await startTestService({ nats: true, role: 'gateway', mongoUrl, env: { ...env, ...surfaces } });
-  b = await startTestService({ nats: true, role: 'gateway', mongoUrl, env });
+  cluster = await startTwoGateways('creds');
+  ({ a, b } = cluster);
 }, 60_000);
 afterAll(async () => {
-  await b?.stop();
-  await a?.stop();
-  await Promise.all(workers.map((w) => w.kill('SIGKILL')));
+  await cluster?.stop();
 });
 
 interface Outcome {

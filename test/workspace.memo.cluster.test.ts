@@ -2,33 +2,23 @@
 // worker, and changes that still hold on the very next request everywhere: two gateways and two
 // worker processes over NATS, a stream of calls on gateway B (reads racing the change included)
 // while gateway A changes what they read.
-import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendCareEvents, type CareEventRecord } from '../src/family/records.js';
 import { RPC } from '../src/rpc/codes.js';
 import { caregiverWithKey, signIn } from './harness/identity.js';
-import { startRole, type RoleProcess } from './harness/processes.js';
-import { freshDatabaseUrl } from './harness/servers.js';
-import { startTestService, surfaceEnv, type TestService } from './harness/service.js';
+import type { TestService } from './harness/service.js';
+import { startTwoGateways, type TwoGateways } from './harness/twoGateways.js';
 
 let a: TestService;
 let b: TestService;
-const workers: RoleProcess[] = [];
+let cluster: TwoGateways | undefined;
 
 beforeAll(async () => {
-  const mongoUrl = freshDatabaseUrl(inject('mongoUrl'));
-  const surfaces = await surfaceEnv();
-  const publicUrls = Object.fromEntries(Object.entries(surfaces).filter(([k]) => k.endsWith('_URL')));
-  const env = { NATS_URL: inject('natsUrl'), MONGO_URL: mongoUrl, BUS_NAMESPACE: `memo${randomBytes(3).toString('hex')}`, RATE_MCP_KEY_PER_MIN: '100000', ...publicUrls };
-  workers.push(startRole('worker', env), startRole('worker', env));
-  await Promise.all(workers.map((w) => w.waitFor(/workers serving/)));
-  a = await startTestService({ nats: true, role: 'gateway', mongoUrl, env: { ...env, ...surfaces } });
-  b = await startTestService({ nats: true, role: 'gateway', mongoUrl, env });
+  cluster = await startTwoGateways('memo');
+  ({ a, b } = cluster);
 }, 60_000);
 afterAll(async () => {
-  await b?.stop();
-  await a?.stop();
-  await Promise.all(workers.map((w) => w.kill('SIGKILL')));
+  await cluster?.stop();
 });
 
 interface Outcome {
@@ -65,7 +55,7 @@ async function until(check: () => boolean): Promise<void> {
   while (!check()) await new Promise((r) => setTimeout(r, 10));
 }
 
-const handled = () => workers.map((w) => w.lines.filter((l) => l.includes('"msg":"handled"')).length);
+const handled = () => cluster!.workers.map((w) => w.lines.filter((l) => l.includes('"msg":"handled"')).length);
 
 /** What the calls on B saw after `change` returned, once both workers had served the stream
  *  before it; also checks that both workers served calls made after it. */

@@ -1,0 +1,38 @@
+// One deployment behind a balancer, for tests of what must hold on the very next request
+// everywhere: two gateways (A in this process with the public listeners, B beside it) and two
+// worker processes, on the run's NATS server and a database of its own.
+import { randomBytes } from 'node:crypto';
+import { inject } from 'vitest';
+import { startRole, type RoleProcess } from './processes.js';
+import { freshDatabaseUrl } from './servers.js';
+import { startTestService, surfaceEnv, type TestService } from './service.js';
+
+export interface TwoGateways {
+  a: TestService;
+  b: TestService;
+  /** The worker processes (their output lines say what each handled). */
+  workers: RoleProcess[];
+  stop(): Promise<void>;
+}
+
+export async function startTwoGateways(namespace: string): Promise<TwoGateways> {
+  const mongoUrl = freshDatabaseUrl(inject('mongoUrl'));
+  const surfaces = await surfaceEnv();
+  // Every process names the same public URLs (gateway A's), as one deployment behind a balancer.
+  const publicUrls = Object.fromEntries(Object.entries(surfaces).filter(([k]) => k.endsWith('_URL')));
+  const env = { NATS_URL: inject('natsUrl'), MONGO_URL: mongoUrl, BUS_NAMESPACE: `${namespace}${randomBytes(3).toString('hex')}`, RATE_MCP_KEY_PER_MIN: '100000', ...publicUrls };
+  const workers: RoleProcess[] = [startRole('worker', env), startRole('worker', env)];
+  await Promise.all(workers.map((w) => w.waitFor(/workers serving/)));
+  const a = await startTestService({ nats: true, role: 'gateway', mongoUrl, env: { ...env, ...surfaces } });
+  const b = await startTestService({ nats: true, role: 'gateway', mongoUrl, env });
+  return {
+    a,
+    b,
+    workers,
+    stop: async () => {
+      await b.stop();
+      await a.stop();
+      await Promise.all(workers.map((w) => w.kill('SIGKILL')));
+    },
+  };
+}
