@@ -2,23 +2,13 @@
 // request everywhere: two gateways and two worker processes over NATS, a stream of requests on
 // gateway B while the credential is revoked through gateway A.
 import * as oauth from 'oauth4webapi';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { appCall, caregiverWithKey } from './harness/identity.js';
 import type { TestService } from './harness/service.js';
-import { startTwoGateways, type TwoGateways } from './harness/twoGateways.js';
+import { twoGatewaysForFile } from './harness/twoGateways.js';
 import { connectedApp, insecure } from './oauth.fixtures.js';
 
-let a: TestService;
-let b: TestService;
-let cluster: TwoGateways | undefined;
-
-beforeAll(async () => {
-  cluster = await startTwoGateways('creds');
-  ({ a, b } = cluster);
-}, 60_000);
-afterAll(async () => {
-  await cluster?.stop();
-});
+const deployment = twoGatewaysForFile('creds');
 
 interface Outcome {
   startedAt: number;
@@ -59,11 +49,11 @@ async function until(check: () => boolean): Promise<void> {
 
 describe('credentials - revocation across gateways and workers under load', () => {
   it('when a key is revoked on gateway A while gateway B serves a stream with it, then every request on B that starts after the revoke returned is refused', async () => {
-    const { apiKey, keyId, cookie } = await caregiverWithKey(a, 'stream-key@example.com');
-    const stream = streamOn(b, apiKey, 6);
+    const { apiKey, keyId, cookie } = await caregiverWithKey(deployment().a, 'stream-key@example.com');
+    const stream = streamOn(deployment().b, apiKey, 6);
     // Both workers have served the key (and so hold it in memory) before it is revoked.
     await until(() => stream.served() >= 40);
-    const revoked = await appCall(a, cookie, 'POST', `/api/keys/${keyId}/revoke`);
+    const revoked = await appCall(deployment().a, cookie, 'POST', `/api/keys/${keyId}/revoke`);
     const returnedAt = performance.now();
     expect(revoked.json.key.status).toBe('revoked');
     await until(() => stream.outcomes.filter((o) => o.startedAt > returnedAt).length >= 40);
@@ -75,8 +65,8 @@ describe('credentials - revocation across gateways and workers under load', () =
   });
 
   it('when an OAuth access token is revoked at /oauth/revoke on gateway A while gateway B serves a stream with it, then every request on B that starts after the revoke returned is 401', async () => {
-    const { as, reg, tokens } = await connectedApp(a, 'stream-token@example.com');
-    const stream = streamOn(b, tokens.access_token, 6);
+    const { as, reg, tokens } = await connectedApp(deployment().a, 'stream-token@example.com');
+    const stream = streamOn(deployment().b, tokens.access_token, 6);
     await until(() => stream.served() >= 40);
     const res = await oauth.revocationRequest(as, reg.client, oauth.None(), tokens.access_token, { additionalParameters: { token_type_hint: 'access_token' }, ...insecure });
     const returnedAt = performance.now();

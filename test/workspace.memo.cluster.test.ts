@@ -2,24 +2,14 @@
 // worker, and changes that still hold on the very next request everywhere: two gateways and two
 // worker processes over NATS, a stream of calls on gateway B (reads racing the change included)
 // while gateway A changes what they read.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { appendCareEvents, type CareEventRecord } from '../src/family/records.js';
 import { RPC } from '../src/rpc/codes.js';
 import { caregiverWithKey, signIn } from './harness/identity.js';
 import type { TestService } from './harness/service.js';
-import { startTwoGateways, type TwoGateways } from './harness/twoGateways.js';
+import { twoGatewaysForFile } from './harness/twoGateways.js';
 
-let a: TestService;
-let b: TestService;
-let cluster: TwoGateways | undefined;
-
-beforeAll(async () => {
-  cluster = await startTwoGateways('memo');
-  ({ a, b } = cluster);
-}, 60_000);
-afterAll(async () => {
-  await cluster?.stop();
-});
+const deployment = twoGatewaysForFile('memo');
 
 interface Outcome {
   startedAt: number;
@@ -55,12 +45,12 @@ async function until(check: () => boolean): Promise<void> {
   while (!check()) await new Promise((r) => setTimeout(r, 10));
 }
 
-const handled = () => cluster!.workers.map((w) => w.lines.filter((l) => l.includes('"msg":"handled"')).length);
+const handled = () => deployment().workers.map((w) => w.lines.filter((l) => l.includes('"msg":"handled"')).length);
 
 /** What the calls on B saw after `change` returned, once both workers had served the stream
  *  before it; also checks that both workers served calls made after it. */
 async function acrossChange(credential: { authorization?: string; cookie?: string }, lovedOneId: string, change: () => Promise<void>): Promise<{ before: string[]; after: string[] }> {
-  const stream = streamOn(b, credential, lovedOneId);
+  const stream = streamOn(deployment().b, credential, lovedOneId);
   await until(() => stream.outcomes.length >= 40);
   await change();
   const returnedAt = performance.now();
@@ -73,7 +63,7 @@ async function acrossChange(credential: { authorization?: string; cookie?: strin
 }
 
 const form = (cookie: string, path: string, body: Record<string, string> = {}) =>
-  fetch(`${a.urls.app}${path}`, { method: 'POST', redirect: 'manual', headers: { cookie, origin: new URL(a.config.appUrl).origin, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(body).toString() });
+  fetch(`${deployment().a.urls.app}${path}`, { method: 'POST', redirect: 'manual', headers: { cookie, origin: new URL(deployment().a.config.appUrl).origin, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(body).toString() });
 
 let seq = 0;
 const event = (who: { lovedOneId: string; workspaceId: string }, at: string): CareEventRecord => ({
@@ -91,18 +81,18 @@ const event = (who: { lovedOneId: string; workspaceId: string }, at: string): Ca
 
 describe('family records in memory - changes across gateways and workers under load', () => {
   it('when a care event is added on gateway A while gateway B serves its loved one\'s listing, then every call on B that starts after the append returned lists it', async () => {
-    const fam = await caregiverWithKey(a, 'memo-events@example.com');
+    const fam = await caregiverWithKey(deployment().a, 'memo-events@example.com');
     const old = [event(fam, '2026-10-01T08:00:00Z'), event(fam, '2026-10-02T08:00:00Z')];
-    await appendCareEvents(a.store.db, old);
+    await appendCareEvents(deployment().a.store.db, old);
     const added = event(fam, '2026-10-03T08:00:00Z');
-    const seen = await acrossChange({ authorization: `Bearer ${fam.apiKey}` }, fam.lovedOneId, () => appendCareEvents(a.store.db, [added]).then(() => undefined));
+    const seen = await acrossChange({ authorization: `Bearer ${fam.apiKey}` }, fam.lovedOneId, () => appendCareEvents(deployment().a.store.db, [added]).then(() => undefined));
     expect(seen.before.length).toBeGreaterThanOrEqual(40);
     expect(new Set(seen.before.slice(0, 30))).toEqual(new Set([`${old[1]!._id},${old[0]!._id}`]));
     expect(new Set(seen.after)).toEqual(new Set([`${added._id},${old[1]!._id},${old[0]!._id}`]));
   });
 
   it('when a loved one is removed on gateway A while gateway B serves their listing, then every call on B that starts after the removal returned is not authorized', async () => {
-    const fam = await caregiverWithKey(a, 'memo-removal@example.com');
+    const fam = await caregiverWithKey(deployment().a, 'memo-removal@example.com');
     const seen = await acrossChange({ authorization: `Bearer ${fam.apiKey}` }, fam.lovedOneId, async () => {
       expect((await form(fam.cookie, `/workspace/loved-ones/${fam.lovedOneId}/remove`)).status).toBe(303);
     });
@@ -111,13 +101,13 @@ describe('family records in memory - changes across gateways and workers under l
   });
 
   it('when a member is removed on gateway A while gateway B serves their calls, then every call on B that starts after the removal returned is not authorized', async () => {
-    const cg = await caregiverWithKey(a, 'memo-manager@example.com');
-    await appendCareEvents(a.store.db, [event(cg, '2026-10-04T08:00:00Z')]);
+    const cg = await caregiverWithKey(deployment().a, 'memo-manager@example.com');
+    await appendCareEvents(deployment().a.store.db, [event(cg, '2026-10-04T08:00:00Z')]);
     const invited = await form(cg.cookie, '/family/invites', { email: 'memo-member@example.com' });
-    const link = new RegExp(`${a.config.appUrl}/join/[A-Za-z0-9._%-]+`).exec(await invited.text())![0];
-    const member = await signIn(a, 'memo-member@example.com');
+    const link = new RegExp(`${deployment().a.config.appUrl}/join/[A-Za-z0-9._%-]+`).exec(await invited.text())![0];
+    const member = await signIn(deployment().a, 'memo-member@example.com');
     expect((await form(member, new URL(link).pathname)).status).toBe(303);
-    const uid = (await a.store.db.collection<{ _id: string; email: string }>('users').findOne({ email: 'memo-member@example.com' }))!._id;
+    const uid = (await deployment().a.store.db.collection<{ _id: string; email: string }>('users').findOne({ email: 'memo-member@example.com' }))!._id;
 
     const seen = await acrossChange({ cookie: member }, cg.lovedOneId, async () => {
       expect((await form(cg.cookie, `/family/members/${uid}/remove`)).status).toBe(303);

@@ -2,7 +2,7 @@
 // everywhere: two gateways (A in this process with the public listeners, B beside it) and two
 // worker processes, on the run's NATS server and a database of its own.
 import { randomBytes } from 'node:crypto';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { startRole, type RoleProcess } from './processes.js';
 import { freshDatabaseUrl } from './servers.js';
 import { startTestService, surfaceEnv, type TestService } from './service.js';
@@ -34,5 +34,21 @@ export async function startTwoGateways(namespace: string): Promise<TwoGateways> 
       await a.stop();
       await Promise.all(workers.map((w) => w.kill('SIGKILL')));
     },
+  };
+}
+
+/** The deployment for a test file: started before its tests, stopped after them. Its gateways are
+ *  read inside tests (`gateways().a`). */
+export function twoGatewaysForFile(namespace: string): () => TwoGateways {
+  let cluster: TwoGateways | undefined;
+  beforeAll(async () => {
+    cluster = await startTwoGateways(namespace);
+  }, 60_000);
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+  return () => {
+    if (!cluster) throw new Error('the two-gateway deployment has not started');
+    return cluster;
   };
 }
