@@ -16,6 +16,7 @@
  */
 import MiniSearch from 'minisearch';
 import { RESOURCE_CATEGORY_VALUES, type DirectoryData } from './data.js';
+import { fuzzyIndex, type FuzzyResults } from './fuzzy.js';
 import { readLayQuestion } from './layTerms.js';
 import { resolveState } from './states.js';
 
@@ -203,6 +204,22 @@ function buildFilter(options: DirectorySearchOptions): ((doc: IndexedDoc) => boo
   return (doc) => checks.every((check) => check(doc));
 }
 
+/**
+ * MiniSearch over a fixed set of documents, whose fuzzy lookups use deletion neighbourhoods
+ * (./fuzzy.ts) instead of walking the term tree: the same matches in the same order, at a
+ * fraction of the cost that the walk took of every search.
+ */
+class FixedMiniSearch<T> extends MiniSearch<T> {
+  /** Call once every document is added; adding more afterwards would go unseen by fuzzy lookups. */
+  freeze(): void {
+    const index = this._index as unknown as { fuzzyGet(query: string, maxDistance: number): FuzzyResults<unknown> };
+    const walk = index.fuzzyGet.bind(index);
+    let longest = 0;
+    for (const term of this._index.keys()) longest = Math.max(longest, term.length);
+    index.fuzzyGet = fuzzyIndex(walk, longest).fuzzyGet;
+  }
+}
+
 export function createDirectoryIndex(data: DirectoryData): DirectoryIndex {
   const docs = toDocs(data);
   const byKey = new Map(docs.map((d) => [d.key, d]));
@@ -210,7 +227,7 @@ export function createDirectoryIndex(data: DirectoryData): DirectoryIndex {
   const channels = new Map(data.channels.map((c) => [c.slug, c]));
   const glossary = new Map(data.glossary.map((g) => [g.id, g]));
 
-  const mini = new MiniSearch<IndexedDoc>({
+  const mini = new FixedMiniSearch<IndexedDoc>({
     idField: 'key',
     fields: ['title', 'keywords', 'body'],
     storeFields: [],
@@ -224,6 +241,7 @@ export function createDirectoryIndex(data: DirectoryData): DirectoryIndex {
     },
   });
   mini.addAll(docs);
+  mini.freeze();
   const vocabulary = new Set(
     docs.flatMap((d) => [d.title, d.keywords, d.body].flatMap(tokenize)).flatMap((t) => processTerm(t) ?? []),
   );
