@@ -14,23 +14,34 @@ export type FuzzyResults<T> = Map<string, [T, number]>;
 /** Distances the neighbourhoods cover; a larger one falls back to the tree walk. */
 const MAX_EDITS = 2;
 
-/** The strings made by deleting exactly 0, 1, … `k` characters of `term`, by count, each once. */
-function deletions(term: string, k: number): string[][] {
-  const seen = new Set([term]);
-  const levels = [[term]];
-  for (let d = 1; d <= k; d++) {
-    const next: string[] = [];
-    for (const s of levels[d - 1]!)
-      for (let i = 0; i < s.length; i++) {
-        const cut = s.slice(0, i) + s.slice(i + 1);
-        if (!seen.has(cut)) {
-          seen.add(cut);
-          next.push(cut);
-        }
-      }
-    levels.push(next);
-  }
-  return levels;
+/** Polynomial hashes modulo 2^32, kept to 30 bits so Map keys stay small integers. */
+const BASE = 0x01000193;
+const KEY_BITS = 0x3fffffff;
+const POW = [1];
+const pow = (n: number): number => {
+  while (POW.length <= n) POW.push(Math.imul(POW[POW.length - 1]!, BASE));
+  return POW[n]!;
+};
+
+/**
+ * Hashes of the strings made by deleting exactly 0, 1, … `k` characters of `s`, by count (a string
+ * reached by several deletions may repeat). Computed from prefix hashes, so no string is built: a
+ * hash names a candidate, the distance check decides, and a collision costs one extra check.
+ */
+function deletionHashes(s: string, k: number, prefix: Int32Array, emit: (hash: number, deleted: number) => void): void {
+  const n = s.length;
+  prefix[0] = 0;
+  for (let i = 0; i < n; i++) prefix[i + 1] = Math.imul(prefix[i]!, BASE) + s.charCodeAt(i);
+  // Hash of s[a, b): prefix[b] − prefix[a]·BASE^(b−a).
+  const part = (a: number, b: number) => prefix[b]! - Math.imul(prefix[a]!, pow(b - a));
+  // The length goes into the key too: equal strings have equal lengths.
+  const key = (h: number, len: number) => (h ^ Math.imul(len, 0x9e3779b1)) & KEY_BITS;
+  emit(key(prefix[n]!, n), 0);
+  if (k < 1) return;
+  for (let i = 0; i < n; i++) emit(key(Math.imul(prefix[i]!, pow(n - 1 - i)) + part(i + 1, n), n - 1), 1);
+  if (k < 2) return;
+  for (let i = 0; i < n; i++)
+    for (let j = i + 1; j < n; j++) emit(key(Math.imul(prefix[i]!, pow(n - 2 - i)) + Math.imul(part(i + 1, j), pow(n - 1 - j)) + part(j + 1, n), n - 2), 2);
 }
 
 /** Levenshtein distance of `a` and `b` when at most `max`, else `max + 1`. */
@@ -70,33 +81,49 @@ export function fuzzyIndex<T>(walk: (query: string, maxDistance: number) => Fuzz
   const all = walk('', longestTerm);
   const terms = [...all.keys()];
   const values = terms.map((t) => all.get(t)![0]);
-  // By the number of characters deleted from the term: a lookup within k edits needs only those up to k.
-  const byDeletion = Array.from({ length: MAX_EDITS + 1 }, () => new Map<string, number[]>());
+  // Each entry is a term's rank and how many characters were deleted from it (rank·4 + deleted):
+  // a lookup within k edits takes only those with k or fewer deleted.
+  const byDeletion = new Map<number, number[]>();
+  const prefix = new Int32Array(longestTerm + MAX_EDITS + 1);
   terms.forEach((term, rank) => {
-    deletions(term, Math.min(MAX_EDITS, term.length)).forEach((cuts, d) => {
-      for (const cut of cuts) {
-        const ranks = byDeletion[d]!.get(cut);
-        if (ranks) ranks.push(rank);
-        else byDeletion[d]!.set(cut, [rank]);
-      }
+    deletionHashes(term, Math.min(MAX_EDITS, term.length), prefix, (hash, d) => {
+      const entries = byDeletion.get(hash);
+      if (!entries) byDeletion.set(hash, [rank * 4 + d]);
+      else if (entries[entries.length - 1] !== rank * 4 + d) entries.push(rank * 4 + d);
     });
   });
   const row = new Uint16Array(longestTerm + 1);
+  // Which terms this lookup has checked already: a stamp per term, so nothing is cleared between lookups.
+  const checked = new Uint32Array(terms.length);
+  let stamp = 0;
   return {
     fuzzyGet(query, maxDistance) {
       if (maxDistance > MAX_EDITS) return walk(query, maxDistance);
       // No term is long enough to come within reach (and a long query's deletions would be many).
       if (query.length - maxDistance > longestTerm) return new Map();
-      const found = new Map<number, number>();
-      for (const cuts of deletions(query, Math.min(maxDistance, query.length)))
-        for (const cut of cuts)
-          for (let d = 0; d <= maxDistance; d++)
-            for (const rank of byDeletion[d]!.get(cut) ?? []) if (!found.has(rank)) found.set(rank, distanceWithin(query, terms[rank]!, maxDistance, row));
-      const results: FuzzyResults<T> = new Map();
-      for (const rank of [...found.keys()].sort((a, b) => a - b)) {
-        const distance = found.get(rank)!;
-        if (distance <= maxDistance) results.set(terms[rank]!, [values[rank]!, distance]);
+      if (++stamp === 0xffffffff) {
+        checked.fill(0);
+        stamp = 1;
       }
+      const near: number[] = [];
+      const distances: number[] = [];
+      const check = (hash: number) => {
+        const entries = byDeletion.get(hash);
+        if (entries)
+          for (const entry of entries) {
+            const rank = entry >> 2;
+            if ((entry & 3) > maxDistance || checked[rank] === stamp) continue;
+            checked[rank] = stamp;
+            const distance = distanceWithin(query, terms[rank]!, maxDistance, row);
+            if (distance <= maxDistance) {
+              near.push(rank);
+              distances[rank] = distance;
+            }
+          }
+      };
+      deletionHashes(query, Math.min(maxDistance, query.length), prefix, check);
+      const results: FuzzyResults<T> = new Map();
+      for (const rank of near.sort((a, b) => a - b)) results.set(terms[rank]!, [values[rank]!, distances[rank]!]);
       return results;
     },
   };
