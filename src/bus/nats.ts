@@ -61,6 +61,8 @@ export class NatsBus implements Bus {
       name: `${name}-${process.pid}`,
       maxReconnectAttempts: -1,
       reconnectTimeWait: 500,
+      // Otherwise every request (KV and JetStream ones included) builds two errors with stack traces up front, in case it fails.
+      noAsyncTraces: true,
     });
     const bus = new NatsBus(nc, log, opts.replicas ?? 1);
     if (opts.service) bus.service = await WorkerService.start(nc);
