@@ -1,7 +1,7 @@
 // The worker side of the bus: a registry of handlers, each serving one subject in the shared
 // queue group, under one per-process concurrency limit. A request can make its handler fail; the
 // failure is logged once here and answered by cause, and the worker goes on serving.
-import { httpRequestEnvelope, type HttpReplyEnvelope, type HttpRequestEnvelope } from '../bus/envelopes.js';
+import { parseRequestEnvelope, type HttpReplyEnvelope, type HttpRequestEnvelope } from '../bus/envelopes.js';
 import { HandlerFailure } from '../bus/errors.js';
 import { countDatabaseError, failureKindOf } from '../bus/failures.js';
 import { QUEUE } from '../bus/subjects.js';
@@ -83,7 +83,7 @@ export function startWorkers(bus: Bus, handlers: readonly HttpHandler[], opts: {
           }
           const log = logFor(msg.headers, h.subject);
           // Envelopes come from our own gateways, but the bus is a trust boundary all the same.
-          const request = httpRequestEnvelope.safeParse(msg.data);
+          const request = parseRequestEnvelope(msg.data);
           if (!request.success) throw failureOf(new HandlerFailure('rejected', `not a request envelope: ${request.error.message}`), log);
           metrics.workerInFlight.inc();
           try {
