@@ -23,25 +23,40 @@ const pow = (n: number): number => {
   return POW[n]!;
 };
 
+/** Hash of s[a, b) from the prefix hashes: prefix[b] − prefix[a]·BASE^(b−a). */
+const part = (prefix: Int32Array, a: number, b: number): number => prefix[b]! - Math.imul(prefix[a]!, pow(b - a));
+/** The length goes into the key too: equal strings have equal lengths. */
+const key = (h: number, len: number): number => (h ^ Math.imul(len, 0x9e3779b1)) & KEY_BITS;
+
+/** Room for the hashes of a term of `n` characters with up to MAX_EDITS deleted. */
+const hashesOf = (n: number): number => 1 + n + (n * (n - 1)) / 2;
+
 /**
- * Hashes of the strings made by deleting exactly 0, 1, … `k` characters of `s`, by count (a string
- * reached by several deletions may repeat). Computed from prefix hashes, so no string is built: a
- * hash names a candidate, the distance check decides, and a collision costs one extra check.
+ * Hashes of the strings made by deleting 0, 1, … `k` characters of `s`, written to `out` with the
+ * count deleted beside each (`deleted`); returns how many. A string reached by several deletions
+ * may repeat. Computed from prefix hashes, so no string is built: a hash names a candidate, the
+ * distance check decides, and a collision costs one extra check. (No closures: this runs for
+ * every fuzzy query term.)
  */
-function deletionHashes(s: string, k: number, prefix: Int32Array, emit: (hash: number, deleted: number) => void): void {
+function deletionHashes(s: string, k: number, prefix: Int32Array, out: Int32Array, deleted: Uint8Array): number {
   const n = s.length;
   prefix[0] = 0;
   for (let i = 0; i < n; i++) prefix[i + 1] = Math.imul(prefix[i]!, BASE) + s.charCodeAt(i);
-  // Hash of s[a, b): prefix[b] − prefix[a]·BASE^(b−a).
-  const part = (a: number, b: number) => prefix[b]! - Math.imul(prefix[a]!, pow(b - a));
-  // The length goes into the key too: equal strings have equal lengths.
-  const key = (h: number, len: number) => (h ^ Math.imul(len, 0x9e3779b1)) & KEY_BITS;
-  emit(key(prefix[n]!, n), 0);
-  if (k < 1) return;
-  for (let i = 0; i < n; i++) emit(key(Math.imul(prefix[i]!, pow(n - 1 - i)) + part(i + 1, n), n - 1), 1);
-  if (k < 2) return;
+  let count = 0;
+  out[count] = key(prefix[n]!, n);
+  deleted[count++] = 0;
+  if (k < 1) return count;
+  for (let i = 0; i < n; i++) {
+    out[count] = key(Math.imul(prefix[i]!, pow(n - 1 - i)) + part(prefix, i + 1, n), n - 1);
+    deleted[count++] = 1;
+  }
+  if (k < 2) return count;
   for (let i = 0; i < n; i++)
-    for (let j = i + 1; j < n; j++) emit(key(Math.imul(prefix[i]!, pow(n - 2 - i)) + Math.imul(part(i + 1, j), pow(n - 1 - j)) + part(j + 1, n), n - 2), 2);
+    for (let j = i + 1; j < n; j++) {
+      out[count] = key(Math.imul(prefix[i]!, pow(n - 2 - i)) + Math.imul(part(prefix, i + 1, j), pow(n - 1 - j)) + part(prefix, j + 1, n), n - 2);
+      deleted[count++] = 2;
+    }
+  return count;
 }
 
 /** Levenshtein distance of `a` and `b` when at most `max`, else `max + 1`. */
@@ -85,12 +100,16 @@ export function fuzzyIndex<T>(walk: (query: string, maxDistance: number) => Fuzz
   // a lookup within k edits takes only those with k or fewer deleted.
   const byDeletion = new Map<number, number[]>();
   const prefix = new Int32Array(longestTerm + MAX_EDITS + 1);
+  const hashes = new Int32Array(hashesOf(longestTerm + MAX_EDITS));
+  const deleted = new Uint8Array(hashes.length);
   terms.forEach((term, rank) => {
-    deletionHashes(term, Math.min(MAX_EDITS, term.length), prefix, (hash, d) => {
-      const entries = byDeletion.get(hash);
-      if (!entries) byDeletion.set(hash, [rank * 4 + d]);
-      else if (entries[entries.length - 1] !== rank * 4 + d) entries.push(rank * 4 + d);
-    });
+    const count = deletionHashes(term, Math.min(MAX_EDITS, term.length), prefix, hashes, deleted);
+    for (let h = 0; h < count; h++) {
+      const entry = rank * 4 + deleted[h]!;
+      const entries = byDeletion.get(hashes[h]!);
+      if (!entries) byDeletion.set(hashes[h]!, [entry]);
+      else if (entries[entries.length - 1] !== entry) entries.push(entry);
+    }
   });
   const row = new Uint16Array(longestTerm + 1);
   // Which terms this lookup has checked already: a stamp per term, so nothing is cleared between lookups.
@@ -107,21 +126,21 @@ export function fuzzyIndex<T>(walk: (query: string, maxDistance: number) => Fuzz
       }
       const near: number[] = [];
       const distances: number[] = [];
-      const check = (hash: number) => {
-        const entries = byDeletion.get(hash);
-        if (entries)
-          for (const entry of entries) {
-            const rank = entry >> 2;
-            if ((entry & 3) > maxDistance || checked[rank] === stamp) continue;
-            checked[rank] = stamp;
-            const distance = distanceWithin(query, terms[rank]!, maxDistance, row);
-            if (distance <= maxDistance) {
-              near.push(rank);
-              distances[rank] = distance;
-            }
+      const count = deletionHashes(query, Math.min(maxDistance, query.length), prefix, hashes, deleted);
+      for (let h = 0; h < count; h++) {
+        const entries = byDeletion.get(hashes[h]!);
+        if (!entries) continue;
+        for (const entry of entries) {
+          const rank = entry >> 2;
+          if ((entry & 3) > maxDistance || checked[rank] === stamp) continue;
+          checked[rank] = stamp;
+          const distance = distanceWithin(query, terms[rank]!, maxDistance, row);
+          if (distance <= maxDistance) {
+            near.push(rank);
+            distances[rank] = distance;
           }
-      };
-      deletionHashes(query, Math.min(maxDistance, query.length), prefix, check);
+        }
+      }
       const results: FuzzyResults<T> = new Map();
       for (const rank of near.sort((a, b) => a - b)) results.set(terms[rank]!, [values[rank]!, distances[rank]!]);
       return results;
