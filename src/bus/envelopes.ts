@@ -12,6 +12,8 @@ export const httpRequestEnvelope = z.object({
   body: z.unknown().optional(),
   clientIp: z.string(),
   requestId: z.string(),
+  /** The requester passes a JSON body on as it is: the worker sends it encoded (RawJson, see replies.ts). */
+  encodedBody: z.boolean().optional(),
 });
 export type HttpRequestEnvelope = z.infer<typeof httpRequestEnvelope>;
 

@@ -6,7 +6,7 @@ import { NatsDurableStreams } from './natsDurable.js';
 import { NatsKeyValueStores } from './natsKv.js';
 import { NatsRequests } from './natsRequests.js';
 import { errorHeaders as plainErrorHeaders, WorkerService, type Incoming } from './natsService.js';
-import { encodeReply, failureEnvelope, openReply } from './replies.js';
+import { decodeReply, encodeReply, failureEnvelope, openReply } from './replies.js';
 import { HEADER_REQUEST_ID, type Bus, type BusHandler, type BusHeaders, type BusMessage, type ReplyEnvelope, type RequestOptions, type ServeOptions, type Subscription } from './types.js';
 
 const encode = (data: unknown): string => JSON.stringify(data) ?? '';
@@ -88,7 +88,7 @@ export class NatsBus implements Bus {
     if (this.nc.isClosed() || this.nc.isDraining()) throw new BusClosedError();
     const payload = encodeRequest(subject, data);
     const reply = await this.requests.request(subject, payload, options.timeoutMs, options.headers);
-    return openReply(subject, decode(reply) as ReplyEnvelope);
+    return openReply(subject, decodeReply(reply.string()));
   }
 
   /** In a worker process each served subject is an endpoint of its NATS service, in the queue group given. */

@@ -3,6 +3,7 @@
 // failure is logged once here and answered by cause, and the worker goes on serving.
 import { parseRequestEnvelope, type HttpReplyEnvelope, type HttpRequestEnvelope } from '../bus/envelopes.js';
 import { HandlerFailure } from '../bus/errors.js';
+import { RawJson } from '../bus/replies.js';
 import { countDatabaseError, failureKindOf } from '../bus/failures.js';
 import { QUEUE } from '../bus/subjects.js';
 import { HEADER_DEADLINE, HEADER_REQUEST_ID, type Bus, type BusHeaders, type Subscription } from '../bus/types.js';
@@ -38,6 +39,21 @@ function failureOf(err: unknown, log: Logger): HandlerFailure {
     default:
       log.error({ err }, 'handler failed');
       return named ?? new HandlerFailure(kind, err instanceof Error ? err.message : String(err), { cause: err });
+  }
+}
+
+/**
+ * The reply with its JSON body encoded here, once, for the gateway to send as it is (instead of
+ * decoding it from the bus and encoding it again). One that cannot be encoded is left to the bus,
+ * which answers it by cause.
+ */
+function withEncodedBody(reply: HttpReplyEnvelope): HttpReplyEnvelope {
+  if (reply.body === undefined || reply.raw) return reply;
+  try {
+    const json = JSON.stringify(reply.body) as string | undefined;
+    return json === undefined ? reply : { ...reply, body: new RawJson(json) };
+  } catch {
+    return reply;
   }
 }
 
@@ -89,7 +105,7 @@ export function startWorkers(bus: Bus, handlers: readonly HttpHandler[], opts: {
           try {
             const reply = await h.handle(request.data, log);
             log.debug({ status: reply.status }, 'handled');
-            return reply;
+            return request.data.encodedBody === true ? withEncodedBody(reply) : reply;
           } catch (err) {
             throw failureOf(err, log);
           } finally {
