@@ -52,7 +52,7 @@ export class NatsBus implements Bus {
   ) {
     this.requests = new NatsRequests(nc);
     this.durable = new NatsDurableStreams(nc, replicas);
-    this.kv = new NatsKeyValueStores(nc, replicas);
+    this.kv = new NatsKeyValueStores(nc, this.requests, replicas);
   }
 
   static async connect(servers: string, log: Logger, name = 'carecircle', opts: { service?: boolean; replicas?: number } = {}): Promise<NatsBus> {
