@@ -7,6 +7,7 @@
 // name every candidate, and an exact distance check keeps those within the limit. Matches come back
 // in the order the tree walk finds them (its depth-first order, recorded once), so scores add up
 // in the same order and ties rank the same.
+import MiniSearch from 'minisearch';
 
 /** What the radix-tree lookup returns: term → [its value, its edit distance]. */
 export type FuzzyResults<T> = Map<string, [T, number]>;
@@ -146,4 +147,20 @@ export function fuzzyIndex<T>(walk: (query: string, maxDistance: number) => Fuzz
       return results;
     },
   };
+}
+
+/**
+ * MiniSearch over a fixed set of documents, whose fuzzy lookups use deletion neighbourhoods
+ * (fuzzyIndex, above) instead of walking the term tree: the same matches in the same order, at a
+ * fraction of the cost that the walk took of every search.
+ */
+export class FixedMiniSearch<T> extends MiniSearch<T> {
+  /** Call once every document is added; adding more afterwards would go unseen by fuzzy lookups. */
+  freeze(): void {
+    const index = this._index as unknown as { fuzzyGet(query: string, maxDistance: number): FuzzyResults<unknown> };
+    const walk = index.fuzzyGet.bind(index);
+    let longest = 0;
+    for (const term of this._index.keys()) longest = Math.max(longest, term.length);
+    index.fuzzyGet = fuzzyIndex(walk, longest).fuzzyGet;
+  }
 }

@@ -14,9 +14,8 @@
  * everyday phrases add the directory's own terms ("falls prevention"), which are
  * searched exactly, next to the question's remaining words.
  */
-import MiniSearch from 'minisearch';
 import { RESOURCE_CATEGORY_VALUES, type DirectoryData } from './data.js';
-import { fuzzyIndex, type FuzzyResults } from './fuzzy.js';
+import { FixedMiniSearch } from './fuzzy.js';
 import { readLayQuestion } from './layTerms.js';
 import { resolveState } from './states.js';
 
@@ -202,22 +201,6 @@ function buildFilter(options: DirectorySearchOptions): ((doc: IndexedDoc) => boo
 
   if (checks.length === 0) return undefined;
   return (doc) => checks.every((check) => check(doc));
-}
-
-/**
- * MiniSearch over a fixed set of documents, whose fuzzy lookups use deletion neighbourhoods
- * (./fuzzy.ts) instead of walking the term tree: the same matches in the same order, at a
- * fraction of the cost that the walk took of every search.
- */
-class FixedMiniSearch<T> extends MiniSearch<T> {
-  /** Call once every document is added; adding more afterwards would go unseen by fuzzy lookups. */
-  freeze(): void {
-    const index = this._index as unknown as { fuzzyGet(query: string, maxDistance: number): FuzzyResults<unknown> };
-    const walk = index.fuzzyGet.bind(index);
-    let longest = 0;
-    for (const term of this._index.keys()) longest = Math.max(longest, term.length);
-    index.fuzzyGet = fuzzyIndex(walk, longest).fuzzyGet;
-  }
 }
 
 export function createDirectoryIndex(data: DirectoryData): DirectoryIndex {
