@@ -4,6 +4,7 @@ import { afterEach, describe, expect, inject, it } from 'vitest';
 import { createLogger } from '../log.js';
 import { HandlerFailure, NoRespondersError, RemoteHandlerError, RequestEncodingError, RequestTimeoutError } from './errors.js';
 import { MemoryBus } from './memory.js';
+import { RawJson } from './replies.js';
 import { NatsBus } from './nats.js';
 import type { Bus } from './types.js';
 
@@ -34,6 +35,19 @@ describe.each(impls)('bus (%s)', (_name, open) => {
     const reply = (await a.request(s, sent, { timeoutMs: 2000, headers: { 'cc-request-id': 'abc' } })) as any;
     expect(reply).toEqual({ got: sent, rid: 'abc' });
     expect(reply.got).not.toBe(sent);
+  });
+
+  it('a member of the reply already encoded as JSON crosses as it is, beside the rest, and counts toward maxReplyBytes', async () => {
+    const a = await bus();
+    const s = subject();
+    const json = JSON.stringify({ text: 'a "quoted"\nline', n: [1, 2.5, null], deep: { é: true } });
+    a.serve(s, 'q', async (msg) => ({ status: 200, headers: { 'x-a': 'b' }, body: new RawJson(json.repeat(msg.data as number)) }), { maxReplyBytes: 1_000 });
+    await a.flush();
+    const reply = (await a.request(s, 1, { timeoutMs: 2000 })) as { status: number; headers: unknown; body: unknown };
+    expect(reply).toMatchObject({ status: 200, headers: { 'x-a': 'b' } });
+    expect(reply.body).toBeInstanceOf(RawJson);
+    expect((reply.body as RawJson).json).toBe(json);
+    await expect(a.request(s, 50, { timeoutMs: 2000 })).rejects.toMatchObject({ kind: 'too_large' });
   });
 
   it('no responders fails fast with NoRespondersError', async () => {

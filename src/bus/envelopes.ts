@@ -12,6 +12,8 @@ export const httpRequestEnvelope = z.object({
   body: z.unknown().optional(),
   clientIp: z.string(),
   requestId: z.string(),
+  /** The requester passes a JSON body on as it is: the worker sends it encoded (RawJson, see replies.ts). */
+  encodedBody: z.boolean().optional(),
 });
 export type HttpRequestEnvelope = z.infer<typeof httpRequestEnvelope>;
 
@@ -26,3 +28,44 @@ export const httpReplyEnvelope = z.object({
   base64: z.boolean().optional(),
 });
 export type HttpReplyEnvelope = z.input<typeof httpReplyEnvelope>;
+
+const isStringRecord = (v: unknown): v is Record<string, string> => {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  for (const k in v) if (typeof (v as Record<string, unknown>)[k] !== 'string') return false;
+  return true;
+};
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * A request envelope as the gateways send it, checked by hand: zod's parse (which copies every
+ * field) runs only for one that fails here, to name what is wrong.
+ */
+export function parseRequestEnvelope(data: unknown): ReturnType<typeof httpRequestEnvelope.safeParse> {
+  if (
+    isObject(data) &&
+    data.v === 1 &&
+    typeof data.method === 'string' &&
+    typeof data.path === 'string' &&
+    isStringRecord(data.query) &&
+    isStringRecord(data.headers) &&
+    typeof data.clientIp === 'string' &&
+    typeof data.requestId === 'string'
+  )
+    return { success: true, data: data as HttpRequestEnvelope };
+  return httpRequestEnvelope.safeParse(data);
+}
+
+/** A worker's reply, checked by hand the same way; zod names what is wrong, or fills the defaults. */
+export function parseReplyEnvelope(data: unknown): ReturnType<typeof httpReplyEnvelope.safeParse> {
+  if (
+    isObject(data) &&
+    Number.isInteger(data.status) &&
+    (data.status as number) >= 100 &&
+    (data.status as number) <= 599 &&
+    isStringRecord(data.headers) &&
+    (data.raw === undefined || typeof data.raw === 'boolean') &&
+    (data.base64 === undefined || typeof data.base64 === 'boolean')
+  )
+    return { success: true, data: data as z.output<typeof httpReplyEnvelope> };
+  return httpReplyEnvelope.safeParse(data);
+}

@@ -2,7 +2,7 @@
 // worker has answered: what the gateways and the SMTP listener share. Every failure leaves here as
 // one of three named errors, by cause, for each surface to answer in its own format.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { httpReplyEnvelope, type HttpRequestEnvelope } from './envelopes.js';
+import { parseReplyEnvelope, type HttpRequestEnvelope } from './envelopes.js';
 import { NoRespondersError, RemoteHandlerError, RequestEncodingError, RequestTimeoutError } from './errors.js';
 import { RETRY_AFTER_SEC } from './failures.js';
 import { metrics } from '../metrics/index.js';
@@ -112,7 +112,7 @@ export async function forward(bus: Bus, subject: string, envelope: HttpRequestEn
       backoff = Math.min(backoff * 2, 500);
       continue;
     }
-    const parsed = httpReplyEnvelope.safeParse(reply);
+    const parsed = parseReplyEnvelope(reply);
     if (!parsed.success) throw new WorkerFailedError(`a worker on ${subject} answered with a malformed reply`);
     return parsed.data;
   }

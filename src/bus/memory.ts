@@ -1,6 +1,6 @@
 // In-process bus: the embedded default. Same semantics as NATS (queue groups, copies, timeouts).
 import { BusClosedError, NoRespondersError, RequestEncodingError, RequestTimeoutError } from './errors.js';
-import { encodeReply, failureEnvelope, openReply } from './replies.js';
+import { decodeReply, encodeReply, failureEnvelope, openReply } from './replies.js';
 import type { Bus, BusHandler, BusHeaders, BusMessage, ReplyEnvelope, RequestOptions, ServeOptions, Subscription } from './types.js';
 
 interface Member {
@@ -48,7 +48,7 @@ export class MemoryBus implements Bus {
         .then((env) => {
           const { text, refused } = encodeReply(env, member.options.maxReplyBytes ?? Infinity);
           if (refused) member.options.onRefused?.(refused, msg.headers);
-          return JSON.parse(text) as ReplyEnvelope;
+          return decodeReply(text);
         });
       member.inflight.add(run);
       run

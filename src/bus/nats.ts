@@ -1,11 +1,12 @@
 // NATS bus: the distributed engine operators scale on. Reconnects forever; drains on close.
-import { connect, errors, headers as natsHeaders, type Msg, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
+import { connect, headers as natsHeaders, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '../log.js';
-import { BusClosedError, BusError, NoRespondersError, RequestEncodingError, RequestTimeoutError } from './errors.js';
+import { BusClosedError, RequestEncodingError } from './errors.js';
 import { NatsDurableStreams } from './natsDurable.js';
 import { NatsKeyValueStores } from './natsKv.js';
+import { NatsRequests } from './natsRequests.js';
 import { errorHeaders as plainErrorHeaders, WorkerService, type Incoming } from './natsService.js';
-import { encodeReply, failureEnvelope, openReply } from './replies.js';
+import { decodeReply, encodeReply, failureEnvelope, openReply } from './replies.js';
 import { HEADER_REQUEST_ID, type Bus, type BusHandler, type BusHeaders, type BusMessage, type ReplyEnvelope, type RequestOptions, type ServeOptions, type Subscription } from './types.js';
 
 const encode = (data: unknown): string => JSON.stringify(data) ?? '';
@@ -34,17 +35,6 @@ function fromNatsHeaders(msg: Pick<Incoming, 'headers'>): BusHeaders {
 
 const decode = (msg: Pick<Incoming, 'data' | 'json'>): unknown => (msg.data.length ? msg.json() : undefined);
 
-/** nats.js wraps some failures (no responders, a connection closed mid-request) in a RequestError. */
-function failureOf(err: unknown, subject: string, timeoutMs: number): BusError {
-  const inner = err instanceof errors.RequestError && err.cause !== undefined ? err.cause : err;
-  if (inner instanceof errors.NoRespondersError) return new NoRespondersError(subject, { cause: err });
-  if (inner instanceof errors.TimeoutError) return new RequestTimeoutError(subject, timeoutMs, { cause: err });
-  if (inner instanceof errors.ClosedConnectionError || inner instanceof errors.DrainingConnectionError) return new BusClosedError({ cause: err });
-  // The client checks max_payload before sending: the request is larger than this server carries.
-  if (inner instanceof errors.InvalidArgumentError && /max_payload/.test(inner.message)) return new RequestEncodingError(subject, true, `the request is larger than the bus carries (${inner.message})`, { cause: err });
-  return new BusError(`request on ${subject} failed`, { cause: err });
-}
-
 export class NatsBus implements Bus {
   readonly kind = 'nats' as const;
   readonly durable: NatsDurableStreams;
@@ -53,14 +43,16 @@ export class NatsBus implements Bus {
   /** Present in worker processes: their served subjects are endpoints of one NATS service. */
   private service: WorkerService | undefined;
   private connected = true;
+  private readonly requests: NatsRequests;
 
   private constructor(
     private readonly nc: NatsConnection,
     private readonly log: Logger,
     replicas: number,
   ) {
+    this.requests = new NatsRequests(nc);
     this.durable = new NatsDurableStreams(nc, replicas);
-    this.kv = new NatsKeyValueStores(nc, replicas);
+    this.kv = new NatsKeyValueStores(nc, this.requests, replicas);
   }
 
   static async connect(servers: string, log: Logger, name = 'carecircle', opts: { service?: boolean; replicas?: number } = {}): Promise<NatsBus> {
@@ -69,6 +61,8 @@ export class NatsBus implements Bus {
       name: `${name}-${process.pid}`,
       maxReconnectAttempts: -1,
       reconnectTimeWait: 500,
+      // Otherwise every request (KV and JetStream ones included) builds two errors with stack traces up front, in case it fails.
+      noAsyncTraces: true,
     });
     const bus = new NatsBus(nc, log, opts.replicas ?? 1);
     if (opts.service) bus.service = await WorkerService.start(nc);
@@ -93,16 +87,8 @@ export class NatsBus implements Bus {
   async request(subject: string, data: unknown, options: RequestOptions): Promise<unknown> {
     if (this.nc.isClosed() || this.nc.isDraining()) throw new BusClosedError();
     const payload = encodeRequest(subject, data);
-    let reply: Msg;
-    try {
-      reply = await this.nc.request(subject, payload, {
-        timeout: options.timeoutMs,
-        headers: toNatsHeaders(options.headers),
-      });
-    } catch (err) {
-      throw failureOf(err, subject, options.timeoutMs);
-    }
-    return openReply(subject, decode(reply) as ReplyEnvelope);
+    const reply = await this.requests.request(subject, payload, options.timeoutMs, options.headers);
+    return openReply(subject, decodeReply(reply.string()));
   }
 
   /** In a worker process each served subject is an endpoint of its NATS service, in the queue group given. */

@@ -21,11 +21,44 @@ function exceeds(text: string, limit: number): boolean {
   return text.length * 3 > limit && Buffer.byteLength(text, 'utf8') > limit;
 }
 
+/**
+ * A member of a reply's data that is already JSON text (an HTTP body the worker encoded): it crosses
+ * the bus after the rest of the reply, as it is, so the requester can pass it on without parsing
+ * it and encoding it again. Only the top level of the data is looked at.
+ */
+export class RawJson {
+  constructor(readonly json: string) {}
+}
+
+/** Marks a reply that carries a RawJson member after its head; JSON text never starts with it. */
+const FRAMED = '\u0001';
+
+/** The reply as JSON, or framed: FRAMED, the head as JSON naming the raw member, a newline, the raw JSON. */
+function stringify(env: ReplyEnvelope): string {
+  if (env.ok && typeof env.data === 'object' && env.data !== null) {
+    const data = env.data as Record<string, unknown>;
+    for (const k in data) {
+      const value = data[k];
+      if (value instanceof RawJson) return `${FRAMED}${JSON.stringify({ ok: true, raw: k, data: { ...data, [k]: undefined } })}\n${value.json}`;
+    }
+  }
+  return JSON.stringify(env);
+}
+
+/** What `encodeReply` made of an envelope, back as the envelope (a raw member stays RawJson). */
+export function decodeReply(text: string): ReplyEnvelope {
+  if (!text.startsWith(FRAMED)) return JSON.parse(text) as ReplyEnvelope;
+  const end = text.indexOf('\n');
+  const head = JSON.parse(text.slice(1, end)) as { raw: string; data: Record<string, unknown> };
+  head.data[head.raw] = new RawJson(text.slice(end + 1));
+  return { ok: true, data: head.data };
+}
+
 /** The envelope as JSON of at most `limitBytes`; one that cannot be encoded or does not fit becomes a failure that does. */
 export function encodeReply(env: ReplyEnvelope, limitBytes: number): EncodedReply {
   let text: string;
   try {
-    text = JSON.stringify(env);
+    text = stringify(env);
   } catch (err) {
     // Too deep to encode (RangeError) comes from what the request held; anything else is ours.
     const refused = new HandlerFailure(err instanceof RangeError ? 'rejected' : 'failed', `reply could not be encoded (${err instanceof Error ? err.message : String(err)})`, { cause: err });

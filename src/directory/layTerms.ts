@@ -164,6 +164,34 @@ const COMPILED = LAY_TERMS.map((row) => ({
 }));
 
 /**
+ * The `say` patterns of every row, numbered in table order, by their first word: a pattern whose
+ * first word matches none of the question's words cannot occur in it, so a question is checked
+ * only against the few rows one of its words can start, in the table's order.
+ */
+const SAY = COMPILED.flatMap((row, r) => row.say.map((pattern) => ({ r, pattern })));
+const BY_FIRST = new Map<string, number[]>();
+const BY_PREFIX: [string, number[]][] = [];
+SAY.forEach(({ pattern }, id) => {
+  const first = pattern[0] ?? '';
+  if (first.endsWith('*')) {
+    const prefix = first.slice(0, -1);
+    const entry = BY_PREFIX.find(([p]) => p === prefix);
+    if (entry) entry[1].push(id);
+    else BY_PREFIX.push([prefix, [id]]);
+  } else BY_FIRST.set(first, [...(BY_FIRST.get(first) ?? []), id]);
+});
+
+/** The numbers of the `say` patterns whose first word one of `words` matches, ascending. */
+function candidatePatterns(words: readonly string[]): number[] {
+  const ids = new Set<number>();
+  for (const w of words) {
+    for (const id of BY_FIRST.get(w) ?? []) ids.add(id);
+    for (const [prefix, list] of BY_PREFIX) if (w.startsWith(prefix)) for (const id of list) ids.add(id);
+  }
+  return [...ids].sort((a, b) => a - b);
+}
+
+/**
  * Reads a caregiver's question, given as lower-cased words without accents or apostrophes:
  * translates everyday phrases into directory terms and drops family words and filler.
  */
@@ -171,10 +199,16 @@ export function readLayQuestion(words: readonly string[]): LayReading {
   const used = new Set<number>();
   const meaning: string[] = [];
   const meaningWords: string[] = [];
-  for (const row of COMPILED) {
+  const candidates = candidatePatterns(words);
+  for (let c = 0; c < candidates.length; ) {
+    // The candidates of one row, in the row's order; a row none of them belongs to cannot match.
+    const r = SAY[candidates[c]!]!.r;
+    const row = COMPILED[r]!;
+    const patterns: Pattern[] = [];
+    for (; c < candidates.length && SAY[candidates[c]!]!.r === r; c++) patterns.push(SAY[candidates[c]!]!.pattern);
     if (row.with && !row.with.some((p) => findAt(words, p).length > 0 || findAt(meaningWords, p).length > 0)) continue;
     let matched = false;
-    for (const pattern of row.say) {
+    for (const pattern of patterns) {
       for (let span = findAt(words, pattern, used); span.length > 0; span = findAt(words, pattern, used)) {
         span.forEach((j) => used.add(j));
         matched = true;

@@ -14,8 +14,8 @@
  * everyday phrases add the directory's own terms ("falls prevention"), which are
  * searched exactly, next to the question's remaining words.
  */
-import MiniSearch from 'minisearch';
 import { RESOURCE_CATEGORY_VALUES, type DirectoryData } from './data.js';
+import { FixedMiniSearch } from './fuzzy.js';
 import { readLayQuestion } from './layTerms.js';
 import { resolveState } from './states.js';
 
@@ -210,7 +210,7 @@ export function createDirectoryIndex(data: DirectoryData): DirectoryIndex {
   const channels = new Map(data.channels.map((c) => [c.slug, c]));
   const glossary = new Map(data.glossary.map((g) => [g.id, g]));
 
-  const mini = new MiniSearch<IndexedDoc>({
+  const mini = new FixedMiniSearch<IndexedDoc>({
     idField: 'key',
     fields: ['title', 'keywords', 'body'],
     storeFields: [],
@@ -224,6 +224,7 @@ export function createDirectoryIndex(data: DirectoryData): DirectoryIndex {
     },
   });
   mini.addAll(docs);
+  mini.freeze();
   const vocabulary = new Set(
     docs.flatMap((d) => [d.title, d.keywords, d.body].flatMap(tokenize)).flatMap((t) => processTerm(t) ?? []),
   );

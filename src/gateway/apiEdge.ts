@@ -7,7 +7,7 @@ import { BodyError, parseJson, readRawBody, requireJsonContentType } from '../ht
 import type { GatewayDeps } from './context.js';
 import { WorkerFailedError } from '../bus/forward.js';
 import { edgeAnswer } from './failures.js';
-import { emptyBody, forwardRequest } from './forward.js';
+import { emptyBody, forwardRequest, replyBody } from './forward.js';
 import { countRateLimited } from '../metrics/index.js';
 
 export class EdgeRefusal extends Error {
@@ -112,7 +112,7 @@ export function forward_api(deps: GatewayDeps, opts: ApiEdgeOptions) {
       if (k.toLowerCase() === 'set-cookie') ctx.append('Set-Cookie', v.split('\n'));
       else ctx.set(k, v);
     }
-    if (reply.body !== undefined) ctx.body = !reply.raw ? reply.body : reply.base64 ? Buffer.from(String(reply.body), 'base64') : String(reply.body);
+    if (reply.body !== undefined) replyBody(ctx, !reply.raw ? reply.body : reply.base64 ? Buffer.from(String(reply.body), 'base64') : String(reply.body));
     else emptyBody(ctx, reply.status);
   };
 }

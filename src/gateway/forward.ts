@@ -2,6 +2,7 @@
 import type { Context } from 'koa';
 import type { HttpRequestEnvelope } from '../bus/envelopes.js';
 import { forward } from '../bus/forward.js';
+import { RawJson } from '../bus/replies.js';
 import type { GatewayDeps } from './context.js';
 
 /** Build the envelope for this Koa request (headers filtered to `names`) and forward it. */
@@ -20,8 +21,19 @@ export function forwardRequest(deps: GatewayDeps, ctx: Context, subject: string,
     body: ctx.state.rpcBody,
     clientIp: ctx.ip,
     requestId: ctx.state.requestId,
+    encodedBody: true,
   };
   return forward(deps.bus, subject, envelope, { timeoutMs: deps.config.busTimeoutMs, retryWindowMs: deps.config.gatewayRetryWindowMs, idempotent, maxAttempts: deps.config.gatewayMaxAttempts });
+}
+
+/** A worker's body: one it encoded as JSON is sent as Koa sends an object (JSON type unless a JSON type is set). */
+export function replyBody(ctx: Context, body: unknown): void {
+  if (!(body instanceof RawJson)) {
+    ctx.body = body;
+    return;
+  }
+  if (!ctx.type || !/\bjson\b/i.test(ctx.type)) ctx.type = 'json';
+  ctx.body = body.json;
 }
 
 /** An empty body that keeps the worker's status (Koa turns `body = null` into 204, even for a 202). */

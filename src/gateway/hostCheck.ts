@@ -46,8 +46,18 @@ export function refuse_foreign_host(publicUrl: string, trustProxy: boolean) {
   const isPublic = (h: HostName) => h.hostname === pub.hostname && (h.port === undefined ? !pub.port : h.port === pubPort);
   const isLocal = (h: HostName, ctx: Context) =>
     (LOOPBACK.has(h.hostname) || h.hostname === asHostname(ctx.req.socket.localAddress)) && (h.port ?? '80') === String(ctx.req.socket.localPort);
-  const served = (value: string, ctx: Context) => {
+  // Clients send the same few Host values over and over: each is parsed once (the memo is bounded,
+  // since the values are the client's to choose).
+  const parsed = new Map<string, HostName | undefined>();
+  const parsedHost = (value: string): HostName | undefined => {
+    if (parsed.has(value)) return parsed.get(value);
     const h = parseHost(value.trim().toLowerCase());
+    if (parsed.size >= 64) parsed.clear();
+    parsed.set(value, h);
+    return h;
+  };
+  const served = (value: string, ctx: Context) => {
+    const h = parsedHost(value);
     return !!h && (isPublic(h) || isLocal(h, ctx));
   };
   return async (ctx: Context, next: Next): Promise<void> => {

@@ -12,7 +12,7 @@ import { BodyError, parseJson, readRawBody, requireJsonContentType } from '../ht
 import type { GatewayDeps } from './context.js';
 import { WorkerFailedError } from '../bus/forward.js';
 import { edgeAnswer } from './failures.js';
-import { emptyBody, forwardRequest } from './forward.js';
+import { emptyBody, forwardRequest, replyBody } from './forward.js';
 import { countRateLimited } from '../metrics/index.js';
 
 declare module 'koa' {
@@ -152,7 +152,7 @@ export function forward_to_workers(deps: GatewayDeps, subject: string, forwardHe
     const reply = await forwardRequest(deps, ctx, subject, forwardHeaders, true);
     ctx.status = reply.status;
     for (const [k, v] of Object.entries(reply.headers)) ctx.set(k, v);
-    if (reply.body !== undefined) ctx.body = reply.raw ? String(reply.body) : reply.body;
+    if (reply.body !== undefined) replyBody(ctx, reply.raw ? String(reply.body) : reply.body);
     else emptyBody(ctx, reply.status);
   };
 }

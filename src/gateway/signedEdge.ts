@@ -4,7 +4,7 @@ import type { Context, Middleware, Next } from 'koa';
 import { readRawBody, requireJsonContentType } from '../http/body.js';
 import { allow_methods, api_error_boundary } from './apiEdge.js';
 import type { GatewayDeps } from './context.js';
-import { emptyBody, forwardRequest } from './forward.js';
+import { emptyBody, forwardRequest, replyBody } from './forward.js';
 
 export interface SignedEdgeOptions {
   subject: string;
@@ -31,7 +31,7 @@ export function forward_signed(deps: GatewayDeps, opts: SignedEdgeOptions) {
     ctx.status = reply.status;
     for (const [k, v] of Object.entries(reply.headers)) ctx.set(k, v);
     if (reply.body === undefined) emptyBody(ctx, reply.status);
-    else ctx.body = reply.body;
+    else replyBody(ctx, reply.body);
   };
 }
 

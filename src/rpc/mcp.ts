@@ -107,7 +107,7 @@ export class McpServer {
     }
 
     if (!single?.success) return this.errorReply(salvageId(body), invalidRequest(describeIssues(single!.error!)));
-    const reply = await this.handleMessage(single.data, full, false);
+    const reply = await this.answerMessage(single.data, full, false);
     if (reply === null) return { status: this.options.notificationStatus, headers: {} };
     return singleReply(reply);
   }
@@ -133,7 +133,11 @@ export class McpServer {
   private async handleMessage(raw: unknown, ctx: CallContext, inBatch: boolean): Promise<RpcResponse | null> {
     const parsed = rpcRequest.safeParse(raw);
     if (!parsed.success) return failure(salvageId(raw), invalidRequest(describeIssues(parsed.error)));
-    const msg = parsed.data;
+    return this.answerMessage(parsed.data, ctx, inBatch);
+  }
+
+  /** One message already validated (a single POST's body is validated once, in handlePost). */
+  private async answerMessage(msg: RpcRequest, ctx: CallContext, inBatch: boolean): Promise<RpcResponse | null> {
     const notification = isNotification(msg);
     try {
       if (inBatch && msg.method === 'initialize') throw invalidRequest('initialize cannot be part of a batch', 200);

@@ -1,8 +1,9 @@
 // The worker side of the bus: a registry of handlers, each serving one subject in the shared
 // queue group, under one per-process concurrency limit. A request can make its handler fail; the
 // failure is logged once here and answered by cause, and the worker goes on serving.
-import { httpRequestEnvelope, type HttpReplyEnvelope, type HttpRequestEnvelope } from '../bus/envelopes.js';
+import { parseRequestEnvelope, type HttpReplyEnvelope, type HttpRequestEnvelope } from '../bus/envelopes.js';
 import { HandlerFailure } from '../bus/errors.js';
+import { RawJson } from '../bus/replies.js';
 import { countDatabaseError, failureKindOf } from '../bus/failures.js';
 import { QUEUE } from '../bus/subjects.js';
 import { HEADER_DEADLINE, HEADER_REQUEST_ID, type Bus, type BusHeaders, type Subscription } from '../bus/types.js';
@@ -41,6 +42,36 @@ function failureOf(err: unknown, log: Logger): HandlerFailure {
   }
 }
 
+/**
+ * The reply with its JSON body encoded here, once, for the gateway to send as it is (instead of
+ * decoding it from the bus and encoding it again). One that cannot be encoded is left to the bus,
+ * which answers it by cause.
+ */
+function withEncodedBody(reply: HttpReplyEnvelope): HttpReplyEnvelope {
+  if (reply.body === undefined || reply.raw) return reply;
+  try {
+    const json = JSON.stringify(reply.body) as string | undefined;
+    return json === undefined ? reply : { ...reply, body: new RawJson(json) };
+  } catch {
+    return reply;
+  }
+}
+
+/**
+ * A request's logger, made on its first use: most requests log nothing, and making a child logger
+ * runs the redaction over its bindings (about 1.5% of a worker's CPU on the directory's reads).
+ */
+function lazyChild(parent: Logger, bindings: Record<string, unknown>): Logger {
+  let child: Logger | undefined;
+  return new Proxy(parent, {
+    get(_target, prop) {
+      child ??= parent.child(bindings);
+      const value: unknown = Reflect.get(child, prop, child);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(child) : value;
+    },
+  });
+}
+
 /** Counts running work and makes callers wait when the limit is reached. */
 export class Semaphore {
   private running = 0;
@@ -66,7 +97,7 @@ export interface WorkerPool {
 export function startWorkers(bus: Bus, handlers: readonly HttpHandler[], opts: { concurrency: number; log: Logger }): WorkerPool {
   const gate = new Semaphore(opts.concurrency);
   const release = guardProcess(opts.log);
-  const logFor = (headers: BusHeaders, subject: string) => opts.log.child({ requestId: headers[HEADER_REQUEST_ID], subject });
+  const logFor = (headers: BusHeaders, subject: string) => lazyChild(opts.log, { requestId: headers[HEADER_REQUEST_ID], subject });
   const subs: Subscription[] = handlers.map((h) =>
     bus.serve(
       h.subject,
@@ -83,13 +114,13 @@ export function startWorkers(bus: Bus, handlers: readonly HttpHandler[], opts: {
           }
           const log = logFor(msg.headers, h.subject);
           // Envelopes come from our own gateways, but the bus is a trust boundary all the same.
-          const request = httpRequestEnvelope.safeParse(msg.data);
+          const request = parseRequestEnvelope(msg.data);
           if (!request.success) throw failureOf(new HandlerFailure('rejected', `not a request envelope: ${request.error.message}`), log);
           metrics.workerInFlight.inc();
           try {
             const reply = await h.handle(request.data, log);
-            log.debug({ status: reply.status }, 'handled');
-            return reply;
+            if (opts.log.isLevelEnabled('debug')) log.debug({ status: reply.status }, 'handled');
+            return request.data.encodedBody === true ? withEncodedBody(reply) : reply;
           } catch (err) {
             throw failureOf(err, log);
           } finally {
