@@ -70,38 +70,36 @@ export function joinRoutes(routes: AppRouteBuilder, h: AppHelpers, deps: { circl
     if ('status' in found) return found;
     const { invite, workspace, lovedOnes } = found;
     const title = `Join ${workspace.name}`;
-    if (!caller)
-      return h.pageFor(
+    // Signed out: a way to sign in as the invited email. Signed in: the accept button.
+    const page = (action: Markup, as?: SessionCaller) =>
+      h.pageFor(
         200,
         title,
         <>
           <h1>{title}</h1>
           <section class="card">
             {describe(invite, workspace, lovedOnes)}
-            <p>
-              <a href={h.signInUrl(joinPath(token))} id="signin">
-                Sign in as {invite.email} to accept
-              </a>
-            </p>
+            {action}
           </section>
         </>,
+        as,
+      );
+    if (!caller)
+      return page(
+        <p>
+          <a href={h.signInUrl(joinPath(token))} id="signin">
+            Sign in as {invite.email} to accept
+          </a>
+        </p>,
       );
     const blocked = await obstacle(caller, invite, workspace);
     if (blocked) return h.pageFor(blocked.status, blocked.title, noticeBody(blocked.title, blocked.text, home), caller);
-    return h.pageFor(
-      200,
-      title,
-      <>
-        <h1>{title}</h1>
-        <section class="card">
-          {describe(invite, workspace, lovedOnes)}
-          <form method="post" action={joinPath(token)}>
-            <button type="submit" id="accept">
-              Join {workspace.name}
-            </button>
-          </form>
-        </section>
-      </>,
+    return page(
+      <form method="post" action={joinPath(token)}>
+        <button type="submit" id="accept">
+          Join {workspace.name}
+        </button>
+      </form>,
       caller,
     );
   };
