@@ -3,45 +3,33 @@
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { MongoClient, type Db } from 'mongodb';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { createLogger } from '../src/log.js';
 import { PARTNER_COLLECTIONS, PartnerError, PartnerStore } from '../src/partner/records.js';
 import { DataKeyError, parseDataKey, resolveDataKey, SecretBox } from '../src/partner/secretBox.js';
-import { databaseName } from '../src/store/mongo.js';
-import { freshDatabaseUrl } from './harness/servers.js';
+import { useTestDatabase } from './harness/database.js';
 
-let client: MongoClient;
-let db: Db;
+const database = useTestDatabase();
 const key = parseDataKey(Buffer.alloc(32, 3).toString('hex'));
-
-beforeAll(async () => {
-  const url = freshDatabaseUrl(inject('mongoUrl'));
-  client = await new MongoClient(url).connect();
-  db = client.db(databaseName(url));
-});
-afterAll(async () => {
-  await client?.close();
-});
 
 describe('partner records', () => {
   it('when an institution is created, then its secret is returned once and rests only sealed, opening with the same data key alone', async () => {
-    const store = new PartnerStore(db, new SecretBox(key));
+    const store = new PartnerStore(database.db, new SecretBox(key));
     const { institution, secret } = await store.create({ name: 'Acme Home Care', id: 'acme-rec' });
     expect(secret.value).toMatch(/^ccps_[A-Za-z0-9_-]{43}$/);
-    const raw = await db.collection(PARTNER_COLLECTIONS.institutions).findOne({ _id: 'acme-rec' as never });
+    const raw = await database.db.collection(PARTNER_COLLECTIONS.institutions).findOne({ _id: 'acme-rec' as never });
     expect(JSON.stringify(raw)).not.toContain(secret.value);
     expect(JSON.stringify(raw)).not.toContain(secret.value.slice(5, 25));
     expect(store.liveSecrets(institution)).toEqual([{ id: secret.id, value: secret.value }]);
-    const otherKey = new PartnerStore(db, new SecretBox(parseDataKey(Buffer.alloc(32, 4).toString('base64'))));
+    const otherKey = new PartnerStore(database.db, new SecretBox(parseDataKey(Buffer.alloc(32, 4).toString('base64'))));
     expect(() => otherKey.liveSecrets(institution)).toThrow(DataKeyError);
     await expect(store.create({ name: 'Again', id: 'acme-rec' })).rejects.toThrow(/already exists/);
     await expect(store.create({ name: 'Bad', id: 'has space' })).rejects.toBeInstanceOf(PartnerError);
   });
 
   it('when rotated, then two secrets are live, a third is refused, and the last live one cannot be retired', async () => {
-    const store = new PartnerStore(db, new SecretBox(key));
+    const store = new PartnerStore(database.db, new SecretBox(key));
     const { secret: first } = await store.create({ name: 'Rotating', id: 'rot-rec' });
     await expect(store.retire('rot-rec', first.id)).rejects.toThrow(/last live secret/);
     const second = await store.rotate('rot-rec');
@@ -54,7 +42,7 @@ describe('partner records', () => {
 
   it('when a secret verifies a request, then when it was last used is recorded; deactivation is recorded too', async () => {
     let now = Date.parse('2026-11-22T10:00:00Z');
-    const store = new PartnerStore(db, new SecretBox(key), () => now);
+    const store = new PartnerStore(database.db, new SecretBox(key), () => now);
     const { secret } = await store.create({ name: 'Used', id: 'use-rec' });
     store.recordUse('use-rec', secret.id);
     now += 30_000;
