@@ -1,37 +1,28 @@
 // In headless Chromium at phone width: a caregiver links an agency client, the agency sends visits,
 // doses, vitals and notes, and the caregiver reads them on the loved one's page, the medication
 // view and the charts, each fitting 375 px without horizontal scroll.
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { PartnerClient } from '../src/partner/client.js';
-import { createWorkspaceWithBrowser, launchBrowser, linkAgencyWithBrowser, screenshot } from './harness/browser.js';
-import { startTestService, type TestService } from './harness/service.js';
+import { createWorkspaceWithBrowser, linkAgencyWithBrowser, screenshot, useServiceWithBrowser } from './harness/browser.js';
 import { drained, onboard, TEST_DATA_KEY } from './ingest.fixtures.js';
 
-let svc: TestService;
-let browser: Browser;
-beforeAll(async () => {
-  [svc, browser] = await Promise.all([startTestService({ nats: true, env: { DATA_KEY: TEST_DATA_KEY } }), launchBrowser()]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await svc?.stop();
-});
+const run = useServiceWithBrowser({ nats: true, env: { DATA_KEY: TEST_DATA_KEY } });
 
 const documentWidth = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth);
 
 describe('care pages in Chromium', () => {
   it('when an agency sends a day of care, then the caregiver sees it on the timeline, medications and charts at 375 px', async () => {
     // A zone other than the machine's, so the page's script must pass it on for the times to follow.
-    const context = await browser.newContext({ timezoneId: 'Asia/Tokyo', viewport: { width: 375, height: 812 } });
+    const context = await run.browser.newContext({ timezoneId: 'Asia/Tokyo', viewport: { width: 375, height: 812 } });
     const page = await context.newPage();
     const errors: string[] = [];
     page.on('console', (msg) => void (msg.type() === 'error' && errors.push(msg.text())));
     page.on('pageerror', (err) => errors.push(err.message));
-    await createWorkspaceWithBrowser(page, svc.config.appUrl, 'rosa.family@example.com', { familyName: 'The Lopez Family', firstName: 'Rosa', lastName: 'Lopez' });
+    await createWorkspaceWithBrowser(page, run.svc.config.appUrl, 'rosa.family@example.com', { familyName: 'The Lopez Family', firstName: 'Rosa', lastName: 'Lopez' });
 
-    const partner = await onboard(svc.store.db, 'Evergreen Home Care');
-    const client = new PartnerClient({ baseUrl: svc.urls.pipe!, institutionId: partner.institutionId, secret: partner.secret });
+    const partner = await onboard(run.svc.store.db, 'Evergreen Home Care');
+    const client = new PartnerClient({ baseUrl: run.svc.urls.pipe!, institutionId: partner.institutionId, secret: partner.secret });
     const code = ((await client.setFamilyShare('rosa-7', true)).body as { link_code: string }).link_code;
     await linkAgencyWithBrowser(page, code);
 
@@ -50,7 +41,7 @@ describe('care pages in Chromium', () => {
       { event_type: 'vital_recorded', occurred_at: at(5), payload: { vital_type: 'temperature', value: 36.9, unit: 'Cel', recorded_by: 'Ana' } },
     ];
     for (const [i, e] of events.entries()) expect((await client.sendEvent({ subject_ref: 'rosa-7', ...e, source_event_id: `day-${i}` })).rule).toBe('accepted');
-    await drained(svc.bus, svc.config);
+    await drained(run.svc.bus, run.svc.config);
 
     await page.click('a.loved-one');
     await page.locator('#timeline').waitFor();

@@ -1,24 +1,15 @@
 // The community for people, in headless Chromium: a visitor signs in from a channel page, chooses
 // the name others see, joins, starts a thread, replies and leaves through plain forms, under the
 // community API's rules; refused forms come back with what was typed and the reason by the field.
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, newPage, screenshot } from './harness/browser.js';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { newPage, screenshot, useServiceWithBrowser } from './harness/browser.js';
 import { devIdToken } from './harness/identity.js';
-import { startTestService, type TestService } from './harness/service.js';
 
 const CHANNEL = 'long-distance-caregiving';
-let svc: TestService;
-let browser: Browser;
-beforeAll(async () => {
-  [svc, browser] = await Promise.all([startTestService({ nats: true }), launchBrowser()]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await svc?.stop();
-});
+const run = useServiceWithBrowser({ nats: true });
 
-const site = () => svc.config.siteUrl;
+const site = () => run.svc.config.siteUrl;
 const threadsViaApi = async () => (await (await fetch(`${site()}/api/community?channel=${CHANNEL}`)).json()) as { memberCount: number; threads: { id: string; title: string; authorName: string; commentCount: number }[] };
 
 async function signInFromChannel(page: Page, email: string, name: string): Promise<void> {
@@ -33,7 +24,7 @@ async function signInFromChannel(page: Page, email: string, name: string): Promi
 
 describe('community forms in a browser', () => {
   it('when a person signs in on a channel page, then they choose a name once, join, start a thread, reply and leave, and others see only the chosen name', async () => {
-    const { page, errors } = await newPage(browser);
+    const { page, errors } = await newPage(run.browser);
     await signInFromChannel(page, 'forms@example.com', 'Marisol Sign-In-Name');
     await screenshot(page, 'community-join');
 
@@ -82,12 +73,12 @@ describe('community forms in a browser', () => {
   });
 
   it('when the API posts for a person who chose a name on the site, then the chosen name is shown', async () => {
-    const { page } = await newPage(browser);
+    const { page } = await newPage(run.browser);
     await signInFromChannel(page, 'both@example.com', 'Both Ways Real Name');
     await page.getByLabel('Name shown to others').fill('Son in Texas');
     await Promise.all([page.waitForURL(/#take-part$/), page.getByRole('button', { name: 'Join this channel' }).click()]);
     await page.context().close();
-    const token = await devIdToken(svc, 'both@example.com', 'Both Ways Real Name');
+    const token = await devIdToken(run.svc, 'both@example.com', 'Both Ways Real Name');
     const res = await fetch(`${site()}/api/community`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ channel: CHANNEL, action: 'thread', title: 'From my assistant', body: 'Posted through the API.' }) });
     expect(res.status).toBe(200);
     expect(((await res.json()) as { thread: { authorName: string } }).thread.authorName).toBe('Son in Texas');

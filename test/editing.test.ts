@@ -3,36 +3,27 @@
 // reload that mints nothing, the duplicate flag, the person's time zone, no internal ids on
 // screen, attachments for the family only, and error messages written for caregivers.
 import nodemailer from 'nodemailer';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { FamilyShares } from '../src/ingest/familyShare.js';
 import { KeyStore } from '../src/keys/keys.js';
 import { SandboxService } from '../src/sandbox/service.js';
-import { launchBrowser, screenshot, signInWithBrowser } from './harness/browser.js';
-import { startTestService, type TestService } from './harness/service.js';
+import { screenshot, signInWithBrowser, useServiceWithBrowser } from './harness/browser.js';
 import { careEvents, family, onboard, postEvent, shareWith, TEST_DATA_KEY, visit, type Family } from './ingest.fixtures.js';
 
-let svc: TestService;
-let browser: Browser;
-beforeAll(async () => {
-  [svc, browser] = await Promise.all([startTestService({ nats: true, env: { DATA_KEY: TEST_DATA_KEY } }), launchBrowser()]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await svc?.stop();
-});
+const run = useServiceWithBrowser({ nats: true, env: { DATA_KEY: TEST_DATA_KEY } });
 
 /** Internal ids as the stores mint them: a prefix, an underscore and 20 base32 characters. */
 const INTERNAL_ID = /\b(lo|ws|key|mail|evt|lnk|inst)_[a-z2-7]{20}\b/;
-const app = (path: string) => `${svc.config.appUrl}${path}`;
-const origin = () => new URL(svc.config.appUrl).origin;
+const app = (path: string) => `${run.svc.config.appUrl}${path}`;
+const origin = () => new URL(run.svc.config.appUrl).origin;
 const get = (fam: { cookie: string }, path: string, extra: Record<string, string> = {}) => fetch(app(path), { headers: { cookie: fam.cookie, ...extra }, redirect: 'manual' });
 const post = (fam: { cookie: string }, path: string, form: Record<string, string>, headers: Record<string, string> = {}) =>
   fetch(app(path), { method: 'POST', headers: { cookie: fam.cookie, origin: origin(), 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(form).toString(), redirect: 'manual' });
 const textOf = (html: string) => html.replace(/<[^>]+>/g, ' ').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&').replace(/\s+/g, ' ');
 
 async function phonePage(timezoneId: string): Promise<{ page: Page; errors: string[] }> {
-  const context = await browser.newContext({ timezoneId, viewport: { width: 375, height: 812 }, permissions: ['clipboard-read', 'clipboard-write'] });
+  const context = await run.browser.newContext({ timezoneId, viewport: { width: 375, height: 812 }, permissions: ['clipboard-read', 'clipboard-write'] });
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('console', (msg) => void (msg.type() === 'error' && errors.push(msg.text())));
@@ -50,7 +41,7 @@ describe('editing with care, in Chromium', () => {
     await Promise.all([page.waitForURL(app('/')), page.click('main button[type=submit]')]);
 
     // The browser's zone became the person's on their first pages; Settings shows and changes it.
-    await expect.poll(async () => (await svc.store.db.collection('users').findOne({ email: 'keys.editor@example.com' }))?.timeZone).toBe('America/Chicago');
+    await expect.poll(async () => (await run.svc.store.db.collection('users').findOne({ email: 'keys.editor@example.com' }))?.timeZone).toBe('America/Chicago');
 
     await page.goto(app('/settings'));
     expect(await page.textContent('#current-zone')).toBe('America/Chicago');
@@ -62,14 +53,14 @@ describe('editing with care, in Chromium', () => {
     for (const id of ['claude-desktop', 'cursor', 'vscode', 'zed', 'remote']) {
       const config = (await page.textContent(`#config-${id}`))!;
       expect(config, id).toContain(apiKey);
-      expect(config, id).toContain(svc.config.appUrl);
+      expect(config, id).toContain(run.svc.config.appUrl);
     }
-    expect(JSON.parse((await page.textContent('#config-claude-desktop'))!)).toEqual({ mcpServers: { carecircle: { command: 'npx', args: ['-y', 'carecircle-mcp'], env: { CARECIRCLE_URL: svc.config.appUrl, CARECIRCLE_API_KEY: apiKey } } } });
-    expect(JSON.parse((await page.textContent('#config-vscode'))!)).toEqual({ servers: { carecircle: { type: 'http', url: `${svc.config.appUrl}/api/mcp`, headers: { Authorization: `Bearer ${apiKey}` } } } });
+    expect(JSON.parse((await page.textContent('#config-claude-desktop'))!)).toEqual({ mcpServers: { carecircle: { command: 'npx', args: ['-y', 'carecircle-mcp'], env: { CARECIRCLE_URL: run.svc.config.appUrl, CARECIRCLE_API_KEY: apiKey } } } });
+    expect(JSON.parse((await page.textContent('#config-vscode'))!)).toEqual({ servers: { carecircle: { type: 'http', url: `${run.svc.config.appUrl}/api/mcp`, headers: { Authorization: `Bearer ${apiKey}` } } } });
     expect(await page.textContent('#oauth')).toContain('OAuth');
     // With script on, the copy buttons show and copy; without it they stay hidden (checked over HTTP below).
     await page.click('button[data-copy="config-cursor"]');
-    expect(JSON.parse(await page.evaluate(() => navigator.clipboard.readText()))).toEqual({ mcpServers: { carecircle: { url: `${svc.config.appUrl}/api/mcp`, headers: { Authorization: `Bearer ${apiKey}` } } } });
+    expect(JSON.parse(await page.evaluate(() => navigator.clipboard.readText()))).toEqual({ mcpServers: { carecircle: { url: `${run.svc.config.appUrl}/api/mcp`, headers: { Authorization: `Bearer ${apiKey}` } } } });
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
     await screenshot(page, 'connect-assistant-375');
 
@@ -86,10 +77,10 @@ describe('editing with care, in Chromium', () => {
     await Promise.all([page.waitForURL(/\/revoke$/), page.click(`#keys a:has-text("Revoke ${label}")`)]);
     expect(await page.textContent('#confirm button')).toBe(`Revoke ${label}`);
     await screenshot(page, 'revoke-confirm-375');
-    expect((await new KeyStore(svc.store.db).findByPlaintext(apiKey))?.status).toBe('active'); // asking revoked nothing
+    expect((await new KeyStore(run.svc.store.db).findByPlaintext(apiKey))?.status).toBe('active'); // asking revoked nothing
     await Promise.all([page.waitForURL(/\/settings(#mcp-api-keys)?$/), page.click('#confirm button')]);
     expect(await page.textContent('#keys')).toContain('revoked');
-    expect((await new KeyStore(svc.store.db).findByPlaintext(apiKey))?.status).toBe('revoked');
+    expect((await new KeyStore(run.svc.store.db).findByPlaintext(apiKey))?.status).toBe('revoked');
     await Promise.all([page.waitForURL(/\/settings(#mcp-api-keys)?$/), page.click(`#keys button:has-text("Remove ${label}")`)]);
     expect(await page.locator('#keys').count()).toBe(0);
 
@@ -140,7 +131,7 @@ describe('editing with care, in Chromium', () => {
     // No internal id anywhere a person reads.
     expect(await page.innerText('body')).not.toMatch(INTERNAL_ID);
     await page.click('button[data-copy^="inbox-address"]');
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toMatch(new RegExp(`^rosa-lopez-[a-z2-7]{8}@${svc.config.inboxDomain.replace(/\./g, '\\.')}$`));
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toMatch(new RegExp(`^rosa-lopez-[a-z2-7]{8}@${run.svc.config.inboxDomain.replace(/\./g, '\\.')}$`));
     await screenshot(page, 'workspace-375');
     expect(errors, errors.join('\n')).toEqual([]);
   });
@@ -149,17 +140,17 @@ describe('editing with care, in Chromium', () => {
 describe('editing with care, over HTTP', () => {
   let fam: Family;
   beforeAll(async () => {
-    fam = await family(svc.store.db, svc.config);
+    fam = await family(run.svc.store.db, run.svc.config);
   });
 
   it('when a loved one with events, mail and an agency link is removed, then the page counts them first and afterwards all are gone', async () => {
-    const partner = await onboard(svc.store.db, 'Sunrise Home Care');
-    await shareWith(svc, partner, 'rose-1', fam);
-    expect((await postEvent(svc.urls.pipe!, partner, visit(partner, 'rose-1'))).status).toBe(202);
-    await expect.poll(() => careEvents(svc.store.db).countDocuments({ lovedOneId: fam.lovedOneId }), { timeout: 15_000 }).toBe(1);
-    const address = (await svc.store.db.collection('loved_ones').findOne({ _id: fam.lovedOneId as never }))!.inboxAddress as string;
-    await nodemailer.createTransport({ host: '127.0.0.1', port: Number(new URL(svc.urls.smtp!).port), secure: false, ignoreTLS: true }).sendMail({ from: 'clinic@sender.example', to: address, subject: 'Lab results', text: 'Ready.', attachments: [{ filename: 'résultats.pdf', content: Buffer.from('%PDF-1.4 lab') }] });
-    const item = (await svc.store.db.collection('inbox_items').findOne({ lovedOneId: fam.lovedOneId }))!;
+    const partner = await onboard(run.svc.store.db, 'Sunrise Home Care');
+    await shareWith(run.svc, partner, 'rose-1', fam);
+    expect((await postEvent(run.svc.urls.pipe!, partner, visit(partner, 'rose-1'))).status).toBe(202);
+    await expect.poll(() => careEvents(run.svc.store.db).countDocuments({ lovedOneId: fam.lovedOneId }), { timeout: 15_000 }).toBe(1);
+    const address = (await run.svc.store.db.collection('loved_ones').findOne({ _id: fam.lovedOneId as never }))!.inboxAddress as string;
+    await nodemailer.createTransport({ host: '127.0.0.1', port: Number(new URL(run.svc.urls.smtp!).port), secure: false, ignoreTLS: true }).sendMail({ from: 'clinic@sender.example', to: address, subject: 'Lab results', text: 'Ready.', attachments: [{ filename: 'résultats.pdf', content: Buffer.from('%PDF-1.4 lab') }] });
+    const item = (await run.svc.store.db.collection('inbox_items').findOne({ lovedOneId: fam.lovedOneId }))!;
     const attachmentPath = `/inbox/${fam.lovedOneId}/attachments/${String(item._id)}/0`;
 
     // The family downloads it; anyone else gets the 404 of an attachment that does not exist.
@@ -167,7 +158,7 @@ describe('editing with care, over HTTP', () => {
     expect(download.status).toBe(200);
     expect(download.headers.get('content-disposition')).toBe(`attachment; filename="r_sultats.pdf"; filename*=UTF-8''r%C3%A9sultats.pdf`);
     expect(Buffer.from(await download.arrayBuffer()).toString()).toBe('%PDF-1.4 lab');
-    const outsider = await family(svc.store.db, svc.config);
+    const outsider = await family(run.svc.store.db, run.svc.config);
     expect((await get(outsider, attachmentPath)).status).toBe(404);
     expect((await fetch(app(attachmentPath))).status).toBe(404);
     const inbox = textOf(await (await get(fam, `/inbox/${fam.lovedOneId}`)).text());
@@ -182,19 +173,19 @@ describe('editing with care, over HTTP', () => {
     // From another site, or by someone else, nothing is removed.
     expect((await post(fam, `/workspace/loved-ones/${fam.lovedOneId}/remove`, {}, { origin: 'https://evil.example' })).status).toBe(403);
     expect((await post(outsider, `/workspace/loved-ones/${fam.lovedOneId}/remove`, {})).status).toBe(404);
-    expect(await careEvents(svc.store.db).countDocuments({ lovedOneId: fam.lovedOneId })).toBe(2);
+    expect(await careEvents(run.svc.store.db).countDocuments({ lovedOneId: fam.lovedOneId })).toBe(2);
 
     expect((await post(fam, `/workspace/loved-ones/${fam.lovedOneId}/remove`, {})).status).toBe(303);
-    expect(await svc.store.db.collection('loved_ones').countDocuments({ _id: fam.lovedOneId as never })).toBe(0);
-    expect(await careEvents(svc.store.db).countDocuments({ lovedOneId: fam.lovedOneId })).toBe(0);
-    expect(await svc.store.db.collection('inbox_items').countDocuments({ lovedOneId: fam.lovedOneId })).toBe(0);
+    expect(await run.svc.store.db.collection('loved_ones').countDocuments({ _id: fam.lovedOneId as never })).toBe(0);
+    expect(await careEvents(run.svc.store.db).countDocuments({ lovedOneId: fam.lovedOneId })).toBe(0);
+    expect(await run.svc.store.db.collection('inbox_items').countDocuments({ lovedOneId: fam.lovedOneId })).toBe(0);
     expect((await get(fam, attachmentPath)).status).toBe(404);
-    expect(await new FamilyShares(svc.store.db).binding(partner.institutionId, 'rose-1')).toBeNull();
-    expect(await new FamilyShares(svc.store.db).countLinksTo(fam.workspaceId, fam.lovedOneId)).toBe(0);
+    expect(await new FamilyShares(run.svc.store.db).binding(partner.institutionId, 'rose-1')).toBeNull();
+    expect(await new FamilyShares(run.svc.store.db).countLinksTo(fam.workspaceId, fam.lovedOneId)).toBe(0);
   });
 
   it('when the JSON API is asked for a second loved one of the same name, then it answers 409 unless allowDuplicate is sent', async () => {
-    const famApi = await family(svc.store.db, svc.config);
+    const famApi = await family(run.svc.store.db, run.svc.config);
     const call = (body: unknown) => fetch(app('/api/workspace/loved-ones'), { method: 'POST', headers: { cookie: famApi.cookie, origin: origin(), 'content-type': 'application/json' }, body: JSON.stringify(body) });
     const dup = await call({ firstName: 'ROSE', lastName: ' test ' });
     expect(dup.status).toBe(409);
@@ -203,7 +194,7 @@ describe('editing with care, over HTTP', () => {
   });
 
   it('when a key is minted by a form post, then it waits on the server for one page, never in the URL', async () => {
-    const fam2 = await family(svc.store.db, svc.config);
+    const fam2 = await family(run.svc.store.db, run.svc.config);
     const minted = await post(fam2, '/settings/keys', { name: 'Phone' });
     expect(minted.status).toBe(303);
     expect(minted.headers.get('location')).toBe('/settings/connect');
@@ -216,7 +207,7 @@ describe('editing with care, over HTTP', () => {
     expect(again).not.toMatch(/sk-svc-[0-9a-f]{64}/);
     expect(again).toContain('PASTE-YOUR-KEY-HERE');
     // Another person holding the cookie sees nothing either.
-    const other = await family(svc.store.db, svc.config);
+    const other = await family(run.svc.store.db, run.svc.config);
     const third = await post(fam2, '/settings/keys', { name: 'Tablet' });
     const flash3 = third.headers.get('set-cookie')!.split(';')[0]!;
     expect(await (await get({ cookie: `${other.cookie}; ${flash3}` }, '/settings/connect')).text()).not.toMatch(/sk-svc-[0-9a-f]{64}/);
@@ -225,7 +216,7 @@ describe('editing with care, over HTTP', () => {
   });
 
   it('when a form is wrong, then the page says what to do in plain words', async () => {
-    const fam3 = await family(svc.store.db, svc.config);
+    const fam3 = await family(run.svc.store.db, run.svc.config);
     const empty = await post(fam3, '/workspace/loved-ones', { firstName: ' ', lastName: '' });
     expect(empty.status).toBe(400);
     const text = textOf(await empty.text());
@@ -242,7 +233,7 @@ describe('editing with care, over HTTP', () => {
   it('when a stranger opens the app or a sandbox claim link, then the page says what carecircle is, which workspace, and which email claims it', async () => {
     const signedOut = textOf(await (await fetch(app('/'))).text());
     expect(signedOut).toContain('carecircle helps a family look after someone they love');
-    const sandbox = await new SandboxService(svc.store.db, svc.config.inboxDomain).create({ lovedOneFirstName: 'Eleanor', lovedOneLastName: 'Vance', primaryCaregiverEmail: 'claire.vance@example.com', familyMemberEmails: [] });
+    const sandbox = await new SandboxService(run.svc.store.db, run.svc.config.inboxDomain).create({ lovedOneFirstName: 'Eleanor', lovedOneLastName: 'Vance', primaryCaregiverEmail: 'claire.vance@example.com', familyMemberEmails: [] });
     const claim = textOf(await (await fetch(app(`/onboarding/claim?workspace=${sandbox.workspace._id}`))).text());
     expect(claim).toContain('“The Vance Family (sandbox)”');
     expect(claim).toContain('signing in with claire.vance@example.com');
@@ -250,7 +241,7 @@ describe('editing with care, over HTTP', () => {
   });
 
   it('when a signed-in person opens each app page, then no internal id is on screen', async () => {
-    const fam4 = await family(svc.store.db, svc.config);
+    const fam4 = await family(run.svc.store.db, run.svc.config);
     await post(fam4, '/settings/keys', { name: 'Desk' });
     const lo = fam4.lovedOneId;
     for (const path of ['/', '/settings', '/settings/connect', '/workspace/name', `/workspace/loved-ones/${lo}/edit`, `/workspace/loved-ones/${lo}/remove`, `/care/${lo}`, `/care/${lo}/medications`, `/care/${lo}/vitals`, `/inbox/${lo}`]) {

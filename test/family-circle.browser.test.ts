@@ -3,21 +3,12 @@
 // one's timeline, medications and vital signs, each page fitting 375 px.
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { appendCareEvent } from '../src/family/records.js';
-import { launchBrowser, screenshot, signInWithBrowser } from './harness/browser.js';
-import { startTestService, type TestService } from './harness/service.js';
+import { screenshot, signInWithBrowser, useServiceWithBrowser } from './harness/browser.js';
 
-let svc: TestService;
-let browser: Browser;
-beforeAll(async () => {
-  [svc, browser] = await Promise.all([startTestService({ env: { SMTP_URL: '' } }), launchBrowser()]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await svc?.stop();
-});
+const run = useServiceWithBrowser({ env: { SMTP_URL: '' } });
 
 const documentWidth = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth);
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -33,7 +24,7 @@ async function seriousViolations(page: Page): Promise<string[]> {
 }
 
 async function phone(): Promise<{ page: Page; errors: string[] }> {
-  const context = await browser.newContext({ viewport: { width: 375, height: 812 } });
+  const context = await run.browser.newContext({ viewport: { width: 375, height: 812 } });
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('console', (msg) => void (msg.type() === 'error' && errors.push(msg.text())));
@@ -45,17 +36,17 @@ describe('the family circle in Chromium', () => {
   it('when a caregiver invites a sibling by link, then the sibling signs in with that email and sees the same loved one', async () => {
     const caregiver = await phone();
     const cg = caregiver.page;
-    await signInWithBrowser(cg, `${svc.config.appUrl}/onboarding`, 'lucia.family@example.com');
+    await signInWithBrowser(cg, `${run.svc.config.appUrl}/onboarding`, 'lucia.family@example.com');
     await cg.fill('#familyName', 'The Lopez Family');
     await cg.fill('#firstName', 'Rosa');
     await cg.fill('#lastName', 'Lopez');
-    await Promise.all([cg.waitForURL(`${svc.config.appUrl}/`), cg.click('main button[type=submit]')]);
+    await Promise.all([cg.waitForURL(`${run.svc.config.appUrl}/`), cg.click('main button[type=submit]')]);
     const lovedOneId = decodeURIComponent((await cg.getAttribute('a.loved-one', 'href'))!.split('/').at(-1)!);
     const at = new Date(Date.now() - 2 * 3_600_000);
-    await appendCareEvent(svc.store.db, {
+    await appendCareEvent(run.svc.store.db, {
       _id: 'ce_family_browser_1',
       lovedOneId,
-      workspaceId: (await svc.store.db.collection('loved_ones').findOne({ _id: lovedOneId as never }))!.workspaceId as string,
+      workspaceId: (await run.svc.store.db.collection('loved_ones').findOne({ _id: lovedOneId as never }))!.workspaceId as string,
       source: 'partner',
       eventType: 'med_administered',
       occurredAt: at,
@@ -71,10 +62,10 @@ describe('the family circle in Chromium', () => {
     await cg.locator('#invite-url').waitFor();
     expect(await cg.textContent('#invitation')).toContain('nothing was sent');
     const link = (await cg.textContent('#invite-url'))!.trim();
-    expect(link).toMatch(new RegExp(`^${svc.config.appUrl}/join/`));
+    expect(link).toMatch(new RegExp(`^${run.svc.config.appUrl}/join/`));
     expect(await documentWidth(cg)).toBeLessThanOrEqual(375);
     await screenshot(cg, 'family-invite-link-375');
-    await cg.goto(`${svc.config.appUrl}/family`);
+    await cg.goto(`${run.svc.config.appUrl}/family`);
     expect(await cg.textContent('#invites-pending')).toContain('sam.lopez@example.com');
     expect(await documentWidth(cg)).toBeLessThanOrEqual(375);
     expect(await seriousViolations(cg)).toEqual([]);
@@ -90,7 +81,7 @@ describe('the family circle in Chromium', () => {
     await sib.locator('#accept').waitFor();
     expect(await seriousViolations(sib)).toEqual([]);
     await screenshot(sib, 'family-join-375');
-    await Promise.all([sib.waitForURL(`${svc.config.appUrl}/`), sib.click('#accept')]);
+    await Promise.all([sib.waitForURL(`${run.svc.config.appUrl}/`), sib.click('#accept')]);
     expect(await sib.textContent('h1')).toBe('The Lopez Family');
     expect(await sib.locator('form[action="/workspace/loved-ones"]').count()).toBe(0);
 
@@ -105,7 +96,7 @@ describe('the family circle in Chromium', () => {
     await sib.click('nav.tabs a:has-text("Vital signs")');
     await sib.locator('#vitals').waitFor();
 
-    await sib.goto(`${svc.config.appUrl}/family`);
+    await sib.goto(`${run.svc.config.appUrl}/family`);
     const members = (await sib.textContent('#members'))!;
     expect(members).toContain('Primary caregiver');
     expect(members).toContain('Family member');
@@ -115,17 +106,17 @@ describe('the family circle in Chromium', () => {
     await screenshot(sib, 'family-circle-member-375');
 
     // The caregiver removes the sibling after a page that names them; the sibling's next page has no workspace.
-    await cg.goto(`${svc.config.appUrl}/family`);
+    await cg.goto(`${run.svc.config.appUrl}/family`);
     await cg.click('#members a:has-text("Remove sam.lopez@example.com")');
     await cg.locator('#confirm-remove').waitFor();
     expect(await cg.textContent('h1')).toBe('Remove sam.lopez@example.com from The Lopez Family?');
     expect(await documentWidth(cg)).toBeLessThanOrEqual(375);
     expect(await seriousViolations(cg)).toEqual([]);
     await screenshot(cg, 'family-remove-confirm-375');
-    await Promise.all([cg.waitForURL(`${svc.config.appUrl}/family`), cg.click('#confirm-remove')]);
+    await Promise.all([cg.waitForURL(`${run.svc.config.appUrl}/family`), cg.click('#confirm-remove')]);
     expect(await cg.textContent('#members')).not.toContain('sam.lopez@example.com');
-    await sib.goto(`${svc.config.appUrl}/care/${encodeURIComponent(lovedOneId)}`);
-    await sib.waitForURL(`${svc.config.appUrl}/onboarding`);
+    await sib.goto(`${run.svc.config.appUrl}/care/${encodeURIComponent(lovedOneId)}`);
+    await sib.waitForURL(`${run.svc.config.appUrl}/onboarding`);
     expect([...caregiver.errors, ...sibling.errors]).toEqual([]);
   });
 });

@@ -1,31 +1,21 @@
 // Settings → MCP API keys in real headless Chromium, and the key used by the MCP SDK client.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, newPage, screenshot } from './harness/browser.js';
-import { startTestService, type TestService } from './harness/service.js';
+import { describe, expect, it } from 'vitest';
+import { newPage, screenshot, useServiceWithBrowser } from './harness/browser.js';
 
-let svc: TestService;
-let browser: Browser;
-beforeAll(async () => {
-  [svc, browser] = await Promise.all([startTestService({ nats: true }), launchBrowser()]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await svc?.stop();
-});
+const run = useServiceWithBrowser({ nats: true });
 
 async function connect(apiKey: string): Promise<Client> {
   const client = new Client({ name: 'settings-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${svc.urls.app}/api/mcp`), { requestInit: { headers: { authorization: `Bearer ${apiKey}` } } }));
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${run.svc.urls.app}/api/mcp`), { requestInit: { headers: { authorization: `Bearer ${apiKey}` } } }));
   return client;
 }
 
 describe('settings page - MCP API keys in a browser', () => {
   it('when a caregiver signs in, creates a workspace and mints a key, then the key works until revoked', async () => {
-    const { page, errors } = await newPage(browser);
-    await page.goto(`${svc.config.appUrl}/settings`);
+    const { page, errors } = await newPage(run.browser);
+    await page.goto(`${run.svc.config.appUrl}/settings`);
     await page.click('#signin');
     await page.waitForURL(/\/dev\/login/);
     await screenshot(page, 'dev-sign-in');
@@ -35,15 +25,15 @@ describe('settings page - MCP API keys in a browser', () => {
     await page.waitForURL(/\/settings$/);
     expect(await page.textContent('header')).toContain('browser@example.com');
 
-    await page.goto(`${svc.config.appUrl}/onboarding`);
+    await page.goto(`${run.svc.config.appUrl}/onboarding`);
     await page.fill('#familyName', 'The Browser Family');
     await page.fill('#firstName', 'Grace');
     await page.fill('#lastName', 'Browser');
-    await Promise.all([page.waitForURL(`${svc.config.appUrl}/`), page.click('main button[type=submit]')]);
+    await Promise.all([page.waitForURL(`${run.svc.config.appUrl}/`), page.click('main button[type=submit]')]);
     expect(await page.textContent('main')).toContain('Grace Browser');
     await screenshot(page, 'workspace');
 
-    await page.goto(`${svc.config.appUrl}/settings`);
+    await page.goto(`${run.svc.config.appUrl}/settings`);
     await page.fill('#key-name', 'Desktop assistant');
     await page.click('form[action="/settings/keys"] button');
     const apiKey = (await page.textContent('#new-key'))!.trim();
@@ -51,7 +41,7 @@ describe('settings page - MCP API keys in a browser', () => {
     await screenshot(page, 'settings-new-key');
 
     // Shown once: a fresh load lists the key by its last four characters only.
-    await page.goto(`${svc.config.appUrl}/settings`);
+    await page.goto(`${run.svc.config.appUrl}/settings`);
     expect(await page.locator('#new-key').count()).toBe(0);
     expect(await page.content()).not.toContain(apiKey.slice(7));
     expect(await page.textContent('#keys')).toContain(`sk-svc-…${apiKey.slice(-4)}`);

@@ -2,7 +2,9 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
 import { repoRoot } from './servers.js';
+import { startTestService, type TestService, type TestServiceOptions } from './service.js';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const SCREENSHOTS = path.join(repoRoot, 'test-results');
@@ -57,4 +59,18 @@ export async function linkAgencyWithBrowser(page: Page, code: string): Promise<v
   await page.fill('#link-code', code);
   await page.click('#family-share-form button');
   await page.locator('#family-share-result', { hasText: /^Linked/ }).waitFor();
+}
+
+/** A carecircle and a Chromium for a test file: both started before its tests and stopped after
+ *  them; the returned object is filled in before the tests run. */
+export function useServiceWithBrowser(options: TestServiceOptions = {}): { svc: TestService; browser: Browser } {
+  const handle = {} as { svc: TestService; browser: Browser };
+  beforeAll(async () => {
+    [handle.svc, handle.browser] = await Promise.all([startTestService(options), launchBrowser()]);
+  });
+  afterAll(async () => {
+    await handle.browser?.close();
+    await handle.svc?.stop();
+  });
+  return handle;
 }
