@@ -88,9 +88,12 @@ const lovedOnesIn = (db: Db): Collection<LovedOneRecord> => db.collection(WORKSP
 /** Whether the loved one still exists in that workspace (a binding may outlive it); kept in
  *  memory like `lovedOneIn`, and forgotten everywhere when the loved one changes or goes. */
 export async function hasLovedOne(db: Db, workspaceId: string, lovedOneId: string): Promise<boolean> {
-  const lovedOne = await credentialsFor(db).records.lookup('lovedOne', lovedOneId, () => lovedOnesIn(db).findOne({ _id: lovedOneId }));
-  return lovedOne?.workspaceId === workspaceId;
+  return (await keptLovedOne(db, lovedOneId))?.workspaceId === workspaceId;
 }
+
+/** A loved one by id from this process's memory (filled from the store on a miss). Shared with
+ *  every later reader: never change what it returns. */
+const keptLovedOne = (db: Db, lovedOneId: string): Promise<LovedOneRecord | null> => credentialsFor(db).records.lookup('lovedOne', lovedOneId, () => lovedOnesIn(db).findOne({ _id: lovedOneId }));
 
 /** The loved one behind a family inbox address, in any case and with stray spaces. */
 export function lovedOneByInbox(db: Db, address: string): Promise<LovedOneRecord | null> {
@@ -212,7 +215,7 @@ export class WorkspaceStore {
 
   /** The loved one only if it is in the given workspace: ownership is never taken on trust. */
   async lovedOneIn(workspaceId: string, lovedOneId: string): Promise<LovedOneRecord | null> {
-    const lovedOne = await credentialsFor(this.db).records.lookup('lovedOne', lovedOneId, () => this.lovedOnes.findOne({ _id: lovedOneId }));
+    const lovedOne = await keptLovedOne(this.db, lovedOneId);
     return lovedOne?.workspaceId === workspaceId ? { ...lovedOne } : null;
   }
 
