@@ -10,10 +10,11 @@ import type { Logger } from '../log.js';
 
 export type CredentialKind = 'key' | 'session' | 'grant' | 'jti';
 /** Records a family request reads to know what the caller may see (src/family), where a partner's
- *  events for a client go (`binding`, src/ingest/familyShare.ts), and keyed states (`state`, by
+ *  events for a client go (`binding`, src/ingest/familyShare.ts), a partner institution and its
+ *  sealed secrets (`institution`, src/partner/records.ts), and keyed states (`state`, by
  *  `<collection>\0<key>`): kept and forgotten under the same rule as credentials. */
-export type RecordKind = 'member' | 'workspace' | 'lovedOne' | 'binding' | 'state';
-const RECORD_KINDS: ReadonlySet<string> = new Set<RecordKind>(['member', 'workspace', 'lovedOne', 'binding', 'state']);
+export type RecordKind = 'member' | 'workspace' | 'lovedOne' | 'binding' | 'institution' | 'state';
+const RECORD_KINDS: ReadonlySet<string> = new Set<RecordKind>(['member', 'workspace', 'lovedOne', 'binding', 'institution', 'state']);
 
 /** Entries kept per process; the oldest filled goes first. */
 const MAX_ENTRIES = 50_000;
@@ -146,6 +147,9 @@ export class Credentials {
   private lastEcho = Date.now();
   /** Resolves once the processes already running have had time to say they are there. */
   private introduced: Promise<void> = Promise.resolve();
+  /** Over NATS, what the last change sent from here reached: the other processes that acknowledged
+   *  it and those silent past the timeout. A command that makes one change reports it. */
+  lastReach: { acknowledged: number; silent: number } | undefined;
 
   constructor(
     private readonly bus: Bus | undefined,
@@ -231,6 +235,7 @@ export class Credentials {
     const now = Date.now();
     const waiting = new Set([...this.members].filter(([, at]) => now - at < MEMBER_TTL_MS).map(([m]) => m));
     waiting.delete(this.id);
+    const expected = waiting.size;
     const ack = this.subject(`ack.${randomUUID()}`);
     let done!: () => void;
     const all = new Promise<void>((resolve) => (done = resolve));
@@ -241,11 +246,13 @@ export class Credentials {
     try {
       await bus.flush();
       bus.publish(this.subject('revoked'), { kind, ids: [...ids], ...(prefix ? { prefix } : {}), ack } satisfies Revoked);
-      if (!waiting.size) return;
-      let timer: NodeJS.Timeout | undefined;
-      const late = await Promise.race([all.then(() => false), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), ACK_TIMEOUT_MS)))]);
-      clearTimeout(timer);
-      if (late) this.log?.warn({ kind, unacknowledged: [...waiting] }, 'a revocation was not acknowledged by every process in time');
+      if (waiting.size) {
+        let timer: NodeJS.Timeout | undefined;
+        const late = await Promise.race([all.then(() => false), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), ACK_TIMEOUT_MS)))]);
+        clearTimeout(timer);
+        if (late) this.log?.warn({ kind, unacknowledged: [...waiting] }, 'a revocation was not acknowledged by every process in time');
+      }
+      this.lastReach = { acknowledged: expected - waiting.size, silent: waiting.size };
     } finally {
       await sub.drain();
     }

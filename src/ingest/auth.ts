@@ -1,8 +1,10 @@
 // Who is calling the pipe: the institution's integration must be active (403), the body must be
 // signed by one of its live secrets (401), the send time must be fresh (401), and the institution
-// must be within its rate (429). Checked in this order, before the body is parsed. The record is
-// read fresh for every request (shared with concurrent ones, see FreshReads), so a retired secret
-// or a deactivated integration fails on the very next request on every worker.
+// must be within its rate (429). Checked in this order, before the body is parsed. Over NATS the
+// record is kept in process memory, which every writer (the `carecircle partner` command included)
+// clears on every process before its change returns; on the in-process bus, which that command
+// cannot reach, it is read fresh for every request (shared with concurrent ones, see FreshReads).
+// Either way a retired secret or a deactivated integration fails on the very next request.
 import type { HttpRequestEnvelope } from '../bus/envelopes.js';
 import type { InstitutionRecord, IssuedSecret, PartnerStore } from '../partner/records.js';
 import { timestampProblem, verifySignature, type TimestampProblem } from '../partner/signature.js';
@@ -31,12 +33,16 @@ export class PartnerAuth {
   private readonly policy;
   private readonly institutions = new FreshReads<InstitutionRecord | null>();
   private readonly opened = new Map<string, IssuedSecret[]>();
+  /** The same for a record object served again from memory, without building its key. */
+  private readonly openedFor = new WeakMap<InstitutionRecord, IssuedSecret[]>();
 
   constructor(
     private readonly partners: PartnerStore,
     private readonly limiter: Limiter,
     ratePerMin: number,
     private readonly clock: () => number = Date.now,
+    /** Whether every writer of an institution reaches this process (a deployment on NATS). */
+    private readonly keep = false,
   ) {
     this.policy = perMinute(ratePerMin);
   }
@@ -44,7 +50,8 @@ export class PartnerAuth {
   async verify(req: HttpRequestEnvelope, raw: Buffer): Promise<VerifiedPartner> {
     const institutionId = req.headers['x-pipe-institution']?.trim();
     if (!institutionId) throw new ApiProblem(401, 'UNAUTHORIZED', 'X-Pipe-Institution is missing', 'Send your institution_id in X-Pipe-Institution.');
-    const institution = await this.institutions.read(institutionId, () => this.partners.get(institutionId));
+    const fresh = () => this.institutions.read(institutionId, () => this.partners.get(institutionId));
+    const institution = await (this.keep ? this.partners.kept(institutionId, fresh) : fresh());
     if (!institution || institution.status !== 'active')
       throw new ApiProblem(403, 'FORBIDDEN', `Institution ${institutionId.slice(0, 64)} has no active integration`, 'Do not retry: contact carecircle partner support to activate the integration.');
     const secretId = verifySignature(req.headers['x-pipe-signature'], raw, this.liveSecrets(institution));
@@ -63,6 +70,8 @@ export class PartnerAuth {
 
   /** Decrypting per request costs more than the read; keyed by the whole secret list, a rotation or retirement is a new key. */
   private liveSecrets(institution: InstitutionRecord): IssuedSecret[] {
+    const same = this.openedFor.get(institution);
+    if (same) return same;
     const key = JSON.stringify([institution._id, institution.secrets]);
     let live = this.opened.get(key);
     if (!live) {
@@ -70,6 +79,7 @@ export class PartnerAuth {
       live = this.partners.liveSecrets(institution);
       this.opened.set(key, live);
     }
+    this.openedFor.set(institution, live);
     return live;
   }
 }

@@ -38,6 +38,8 @@ export interface PipeDeps {
   sink: EventSink;
   limiter: Limiter;
   clock?: () => number;
+  /** Keep institutions in memory: only where every writer reaches this process (NATS). */
+  keepInstitutions?: boolean;
 }
 
 function bytesOf(req: HttpRequestEnvelope): Buffer {
@@ -58,7 +60,7 @@ const invalid = (message: string, hint = 'Fix the field and send the event again
 
 export function pipeHandlers(deps: PipeDeps): RouteHandlers {
   const clock = deps.clock ?? Date.now;
-  const auth = new PartnerAuth(deps.partners, deps.limiter, deps.config.rateIngestPerMin, clock);
+  const auth = new PartnerAuth(deps.partners, deps.limiter, deps.config.rateIngestPerMin, clock, deps.keepInstitutions);
   const keys = new IngestKeys(deps.db);
   // Concurrent events share their store round trips: the key claims go in one insert.
   const eventKeys = new GroupCommit<IngestKeyRecord, { fresh: boolean; record: IngestKeyRecord }>((records) => keys.claimMany(records));

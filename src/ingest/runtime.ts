@@ -27,7 +27,9 @@ export function ingestWorkerHandlers(config: Config, log: Logger, db: Db, bus: B
   const writer = new CareEventWriter(db, shares);
   const sink = bus.durable ? new StreamSink(bus.durable, ingestStream(config.busNamespace, names.ingestEvents), config.ingestAckWaitMs) : new MongoSink(writer, new DeadLetters(db), log.child({ component: 'ingest-writer' }));
   return {
-    ...pipeHandlers({ config, db, partners, shares, writer, sink, limiter }),
+    // The `carecircle partner` command announces its changes over NATS; the in-process bus of an
+    // embedded run is out of its reach, so there the institution is read fresh.
+    ...pipeHandlers({ config, db, partners, shares, writer, sink, limiter, keepInstitutions: bus.kind !== 'memory' }),
     ...familyShareLinkHandlers({ db, appOrigin: new URL(config.appUrl).origin, inboxDomain: config.inboxDomain, shares, limiter, callerOf: (headers) => sessionCaller(db, headers) }),
   };
 }

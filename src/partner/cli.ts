@@ -4,6 +4,9 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { MongoClient } from 'mongodb';
 import { pino } from 'pino';
+import { openCredentials, type Credentials } from '../auth/credentials.js';
+import { openBus } from '../bus/index.js';
+import type { Bus } from '../bus/types.js';
 import type { Config } from '../config.js';
 import { REDACT_PATHS, type Logger } from '../log.js';
 import { startEmbeddedMongo } from '../store/embeddedMongo.js';
@@ -79,6 +82,45 @@ function printInstitution(v: ReturnType<typeof institutionView>, out: (s: string
   for (const s of v.secrets) out(`  ${s.secret_id}  ${s.state.padEnd(7)}  created ${s.created_at}  last verified ${s.last_verified_at ?? 'never'}`);
 }
 
+/** The commands that change an institution: every running process must hear of them. */
+const CHANGES = new Set(['create', 'rotate', 'retire', 'deactivate', 'activate']);
+
+/** NATS is configured and cannot be reached: the command changes nothing it could not announce. */
+class Unannounced extends Error {}
+
+/** A NATS_URL without any user or password in it, to print. */
+const shownUrl = (url: string) => url.replace(/\/\/[^@/]*@/g, '//');
+
+/**
+ * Over NATS the running processes keep institutions in memory: join them the way a process of the
+ * service does (same bus, same namespace, counted as a member), so each change returns only once
+ * every one of them has acknowledged it. Refuses before anything is written when NATS is out of reach.
+ */
+async function announcer(config: Config, log: Logger): Promise<Bus | undefined> {
+  if (!config.natsUrl) return undefined;
+  try {
+    return await openBus(config.natsUrl, log, 'carecircle-partner', { replicas: config.natsReplicas });
+  } catch (err) {
+    throw new Unannounced(
+      `NATS_URL is set (${shownUrl(config.natsUrl)}) but NATS cannot be reached: ${err instanceof Error ? err.message : String(err)}.\n` +
+        'Nothing was changed. The running carecircle processes keep institutions in memory and learn of a change over NATS, so this command changes nothing it cannot announce.\n' +
+        'Check that nats-server is running and reachable from here at NATS_URL, and that NATS_URL (and BUS_NAMESPACE) are the ones the service uses; then run the command again.',
+    );
+  }
+}
+
+/** What the operator is told after a change: on NATS, that it holds on every running process. */
+function reachOf(credentials: Credentials | undefined): { text: string; json: Record<string, number> } {
+  const reach = credentials?.lastReach;
+  if (!credentials || !reach) return { text: '', json: {} };
+  if (reach.silent)
+    process.stderr.write(
+      `warning: ${reach.silent} running process(es) did not confirm the change within 3 s (stopped, or cut off from NATS). The change is saved; a process cut off from NATS stops trusting what it keeps, and nothing is kept longer than 5 minutes.\n`,
+    );
+  const holds = reach.silent ? `on the ${reach.acknowledged} running process(es) that confirmed it` : reach.acknowledged ? `on every running process (${reach.acknowledged} confirmed)` : 'on every process (none is running now)';
+  return { text: ` ${holds}`, json: { processes_confirmed: reach.acknowledged, processes_silent: reach.silent } };
+}
+
 const SHOWN_ONCE = 'The secret is shown this once: hand it to the partner over a secure channel. carecircle keeps it encrypted and cannot show it again.';
 
 async function records(command: string, args: string[], config: Config, json: boolean): Promise<number> {
@@ -90,34 +132,48 @@ async function records(command: string, args: string[], config: Config, json: bo
   };
   if (command === 'create' && !values.name) throw new PartnerError(`create needs --name\n${PARTNER_USAGE}`);
   const key = resolveDataKey(config, log);
-  const { store, stop } = await openPartnerStore(config, log);
+  const bus = CHANGES.has(command) ? await announcer(config, log) : undefined;
+  let credentials: Credentials | undefined;
+  const opened = await openPartnerStore(config, log).catch(async (err: unknown) => {
+    await bus?.close();
+    throw err;
+  });
+  const { store, stop } = opened;
   try {
+    if (bus) credentials = await openCredentials(store.db, bus, config.busNamespace, log);
     const partners = new PartnerStore(store.db, new SecretBox(key));
+    const reach = () => reachOf(credentials);
     switch (command) {
       case 'create': {
         const { institution, secret } = await partners.create({ name: values.name!, ...(values.id ? { id: values.id } : {}) });
-        if (json) out(JSON.stringify({ institution_id: institution._id, name: institution.name, secret_id: secret.id, secret: secret.value }));
+        const r = reach();
+        if (json) out(JSON.stringify({ institution_id: institution._id, name: institution.name, secret_id: secret.id, secret: secret.value, ...r.json }));
         else out(`institution_id  ${institution._id}\nname            ${institution.name}\nsecret_id       ${secret.id}\nsecret          ${secret.value}\n\n${SHOWN_ONCE}`);
         return 0;
       }
       case 'rotate': {
         need(1, '<institution_id>');
         const secret = await partners.rotate(positionals[0]!);
-        if (json) out(JSON.stringify({ institution_id: positionals[0], secret_id: secret.id, secret: secret.value }));
-        else out(`secret_id  ${secret.id}\nsecret     ${secret.value}\n\nBoth secrets are accepted until you retire the old one (carecircle partner retire ${positionals[0]} <old secret_id>).\n${SHOWN_ONCE}`);
+        const r = reach();
+        if (json) out(JSON.stringify({ institution_id: positionals[0], secret_id: secret.id, secret: secret.value, ...r.json }));
+        else out(`secret_id  ${secret.id}\nsecret     ${secret.value}\n\nBoth secrets are accepted${r.text} until you retire the old one (carecircle partner retire ${positionals[0]} <old secret_id>).\n${SHOWN_ONCE}`);
         return 0;
       }
-      case 'retire':
+      case 'retire': {
         need(2, '<institution_id> <secret_id>');
         await partners.retire(positionals[0]!, positionals[1]!);
-        out(json ? JSON.stringify({ institution_id: positionals[0], secret_id: positionals[1], state: 'retired' }) : `${positionals[1]} retired: requests signed with it now get 401`);
+        const r = reach();
+        out(json ? JSON.stringify({ institution_id: positionals[0], secret_id: positionals[1], state: 'retired', ...r.json }) : `${positionals[1]} retired: requests signed with it now get 401${r.text}`);
         return 0;
+      }
       case 'deactivate':
-      case 'activate':
+      case 'activate': {
         need(1, '<institution_id>');
         await (command === 'deactivate' ? partners.deactivate(positionals[0]!) : partners.activate(positionals[0]!));
-        out(json ? JSON.stringify({ institution_id: positionals[0], status: command === 'deactivate' ? 'inactive' : 'active' }) : command === 'deactivate' ? `${positionals[0]} deactivated: every request now gets 403` : `${positionals[0]} active again`);
+        const r = reach();
+        out(json ? JSON.stringify({ institution_id: positionals[0], status: command === 'deactivate' ? 'inactive' : 'active', ...r.json }) : command === 'deactivate' ? `${positionals[0]} deactivated: every request now gets 403${r.text}` : `${positionals[0]} active again${r.text}`);
         return 0;
+      }
       case 'list': {
         const all = await partners.list();
         const views = await Promise.all(all.map(async (i) => institutionView(i, await partners.lastUse(i._id))));
@@ -139,6 +195,8 @@ async function records(command: string, args: string[], config: Config, json: bo
         throw new PartnerError(`unknown partner command "${command}"\n${PARTNER_USAGE}`);
     }
   } finally {
+    await credentials?.stop();
+    await bus?.close();
     await stop();
   }
 }
@@ -199,6 +257,10 @@ export async function partnerCommand(args: string[], config: Config): Promise<nu
     if (err instanceof PartnerError) {
       process.stderr.write(`carecircle partner: ${err.message}\n`);
       return 2;
+    }
+    if (err instanceof Unannounced) {
+      process.stderr.write(`carecircle partner: ${err.message}\n`);
+      return 1;
     }
     throw err;
   }

@@ -1,8 +1,10 @@
 // Partner institutions and their signing secrets: the onboarding records behind `carecircle partner`.
 // A secret is shown once when issued; at rest it is sealed with the data key. Up to two secrets
-// are live at a time (rotation), and the last live one cannot be retired.
+// are live at a time (rotation), and the last live one cannot be retired. Every change is announced
+// to every process before it returns, so an institution kept in memory never outlives it.
 import { randomBytes } from 'node:crypto';
 import type { Collection, Db, IndexDescription } from 'mongodb';
+import { credentialsFor } from '../auth/credentials.js';
 import { isDuplicateKey } from '../store/errors.js';
 import { newId, randomBase32 } from '../store/ids.js';
 import type { Sealed, SecretBox } from './secretBox.js';
@@ -72,7 +74,7 @@ export class PartnerStore {
   private readonly lastUseWrite = new Map<string, number>();
 
   constructor(
-    db: Db,
+    private readonly db: Db,
     private readonly box: SecretBox,
     private readonly clock: () => number = Date.now,
   ) {
@@ -99,11 +101,25 @@ export class PartnerStore {
       if (isDuplicateKey(err)) throw new PartnerError(`institution ${id} already exists`);
       throw err;
     }
+    // Nothing can be kept of an id that did not exist (a miss is never kept); announced all the same,
+    // so that every writer of the record announces.
+    await this.changed(id);
     return { institution, secret: issued };
   }
 
   get(id: string): Promise<InstitutionRecord | null> {
     return this.institutions.findOne({ _id: id });
+  }
+
+  /** The institution as this process keeps it (`load` reads it on a miss). Only for processes that
+   *  every writer can reach: over NATS, where the `carecircle partner` command announces too. */
+  kept(id: string, load: () => Promise<InstitutionRecord | null> = () => this.get(id)): Promise<InstitutionRecord | null> {
+    return credentialsFor(this.db).records.lookup('institution', id, load);
+  }
+
+  /** After the store write: every process forgets the record before the change returns. */
+  private changed(id: string): Promise<void> {
+    return credentialsFor(this.db).changed('institution', [id]);
   }
 
   private async mustGet(id: string): Promise<InstitutionRecord> {
@@ -124,6 +140,7 @@ export class PartnerStore {
       throw new PartnerError(`${id} already has ${live.length} live secrets (${live.map((s) => s.id).join(', ')}): retire the old one before rotating again`);
     const { record, issued } = this.sealNew(id);
     await this.institutions.updateOne({ _id: id }, { $push: { secrets: record } });
+    await this.changed(id);
     return issued;
   }
 
@@ -137,17 +154,20 @@ export class PartnerStore {
     const now = new Date(this.clock());
     const secrets = inst.secrets.map((s) => (s.id === secretId ? { ...s, retiredAt: now } : s));
     await this.institutions.updateOne({ _id: id }, { $set: { secrets } });
+    await this.changed(id);
   }
 
   /** Every request from the institution is refused with 403 until it is activated again. */
   async deactivate(id: string): Promise<void> {
     await this.mustGet(id);
     await this.institutions.updateOne({ _id: id }, { $set: { status: 'inactive', deactivatedAt: new Date(this.clock()) } });
+    await this.changed(id);
   }
 
   async activate(id: string): Promise<void> {
     await this.mustGet(id);
     await this.institutions.updateOne({ _id: id }, { $set: { status: 'active' }, $unset: { deactivatedAt: '' } });
+    await this.changed(id);
   }
 
   /** The live secrets in the clear, for verifying a signature. */

@@ -1,0 +1,51 @@
+// What a steady-state partner event reads from the store on a NATS deployment: not its institution.
+// The driver's command monitoring on the service's own client shows that the institution, like the
+// binding and the loved one, comes from memory once the process has read it, and is read again on
+// the first event after a change to it.
+import type { CommandStartedEvent } from 'mongodb';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { FAMILY_SHARE_BINDINGS } from '../src/ingest/familyShare.js';
+import { WORKSPACE_COLLECTIONS } from '../src/family/records.js';
+import { PARTNER_COLLECTIONS } from '../src/partner/records.js';
+import { freshDatabaseUrl } from './harness/servers.js';
+import { startTestService, type TestService } from './harness/service.js';
+import { family, onboard, partnerStore, postEvent, shareWith, TEST_DATA_KEY, visit, type Partner } from './ingest.fixtures.js';
+
+const READS = new Set(['find', 'aggregate', 'count', 'distinct', 'getMore']);
+const RECORDS = new Set<string>([PARTNER_COLLECTIONS.institutions, FAMILY_SHARE_BINDINGS, WORKSPACE_COLLECTIONS.lovedOnes]);
+
+let svc: TestService;
+const commands: { name: string; collection: string }[] = [];
+
+beforeAll(async () => {
+  const url = new URL(freshDatabaseUrl(inject('mongoUrl')));
+  url.searchParams.set('monitorCommands', 'true');
+  svc = await startTestService({ nats: true, mongoUrl: url.toString(), env: { DATA_KEY: TEST_DATA_KEY, RATE_INGEST_PER_MIN: '100000' } });
+  svc.store.client.on('commandStarted', (e: CommandStartedEvent) => commands.push({ name: e.commandName, collection: String(e.command[e.commandName]) }));
+});
+afterAll(async () => {
+  await svc?.stop();
+});
+
+let n = 0;
+const send = (partner: Partner, o: { secret?: string } = {}) => postEvent(svc.urls.pipe!, partner, visit(partner, 'client-steady', { source_event_id: `s-${n++}` }), o);
+const recordReads = (sent: typeof commands) => sent.filter((c) => READS.has(c.name) && RECORDS.has(c.collection));
+
+describe('ingest - no record read per event', () => {
+  it('when a partner sends again, then no command reads its institution, binding or loved one; after a rotation, the next event reads the institution again', async () => {
+    const partner = await onboard(svc.store.db);
+    await shareWith(svc, partner, 'client-steady', await family(svc.store.db, svc.config));
+    expect((await send(partner)).status).toBe(202);
+    commands.length = 0;
+    for (let i = 0; i < 10; i++) expect((await send(partner)).status).toBe(202);
+    const steady = commands.splice(0);
+    // The events did reach the store (their de-duplication keys), so monitoring saw them.
+    expect(steady.length).toBeGreaterThan(0);
+    expect(recordReads(steady)).toEqual([]);
+
+    const next = await partnerStore(svc.store.db).rotate(partner.institutionId);
+    commands.length = 0;
+    expect((await send(partner, { secret: next.value })).status).toBe(202);
+    expect(recordReads(commands.splice(0))).toEqual([{ name: 'find', collection: PARTNER_COLLECTIONS.institutions }]);
+  });
+});

@@ -1,0 +1,126 @@
+// `carecircle partner` on a NATS deployment, as an operator runs it (a process of its own): each
+// change returns only once every running process has acknowledged it, so two workers that keep the
+// institution in memory refuse a retired secret on the very next request; and with NATS configured
+// but out of reach the command changes nothing and says so.
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startRole, type RoleProcess } from './harness/processes.js';
+import { freePort, freshDatabaseUrl, repoRoot } from './harness/servers.js';
+import { startTestService, type TestService } from './harness/service.js';
+import { family, onboard, partnerStore, postEvent, shareWith, TEST_DATA_KEY, visit, type Partner } from './ingest.fixtures.js';
+
+const run = promisify(execFile);
+
+let workers: RoleProcess[] = [];
+let gateway: TestService;
+let pipe: string;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  const mongoUrl = freshDatabaseUrl(inject('mongoUrl'));
+  env = { NATS_URL: inject('natsUrl'), MONGO_URL: mongoUrl, BUS_NAMESPACE: `partnercli${process.pid}`, DATA_KEY: TEST_DATA_KEY, RATE_INGEST_PER_MIN: '100000', APP_URL: 'http://localhost:8081' };
+  workers = [startRole('worker', env), startRole('worker', env)];
+  await Promise.all(workers.map((w) => w.waitFor(/ingest consumer started/)));
+  gateway = await startTestService({ nats: true, role: 'gateway', mongoUrl, env });
+  pipe = gateway.urls.pipe!;
+}, 60_000);
+afterAll(async () => {
+  await gateway?.stop();
+  await Promise.all(workers.map((w) => w.kill('SIGKILL')));
+});
+
+/** The real command line, as a child process with the deployment's configuration. */
+async function cli(args: string[], extra: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'src/cli.ts'), 'partner', ...args], {
+      cwd: repoRoot,
+      env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'silent', ...env, ...extra },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+let n = 0;
+const send = (partner: Partner, o: { secret?: string; subject?: string } = {}) => postEvent(pipe, partner, visit(partner, o.subject ?? 'client-cli', { source_event_id: `c-${n++}` }), o);
+
+/** Requests each worker answered with this status so far (the workers log every reply at debug). */
+const answered = (status: number) => workers.map((w) => w.lines.filter((l) => l.includes(`"status":${status}`) && l.includes('"msg":"handled"')).length);
+
+/** Keeps 8 requests in flight while `change` runs, then sends 24 at once: the statuses of those. */
+async function acrossChange(partner: Partner, change: () => Promise<void>, o: { secret?: string } = {}): Promise<number[]> {
+  let changing = true;
+  const load = Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (changing) await send(partner, o);
+    }),
+  );
+  await Promise.all(Array.from({ length: 16 }, () => send(partner, o)));
+  await change();
+  const after = await Promise.all(Array.from({ length: 24 }, () => send(partner, o)));
+  changing = false;
+  await load;
+  return after.map((r) => r.status);
+}
+
+describe('carecircle partner over NATS', () => {
+  it('when the command rotates and retires while two workers serve events, then the retired secret gets 401 on the very next request on both', async () => {
+    const partner = await onboard(gateway.store.db);
+    await shareWith(gateway, partner, 'client-cli', await family(gateway.store.db, gateway.config));
+    // Both workers serve the institution, so both hold it in memory before it changes.
+    expect((await Promise.all(Array.from({ length: 24 }, () => send(partner)))).map((r) => r.status)).toEqual(Array(24).fill(202));
+
+    const rotated = await cli(['rotate', partner.institutionId, '--json']);
+    expect(rotated.code).toBe(0);
+    const next = JSON.parse(rotated.stdout) as { secret: string; processes_confirmed: number; processes_silent: number };
+    // The two workers and the test's gateway.
+    expect(next).toMatchObject({ processes_confirmed: 3, processes_silent: 0 });
+    expect((await send(partner, { secret: next.secret })).status).toBe(202);
+
+    const refusedBefore = answered(401);
+    let said = '';
+    const statuses = await acrossChange(partner, async () => {
+      const retired = await cli(['retire', partner.institutionId, partner.secretId]);
+      expect(retired.code).toBe(0);
+      said = retired.stdout;
+    });
+    expect(said).toMatch(/now get 401 on every running process \(3 confirmed\)/);
+    expect(statuses).toEqual(Array(24).fill(401));
+    const refusedAfter = answered(401);
+    for (const [i, count] of refusedAfter.entries()) expect(count).toBeGreaterThan(refusedBefore[i]!);
+    expect((await send(partner, { secret: next.secret })).status).toBe(202);
+
+    const off = await acrossChange(
+      partner,
+      async () => {
+        const deactivated = await cli(['deactivate', partner.institutionId]);
+        expect(deactivated.code).toBe(0);
+        expect(deactivated.stdout).toMatch(/every request now gets 403 on every running process/);
+      },
+      { secret: next.secret },
+    );
+    expect(off).toEqual(Array(24).fill(403));
+  });
+
+  it('when NATS is configured but cannot be reached, then the command writes nothing, says what to check, and exits non-zero', async () => {
+    const partner = await onboard(gateway.store.db);
+    await shareWith(gateway, partner, 'client-down', await family(gateway.store.db, gateway.config));
+    const before = await partnerStore(gateway.store.db).get(partner.institutionId);
+    const down = { NATS_URL: `nats://127.0.0.1:${await freePort()}` };
+    for (const args of [['rotate', partner.institutionId], ['deactivate', partner.institutionId], ['create', '--name', 'Never Made', '--id', 'never-made']]) {
+      const refused = await cli(args, down);
+      expect(refused.code).toBe(1);
+      expect(refused.stdout).toBe('');
+      expect(refused.stderr).toMatch(/NATS_URL is set \(nats:\/\/127\.0\.0\.1:\d+\) but NATS cannot be reached/);
+      expect(refused.stderr).toMatch(/Nothing was changed/);
+      expect(refused.stderr).toMatch(/Check that nats-server is running/);
+    }
+    expect(await partnerStore(gateway.store.db).get(partner.institutionId)).toEqual(before);
+    expect(await partnerStore(gateway.store.db).get('never-made')).toBeNull();
+    expect((await send(partner, { subject: 'client-down' })).status).toBe(202);
+  });
+});
