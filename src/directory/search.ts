@@ -79,8 +79,12 @@ function tokenize(text: string): string[] {
   return text.replace(/['’‘`]/g, '').split(/[^\p{L}\p{N}]+/u).filter((t) => t.length > 0);
 }
 
+const ASCII = /^[ -~]*$/;
+
 /** Lower case without diacritics: "Café" → "cafe". */
 function fold(term: string): string {
+  // Printable ASCII has no marks and nothing NFKD changes: most terms need only lower case.
+  if (ASCII.test(term)) return term.toLowerCase();
   return term.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase();
 }
 
