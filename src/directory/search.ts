@@ -276,16 +276,19 @@ export function createDirectoryIndex(data: DirectoryData): DirectoryIndex {
 
       const { words, meaning } = readQuestion(q, vocabulary);
       const accept = filter ? (doc: number) => { const d = byShortId[doc]; return d !== undefined && filter(d); } : undefined;
-      const scores = new Map<number, number>();
-      for (const r of scorer.search(queryTerms(words), { prefix: prefixFor, fuzzy: fuzzyFor, ...(accept ? { accept } : {}) })) scores.set(r.doc, r.score);
+      const found = scorer.search(queryTerms(words), { prefix: prefixFor, fuzzy: fuzzyFor, ...(accept ? { accept } : {}) });
+      // Already by descending score: only added terms call for a merge and a new order.
+      let ranked = found;
       if (meaning !== '') {
+        const scores = new Map(found.map((r) => [r.doc, r.score]));
         // The added terms are the directory's own words, so they are matched exactly.
         for (const r of scorer.search(queryTerms(meaning), { prefix: () => false, fuzzy: () => false, ...(accept ? { accept } : {}) }))
           scores.set(r.doc, (scores.get(r.doc) ?? 0) + MEANING_WEIGHT * r.score);
+        ranked = [...scores].map(([doc, score]) => ({ doc, score })).sort((a, b) => b.score - a.score);
       }
 
       const hits: DirectoryHit[] = [];
-      for (const [doc, score] of [...scores].sort((a, b) => b[1] - a[1])) {
+      for (const { doc, score } of ranked) {
         const hit = toHit(byShortId[doc], score);
         if (hit) hits.push(hit);
         if (hits.length >= limit) break;
