@@ -30,6 +30,24 @@ export class RawJson {
   constructor(readonly json: string) {}
 }
 
+/** JSON text its maker already wrote for an object, kept beside it (never crossing the bus). */
+const encodings = new WeakMap<object, string>();
+
+/**
+ * Notes `json`, which must be exactly `JSON.stringify(value)`, as the encoding of `value`: whoever
+ * encodes `value` itself later (encodeJson) takes the text instead of walking the object again.
+ */
+export function encodedAs<T extends object>(value: T, json: string): T {
+  encodings.set(value, json);
+  return value;
+}
+
+/** The JSON text noted for `value` (encodedAs), if any. */
+export const encodingOf = (value: unknown): string | undefined => (typeof value === 'object' && value !== null ? encodings.get(value) : undefined);
+
+/** `JSON.stringify(value)`, from the text noted for it when there is one. */
+export const encodeJson = (value: unknown): string | undefined => encodingOf(value) ?? (JSON.stringify(value) as string | undefined);
+
 /** Marks a reply that carries a RawJson member after its head; JSON text never starts with it. */
 const FRAMED = '\u0001';
 

@@ -16,6 +16,7 @@
  */
 import { RESOURCE_CATEGORY_VALUES, type DirectoryData } from './data.js';
 import { FixedMiniSearch } from './fuzzy.js';
+import { Scorer } from './scorer.js';
 import { readLayQuestion } from './layTerms.js';
 import { resolveState } from './states.js';
 
@@ -78,8 +79,12 @@ function tokenize(text: string): string[] {
   return text.replace(/['’‘`]/g, '').split(/[^\p{L}\p{N}]+/u).filter((t) => t.length > 0);
 }
 
+const ASCII = /^[ -~]*$/;
+
 /** Lower case without diacritics: "Café" → "cafe". */
 function fold(term: string): string {
+  // Printable ASCII has no marks and nothing NFKD changes: most terms need only lower case.
+  if (ASCII.test(term)) return term.toLowerCase();
   return term.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase();
 }
 
@@ -117,7 +122,7 @@ function readQuestion(question: string, vocabulary: ReadonlySet<string>): { word
 }
 
 /** Fuzzy distance for a query term: none for short words, one edit from 5 letters, two from 9. */
-function fuzzyFor(term: string): number | false {
+export function fuzzyFor(term: string): number | false {
   if (term.length < 5) return false;
   return term.length >= 9 ? 2 : 1;
 }
@@ -203,34 +208,41 @@ function buildFilter(options: DirectorySearchOptions): ((doc: IndexedDoc) => boo
   return (doc) => checks.every((check) => check(doc));
 }
 
-export function createDirectoryIndex(data: DirectoryData): DirectoryIndex {
-  const docs = toDocs(data);
-  const byKey = new Map(docs.map((d) => [d.key, d]));
-  const resources = new Map(data.resources.map((r) => [r.id, r]));
-  const channels = new Map(data.channels.map((c) => [c.slug, c]));
-  const glossary = new Map(data.glossary.map((g) => [g.id, g]));
+/** Prefix matching from three letters on. */
+export const prefixFor = (term: string): boolean => term.length >= 3;
 
+/** The directory's documents in one frozen MiniSearch index, with the vocabulary it holds. */
+export function indexDirectory(data: DirectoryData) {
+  const docs = toDocs(data);
   const mini = new FixedMiniSearch<IndexedDoc>({
     idField: 'key',
     fields: ['title', 'keywords', 'body'],
     storeFields: [],
     tokenize,
     processTerm,
-    searchOptions: {
-      boost: { ...FIELD_BOOSTS },
-      prefix: (term) => term.length >= 3,
-      fuzzy: (term) => fuzzyFor(term),
-      combineWith: 'OR',
-    },
+    searchOptions: { boost: { ...FIELD_BOOSTS }, prefix: prefixFor, fuzzy: fuzzyFor, combineWith: 'OR' },
   });
   mini.addAll(docs);
   mini.freeze();
+  return { docs, mini, scorer: new Scorer(mini, FIELD_BOOSTS) };
+}
+
+/** A query's terms as the index reads them (MiniSearch's tokenize and processTerm). */
+export const queryTerms = (text: string): string[] => tokenize(text).flatMap((t) => processTerm(t) ?? []);
+
+export function createDirectoryIndex(data: DirectoryData): DirectoryIndex {
+  const { docs, mini, scorer } = indexDirectory(data);
+  const byKey = new Map(docs.map((d) => [d.key, d]));
+  const resources = new Map(data.resources.map((r) => [r.id, r]));
+  const channels = new Map(data.channels.map((c) => [c.slug, c]));
+  const glossary = new Map(data.glossary.map((g) => [g.id, g]));
   const vocabulary = new Set(
     docs.flatMap((d) => [d.title, d.keywords, d.body].flatMap(tokenize)).flatMap((t) => processTerm(t) ?? []),
   );
+  // MiniSearch's own ids for the documents, so results need no lookup by key.
+  const byShortId = scorer.ids.map((key) => byKey.get(String(key)));
 
-  const toHit = (key: string, rawScore: number): DirectoryHit | undefined => {
-    const doc = byKey.get(key);
+  const toHit = (doc: IndexedDoc | undefined, rawScore: number): DirectoryHit | undefined => {
     if (!doc) return undefined;
     const score = Math.round(rawScore * 1000) / 1000;
     switch (doc.kind) {
@@ -263,23 +275,21 @@ export function createDirectoryIndex(data: DirectoryData): DirectoryIndex {
       if (q === '' || limit < 1) return [];
 
       const { words, meaning } = readQuestion(q, vocabulary);
-      const searchOptions = filter ? { filter: (r: { id: unknown }) => {
-        const doc = byKey.get(String(r.id));
-        return doc !== undefined && filter(doc);
-      } } : {};
-      const scores = new Map<string, number>();
-      for (const r of mini.search(words, searchOptions)) scores.set(String(r.id), r.score);
+      const accept = filter ? (doc: number) => { const d = byShortId[doc]; return d !== undefined && filter(d); } : undefined;
+      const found = scorer.search(queryTerms(words), { prefix: prefixFor, fuzzy: fuzzyFor, ...(accept ? { accept } : {}) });
+      // Already by descending score: only added terms call for a merge and a new order.
+      let ranked = found;
       if (meaning !== '') {
+        const scores = new Map(found.map((r) => [r.doc, r.score]));
         // The added terms are the directory's own words, so they are matched exactly.
-        for (const r of mini.search(meaning, { ...searchOptions, prefix: false, fuzzy: false })) {
-          const key = String(r.id);
-          scores.set(key, (scores.get(key) ?? 0) + MEANING_WEIGHT * r.score);
-        }
+        for (const r of scorer.search(queryTerms(meaning), { prefix: () => false, fuzzy: () => false, ...(accept ? { accept } : {}) }))
+          scores.set(r.doc, (scores.get(r.doc) ?? 0) + MEANING_WEIGHT * r.score);
+        ranked = [...scores].map(([doc, score]) => ({ doc, score })).sort((a, b) => b.score - a.score);
       }
 
       const hits: DirectoryHit[] = [];
-      for (const [key, score] of [...scores].sort((a, b) => b[1] - a[1])) {
-        const hit = toHit(key, score);
+      for (const { doc, score } of ranked) {
+        const hit = toHit(byShortId[doc], score);
         if (hit) hits.push(hit);
         if (hits.length >= limit) break;
       }

@@ -52,18 +52,42 @@ export interface DirectoryDeps {
   siteUrl: string;
 }
 
+const searchInput = z
+  .object({
+    query: z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters').describe('What to look for, in plain words: "respite care", "dementia helpline", "medicaid look-back".'),
+    limit: z.number().int().min(1).max(25).default(5).describe('How many results, 1-25 (default 5).'),
+    category: z.enum([...RESOURCE_CATEGORY_VALUES, 'channel', 'glossary']).optional().describe('Only this resource category, or only channels or glossary terms.'),
+    state: stateArg.optional().describe('A US state (USPS code or name): only resources that serve it.'),
+  })
+  .strict();
+
+const SEARCH_KEYS = new Set(['query', 'limit', 'category', 'state']);
+const SEARCH_CATEGORIES = new Set<unknown>([...RESOURCE_CATEGORY_VALUES, 'channel', 'glossary']);
+
+/** Well-formed search arguments as `searchInput` reads them; anything else is left to it, to name the fault. */
+function acceptSearch(args: Record<string, unknown>): z.output<typeof searchInput> | undefined {
+  for (const k in args) if (!SEARCH_KEYS.has(k)) return undefined;
+  const { query, limit = 5, category, state } = args;
+  if (typeof query !== 'string' || typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > 25) return undefined;
+  if (category !== undefined && !SEARCH_CATEGORIES.has(category)) return undefined;
+  if (state !== undefined && (typeof state !== 'string' || resolveState(state.trim()) === undefined)) return undefined;
+  const trimmed = query.trim();
+  if (trimmed.length < 1 || trimmed.length > 200) return undefined;
+  // A member given as undefined (in-process callers only) stays, as the schema keeps it.
+  return {
+    query: trimmed,
+    limit,
+    ...('category' in args ? { category: category as z.output<typeof searchInput>['category'] } : {}),
+    ...('state' in args ? { state: state?.trim() } : {}),
+  };
+}
+
 export function directoryTools(deps: DirectoryDeps): ToolDefinition[] {
   const slugs = deps.data.channels.map((c) => c.slug);
   return [
     implementTool(DIRECTORY_TOOLS.search, {
-      input: z
-        .object({
-          query: z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters').describe('What to look for, in plain words: "respite care", "dementia helpline", "medicaid look-back".'),
-          limit: z.number().int().min(1).max(25).default(5).describe('How many results, 1-25 (default 5).'),
-          category: z.enum([...RESOURCE_CATEGORY_VALUES, 'channel', 'glossary']).optional().describe('Only this resource category, or only channels or glossary terms.'),
-          state: stateArg.optional().describe('A US state (USPS code or name): only resources that serve it.'),
-        })
-        .strict(),
+      input: searchInput,
+      accept: acceptSearch,
       handler: async (args) => {
         const hits = deps.index.search(args.query, { limit: args.limit, ...(args.category ? { category: args.category } : {}), ...(args.state ? { state: resolveState(args.state)?.code ?? args.state } : {}) });
         return { structured: { query: args.query, count: hits.length, results: hits } };

@@ -12,6 +12,25 @@ export const rpcRequest = z.object({
 });
 export type RpcRequest = z.infer<typeof rpcRequest>;
 
+const REQUEST_KEYS = new Set(['jsonrpc', 'id', 'method', 'params']);
+export const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * A JSON-RPC request checked by hand, as sent by every client: zod's parse (which copies the
+ * message and its params) runs only for one that fails here or carries other members, to name
+ * what is wrong or drop them.
+ */
+export function parseRpcRequest(raw: unknown): ReturnType<typeof rpcRequest.safeParse> {
+  if (isPlainObject(raw) && raw.jsonrpc === '2.0' && typeof raw.method === 'string' && raw.method.length > 0) {
+    const { id, params } = raw;
+    const idOk = id === undefined || id === null || typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
+    let plain = idOk && (params === undefined || isPlainObject(params));
+    for (const k in raw) if (!REQUEST_KEYS.has(k)) plain = false;
+    if (plain) return { success: true, data: raw as RpcRequest };
+  }
+  return rpcRequest.safeParse(raw);
+}
+
 export interface RpcSuccess {
   jsonrpc: '2.0';
   id: RpcId;

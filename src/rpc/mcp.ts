@@ -3,8 +3,9 @@
 import { z } from 'zod';
 import type { HttpReplyEnvelope } from '../bus/envelopes.js';
 import { isTransient, RETRY_AFTER_SEC } from '../bus/failures.js';
+import { encodedAs, encodingOf } from '../bus/replies.js';
 import { RPC } from './codes.js';
-import { describeIssues, isNotification, rpcRequest, salvageId, type RpcId, type RpcRequest, type RpcResponse } from './envelope.js';
+import { describeIssues, isNotification, isPlainObject, parseRpcRequest, salvageId, type RpcId, type RpcRequest, type RpcResponse } from './envelope.js';
 import { invalidRequest, RpcError, ToolError, ToolFailure } from './errors.js';
 import {
   DEFAULT_PROTOCOL_VERSION,
@@ -86,7 +87,7 @@ export class McpServer {
   async handlePost(call: HttpCall, ctx: Omit<CallContext, 'protocolVersion'>): Promise<HttpReplyEnvelope> {
     const headerVersion = call.headers['mcp-protocol-version'];
     const body = call.body;
-    const single = Array.isArray(body) ? undefined : rpcRequest.safeParse(body);
+    const single = Array.isArray(body) ? undefined : parseRpcRequest(body);
     // The era is the body's: a request carrying the per-request envelope is 2026-07-28 traffic.
     if (single?.success) {
       const claimed = envelopeVersion(single.data);
@@ -131,7 +132,7 @@ export class McpServer {
 
   /** One message, validated; null when it is a notification. */
   private async handleMessage(raw: unknown, ctx: CallContext, inBatch: boolean): Promise<RpcResponse | null> {
-    const parsed = rpcRequest.safeParse(raw);
+    const parsed = parseRpcRequest(raw);
     if (!parsed.success) return failure(salvageId(raw), invalidRequest(describeIssues(parsed.error)));
     return this.answerMessage(parsed.data, ctx, inBatch);
   }
@@ -142,7 +143,11 @@ export class McpServer {
     try {
       if (inBatch && msg.method === 'initialize') throw invalidRequest('initialize cannot be part of a batch', 200);
       const result = await this.dispatch(msg, ctx);
-      return notification ? null : { jsonrpc: '2.0', id: msg.id ?? null, result };
+      if (notification) return null;
+      const id = msg.id ?? null;
+      const resultJson = encodingOf(result);
+      const reply: RpcResponse = { jsonrpc: '2.0', id, result };
+      return resultJson === undefined ? reply : encodedAs(reply, `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultJson}}`);
     } catch (err) {
       if (notification) return null;
       return failure(msg.id ?? null, this.toRpcError(err, ctx));
@@ -210,7 +215,7 @@ export class McpServer {
   }
 
   private async callTool(params: Record<string, unknown> | undefined, ctx: CallContext): Promise<Record<string, unknown>> {
-    const call = toolCallParams.safeParse(params ?? {});
+    const call = callParams(params);
     if (!call.success) throw new RpcError(RPC.INVALID_PARAMS, `Invalid params: ${describeIssues(call.error)}`, { hint: 'tools/call takes {"name": string, "arguments": object}.' });
     const tool = this.tools.get(call.data.name);
     if (!tool)
@@ -218,7 +223,9 @@ export class McpServer {
       throw new RpcError(ctx.modern ? RPC.INVALID_PARAMS : RPC.METHOD_NOT_FOUND, `Unknown tool: ${call.data.name}`, {
         hint: `Available tools: ${[...this.tools.keys()].join(', ')}. Call tools/list for their arguments.`,
       });
-    const args = tool.input.safeParse(call.data.arguments ?? {});
+    const given = call.data.arguments ?? {};
+    const accepted = tool.accept?.(given);
+    const args = accepted === undefined ? tool.input.safeParse(given) : { success: true as const, data: accepted };
     if (!args.success) {
       const message = `Invalid arguments for ${tool.name}: ${describeIssues(args.error)}`;
       // 2026-07-28 makes input validation a tool execution error the model can correct.
@@ -227,11 +234,11 @@ export class McpServer {
     }
     try {
       const result = await tool.handler(args.data, ctx);
-      const content = [
-        ...(result.summary ? [{ type: 'text', text: result.summary }] : []),
-        { type: 'text', text: JSON.stringify(result.structured) },
-      ];
-      return ctx.protocolVersion >= STRUCTURED_FROM ? { content, structuredContent: result.structured } : { content };
+      const json = JSON.stringify(result.structured);
+      const content = [...(result.summary ? [{ type: 'text', text: result.summary }] : []), { type: 'text', text: json }];
+      if (ctx.protocolVersion < STRUCTURED_FROM) return { content };
+      // The answer holds the result twice, as the text block and as itself: its JSON is written once.
+      return encodedAs({ content, structuredContent: result.structured }, `{"content":${JSON.stringify(content)},"structuredContent":${json}}`);
     } catch (err) {
       if (err instanceof ToolError) return { content: [{ type: 'text', text: err.message }], isError: true };
       if (err instanceof RpcError) throw err;
@@ -254,9 +261,16 @@ export class McpServer {
   }
 }
 
+/** tools/call params checked by hand; zod names what is wrong with the rest. */
+function callParams(params: Record<string, unknown> | undefined): ReturnType<typeof toolCallParams.safeParse> {
+  if (params && typeof params.name === 'string' && params.name.length > 0 && (params.arguments === undefined || isPlainObject(params.arguments)))
+    return { success: true, data: { name: params.name, ...(params.arguments === undefined ? {} : { arguments: params.arguments }) } };
+  return toolCallParams.safeParse(params ?? {});
+}
+
 /** A batch member written for 2026-07-28, which has no batches. */
 function carriesEnvelope(raw: unknown): boolean {
-  const parsed = rpcRequest.safeParse(raw);
+  const parsed = parseRpcRequest(raw);
   return parsed.success && envelopeVersion(parsed.data) !== undefined;
 }
 

@@ -38,6 +38,11 @@ export interface ToolDeclaration {
 
 export interface ToolDefinition<S extends z.ZodType = z.ZodType> extends ToolDeclaration {
   input: S;
+  /**
+   * A hand check of the arguments for the common case: what `input` would make of them, or
+   * undefined to let `input` decide (and name the fault). It must never accept what `input` refuses.
+   */
+  accept?: (args: Record<string, unknown>) => z.output<S> | undefined;
   handler: (args: z.output<S>, ctx: CallContext) => Promise<ToolResult>;
 }
 
@@ -45,7 +50,7 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> extends ToolDec
 export const defineTool = <S extends z.ZodType>(tool: ToolDefinition<S>): ToolDefinition => tool as unknown as ToolDefinition;
 
 /** A declared tool with its arguments and handler; infers the argument type from the schema. */
-export const implementTool = <S extends z.ZodType>(declaration: ToolDeclaration, impl: { input: S; handler: ToolDefinition<S>['handler'] }): ToolDefinition =>
+export const implementTool = <S extends z.ZodType>(declaration: ToolDeclaration, impl: Pick<ToolDefinition<S>, 'input' | 'accept' | 'handler'>): ToolDefinition =>
   ({ ...declaration, ...impl }) as unknown as ToolDefinition;
 
 /** JSON Schema of a tool's arguments, generated once from zod. */

@@ -3,7 +3,7 @@
 // failure is logged once here and answered by cause, and the worker goes on serving.
 import { parseRequestEnvelope, type HttpReplyEnvelope, type HttpRequestEnvelope } from '../bus/envelopes.js';
 import { HandlerFailure } from '../bus/errors.js';
-import { RawJson } from '../bus/replies.js';
+import { encodeJson, RawJson } from '../bus/replies.js';
 import { countDatabaseError, failureKindOf } from '../bus/failures.js';
 import { QUEUE } from '../bus/subjects.js';
 import { HEADER_DEADLINE, HEADER_REQUEST_ID, type Bus, type BusHeaders, type Subscription } from '../bus/types.js';
@@ -50,7 +50,7 @@ function failureOf(err: unknown, log: Logger): HandlerFailure {
 function withEncodedBody(reply: HttpReplyEnvelope): HttpReplyEnvelope {
   if (reply.body === undefined || reply.raw) return reply;
   try {
-    const json = JSON.stringify(reply.body) as string | undefined;
+    const json = encodeJson(reply.body);
     return json === undefined ? reply : { ...reply, body: new RawJson(json) };
   } catch {
     return reply;
