@@ -14,7 +14,7 @@
 import { createHash } from 'node:crypto';
 import type { Collection, Db, Document } from 'mongodb';
 import { credentialsFor } from '../auth/credentials.js';
-import { isDuplicateKey } from '../store/errors.js';
+import { duplicateIndexes, isDuplicateKey } from '../store/errors.js';
 
 export type Tags = Record<string, string>;
 
@@ -52,18 +52,24 @@ export function statesDropped(db: Db, collection: string): Promise<void> {
 export class KeyedStates<T extends Document> {
   private readonly rows: Collection<Row<T>>;
   private readonly heads: Collection<Head<T>>;
+  private readonly headsApart: boolean;
 
   /** Heads live in `<collection>_heads` unless `headsIn` names another collection (the rows'
    *  own collection works too: a head's `_id` is the bare key, a row's has `#<v>`). `keep`: the
-   *  superseded versions kept per key (fewer keeps a collection of large states small). */
+   *  superseded versions kept per key (fewer keeps a collection of large states small);
+   *  `pruneEvery`: superseded versions are deleted that many at a time, in one command (every
+   *  delete on FerretDB reads through the whole collection); `last`: states after which the key is
+   *  removed right away (a sealed chunk), which get neither a head nor a prune. */
   constructor(
     private readonly db: Db,
     readonly collection: string,
     headsIn = `${collection}_heads`,
     private readonly keep = KEEP,
+    private readonly opts: { pruneEvery?: number; last?: (state: T) => boolean } = {},
   ) {
     this.rows = db.collection<Row<T>>(collection);
     this.heads = db.collection<Head<T>>(headsIn);
+    this.headsApart = headsIn !== collection;
   }
 
   /** The newest state of `key` and its version, or null when it was never written. Shared with
@@ -103,11 +109,18 @@ export class KeyedStates<T extends Document> {
    * change", so repeating an update is free.
    */
   async update(key: string, tags: Tags, init: () => Promise<T>, change: (state: T) => T | null): Promise<T> {
+    return (await this.apply(key, tags, init, change)).state;
+  }
+
+  /** `update`, saying which version is now the newest and whether this call wrote it. With `told`,
+   *  the change is added there instead of announced: the caller announces it (`announceStates`)
+   *  before it returns, one message for a whole batch of writes. */
+  async apply(key: string, tags: Tags, init: () => Promise<T>, change: (state: T) => T | null, told?: string[]): Promise<{ v: number; state: T; wrote: boolean }> {
     for (let attempt = 1; ; attempt++) {
       const { current, headV } = await this.read(key);
       const base = current ? current.state : await init();
       const changed = change(base);
-      if (current && changed === null) return current.state;
+      if (current && changed === null) return { ...current, wrote: false };
       const state = changed ?? base;
       const v = (current?.v ?? 0) + 1;
       try {
@@ -118,14 +131,45 @@ export class KeyedStates<T extends Document> {
         continue;
       }
       try {
-        await this.advanceHead(key, v, state, tags, headV);
-        if (v > this.keep) await this.rows.deleteOne({ _id: `${key}#${v - this.keep}` }).catch(() => undefined);
+        if (!this.opts.last?.(state)) {
+          await this.advanceHead(key, v, state, tags, headV);
+          await this.prune(key, v);
+        }
       } finally {
         // Version v is stored whatever happened to the head: no process may keep serving v - 1.
-        await credentialsFor(this.db).changed('state', [stateId(this.collection, key)]);
+        if (told) told.push(stateId(this.collection, key));
+        else await credentialsFor(this.db).changed('state', [stateId(this.collection, key)]);
       }
-      return state;
+      return { v, state, wrote: true };
     }
+  }
+
+  /** Write the first version of a key the caller knows nobody has written (it took the number
+   *  through an earlier compare-and-set): the row and its head in one command. False when someone
+   *  did write it: read and decide again. */
+  async create(key: string, tags: Tags, state: T, told: string[]): Promise<boolean> {
+    const row = { _id: `${key}#1`, key, v: 1, state, at: new Date(), ...tags } as Row<T>;
+    const docs: Document[] = this.opts.last?.(state) ? [row] : [row, { _id: key, v: 1, state, ...tags }];
+    try {
+      // Ordered: a refused row stops before its head.
+      await this.rows.insertMany(docs as Row<T>[], { ordered: true });
+    } catch (err) {
+      const refused = duplicateIndexes(err);
+      if (!refused) throw err;
+      // A head left behind by an earlier key of the same name only lags: reads probe past it.
+      if (refused.includes(0)) return false;
+    }
+    told.push(stateId(this.collection, key));
+    return true;
+  }
+
+  /** Superseded versions, `pruneEvery` at a time, `keep` behind the newest. */
+  private async prune(key: string, v: number): Promise<void> {
+    const every = this.opts.pruneEvery ?? 1;
+    const upTo = v - this.keep;
+    if (upTo < 1 || upTo % every !== 0) return;
+    const ids = Array.from({ length: Math.min(every, upTo) }, (_, i) => `${key}#${upTo - i}`);
+    await (ids.length === 1 ? this.rows.deleteOne({ _id: ids[0]! }) : this.rows.deleteMany({ _id: { $in: ids } })).catch(() => undefined);
   }
 
   /** Point the head at version v. By `_id` alone: FerretDB v1 decodes every document of the
@@ -148,12 +192,26 @@ export class KeyedStates<T extends Document> {
 
   /** Delete `key` with every version kept (its state moved elsewhere); every process forgets it. */
   async remove(key: string): Promise<void> {
-    const v = (await this.read(key)).current?.v ?? 0;
-    // One delete by `_id` each: FerretDB v1 decodes the whole collection for any other filter.
-    const ids = Array.from({ length: Math.min(v, this.keep + 1) }, (_, i) => `${key}#${v - i}`);
-    await Promise.all([...ids.map((_id) => this.rows.deleteOne({ _id })), this.heads.deleteOne({ _id: key })]);
-    await credentialsFor(this.db).changed('state', [stateId(this.collection, key)]);
+    const told: string[] = [];
+    await this.removeAll([{ key, v: (await this.read(key)).current?.v ?? 0 }], told);
+    await announceStates(this.db, told);
   }
+
+  /** Delete keys whose newest version the caller has just seen, with every version kept, in one
+   *  command: FerretDB v1 reads the whole collection once for it, as it does for a single delete. */
+  async removeAll(keys: readonly { key: string; v: number }[], told: string[]): Promise<void> {
+    const every = this.opts.pruneEvery ?? 1;
+    const ids = keys.flatMap(({ key, v }) => [key, ...Array.from({ length: Math.min(v, this.keep + every + 1) }, (_, i) => `${key}#${v - i}`)]);
+    if (!ids.length) return;
+    await this.rows.deleteMany({ _id: { $in: ids } });
+    if (this.headsApart) await this.heads.deleteMany({ _id: { $in: keys.map((k) => k.key) } });
+    told.push(...keys.map(({ key }) => stateId(this.collection, key)));
+  }
+}
+
+/** Tell every process, in one message, about the states written with a `told` list. */
+export function announceStates(db: Db, told: readonly string[]): Promise<void> {
+  return credentialsFor(db).changed('state', [...new Set(told)]);
 }
 
 /** Documents that never change once written (a sealed chunk of care events), read by `_id` from the
@@ -177,6 +235,16 @@ export class SettledDocuments<T extends Document & { _id: string }> {
       await this.docs.insertOne(doc as never);
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;
+    }
+  }
+
+  /** `put` for several documents, in one command. */
+  async putAll(docs: readonly T[]): Promise<void> {
+    if (!docs.length) return;
+    try {
+      await this.docs.insertMany(docs as never[], { ordered: false });
+    } catch (err) {
+      if (!duplicateIndexes(err)) throw err;
     }
   }
 
