@@ -190,13 +190,6 @@ export class KeyedStates<T extends Document> {
     }
   }
 
-  /** Delete `key` with every version kept (its state moved elsewhere); every process forgets it. */
-  async remove(key: string): Promise<void> {
-    const told: string[] = [];
-    await this.removeAll([{ key, v: (await this.read(key)).current?.v ?? 0 }], told);
-    await announceStates(this.db, told);
-  }
-
   /** Delete keys whose newest version the caller has just seen, with every version kept, in one
    *  command: FerretDB v1 reads the whole collection once for it, as it does for a single delete. */
   async removeAll(keys: readonly { key: string; v: number }[], told: string[]): Promise<void> {
