@@ -52,24 +52,21 @@ export function statesDropped(db: Db, collection: string): Promise<void> {
 export class KeyedStates<T extends Document> {
   private readonly rows: Collection<Row<T>>;
   private readonly heads: Collection<Head<T>>;
-  private readonly headsApart: boolean;
 
   /** Heads live in `<collection>_heads` unless `headsIn` names another collection (the rows'
    *  own collection works too: a head's `_id` is the bare key, a row's has `#<v>`). `keep`: the
-   *  superseded versions kept per key (fewer keeps a collection of large states small);
-   *  `pruneEvery`: superseded versions are deleted that many at a time, in one command (every
-   *  delete on FerretDB reads through the whole collection); `last`: states after which the key is
-   *  removed right away (a sealed chunk), which get neither a head nor a prune. */
+   *  superseded versions kept per key (fewer keeps a collection of large states small); `last`:
+   *  states after which the key is removed right away (a sealed chunk), which get neither a head
+   *  nor a prune. */
   constructor(
     private readonly db: Db,
     readonly collection: string,
     headsIn = `${collection}_heads`,
     private readonly keep = KEEP,
-    private readonly opts: { pruneEvery?: number; last?: (state: T) => boolean } = {},
+    private readonly opts: { last?: (state: T) => boolean } = {},
   ) {
     this.rows = db.collection<Row<T>>(collection);
     this.heads = db.collection<Head<T>>(headsIn);
-    this.headsApart = headsIn !== collection;
   }
 
   /** The newest state of `key` and its version, or null when it was never written. Shared with
@@ -133,7 +130,7 @@ export class KeyedStates<T extends Document> {
       try {
         if (!this.opts.last?.(state)) {
           await this.advanceHead(key, v, state, tags, headV);
-          await this.prune(key, v);
+          if (v > this.keep) await this.rows.deleteOne({ _id: `${key}#${v - this.keep}` }).catch(() => undefined);
         }
       } finally {
         // Version v is stored whatever happened to the head: no process may keep serving v - 1.
@@ -163,15 +160,6 @@ export class KeyedStates<T extends Document> {
     return true;
   }
 
-  /** Superseded versions, `pruneEvery` at a time, `keep` behind the newest. */
-  private async prune(key: string, v: number): Promise<void> {
-    const every = this.opts.pruneEvery ?? 1;
-    const upTo = v - this.keep;
-    if (upTo < 1 || upTo % every !== 0) return;
-    const ids = Array.from({ length: Math.min(every, upTo) }, (_, i) => `${key}#${upTo - i}`);
-    await (ids.length === 1 ? this.rows.deleteOne({ _id: ids[0]! }) : this.rows.deleteMany({ _id: { $in: ids } })).catch(() => undefined);
-  }
-
   /** Point the head at version v. By `_id` alone: FerretDB v1 decodes every document of the
    *  collection for any other filter (the version condition cost 9× the update at a few hundred
    *  pages). A racing writer may set an older version after ours; reads probe past it. */
@@ -190,14 +178,12 @@ export class KeyedStates<T extends Document> {
     }
   }
 
-  /** Delete keys whose newest version the caller has just seen, with every version kept, in one
-   *  command: FerretDB v1 reads the whole collection once for it, as it does for a single delete. */
+  /** Delete keys whose newest version the caller has just seen (their states moved elsewhere),
+   *  with every version kept. One delete by `_id` each, sent together: FerretDB v1 looks an `_id`
+   *  up without decoding the rest of the collection, but decodes every document for `$in`. */
   async removeAll(keys: readonly { key: string; v: number }[], told: string[]): Promise<void> {
-    const every = this.opts.pruneEvery ?? 1;
-    const ids = keys.flatMap(({ key, v }) => [key, ...Array.from({ length: Math.min(v, this.keep + every + 1) }, (_, i) => `${key}#${v - i}`)]);
-    if (!ids.length) return;
-    await this.rows.deleteMany({ _id: { $in: ids } });
-    if (this.headsApart) await this.heads.deleteMany({ _id: { $in: keys.map((k) => k.key) } });
+    const rows = keys.flatMap(({ key, v }) => Array.from({ length: Math.min(v, this.keep + 1) }, (_, i) => `${key}#${v - i}`));
+    await Promise.all([...rows.map((_id) => this.rows.deleteOne({ _id })), ...keys.map(({ key }) => this.heads.deleteOne({ _id: key }))]);
     told.push(...keys.map(({ key }) => stateId(this.collection, key)));
   }
 }

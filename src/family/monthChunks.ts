@@ -21,9 +21,6 @@ export const CHUNK_EVENTS = 100;
 /** Superseded versions of an open chunk kept: writes to one loved one queue in each process, so
  *  few race, and fewer large rows keep the collection's scans short. */
 const CHUNK_KEEP = 2;
-/** An index's superseded versions are deleted this many at a time (they are small; every delete
- *  reads through the working collection). */
-const INDEX_PRUNE = 4;
 
 /** A sealed chunk's range (epoch milliseconds of its oldest and newest event). */
 interface SealedChunk {
@@ -96,7 +93,7 @@ export class MonthChunks {
   ) {
     // A sealed chunk is moved off right after: it needs no head, and its versions go with it.
     this.chunks = new KeyedStates<ChunkState>(db, collection, collection, CHUNK_KEEP, { last: (s) => s.sealed !== undefined });
-    this.indexes = new KeyedStates<MonthIndex>(db, collection, collection, undefined, { pruneEvery: INDEX_PRUNE });
+    this.indexes = new KeyedStates<MonthIndex>(db, collection, collection);
     this.settled = new SettledDocuments<SettledChunk>(db, settledIn);
     this.hints = indexHints.get(db) ?? indexHints.set(db, new Map()).get(db)!;
   }
