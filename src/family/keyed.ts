@@ -14,7 +14,7 @@
 import { createHash } from 'node:crypto';
 import type { Collection, Db, Document } from 'mongodb';
 import { credentialsFor } from '../auth/credentials.js';
-import { isDuplicateKey } from '../store/errors.js';
+import { duplicateIndexes, isDuplicateKey } from '../store/errors.js';
 
 export type Tags = Record<string, string>;
 
@@ -55,12 +55,15 @@ export class KeyedStates<T extends Document> {
 
   /** Heads live in `<collection>_heads` unless `headsIn` names another collection (the rows'
    *  own collection works too: a head's `_id` is the bare key, a row's has `#<v>`). `keep`: the
-   *  superseded versions kept per key (fewer keeps a collection of large states small). */
+   *  superseded versions kept per key (fewer keeps a collection of large states small); `last`:
+   *  states after which the key is removed right away (a sealed chunk), which get neither a head
+   *  nor a prune. */
   constructor(
     private readonly db: Db,
     readonly collection: string,
     headsIn = `${collection}_heads`,
     private readonly keep = KEEP,
+    private readonly opts: { last?: (state: T) => boolean } = {},
   ) {
     this.rows = db.collection<Row<T>>(collection);
     this.heads = db.collection<Head<T>>(headsIn);
@@ -103,11 +106,18 @@ export class KeyedStates<T extends Document> {
    * change", so repeating an update is free.
    */
   async update(key: string, tags: Tags, init: () => Promise<T>, change: (state: T) => T | null): Promise<T> {
+    return (await this.apply(key, tags, init, change)).state;
+  }
+
+  /** `update`, saying which version is now the newest and whether this call wrote it. With `told`,
+   *  the change is added there instead of announced: the caller announces it (`announceStates`)
+   *  before it returns, one message for a whole batch of writes. */
+  async apply(key: string, tags: Tags, init: () => Promise<T>, change: (state: T) => T | null, told?: string[]): Promise<{ v: number; state: T; wrote: boolean }> {
     for (let attempt = 1; ; attempt++) {
       const { current, headV } = await this.read(key);
       const base = current ? current.state : await init();
       const changed = change(base);
-      if (current && changed === null) return current.state;
+      if (current && changed === null) return { ...current, wrote: false };
       const state = changed ?? base;
       const v = (current?.v ?? 0) + 1;
       try {
@@ -118,14 +128,36 @@ export class KeyedStates<T extends Document> {
         continue;
       }
       try {
-        await this.advanceHead(key, v, state, tags, headV);
-        if (v > this.keep) await this.rows.deleteOne({ _id: `${key}#${v - this.keep}` }).catch(() => undefined);
+        if (!this.opts.last?.(state)) {
+          await this.advanceHead(key, v, state, tags, headV);
+          if (v > this.keep) await this.rows.deleteOne({ _id: `${key}#${v - this.keep}` }).catch(() => undefined);
+        }
       } finally {
         // Version v is stored whatever happened to the head: no process may keep serving v - 1.
-        await credentialsFor(this.db).changed('state', [stateId(this.collection, key)]);
+        if (told) told.push(stateId(this.collection, key));
+        else await credentialsFor(this.db).changed('state', [stateId(this.collection, key)]);
       }
-      return state;
+      return { v, state, wrote: true };
     }
+  }
+
+  /** Write the first version of a key the caller knows nobody has written (it took the number
+   *  through an earlier compare-and-set): the row and its head in one command. False when someone
+   *  did write it: read and decide again. */
+  async create(key: string, tags: Tags, state: T, told: string[]): Promise<boolean> {
+    const row = { _id: `${key}#1`, key, v: 1, state, at: new Date(), ...tags } as Row<T>;
+    const docs: Document[] = this.opts.last?.(state) ? [row] : [row, { _id: key, v: 1, state, ...tags }];
+    try {
+      // Ordered: a refused row stops before its head.
+      await this.rows.insertMany(docs as Row<T>[], { ordered: true });
+    } catch (err) {
+      const refused = duplicateIndexes(err);
+      if (!refused) throw err;
+      // A head left behind by an earlier key of the same name only lags: reads probe past it.
+      if (refused.includes(0)) return false;
+    }
+    told.push(stateId(this.collection, key));
+    return true;
   }
 
   /** Point the head at version v. By `_id` alone: FerretDB v1 decodes every document of the
@@ -146,14 +178,19 @@ export class KeyedStates<T extends Document> {
     }
   }
 
-  /** Delete `key` with every version kept (its state moved elsewhere); every process forgets it. */
-  async remove(key: string): Promise<void> {
-    const v = (await this.read(key)).current?.v ?? 0;
-    // One delete by `_id` each: FerretDB v1 decodes the whole collection for any other filter.
-    const ids = Array.from({ length: Math.min(v, this.keep + 1) }, (_, i) => `${key}#${v - i}`);
-    await Promise.all([...ids.map((_id) => this.rows.deleteOne({ _id })), this.heads.deleteOne({ _id: key })]);
-    await credentialsFor(this.db).changed('state', [stateId(this.collection, key)]);
+  /** Delete keys whose newest version the caller has just seen (their states moved elsewhere),
+   *  with every version kept. One delete by `_id` each, sent together: FerretDB v1 looks an `_id`
+   *  up without decoding the rest of the collection, but decodes every document for `$in`. */
+  async removeAll(keys: readonly { key: string; v: number }[], told: string[]): Promise<void> {
+    const rows = keys.flatMap(({ key, v }) => Array.from({ length: Math.min(v, this.keep + 1) }, (_, i) => `${key}#${v - i}`));
+    await Promise.all([...rows.map((_id) => this.rows.deleteOne({ _id })), ...keys.map(({ key }) => this.heads.deleteOne({ _id: key }))]);
+    told.push(...keys.map(({ key }) => stateId(this.collection, key)));
   }
+}
+
+/** Tell every process, in one message, about the states written with a `told` list. */
+export function announceStates(db: Db, told: readonly string[]): Promise<void> {
+  return credentialsFor(db).changed('state', [...new Set(told)]);
 }
 
 /** Documents that never change once written (a sealed chunk of care events), read by `_id` from the
@@ -177,6 +214,16 @@ export class SettledDocuments<T extends Document & { _id: string }> {
       await this.docs.insertOne(doc as never);
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;
+    }
+  }
+
+  /** `put` for several documents, in one command. */
+  async putAll(docs: readonly T[]): Promise<void> {
+    if (!docs.length) return;
+    try {
+      await this.docs.insertMany(docs as never[], { ordered: false });
+    } catch (err) {
+      if (!duplicateIndexes(err)) throw err;
     }
   }
 

@@ -1,26 +1,23 @@
 // One month of a loved one's care events as chunks of bounded size, so a write costs what its
 // batch costs and not what the month already holds.
 //
-// A month's events go into its open chunk until the next piece would not fit; the writer then
-// seals that chunk (its oldest and newest instants, final from then on: a sealed chunk takes no
-// more events) and opens the next. The month's index lists the sealed chunks with their ranges,
-// so a listing reads the open chunk and then only the sealed chunks that can still hold something
-// newer than what it has. Events arrive in any order (partners backfill), which is why a chunk is
-// chosen by its range and not by its number. Chunk 0 is kept under the month's own key in the
-// shape of the single month page that came before, so such a page is read and extended as it is.
+// A month's events go into its open chunk; the write that fills it seals it (its oldest and newest
+// instants, final from then on) and the batch goes on into the next. The month's index lists the
+// sealed chunks with their ranges, so a listing reads the open chunk and then only the sealed
+// chunks that can still hold something newer than what it has. Events arrive in any order
+// (partners backfill), which is why a chunk is chosen by its range and not by its number. Chunk 0
+// is kept under the month's own key in the shape of the single month page that came before, so
+// such a page is read and extended as it is.
 //
 // A sealed chunk moves to the loved one's second collection, written once and read by `_id`, so
-// the collection that takes every write holds only what still changes (the open chunks, indexes
-// and lists). On FerretDB v1 every update, delete and missed lookup reads through its whole
-// collection: with sealed chunks beside the open ones, that cost grew with the loved one's history.
+// the collection that takes every write holds only what still changes: on FerretDB v1 every
+// update, delete and missed lookup reads through its whole collection.
 import type { Db } from 'mongodb';
 import { decodeEvents, encodeEvents, newerFirst, type CareEventRecord } from './careEventRecord.js';
 import { KeyedStates, SettledDocuments, type Tags } from './keyed.js';
 
 /** Events per chunk at most: a write rewrites one chunk, and a listing of the newest 20 reads one or two. */
 export const CHUNK_EVENTS = 100;
-/** A batch goes in pieces of at most this many, so a chunk never grows past CHUNK_EVENTS. */
-const PIECE = CHUNK_EVENTS / 2;
 /** Superseded versions of an open chunk kept: writes to one loved one queue in each process, so
  *  few race, and fewer large rows keep the collection's scans short. */
 const CHUNK_KEEP = 2;
@@ -47,7 +44,7 @@ interface SettledChunk {
 
 /** The open chunk a writer was told to use is gone: it was sealed and moved meanwhile. */
 class Moved extends Error {
-  constructor(readonly range: SealedChunk) {
+  constructor(readonly chunk: SettledChunk) {
     super('chunk sealed and moved');
   }
 }
@@ -94,7 +91,8 @@ export class MonthChunks {
     settledIn: string,
     private readonly tags: Tags,
   ) {
-    this.chunks = new KeyedStates<ChunkState>(db, collection, collection, CHUNK_KEEP);
+    // A sealed chunk is moved off right after: it needs no head, and its versions go with it.
+    this.chunks = new KeyedStates<ChunkState>(db, collection, collection, CHUNK_KEEP, { last: (s) => s.sealed !== undefined });
     this.indexes = new KeyedStates<MonthIndex>(db, collection, collection);
     this.settled = new SettledDocuments<SettledChunk>(db, settledIn);
     this.hints = indexHints.get(db) ?? indexHints.set(db, new Map()).get(db)!;
@@ -119,64 +117,108 @@ export class MonthChunks {
   }
 
   /** Put events on the month's chunks; a repeat changes nothing. `maybeKnown` names events that
-   *  may be on a sealed chunk already (the store reported them stored): those are looked for first. */
-  async add(month: string, events: readonly CareEventRecord[], maybeKnown: ReadonlySet<string>): Promise<void> {
+   *  may be on a sealed chunk already (the store reported them stored): those are looked for first.
+   *  The states written are added to `told`, which the caller announces before it returns. */
+  async add(month: string, events: readonly CareEventRecord[], maybeKnown: ReadonlySet<string>, told: string[]): Promise<void> {
     const doubtful = events.filter((e) => maybeKnown.has(e._id)).map((e) => e.occurredAt.getTime());
     // Events that may be on a sealed chunk need the index as it is; others start from the hint.
-    let index = (!doubtful.length && this.hints.get(`${this.collection}/${month}`)) || (await this.index(month));
-    let pending = events;
-    if (doubtful.length) {
-      const seen = new Set<string>();
-      for (const s of index.sealed) {
-        if (!doubtful.some((t) => t >= s.min && t <= s.max)) continue;
-        for (const e of await this.eventsOf(month, s.c)) seen.add(e._id);
-      }
-      pending = pending.filter((e) => !seen.has(e._id));
+    const index = (!doubtful.length && this.hints.get(`${this.collection}/${month}`)) || (await this.index(month));
+    const seen = new Set<string>();
+    for (const s of doubtful.length ? index.sealed : []) {
+      if (!doubtful.some((t) => t >= s.min && t <= s.max)) continue;
+      for (const e of await this.eventsOf(month, s.c)) seen.add(e._id);
     }
-    for (let i = 0; i < pending.length; i += PIECE) index = await this.put(month, index, pending.slice(i, i + PIECE));
+    // An event delivered twice in one batch is listed once too.
+    const pending = events.filter((e) => !seen.has(e._id) && (seen.add(e._id), true));
+    if (pending.length) await this.put(month, index, pending, told);
   }
 
-  /** One piece into the open chunk, sealing a full one on the way; the index as it then stands. */
-  private async put(month: string, index: MonthIndex, piece: readonly CareEventRecord[]): Promise<MonthIndex> {
-    let rest = piece;
-    for (let c = index.open; ; ) {
+  /** The events into the open chunk and, when they fill it, the chunks after it: a chunk that
+   *  reaches CHUNK_EVENTS is sealed by the write that fills it, and a chunk after one this write
+   *  sealed is created whole (nobody else can have written it: they learn it exists from that seal).
+   *  The chunks found or made sealed are then moved together: rested, listed in the index and taken
+   *  off the working collection, one command each. The index as it then stands. */
+  private async put(month: string, index: MonthIndex, events: readonly CareEventRecord[], told: string[]): Promise<MonthIndex> {
+    // Oldest first, so each chunk a batch fills holds a narrow range of instants.
+    let rest = [...events].sort((a, b) => newerFirst(b, a));
+    const ranges: SealedChunk[] = [];
+    const rested: SettledChunk[] = [];
+    const off: { key: string; v: number }[] = [];
+    let fresh = false;
+    let c = index.open;
+    for (;;) {
       const key = chunkKey(month, c);
-      const before = rest;
-      // The chunk's final state when it is (or now gets) sealed; the range alone when it was moved.
-      let final: { events: string; sealed: SealedChunk } | undefined;
-      let range: SealedChunk | undefined;
-      try {
-        await this.chunks.update(
-          key,
-          this.tags,
-          async () => {
-            const moved = await this.settled.get(key);
-            if (moved) throw new Moved(moved.sealed);
-            return { events: '[]' };
-          },
-          (s) => {
-            const current = decodeEvents(s.events);
-            const known = new Set(current.map((e) => e._id));
-            rest = before.filter((e) => !known.has(e._id));
-            final = s.sealed ? { events: s.events, sealed: s.sealed } : undefined;
-            if (final || !rest.length) return null;
-            if (current.length && current.length + rest.length > CHUNK_EVENTS) return (final = { events: s.events, sealed: rangeOf(c, current) });
-            return { events: encodeEvents([...current, ...rest].sort(newerFirst)) };
-          },
-        );
-      } catch (err) {
-        if (!(err instanceof Moved)) throw err;
-        range = err.range;
+      let state: ChunkState | undefined;
+      let sealedHere = false;
+      if (fresh) {
+        const take = rest.slice(0, CHUNK_EVENTS).sort(newerFirst);
+        const made: ChunkState = take.length >= CHUNK_EVENTS ? { events: encodeEvents(take), sealed: rangeOf(c, take) } : { events: encodeEvents(take) };
+        fresh = await this.chunks.create(key, this.tags, made, told);
+        // Someone wrote it after all (a writer that saw the seal first): the usual way, then.
+        if (!fresh) continue;
+        [state, sealedHere, rest] = [made, made.sealed !== undefined, rest.slice(take.length)];
+        if (sealedHere) off.push({ key, v: 1 });
+      } else {
+        const before = rest;
+        let after = rest;
+        try {
+          const r = await this.chunks.apply(
+            key,
+            this.tags,
+            async () => {
+              const moved = await this.settled.get(key);
+              if (moved) throw new Moved(moved);
+              return { events: '[]' };
+            },
+            (s) => {
+              const current = decodeEvents(s.events);
+              const known = new Set(current.map((e) => e._id));
+              after = before.filter((e) => !known.has(e._id));
+              if (s.sealed || !after.length) return null;
+              // An old single month page may hold more than a chunk: it is sealed as it is.
+              const room = Math.max(0, CHUNK_EVENTS - current.length);
+              const all = [...current, ...after.slice(0, room)].sort(newerFirst);
+              after = after.slice(room);
+              return all.length >= CHUNK_EVENTS ? { events: encodeEvents(all), sealed: rangeOf(c, all) } : { events: encodeEvents(all) };
+            },
+            told,
+          );
+          [state, sealedHere, rest] = [r.state, r.wrote && r.state.sealed !== undefined, after];
+          if (r.state.sealed) off.push({ key, v: r.v });
+        } catch (err) {
+          if (!(err instanceof Moved)) throw err;
+          ranges.push(err.chunk.sealed);
+          // What the moved chunk holds is listed there already.
+          const known = new Set(decodeEvents(err.chunk.events).map((e) => e._id));
+          rest = before.filter((e) => !known.has(e._id));
+        }
       }
-      const sealed = final as { events: string; sealed: SealedChunk } | undefined;
-      // Whoever finds a chunk sealed finishes its move: rest it, list it, then take it off here.
-      if (sealed) await this.settled.put({ _id: key, events: sealed.events, sealed: sealed.sealed, ...this.tags });
-      const done = sealed?.sealed ?? range;
-      if (!done) return c === index.open ? index : this.hinted(month, { ...index, open: c });
-      index = this.hinted(month, await this.indexes.update(indexKey(month), this.tags, async () => EMPTY_INDEX, (ix) => (ix.open > c ? null : { sealed: [...ix.sealed.filter((x) => x.c !== c), done], open: c + 1 })));
-      if (sealed) await this.chunks.remove(key);
-      c = Math.max(c + 1, index.open);
+      // Whoever finds a chunk sealed finishes its move (below); the open chunk ends the walk.
+      if (state?.sealed) {
+        ranges.push(state.sealed);
+        rested.push({ _id: key, events: state.events, sealed: state.sealed, ...this.tags });
+      } else if (state) break;
+      fresh = sealedHere;
+      c++;
+      if (!rest.length) break;
     }
+    if (!ranges.length) return c === index.open ? index : this.hinted(month, { ...index, open: c });
+    await this.settled.putAll(rested);
+    const listed = await this.indexes.apply(
+      indexKey(month),
+      this.tags,
+      async () => EMPTY_INDEX,
+      (ix) => {
+        // Below `open` every chunk is listed already (a listing moves `open` past it in the same write).
+        const news = ranges.filter((r) => r.c >= ix.open);
+        if (!news.length) return null;
+        const numbers = new Set(news.map((r) => r.c));
+        return { sealed: [...ix.sealed.filter((x) => !numbers.has(x.c)), ...news], open: Math.max(ix.open, ...news.map((r) => r.c + 1)) };
+      },
+      told,
+    );
+    await this.chunks.removeAll(off, told);
+    return this.hinted(month, listed.state);
   }
 
   /** A chunk's events, open or sealed, wherever it is. */

@@ -9,7 +9,7 @@
 // `care_events` stays the record of each event; MongoDB reads it through its index instead.
 import type { Db } from 'mongodb';
 import { groupBy, monthOf, type CareEventRecord } from './careEventRecord.js';
-import { keptList, KeyedStates, ownCollection, statesDropped, type Tags } from './keyed.js';
+import { announceStates, keptList, KeyedStates, ownCollection, statesDropped, type Tags } from './keyed.js';
 import { MonthChunks, seededMonth } from './monthChunks.js';
 
 export { newerFirst, type CareEventRecord } from './careEventRecord.js';
@@ -78,29 +78,48 @@ class Timeline {
   /** The month list, built from `care_events` by one scan for a loved one whose events predate
    *  the pages (a loved one added since starts with an empty list). */
   async months(): Promise<string[]> {
-    return (await this.lists.latest(LIST_KEY))?.state.months ?? (await this.lists.update(LIST_KEY, this.tags, () => this.build(), () => null)).months;
+    const known = (await this.lists.latest(LIST_KEY))?.state.months;
+    if (known) return known;
+    const told: string[] = [];
+    try {
+      return (await this.lists.update(LIST_KEY, this.tags, () => this.build(told), () => null)).months;
+    } finally {
+      await announceStates(this.db, told);
+    }
   }
 
-  private async build(): Promise<MonthList> {
+  private async build(told: string[]): Promise<MonthList> {
     const byMonth = groupBy(await this.db.collection<CareEventRecord>(CARE_EVENTS).find({ lovedOneId: this.lovedOneId }).toArray(), (e) => monthOf(e.occurredAt));
     // A writer racing this first build may have put some of them on a chunk already: look first.
-    for (const [month, events] of byMonth) await this.chunks.add(month, events, new Set(events.map((e) => e._id)));
+    for (const [month, events] of byMonth) await this.chunks.add(month, events, new Set(events.map((e) => e._id)), told);
     return { months: [...byMonth.keys()].sort().reverse() };
   }
 
-  /** Put stored events on their months' chunks; `maybeKnown` names those that may be there already. */
+  /** Put stored events on their months' chunks; `maybeKnown` names those that may be there already.
+   *  Every state written is announced to every process at once, before this returns. */
   async add(events: readonly CareEventRecord[], maybeKnown: ReadonlySet<string>): Promise<void> {
+    const told: string[] = [];
+    try {
+      await this.addTelling(events, maybeKnown, told);
+    } finally {
+      await announceStates(this.db, told);
+    }
+  }
+
+  private async addTelling(events: readonly CareEventRecord[], maybeKnown: ReadonlySet<string>, told: string[]): Promise<void> {
     const byMonth = groupBy(events, (e) => monthOf(e.occurredAt));
     const months = [...byMonth.keys()];
     const lists = listedMonths.get(this.db) ?? listedMonths.set(this.db, new Map()).get(this.db)!;
     const name = timelineCollection(this.lovedOneId);
     if (!months.every((m) => lists.get(name)?.has(m))) {
-      const list = await this.lists.update(LIST_KEY, this.tags, () => this.build(), (s) => (months.every((m) => s.months.includes(m)) ? null : { ...s, months: [...new Set([...s.months, ...months])].sort().reverse() }));
+      const list = (
+        await this.lists.apply(LIST_KEY, this.tags, () => this.build(told), (s) => (months.every((m) => s.months.includes(m)) ? null : { ...s, months: [...new Set([...s.months, ...months])].sort().reverse() }), told)
+      ).state;
       lists.delete(name);
       if (lists.size >= LISTS_KEPT) lists.delete(lists.keys().next().value!);
       lists.set(name, new Set(list.months));
     }
-    await Promise.all(months.map((m) => this.chunks.add(m, byMonth.get(m)!, maybeKnown)));
+    await Promise.all(months.map((m) => this.chunks.add(m, byMonth.get(m)!, maybeKnown, told)));
   }
 
   async remove(events: readonly Pick<CareEventRecord, '_id' | 'occurredAt'>[]): Promise<void> {

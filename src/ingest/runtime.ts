@@ -39,7 +39,9 @@ export function startIngestWriter(config: Config, log: Logger, db: Db, bus: Bus)
   if (!bus.durable) return undefined;
   const writer = new CareEventWriter(db, new FamilyShares(db));
   return startIngestConsumer(bus.durable, ingestStream(config.busNamespace, subjects(config.busNamespace).ingestEvents), writer, new DeadLetters(db), log.child({ component: 'ingest-consumer' }), {
-    concurrency: Math.min(config.workerConcurrency, 64),
+    // Messages wait in flight to be written together: a larger batch spreads a loved one's
+    // timeline write (a dozen commands however many events it takes) over more events.
+    concurrency: Math.min(config.workerConcurrency * 4, 256),
     ackWaitMs: config.ingestAckWaitMs,
     maxDeliveries: config.ingestMaxDeliveries,
   });
