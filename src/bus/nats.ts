@@ -4,6 +4,7 @@ import type { Logger } from '../log.js';
 import { BusClosedError, RequestEncodingError } from './errors.js';
 import { NatsDurableStreams } from './natsDurable.js';
 import { NatsKeyValueStores } from './natsKv.js';
+import { Outbox } from './natsOutbox.js';
 import { NatsRequests } from './natsRequests.js';
 import { errorHeaders as plainErrorHeaders, WorkerService, type Incoming } from './natsService.js';
 import { decodeReply, encodeReply, failureEnvelope, openReply } from './replies.js';
@@ -44,13 +45,15 @@ export class NatsBus implements Bus {
   private service: WorkerService | undefined;
   private connected = true;
   private readonly requests: NatsRequests;
+  /** Requests and replies leave together, once per turn of the event loop. */
+  private readonly outbox = new Outbox();
 
   private constructor(
     private readonly nc: NatsConnection,
     private readonly log: Logger,
     replicas: number,
   ) {
-    this.requests = new NatsRequests(nc);
+    this.requests = new NatsRequests(nc, this.outbox);
     this.durable = new NatsDurableStreams(nc, replicas);
     this.kv = new NatsKeyValueStores(nc, this.requests, replicas);
   }
@@ -149,8 +152,13 @@ export class NatsBus implements Bus {
       if (options.onRefused) options.onRefused(refused, headers);
       else this.log.warn({ subject, kind: refused.kind, requestId: headers[HEADER_REQUEST_ID] }, refused.message);
     }
+    this.outbox.add(() => this.respond(subject, msg, text, env.ok ? undefined : errorHeaders(env.error)));
+    return outcome;
+  }
+
+  private respond(subject: string, msg: Incoming, text: string, headers: MsgHdrs | undefined): void {
     try {
-      msg.respond(text, env.ok ? undefined : { headers: errorHeaders(env.error) });
+      msg.respond(text, headers ? { headers } : undefined);
     } catch (err) {
       // Sending failed although the reply fits what we know of the server (it may have changed, or
       // the connection closed): try a short failure so the requester need not wait for its timeout.
@@ -161,7 +169,6 @@ export class NatsBus implements Bus {
         // the requester's timeout takes over
       }
     }
-    return outcome;
   }
 
   publish(subject: string, data: unknown, headers?: BusHeaders): void {
@@ -190,6 +197,8 @@ export class NatsBus implements Bus {
   async close(): Promise<void> {
     await this.durable.stopAll();
     await Promise.allSettled([...this.subs].map((s) => s.drain()));
+    // Replies to the requests just finished go out before the connection drains.
+    this.outbox.flush();
     if (!this.nc.isClosed()) await this.nc.drain().catch(() => this.nc.close());
   }
 }
