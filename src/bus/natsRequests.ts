@@ -6,6 +6,12 @@ import { BusClosedError, BusError, NoRespondersError, RequestEncodingError, Requ
 import type { Outbox } from './natsOutbox.js';
 import type { BusHeaders } from './types.js';
 
+/**
+ * A payload's UTF-8 bytes through Buffer (from its pool when small): the client's own encoding, with
+ * TextEncoder, took several times as long, a replies' worth of microseconds per request.
+ */
+export const utf8 = (text: string): Uint8Array => Buffer.from(text, 'utf8');
+
 interface Pending {
   subject: string;
   resolve(msg: Msg): void;
@@ -58,7 +64,7 @@ export class NatsRequests {
     try {
       const h = natsHeaders();
       for (const k in headers) h.set(k, headers[k]!);
-      this.nc.publish(subject, payload, { reply: `${this.prefix}.${token}`, headers: h });
+      this.nc.publish(subject, utf8(payload), { reply: `${this.prefix}.${token}`, headers: h });
     } catch (err) {
       const p = this.pending.get(token);
       if (p) this.settle(token, p).reject(publishFailure(err, subject));
