@@ -5,9 +5,9 @@ import { BusClosedError, RequestEncodingError } from './errors.js';
 import { NatsDurableStreams } from './natsDurable.js';
 import { NatsKeyValueStores } from './natsKv.js';
 import { Outbox } from './natsOutbox.js';
-import { NatsRequests } from './natsRequests.js';
+import { NatsRequests, utf8 } from './natsRequests.js';
 import { errorHeaders as plainErrorHeaders, WorkerService, type Incoming } from './natsService.js';
-import { decodeReply, encodeReply, failureEnvelope, openReply } from './replies.js';
+import { decodeReplyBytes, encodeReply, failureEnvelope, openReply } from './replies.js';
 import { HEADER_REQUEST_ID, type Bus, type BusHandler, type BusHeaders, type BusMessage, type ReplyEnvelope, type RequestOptions, type ServeOptions, type Subscription } from './types.js';
 
 const encode = (data: unknown): string => JSON.stringify(data) ?? '';
@@ -91,7 +91,7 @@ export class NatsBus implements Bus {
     if (this.nc.isClosed() || this.nc.isDraining()) throw new BusClosedError();
     const payload = encodeRequest(subject, data);
     const reply = await this.requests.request(subject, payload, options.timeoutMs, options.headers);
-    return openReply(subject, decodeReply(reply.string()));
+    return openReply(subject, decodeReplyBytes(reply.data));
   }
 
   /** In a worker process each served subject is an endpoint of its NATS service, in the queue group given. */
@@ -158,7 +158,7 @@ export class NatsBus implements Bus {
 
   private respond(subject: string, msg: Incoming, text: string, headers: MsgHdrs | undefined): void {
     try {
-      msg.respond(text, headers ? { headers } : undefined);
+      msg.respond(utf8(text), headers ? { headers } : undefined);
     } catch (err) {
       // Sending failed although the reply fits what we know of the server (it may have changed, or
       // the connection closed): try a short failure so the requester need not wait for its timeout.
@@ -174,7 +174,7 @@ export class NatsBus implements Bus {
   publish(subject: string, data: unknown, headers?: BusHeaders): void {
     if (this.nc.isClosed() || this.nc.isDraining()) return;
     try {
-      this.nc.publish(subject, encode(data), { headers: toNatsHeaders(headers) });
+      this.nc.publish(subject, utf8(encode(data)), { headers: toNatsHeaders(headers) });
     } catch (err) {
       this.log.warn({ err, subject }, 'publish failed');
     }
