@@ -84,6 +84,8 @@ export class NatsBus implements Bus {
   }
 
   async flush(): Promise<void> {
+    // Requests still queued for this turn's write go out before the round trip that confirms them.
+    this.outbox.flush();
     await this.nc.flush();
   }
 
