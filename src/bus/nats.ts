@@ -4,9 +4,10 @@ import type { Logger } from '../log.js';
 import { BusClosedError, RequestEncodingError } from './errors.js';
 import { NatsDurableStreams } from './natsDurable.js';
 import { NatsKeyValueStores } from './natsKv.js';
-import { NatsRequests } from './natsRequests.js';
+import { Outbox } from './natsOutbox.js';
+import { NatsRequests, utf8 } from './natsRequests.js';
 import { errorHeaders as plainErrorHeaders, WorkerService, type Incoming } from './natsService.js';
-import { decodeReply, encodeReply, failureEnvelope, openReply } from './replies.js';
+import { decodeReplyBytes, encodeReply, failureEnvelope, openReply } from './replies.js';
 import { HEADER_REQUEST_ID, type Bus, type BusHandler, type BusHeaders, type BusMessage, type ReplyEnvelope, type RequestOptions, type ServeOptions, type Subscription } from './types.js';
 
 const encode = (data: unknown): string => JSON.stringify(data) ?? '';
@@ -44,13 +45,15 @@ export class NatsBus implements Bus {
   private service: WorkerService | undefined;
   private connected = true;
   private readonly requests: NatsRequests;
+  /** Requests and replies leave together, once per turn of the event loop. */
+  private readonly outbox = new Outbox();
 
   private constructor(
     private readonly nc: NatsConnection,
     private readonly log: Logger,
     replicas: number,
   ) {
-    this.requests = new NatsRequests(nc);
+    this.requests = new NatsRequests(nc, this.outbox);
     this.durable = new NatsDurableStreams(nc, replicas);
     this.kv = new NatsKeyValueStores(nc, this.requests, replicas);
   }
@@ -81,6 +84,8 @@ export class NatsBus implements Bus {
   }
 
   async flush(): Promise<void> {
+    // Requests still queued for this turn's write go out before the round trip that confirms them.
+    this.outbox.flush();
     await this.nc.flush();
   }
 
@@ -88,7 +93,7 @@ export class NatsBus implements Bus {
     if (this.nc.isClosed() || this.nc.isDraining()) throw new BusClosedError();
     const payload = encodeRequest(subject, data);
     const reply = await this.requests.request(subject, payload, options.timeoutMs, options.headers);
-    return openReply(subject, decodeReply(reply.string()));
+    return openReply(subject, decodeReplyBytes(reply.data));
   }
 
   /** In a worker process each served subject is an endpoint of its NATS service, in the queue group given. */
@@ -149,8 +154,13 @@ export class NatsBus implements Bus {
       if (options.onRefused) options.onRefused(refused, headers);
       else this.log.warn({ subject, kind: refused.kind, requestId: headers[HEADER_REQUEST_ID] }, refused.message);
     }
+    this.outbox.add(() => this.respond(subject, msg, text, env.ok ? undefined : errorHeaders(env.error)));
+    return outcome;
+  }
+
+  private respond(subject: string, msg: Incoming, text: string, headers: MsgHdrs | undefined): void {
     try {
-      msg.respond(text, env.ok ? undefined : { headers: errorHeaders(env.error) });
+      msg.respond(utf8(text), headers ? { headers } : undefined);
     } catch (err) {
       // Sending failed although the reply fits what we know of the server (it may have changed, or
       // the connection closed): try a short failure so the requester need not wait for its timeout.
@@ -161,13 +171,12 @@ export class NatsBus implements Bus {
         // the requester's timeout takes over
       }
     }
-    return outcome;
   }
 
   publish(subject: string, data: unknown, headers?: BusHeaders): void {
     if (this.nc.isClosed() || this.nc.isDraining()) return;
     try {
-      this.nc.publish(subject, encode(data), { headers: toNatsHeaders(headers) });
+      this.nc.publish(subject, utf8(encode(data)), { headers: toNatsHeaders(headers) });
     } catch (err) {
       this.log.warn({ err, subject }, 'publish failed');
     }
@@ -190,6 +199,8 @@ export class NatsBus implements Bus {
   async close(): Promise<void> {
     await this.durable.stopAll();
     await Promise.allSettled([...this.subs].map((s) => s.drain()));
+    // Replies to the requests just finished go out before the connection drains.
+    this.outbox.flush();
     if (!this.nc.isClosed()) await this.nc.drain().catch(() => this.nc.close());
   }
 }

@@ -27,8 +27,24 @@ function exceeds(text: string, limit: number): boolean {
  * it and encoding it again. Only the top level of the data is looked at.
  */
 export class RawJson {
-  constructor(readonly json: string) {}
+  private text: string | undefined;
+  /**
+   * `utf8`: the text's UTF-8 bytes as they arrived from the bus, kept so a requester can send them
+   * on without decoding them into a string and encoding them again.
+   */
+  constructor(
+    json: string | undefined,
+    readonly utf8?: Uint8Array,
+  ) {
+    this.text = json;
+  }
+
+  get json(): string {
+    return (this.text ??= utf8Text.decode(this.utf8));
+  }
 }
+
+const utf8Text = new TextDecoder();
 
 /** JSON text its maker already wrote for an object, kept beside it (never crossing the bus). */
 const encodings = new WeakMap<object, string>();
@@ -61,6 +77,16 @@ function stringify(env: ReplyEnvelope): string {
     }
   }
   return JSON.stringify(env);
+}
+
+/** `decodeReply` from the reply's UTF-8 bytes: a raw member keeps its bytes, undecoded. */
+export function decodeReplyBytes(bytes: Uint8Array): ReplyEnvelope {
+  if (bytes[0] !== 1) return JSON.parse(utf8Text.decode(bytes)) as ReplyEnvelope;
+  // The head's JSON has no raw newline, and no UTF-8 sequence holds the byte of one.
+  const end = bytes.indexOf(10);
+  const head = JSON.parse(utf8Text.decode(bytes.subarray(1, end))) as { raw: string; data: Record<string, unknown> };
+  head.data[head.raw] = new RawJson(undefined, bytes.subarray(end + 1));
+  return { ok: true, data: head.data };
 }
 
 /** What `encodeReply` made of an envelope, back as the envelope (a raw member stays RawJson). */

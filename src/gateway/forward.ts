@@ -33,7 +33,9 @@ export function replyBody(ctx: Context, body: unknown): void {
     return;
   }
   if (!ctx.type || !/\bjson\b/i.test(ctx.type)) ctx.type = 'json';
-  ctx.body = body.json;
+  // The bytes as they came off the bus, when they did: no decoding into a string to encode again.
+  const bytes = body.utf8;
+  ctx.body = bytes ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) : body.json;
 }
 
 /** An empty body that keeps the worker's status (Koa turns `body = null` into 204, even for a 202). */
