@@ -1,32 +1,15 @@
 // The ingest's shared look-ups never answer from before a change: two worker processes over real
 // NATS take events under steady load while the binding, the loved one, the secrets and the
 // integration change elsewhere; every request sent after the change returned obeys it on both.
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { deleteLovedOne } from '../src/family/changes.js';
-import { startRole, type RoleProcess } from './harness/processes.js';
-import { freshDatabaseUrl } from './harness/servers.js';
-import { startTestService, type TestService } from './harness/service.js';
-import { careEvents, drained, enterLinkCode, family, onboard, partnerStore, postEvent, purge, setFamilyShare, shareWith, TEST_DATA_KEY, visit, type Family, type Partner } from './ingest.fixtures.js';
+import { useTwoIngestWorkers } from './harness/ingestWorkers.js';
+import { careEvents, drained, enterLinkCode, family, onboard, partnerStore, postEvent, purge, setFamilyShare, shareWith, visit, type Family, type Partner } from './ingest.fixtures.js';
 
-let workers: RoleProcess[] = [];
-let gateway: TestService;
-let pipe: string;
-
-beforeAll(async () => {
-  const mongoUrl = freshDatabaseUrl(inject('mongoUrl'));
-  const env = { NATS_URL: inject('natsUrl'), MONGO_URL: mongoUrl, BUS_NAMESPACE: `ingfresh${process.pid}`, DATA_KEY: TEST_DATA_KEY, RATE_INGEST_PER_MIN: '100000', APP_URL: 'http://localhost:8081' };
-  workers = [startRole('worker', env), startRole('worker', env)];
-  await Promise.all(workers.map((w) => w.waitFor(/ingest consumer started/)));
-  gateway = await startTestService({ nats: true, role: 'gateway', mongoUrl, env });
-  pipe = gateway.urls.pipe!;
-}, 60_000);
-afterAll(async () => {
-  await gateway?.stop();
-  await Promise.all(workers.map((w) => w.kill('SIGKILL')));
-});
+const d = useTwoIngestWorkers('ingfresh');
 
 let n = 0;
-const send = (partner: Partner, subjectRef: string, o: { secret?: string } = {}) => postEvent(pipe, partner, visit(partner, subjectRef, { source_event_id: `f-${n++}` }), o);
+const send = (partner: Partner, subjectRef: string, o: { secret?: string } = {}) => postEvent(d.pipe, partner, visit(partner, subjectRef, { source_event_id: `f-${n++}` }), o);
 
 /**
  * Keeps 8 requests in flight while `change` runs (so both workers hold reads of the record in
@@ -48,9 +31,9 @@ async function acrossChange(partner: Partner, subjectRef: string, change: () => 
 }
 
 async function linkedPair(subjectRef: string): Promise<{ partner: Partner; fam: Family }> {
-  const partner = await onboard(gateway.store.db);
-  const fam = await family(gateway.store.db, gateway.config);
-  await shareWith(gateway, partner, subjectRef, fam);
+  const partner = await onboard(d.gateway.store.db);
+  const fam = await family(d.gateway.store.db, d.gateway.config);
+  await shareWith(d.gateway, partner, subjectRef, fam);
   return { partner, fam };
 }
 
@@ -59,25 +42,25 @@ describe('ingest - look-ups across two workers', () => {
     const { partner } = await linkedPair('client-spread');
     const replies = await Promise.all(Array.from({ length: 40 }, () => send(partner, 'client-spread')));
     expect(replies.map((r) => r.status)).toEqual(Array(40).fill(202));
-    for (const w of workers) expect(w.lines.some((l) => l.includes('"msg":"event accepted"'))).toBe(true);
+    for (const w of d.workers) expect(w.lines.some((l) => l.includes('"msg":"event accepted"'))).toBe(true);
   });
 
   it('when family-share is turned off through one worker, then every later event is refused by both', async () => {
     const { partner } = await linkedPair('client-off');
-    expect(await acrossChange(partner, 'client-off', () => setFamilyShare(pipe, partner, 'client-off', false))).toEqual(Array(24).fill(404));
+    expect(await acrossChange(partner, 'client-off', () => setFamilyShare(d.pipe, partner, 'client-off', false))).toEqual(Array(24).fill(404));
   });
 
   it('when the loved one is removed, then every later event is refused by both', async () => {
     const { partner, fam } = await linkedPair('client-gone');
     // The record alone, through its owner (the app's removal also turns the agency's sharing off,
     // which would refuse the events by itself).
-    const statuses = await acrossChange(partner, 'client-gone', () => deleteLovedOne(gateway.store.db, fam.workspaceId, fam.lovedOneId));
+    const statuses = await acrossChange(partner, 'client-gone', () => deleteLovedOne(d.gateway.store.db, fam.workspaceId, fam.lovedOneId));
     expect(statuses).toEqual(Array(24).fill(404));
   });
 
   it('when a secret is retired or the integration deactivated, then every later request is refused by both', async () => {
     const { partner } = await linkedPair('client-keys');
-    const partners = partnerStore(gateway.store.db);
+    const partners = partnerStore(d.gateway.store.db);
     const next = await partners.rotate(partner.institutionId);
     expect(await acrossChange(partner, 'client-keys', () => partners.retire(partner.institutionId, partner.secretId))).toEqual(Array(24).fill(401));
     expect(await acrossChange(partner, 'client-keys', () => partners.deactivate(partner.institutionId), { secret: next.value })).toEqual(Array(24).fill(403));
@@ -87,11 +70,11 @@ describe('ingest - look-ups across two workers', () => {
 
   it('when the client is re-linked to another loved one, then later events go there and none of them to the first', async () => {
     const { partner, fam } = await linkedPair('client-move');
-    const other = await family(gateway.store.db, gateway.config);
+    const other = await family(d.gateway.store.db, d.gateway.config);
     const relink = async () => {
-      await setFamilyShare(pipe, partner, 'client-move', false);
-      const on = await setFamilyShare(pipe, partner, 'client-move', true);
-      expect((await enterLinkCode(gateway.bus, gateway.config, other, on.json.link_code)).status).toBe(200);
+      await setFamilyShare(d.pipe, partner, 'client-move', false);
+      const on = await setFamilyShare(d.pipe, partner, 'client-move', true);
+      expect((await enterLinkCode(d.gateway.bus, d.gateway.config, other, on.json.link_code)).status).toBe(200);
     };
     let changing = true;
     const load = (async () => {
@@ -102,19 +85,19 @@ describe('ingest - look-ups across two workers', () => {
     changing = false;
     await load;
     expect(after.map((r) => r.status)).toEqual(Array(12).fill(202));
-    await drained(gateway.bus, gateway.config);
+    await drained(d.gateway.bus, d.gateway.config);
     const ids = after.map((r) => r.json.event_id as string);
-    const rows = await careEvents(gateway.store.db).find({ _id: { $in: ids } }).toArray();
+    const rows = await careEvents(d.gateway.store.db).find({ _id: { $in: ids } }).toArray();
     expect(rows.map((r) => r.lovedOneId)).toEqual(Array(12).fill(other.lovedOneId));
-    expect(await careEvents(gateway.store.db).countDocuments({ _id: { $in: ids }, lovedOneId: fam.lovedOneId })).toBe(0);
+    expect(await careEvents(d.gateway.store.db).countDocuments({ _id: { $in: ids }, lovedOneId: fam.lovedOneId })).toBe(0);
   });
 
   it('when a purge returns while events are in flight, then none received before it is stored', async () => {
     const { partner, fam } = await linkedPair('client-purge');
     const before = await Promise.all(Array.from({ length: 20 }, () => send(partner, 'client-purge')));
     expect(before.map((r) => r.status)).toEqual(Array(20).fill(202));
-    expect((await purge(pipe, partner, 'client-purge')).status).toBe(200);
-    await drained(gateway.bus, gateway.config);
-    expect(await careEvents(gateway.store.db).countDocuments({ lovedOneId: fam.lovedOneId })).toBe(0);
+    expect((await purge(d.pipe, partner, 'client-purge')).status).toBe(200);
+    await drained(d.gateway.bus, d.gateway.config);
+    expect(await careEvents(d.gateway.store.db).countDocuments({ lovedOneId: fam.lovedOneId })).toBe(0);
   });
 });

@@ -5,38 +5,21 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startRole, type RoleProcess } from './harness/processes.js';
-import { freePort, freshDatabaseUrl, repoRoot } from './harness/servers.js';
-import { startTestService, type TestService } from './harness/service.js';
-import { family, onboard, partnerStore, postEvent, shareWith, TEST_DATA_KEY, visit, type Partner } from './ingest.fixtures.js';
+import { describe, expect, it } from 'vitest';
+import { useTwoIngestWorkers } from './harness/ingestWorkers.js';
+import { freePort, repoRoot } from './harness/servers.js';
+import { family, onboard, partnerStore, postEvent, shareWith, visit, type Partner } from './ingest.fixtures.js';
 
 const run = promisify(execFile);
 
-let workers: RoleProcess[] = [];
-let gateway: TestService;
-let pipe: string;
-let env: Record<string, string>;
-
-beforeAll(async () => {
-  const mongoUrl = freshDatabaseUrl(inject('mongoUrl'));
-  env = { NATS_URL: inject('natsUrl'), MONGO_URL: mongoUrl, BUS_NAMESPACE: `partnercli${process.pid}`, DATA_KEY: TEST_DATA_KEY, RATE_INGEST_PER_MIN: '100000', APP_URL: 'http://localhost:8081' };
-  workers = [startRole('worker', env), startRole('worker', env)];
-  await Promise.all(workers.map((w) => w.waitFor(/ingest consumer started/)));
-  gateway = await startTestService({ nats: true, role: 'gateway', mongoUrl, env });
-  pipe = gateway.urls.pipe!;
-}, 60_000);
-afterAll(async () => {
-  await gateway?.stop();
-  await Promise.all(workers.map((w) => w.kill('SIGKILL')));
-});
+const d = useTwoIngestWorkers('partnercli');
 
 /** The real command line, as a child process with the deployment's configuration. */
 async function cli(args: string[], extra: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'src/cli.ts'), 'partner', ...args], {
       cwd: repoRoot,
-      env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'silent', ...env, ...extra },
+      env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'silent', ...d.env, ...extra },
     });
     return { code: 0, stdout, stderr };
   } catch (err) {
@@ -46,10 +29,10 @@ async function cli(args: string[], extra: Record<string, string> = {}): Promise<
 }
 
 let n = 0;
-const send = (partner: Partner, o: { secret?: string; subject?: string } = {}) => postEvent(pipe, partner, visit(partner, o.subject ?? 'client-cli', { source_event_id: `c-${n++}` }), o);
+const send = (partner: Partner, o: { secret?: string; subject?: string } = {}) => postEvent(d.pipe, partner, visit(partner, o.subject ?? 'client-cli', { source_event_id: `c-${n++}` }), o);
 
 /** Requests each worker answered with this status so far (the workers log every reply at debug). */
-const answered = (status: number) => workers.map((w) => w.lines.filter((l) => l.includes(`"status":${status}`) && l.includes('"msg":"handled"')).length);
+const answered = (status: number) => d.workers.map((w) => w.lines.filter((l) => l.includes(`"status":${status}`) && l.includes('"msg":"handled"')).length);
 
 /** Keeps 8 requests in flight while `change` runs, then sends 24 at once: the statuses of those. */
 async function acrossChange(partner: Partner, change: () => Promise<void>, o: { secret?: string } = {}): Promise<number[]> {
@@ -69,8 +52,8 @@ async function acrossChange(partner: Partner, change: () => Promise<void>, o: { 
 
 describe('carecircle partner over NATS', () => {
   it('when the command rotates and retires while two workers serve events, then the retired secret gets 401 on the very next request on both', async () => {
-    const partner = await onboard(gateway.store.db);
-    await shareWith(gateway, partner, 'client-cli', await family(gateway.store.db, gateway.config));
+    const partner = await onboard(d.gateway.store.db);
+    await shareWith(d.gateway, partner, 'client-cli', await family(d.gateway.store.db, d.gateway.config));
     // Both workers serve the institution, so both hold it in memory before it changes.
     expect((await Promise.all(Array.from({ length: 24 }, () => send(partner)))).map((r) => r.status)).toEqual(Array(24).fill(202));
 
@@ -107,9 +90,9 @@ describe('carecircle partner over NATS', () => {
   });
 
   it('when NATS is configured but cannot be reached, then the command writes nothing, says what to check, and exits non-zero', async () => {
-    const partner = await onboard(gateway.store.db);
-    await shareWith(gateway, partner, 'client-down', await family(gateway.store.db, gateway.config));
-    const before = await partnerStore(gateway.store.db).get(partner.institutionId);
+    const partner = await onboard(d.gateway.store.db);
+    await shareWith(d.gateway, partner, 'client-down', await family(d.gateway.store.db, d.gateway.config));
+    const before = await partnerStore(d.gateway.store.db).get(partner.institutionId);
     const down = { NATS_URL: `nats://127.0.0.1:${await freePort()}` };
     for (const args of [['rotate', partner.institutionId], ['deactivate', partner.institutionId], ['create', '--name', 'Never Made', '--id', 'never-made']]) {
       const refused = await cli(args, down);
@@ -119,8 +102,8 @@ describe('carecircle partner over NATS', () => {
       expect(refused.stderr).toMatch(/Nothing was changed/);
       expect(refused.stderr).toMatch(/Check that nats-server is running/);
     }
-    expect(await partnerStore(gateway.store.db).get(partner.institutionId)).toEqual(before);
-    expect(await partnerStore(gateway.store.db).get('never-made')).toBeNull();
+    expect(await partnerStore(d.gateway.store.db).get(partner.institutionId)).toEqual(before);
+    expect(await partnerStore(d.gateway.store.db).get('never-made')).toBeNull();
     expect((await send(partner, { subject: 'client-down' })).status).toBe(202);
   });
 });
