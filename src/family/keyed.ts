@@ -35,9 +35,9 @@ interface Head<T> {
   state?: T;
 }
 
-/** Superseded versions kept behind the newest: a reader holding an older head still finds a row,
- *  and a writer can only re-create a pruned version number after this many writes to the same
- *  key raced past it between its read and its insert. */
+/** Superseded versions kept behind the newest: a reader holding an older head still finds a row.
+ *  A writer that re-creates a pruned number (this many writes raced past it between its read and
+ *  its insert) learns so from the head and writes again (`overtaken`). */
 const KEEP = 8;
 const MAX_ATTEMPTS = 40;
 
@@ -127,8 +127,11 @@ export class KeyedStates<T extends Document> {
         await new Promise((resolve) => setTimeout(resolve, Math.random() * 3 * attempt));
         continue;
       }
+      let behind = false;
       try {
-        if (!this.opts.last?.(state)) {
+        behind = await this.overtaken(key, v, headV);
+        if (behind) await this.rows.deleteOne({ _id: `${key}#${v}` });
+        else if (!this.opts.last?.(state)) {
           await this.advanceHead(key, v, state, tags, headV);
           if (v > this.keep) await this.rows.deleteOne({ _id: `${key}#${v - this.keep}` }).catch(() => undefined);
         }
@@ -137,8 +140,19 @@ export class KeyedStates<T extends Document> {
         if (told) told.push(stateId(this.collection, key));
         else await credentialsFor(this.db).changed('state', [stateId(this.collection, key)]);
       }
-      return { v, state, wrote: true };
+      if (!behind) return { v, state, wrote: true };
+      if (attempt >= MAX_ATTEMPTS) throw new Error(`state ${key}: other writers kept overtaking this one`);
     }
+  }
+
+  /** Whether version v, just inserted, is off to the side of the newest state: its number was free
+   *  only because the key was removed (no head where the read saw one) or v had been pruned (the
+   *  head is at v or past it) while this writer waited between its read and its insert. The row is
+   *  then taken back and the change applied again to what is newest (a change already there is a
+   *  no-op); a successor that built on v meanwhile holds its change already. */
+  private async overtaken(key: string, v: number, headV: number | undefined): Promise<boolean> {
+    const head = await this.heads.findOne({ _id: key }, { projection: { v: 1 } });
+    return head ? head.v >= v : headV !== undefined;
   }
 
   /** Write the first version of a key the caller knows nobody has written (it took the number
