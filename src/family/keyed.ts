@@ -207,6 +207,17 @@ export function announceStates(db: Db, told: readonly string[]): Promise<void> {
   return credentialsFor(db).changed('state', [...new Set(told)]);
 }
 
+/** Run `write` with a `told` list, then announce what it wrote in one message before returning,
+ *  whether it succeeded or not (a version stored before a failure is still news). */
+export async function writeTelling<R>(db: Db, write: (told: string[]) => Promise<R>): Promise<R> {
+  const told: string[] = [];
+  try {
+    return await write(told);
+  } finally {
+    await announceStates(db, told);
+  }
+}
+
 /** Documents that never change once written (a sealed chunk of care events), read by `_id` from the
  *  same per-process memory as keyed states. The rare rewrite (a purge) tells every process. */
 export class SettledDocuments<T extends Document & { _id: string }> {

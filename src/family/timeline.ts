@@ -9,7 +9,7 @@
 // `care_events` stays the record of each event; MongoDB reads it through its index instead.
 import type { Db } from 'mongodb';
 import { groupBy, monthOf, type CareEventRecord } from './careEventRecord.js';
-import { announceStates, keptList, KeyedStates, ownCollection, statesDropped, type Tags } from './keyed.js';
+import { keptList, KeyedStates, ownCollection, statesDropped, writeTelling, type Tags } from './keyed.js';
 import { MonthChunks, seededMonth } from './monthChunks.js';
 
 export { newerFirst, type CareEventRecord } from './careEventRecord.js';
@@ -80,12 +80,7 @@ class Timeline {
   async months(): Promise<string[]> {
     const known = (await this.lists.latest(LIST_KEY))?.state.months;
     if (known) return known;
-    const told: string[] = [];
-    try {
-      return (await this.lists.update(LIST_KEY, this.tags, () => this.build(told), () => null)).months;
-    } finally {
-      await announceStates(this.db, told);
-    }
+    return writeTelling(this.db, async (told) => (await this.lists.update(LIST_KEY, this.tags, () => this.build(told), () => null)).months);
   }
 
   private async build(told: string[]): Promise<MonthList> {
@@ -97,13 +92,8 @@ class Timeline {
 
   /** Put stored events on their months' chunks; `maybeKnown` names those that may be there already.
    *  Every state written is announced to every process at once, before this returns. */
-  async add(events: readonly CareEventRecord[], maybeKnown: ReadonlySet<string>): Promise<void> {
-    const told: string[] = [];
-    try {
-      await this.addTelling(events, maybeKnown, told);
-    } finally {
-      await announceStates(this.db, told);
-    }
+  add(events: readonly CareEventRecord[], maybeKnown: ReadonlySet<string>): Promise<void> {
+    return writeTelling(this.db, (told) => this.addTelling(events, maybeKnown, told));
   }
 
   private async addTelling(events: readonly CareEventRecord[], maybeKnown: ReadonlySet<string>, told: string[]): Promise<void> {
