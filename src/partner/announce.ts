@@ -23,10 +23,12 @@ export interface Announcing {
   waiting?(institutionId: string, secret: IssuedSecret | undefined): void;
 }
 
-/** What the operator is told when stopped while waiting: true of every process by construction
- *  (whatever a process keeps it read at most 5 minutes earlier; see src/auth/credentials.ts). */
-export const STOPPED_WAITING =
-  'stopped before every running process heard of the change. The change is saved. A running process that did not hear of it may go on using what it read of this institution before the change for up to 5 minutes; after that every process reads it again.';
+/** What holds for a process that missed a change, whatever the reason: whatever a process keeps it
+ *  read at most 5 minutes earlier (src/auth/credentials.ts). Being cut off from NATS makes it stop
+ *  trusting what it keeps only when it reads while cut off, so that is not promised here. */
+export const NOT_HEARD = 'A running process that did not hear of it may go on using what it read of this institution before the change for up to 5 minutes; after that every process reads it again.';
+
+export const STOPPED_WAITING = `stopped before every running process heard of the change. The change is saved. ${NOT_HEARD}`;
 
 /** PartnerStore's announcement for the command; Ctrl-C while it waits exits 130 with what holds. */
 export function announcing(db: Db, o: Announcing): Announce {
