@@ -2,11 +2,13 @@
 // change returns only once every running process has acknowledged it, so two workers that keep the
 // institution in memory refuse a retired secret on the very next request; and with NATS configured
 // but out of reach the command changes nothing and says so.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { useTwoIngestWorkers } from './harness/ingestWorkers.js';
+import { startNatsLink } from './harness/natsLink.js';
 import { freePort, repoRoot } from './harness/servers.js';
 import { family, onboard, partnerStore, postEvent, shareWith, visit, type Partner } from './ingest.fixtures.js';
 
@@ -26,6 +28,36 @@ async function cli(args: string[], extra: Record<string, string> = {}): Promise<
     const e = err as { code: number; stdout: string; stderr: string };
     return { code: e.code, stdout: e.stdout, stderr: e.stderr };
   }
+}
+
+/** The command as a running process whose output can be awaited line by line while it runs. */
+function started(args: string[], extra: Record<string, string>) {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'src/cli.ts'), 'partner', ...args], {
+    cwd: repoRoot,
+    env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'silent', ...d.env, ...extra },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const seen = { stdout: '', stderr: '' };
+  const changed: (() => void)[] = [];
+  for (const name of ['stdout', 'stderr'] as const)
+    child[name].on('data', (chunk: Buffer) => {
+      seen[name] += chunk.toString();
+      changed.splice(0).forEach((f) => f());
+    });
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  return {
+    child,
+    seen,
+    exited,
+    /** Until `pattern` appears on that stream (the command still running or not). */
+    async waitFor(name: 'stdout' | 'stderr', pattern: RegExp, timeoutMs = 40_000): Promise<void> {
+      const until = Date.now() + timeoutMs;
+      while (!pattern.test(seen[name])) {
+        if (Date.now() > until) throw new Error(`never printed ${pattern} on ${name}; stdout: ${seen.stdout}\nstderr: ${seen.stderr}`);
+        await Promise.race([new Promise<void>((r) => changed.push(r)), new Promise((r) => setTimeout(r, 500))]);
+      }
+    },
+  };
 }
 
 let n = 0;
@@ -106,4 +138,55 @@ describe('carecircle partner over NATS', () => {
     expect(await partnerStore(d.gateway.store.db).get('never-made')).toBeNull();
     expect((await send(partner, { subject: 'client-down' })).status).toBe(202);
   });
+
+  it('when NATS goes away after the change is written, then the command shows the new secret, says it waits for NATS, and confirms on every process once NATS is back', async () => {
+    const partner = await onboard(d.gateway.store.db);
+    await shareWith(d.gateway, partner, 'client-wait', await family(d.gateway.store.db, d.gateway.config));
+    const link = await startNatsLink(d.env.NATS_URL!);
+    try {
+      // The command subscribes to the acknowledgements only once the store has the change: cut there.
+      link.cutOn(/SUB \S+\.cc\.creds\.ack\./);
+      const rotating = started(['rotate', partner.institutionId], { NATS_URL: link.url });
+      await link.cut();
+      await rotating.waitFor('stderr', /waiting for NATS at nats:\/\/127\.0\.0\.1:\d+ to announce the change to the running processes \(saved already; \d+ s\)/);
+      // Away long enough that the processes it last heard from count as gone (6 s): it must hear them again.
+      await rotating.waitFor('stderr', /saved already; (?:[7-9]|[1-9]\d+) s\)/);
+      // Still waiting, and the secret that cannot be shown again is on screen already.
+      expect(rotating.child.exitCode).toBeNull();
+      const secret = /secret\s+(ccps_\S+)/.exec(rotating.seen.stdout)?.[1];
+      expect(secret).toBeDefined();
+      expect((await partnerStore(d.gateway.store.db).get(partner.institutionId))!.secrets).toHaveLength(2);
+      expect(rotating.seen.stdout).not.toMatch(/Both secrets are accepted/);
+      link.restore();
+      expect(await rotating.exited).toBe(0);
+      expect(rotating.seen.stdout).toMatch(/Both secrets are accepted on every running process \(3 confirmed\)/);
+      expect((await send(partner, { secret: secret!, subject: 'client-wait' })).status).toBe(202);
+
+      // --json: the JSON comes once at the end; while it waits the secret goes to stderr.
+      link.cutOn(/SUB \S+\.cc\.creds\.ack\./);
+      const creating = started(['create', '--name', 'Waiting Care', '--json'], { NATS_URL: link.url });
+      await link.cut();
+      await creating.waitFor('stderr', /waiting for NATS at .* \(saved already; \d+ s\)/);
+      expect(creating.child.exitCode).toBeNull();
+      const shown = /secret\s+(ccps_\S+)/.exec(creating.seen.stderr)?.[1];
+      expect(shown).toBeDefined();
+      expect(creating.seen.stdout).toBe('');
+      link.restore();
+      expect(await creating.exited).toBe(0);
+      expect(JSON.parse(creating.seen.stdout)).toMatchObject({ name: 'Waiting Care', secret: shown, processes_confirmed: 3, processes_silent: 0 });
+
+      // Ctrl-C while it waits: the change stays, and the command says what that means.
+      link.cutOn(/SUB \S+\.cc\.creds\.ack\./);
+      const deactivating = started(['deactivate', partner.institutionId], { NATS_URL: link.url });
+      await link.cut();
+      await deactivating.waitFor('stderr', /waiting for NATS/);
+      deactivating.child.kill('SIGINT');
+      expect(await deactivating.exited).toBe(130);
+      expect(deactivating.seen.stderr).toMatch(/The change is saved/);
+      expect(deactivating.seen.stderr).toMatch(/5 minutes/);
+      expect((await partnerStore(d.gateway.store.db).get(partner.institutionId))!.status).toBe('inactive');
+    } finally {
+      await link.close();
+    }
+  }, 240_000);
 });

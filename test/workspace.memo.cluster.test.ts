@@ -79,7 +79,8 @@ const event = (who: { lovedOneId: string; workspaceId: string }, at: string): Ca
   payload: { value: seq },
 });
 
-describe('family records in memory - changes across gateways and workers under load', () => {
+// Under load a call may wait up to the deployment's 20 s bus budget (test/harness/twoGateways.ts).
+describe('family records in memory - changes across gateways and workers under load', { timeout: 90_000 }, () => {
   it('when a care event is added on gateway A while gateway B serves its loved one\'s listing, then every call on B that starts after the append returned lists it', async () => {
     const fam = await caregiverWithKey(deployment().a, 'memo-events@example.com');
     const old = [event(fam, '2026-10-01T08:00:00Z'), event(fam, '2026-10-02T08:00:00Z')];

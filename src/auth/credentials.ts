@@ -207,6 +207,13 @@ export class Credentials {
     this.introduced = new Promise((resolve) => setTimeout(resolve, 300).unref());
   }
 
+  /** Back on NATS after a wait: every process is asked again to say it is there, for the next change to wait for. */
+  rejoin(): Promise<void> {
+    this.announce(true);
+    this.introduced = new Promise((resolve) => setTimeout(resolve, 300).unref());
+    return this.bus ? this.bus.flush() : Promise.resolve();
+  }
+
   private announce(hello = false): void {
     this.bus?.publish(this.subject('members'), { member: this.id, ...(hello ? { hello } : {}) });
   }

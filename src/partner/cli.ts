@@ -12,8 +12,9 @@ import { REDACT_PATHS, type Logger } from '../log.js';
 import { startEmbeddedMongo } from '../store/embeddedMongo.js';
 import { openStore, type Store } from '../store/mongo.js';
 import { PACKAGE_ROOT } from '../version.js';
+import { announcing, NOT_HEARD } from './announce.js';
 import { PartnerClient, type PartnerEvent } from './client.js';
-import { PartnerError, PartnerStore, type InstitutionRecord } from './records.js';
+import { PartnerError, PartnerStore, type InstitutionRecord, type IssuedSecret } from './records.js';
 import { resolveDataKey, SecretBox } from './secretBox.js';
 
 export const PARTNER_USAGE = `usage:
@@ -115,7 +116,7 @@ function reachOf(credentials: Credentials | undefined): { text: string; json: Re
   if (!credentials || !reach) return { text: '', json: {} };
   if (reach.silent)
     process.stderr.write(
-      `warning: ${reach.silent} running process(es) did not confirm the change within 3 s (stopped, or cut off from NATS). The change is saved; a process cut off from NATS stops trusting what it keeps, and nothing is kept longer than 5 minutes.\n`,
+      `warning: ${reach.silent} running process(es) did not confirm the change within 3 s (stopped, or cut off from NATS). The change is saved. ${NOT_HEARD}\n`,
     );
   const holds = reach.silent ? `on the ${reach.acknowledged} running process(es) that confirmed it` : reach.acknowledged ? `on every running process (${reach.acknowledged} confirmed)` : 'on every process (none is running now)';
   return { text: ` ${holds}`, json: { processes_confirmed: reach.acknowledged, processes_silent: reach.silent } };
@@ -141,22 +142,31 @@ async function records(command: string, args: string[], config: Config, json: bo
   const { store, stop } = opened;
   try {
     if (bus) credentials = await openCredentials(store.db, bus, config.busNamespace, log);
-    const partners = new PartnerStore(store.db, new SecretBox(key));
+    // A new secret is on screen as soon as it is saved: it cannot be shown again, and the
+    // announcement may wait for NATS for as long as NATS is away (docs/partners.md).
+    const shown = (id: string, secret: IssuedSecret) =>
+      command === 'create' ? `institution_id  ${id}\nname            ${values.name!.trim()}\nsecret_id       ${secret.id}\nsecret          ${secret.value}` : `secret_id  ${secret.id}\nsecret     ${secret.value}`;
+    const announce = announcing(store.db, {
+      ...(bus && credentials ? { bus, credentials, shownUrl: shownUrl(config.natsUrl!) } : {}),
+      issued: (id, secret) => void (json || out(`${shown(id, secret)}\n\n${SHOWN_ONCE}\n`)),
+      waiting: (id, secret) => {
+        if (json && secret) process.stderr.write(`The change is saved and its secret cannot be shown again; the JSON follows once every running process has heard of it. Meanwhile:\n${shown(id, secret)}\n`);
+      },
+    });
+    const partners = new PartnerStore(store.db, new SecretBox(key), Date.now, announce);
     const reach = () => reachOf(credentials);
     switch (command) {
       case 'create': {
         const { institution, secret } = await partners.create({ name: values.name!, ...(values.id ? { id: values.id } : {}) });
         const r = reach();
-        if (json) out(JSON.stringify({ institution_id: institution._id, name: institution.name, secret_id: secret.id, secret: secret.value, ...r.json }));
-        else out(`institution_id  ${institution._id}\nname            ${institution.name}\nsecret_id       ${secret.id}\nsecret          ${secret.value}\n\n${SHOWN_ONCE}`);
+        out(json ? JSON.stringify({ institution_id: institution._id, name: institution.name, secret_id: secret.id, secret: secret.value, ...r.json }) : `Requests signed with it are accepted${r.text}.`);
         return 0;
       }
       case 'rotate': {
         need(1, '<institution_id>');
         const secret = await partners.rotate(positionals[0]!);
         const r = reach();
-        if (json) out(JSON.stringify({ institution_id: positionals[0], secret_id: secret.id, secret: secret.value, ...r.json }));
-        else out(`secret_id  ${secret.id}\nsecret     ${secret.value}\n\nBoth secrets are accepted${r.text} until you retire the old one (carecircle partner retire ${positionals[0]} <old secret_id>).\n${SHOWN_ONCE}`);
+        out(json ? JSON.stringify({ institution_id: positionals[0], secret_id: secret.id, secret: secret.value, ...r.json }) : `Both secrets are accepted${r.text} until you retire the old one (carecircle partner retire ${positionals[0]} <old secret_id>).`);
         return 0;
       }
       case 'retire': {

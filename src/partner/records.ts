@@ -65,6 +65,9 @@ export async function institutionName(db: Db, id: string): Promise<string | null
   return (await institutionsIn(db).findOne({ _id: id }, { projection: { name: 1 } }))?.name ?? null;
 }
 
+/** How a written change reaches every process before it returns; `secret` is the one it issued. */
+export type Announce = (institutionId: string, secret?: IssuedSecret) => Promise<void>;
+
 const aadOf = (institutionId: string, secretId: string) => `partner-secret:${institutionId}:${secretId}`;
 const USE_WRITE_EVERY_MS = 60_000;
 
@@ -77,6 +80,7 @@ export class PartnerStore {
     private readonly db: Db,
     private readonly box: SecretBox,
     private readonly clock: () => number = Date.now,
+    private readonly announce: Announce = (id) => credentialsFor(db).changed('institution', [id]),
   ) {
     this.institutions = institutionsIn(db);
     this.uses = db.collection(PARTNER_COLLECTIONS.secretUse);
@@ -103,7 +107,7 @@ export class PartnerStore {
     }
     // Nothing can be kept of an id that did not exist (a miss is never kept); announced all the same,
     // so that every writer of the record announces.
-    await this.changed(id);
+    await this.announce(id, issued);
     return { institution, secret: issued };
   }
 
@@ -119,7 +123,7 @@ export class PartnerStore {
 
   /** After the store write: every process forgets the record before the change returns. */
   private changed(id: string): Promise<void> {
-    return credentialsFor(this.db).changed('institution', [id]);
+    return this.announce(id);
   }
 
   private async mustGet(id: string): Promise<InstitutionRecord> {
@@ -140,7 +144,7 @@ export class PartnerStore {
       throw new PartnerError(`${id} already has ${live.length} live secrets (${live.map((s) => s.id).join(', ')}): retire the old one before rotating again`);
     const { record, issued } = this.sealNew(id);
     await this.institutions.updateOne({ _id: id }, { $push: { secrets: record } });
-    await this.changed(id);
+    await this.announce(id, issued);
     return issued;
   }
 

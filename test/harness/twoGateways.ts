@@ -20,7 +20,12 @@ export async function startTwoGateways(namespace: string): Promise<TwoGateways> 
   const surfaces = await surfaceEnv();
   // Every process names the same public URLs (gateway A's), as one deployment behind a balancer.
   const publicUrls = Object.fromEntries(Object.entries(surfaces).filter(([k]) => k.endsWith('_URL')));
-  const env = { NATS_URL: inject('natsUrl'), MONGO_URL: mongoUrl, BUS_NAMESPACE: `${namespace}${randomBytes(3).toString('hex')}`, RATE_MCP_KEY_PER_MIN: '100000', ...publicUrls };
+  // These tests assert what every request sees after a change, never how fast it is answered. On a
+  // starved machine (load 8 on 2 cores) a POST such as creating a workspace or removing a member took
+  // the worker up to 5 s of store work, and a POST is not sent twice: past the 5 s default the
+  // gateway answers 503 while the worker goes on. A wider budget keeps load from failing them.
+  const budget = { BUS_TIMEOUT_MS: '20000', GATEWAY_RETRY_WINDOW_MS: '20000' };
+  const env = { NATS_URL: inject('natsUrl'), MONGO_URL: mongoUrl, BUS_NAMESPACE: `${namespace}${randomBytes(3).toString('hex')}`, RATE_MCP_KEY_PER_MIN: '100000', ...budget, ...publicUrls };
   const workers: RoleProcess[] = [startRole('worker', env), startRole('worker', env)];
   await Promise.all(workers.map((w) => w.waitFor(/workers serving/)));
   const a = await startTestService({ nats: true, role: 'gateway', mongoUrl, env: { ...env, ...surfaces } });

@@ -1,0 +1,91 @@
+// How `carecircle partner` tells the running processes of a change it wrote: over NATS it waits for
+// NATS as long as it takes (the change must reach every process), saying so every few seconds.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { credentialsFor, type Credentials } from '../auth/credentials.js';
+import type { Bus } from '../bus/types.js';
+import type { Db } from 'mongodb';
+import type { Announce, IssuedSecret } from './records.js';
+
+/** Between progress lines while the command waits for NATS. */
+const PROGRESS_EVERY_MS = 5_000;
+/** NATS connected but silent this long counts as waiting for it (an answer takes milliseconds). */
+const SILENT_NATS_MS = 1_000;
+
+export interface Announcing {
+  /** The command's NATS connection and membership; absent without NATS_URL. */
+  bus?: Bus;
+  credentials?: Credentials;
+  /** NATS_URL as it may be printed (no user or password). */
+  shownUrl?: string;
+  /** A secret the change issued, as soon as the store has it and before anything waits. */
+  issued?(institutionId: string, secret: IssuedSecret): void;
+  /** Once, when the command starts waiting for NATS. */
+  waiting?(institutionId: string, secret: IssuedSecret | undefined): void;
+}
+
+/** What holds for a process that missed a change, whatever the reason: whatever a process keeps it
+ *  read at most 5 minutes earlier (src/auth/credentials.ts). Being cut off from NATS makes it stop
+ *  trusting what it keeps only when it reads while cut off, so that is not promised here. */
+export const NOT_HEARD = 'A running process that did not hear of it may go on using what it read of this institution before the change for up to 5 minutes; after that every process reads it again.';
+
+export const STOPPED_WAITING = `stopped before every running process heard of the change. The change is saved. ${NOT_HEARD}`;
+
+/** PartnerStore's announcement for the command; Ctrl-C while it waits exits 130 with what holds. */
+export function announcing(db: Db, o: Announcing): Announce {
+  return async (id, secret) => {
+    if (secret) o.issued?.(id, secret);
+    const { bus, credentials } = o;
+    if (!bus || !credentials) return credentialsFor(db).changed('institution', [id]);
+    const started = Date.now();
+    let phase: 'nats' | 'acks' = 'nats';
+    let phaseSince = started;
+    let told = 0;
+    const tell = () => {
+      const now = Date.now();
+      const stuck = !bus.ready() || (phase === 'nats' && now - phaseSince >= SILENT_NATS_MS);
+      if (!stuck || now - told < PROGRESS_EVERY_MS) return;
+      if (!told) o.waiting?.(id, secret);
+      told = now;
+      process.stderr.write(`waiting for NATS at ${o.shownUrl ?? 'NATS_URL'} to announce the change to the running processes (saved already; ${Math.round((now - started) / 1000)} s) …\n`);
+    };
+    const stopped = (signal: NodeJS.Signals) => {
+      process.stderr.write(`carecircle partner: ${STOPPED_WAITING}\n`);
+      process.exit(signal === 'SIGINT' ? 130 : 143);
+    };
+    const ticker = setInterval(tell, 250);
+    process.on('SIGINT', stopped).on('SIGTERM', stopped);
+    try {
+      for (let back = false; ; back = true) {
+        phase = 'nats';
+        phaseSince = Date.now();
+        try {
+          // NATS answers first: a flush while it is away fails once the client dials again.
+          await bus.flush();
+          // After a wait the processes last heard from may be stale: hear them again before counting.
+          if (back) await credentials.rejoin();
+        } catch {
+          await sleep(250);
+          continue;
+        }
+        phase = 'acks';
+        let dropped = false;
+        const watch = setInterval(() => void (bus.ready() || (dropped = true)), 100);
+        try {
+          credentials.lastReach = undefined;
+          await credentials.changed('institution', [id]);
+        } catch (err) {
+          if (!dropped && bus.ready()) throw err;
+        } finally {
+          clearInterval(watch);
+        }
+        // Announcing again is harmless (a process forgets the same record twice): do so whenever
+        // NATS went away while some process had not yet said it heard.
+        const reach = credentials.lastReach;
+        if (reach && (!dropped || !reach.silent)) return;
+      }
+    } finally {
+      clearInterval(ticker);
+      process.off('SIGINT', stopped).off('SIGTERM', stopped);
+    }
+  };
+}
