@@ -1,11 +1,12 @@
 // The ingest's duplicate window and batch writes over real NATS (JetStream) and FerretDB: a publish
 // under an event id already in the window is not stored again, and a batch holding a redelivered
 // duplicate, an event stored before, one whose binding moved on and one the store refuses stores
-// each good event once and dead-letters only the refused one.
+// each good event once and dead-letters only the refused one; and a batch that follows another
+// waits for a full one.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { subjects } from '../src/bus/subjects.js';
-import { startIngestConsumer } from '../src/ingest/consumer.js';
+import { GATHER_MS, startIngestConsumer } from '../src/ingest/consumer.js';
 import { DeadLetters } from '../src/ingest/deadLetters.js';
 import { FamilyShares } from '../src/ingest/familyShare.js';
 import { ensureIngestStream, ingestStream, type IngestStream } from '../src/ingest/stream.js';
@@ -102,5 +103,56 @@ describe('ingest - the consumer writes batches', () => {
     expect(rows.every((r) => r.lovedOneId === fam.lovedOneId)).toBe(true);
     const dead = await new DeadLetters(svc.store.db).rows.find({ _id: { $in: all.map((e) => e.eventId) } }).toArray();
     expect(dead.map((d) => [d._id, d.attempts, d.origin])).toEqual([[refused.eventId, 2, 'consumer']]);
+  });
+});
+
+/** Holds its first single write until released; counts the batches it writes together. */
+class HeldWriter extends CountingWriter {
+  private release!: () => void;
+  private readonly held = new Promise<void>((resolve) => (this.release = resolve));
+  private started!: () => void;
+  readonly firstStarted = new Promise<void>((resolve) => (this.started = resolve));
+  private first = true;
+  override async write(e: QueuedEvent): Promise<WriteOutcome> {
+    if (this.first) {
+      this.first = false;
+      this.started();
+      await this.held;
+    }
+    return super.write(e);
+  }
+  letGo(): void {
+    this.release();
+  }
+}
+
+describe('ingest - the consumer gathers batches under load', () => {
+  it('when deliveries keep coming while a batch is written, then the next batch waits for a full one instead of going half empty', async () => {
+    const s = ingestStream(`${svc.config.busNamespace}_gather`, `${subjects(svc.config.busNamespace).ingestEvents}.gather`);
+    await ensureIngestStream(svc.bus.durable!, s, 10_000);
+    const events = Array.from({ length: 9 }, () => queued());
+    for (const e of events) await svc.bus.durable!.publish(s.subject, e, { msgId: e.eventId });
+    const writer = new HeldWriter(svc.store.db, new FamilyShares(svc.store.db));
+    // Eight in flight: the first is written alone (from idle) and held; seven wait behind it; the
+    // ninth can only be taken once the first is done.
+    const consumer = startIngestConsumer(svc.bus.durable!, s, writer, new DeadLetters(svc.store.db), createLogger('silent'), { concurrency: 8, ackWaitMs: 10_000, maxDeliveries: 2 });
+    try {
+      await writer.firstStarted;
+      for (const until = Date.now() + 10_000; Date.now() < until; await sleep(20)) {
+        const state = await svc.bus.durable!.consumerState(s.stream, s.durable);
+        if (state.ackPending >= 9) break;
+      }
+      await sleep(GATHER_MS / 2);
+      writer.letGo();
+      for (const until = Date.now() + 20_000; Date.now() < until; await sleep(100)) {
+        const state = await svc.bus.durable!.consumerState(s.stream, s.durable);
+        if (state.pending === 0 && state.ackPending === 0) break;
+      }
+    } finally {
+      await consumer.stop();
+    }
+    // Without gathering the seven waiting would go at once, and the ninth after them alone.
+    expect(writer.batches).toEqual([8]);
+    expect(await careEvents(svc.store.db).countDocuments({ _id: { $in: events.map((e) => e.eventId) } })).toBe(9);
   });
 });

@@ -193,11 +193,16 @@ export class KeyedStates<T extends Document> {
   }
 
   /** Delete keys whose newest version the caller has just seen (their states moved elsewhere),
-   *  with every version kept. One delete by `_id` each, sent together: FerretDB v1 looks an `_id`
-   *  up without decoding the rest of the collection, but decodes every document for `$in`. */
+   *  with every version kept. One delete by `_id` each, all in one command per collection:
+   *  FerretDB v1 looks an `_id` up without decoding the rest of the collection, but decodes every
+   *  document for `$in`, and each command costs it a round of its own besides. */
   async removeAll(keys: readonly { key: string; v: number }[], told: string[]): Promise<void> {
+    if (!keys.length) return;
     const rows = keys.flatMap(({ key, v }) => Array.from({ length: Math.min(v, this.keep + 1) }, (_, i) => `${key}#${v - i}`));
-    await Promise.all([...rows.map((_id) => this.rows.deleteOne({ _id })), ...keys.map(({ key }) => this.heads.deleteOne({ _id: key }))]);
+    const heads = keys.map(({ key }) => key);
+    const byId = (ids: string[]) => ids.map((_id) => ({ deleteOne: { filter: { _id } } }));
+    if (this.rows.collectionName === this.heads.collectionName) await this.rows.bulkWrite(byId([...rows, ...heads]) as never[], { ordered: false });
+    else await Promise.all([this.rows.bulkWrite(byId(rows) as never[], { ordered: false }), this.heads.bulkWrite(byId(heads) as never[], { ordered: false })]);
     told.push(...keys.map(({ key }) => stateId(this.collection, key)));
   }
 }

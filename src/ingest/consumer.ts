@@ -19,6 +19,9 @@ export interface IngestConsumer {
 /** 1, 2, 4, 8… s after the n-th delivery, at most 30 s. */
 export const redeliveryDelayMs = (deliveryCount: number): number => Math.min(1_000 * 2 ** Math.max(0, deliveryCount - 1), 30_000);
 
+/** Longest a batch that follows another waits for a full one (the end-to-end delay it may add). */
+export const GATHER_MS = 100;
+
 export interface IngestConsumerOptions {
   concurrency: number;
   ackWaitMs: number;
@@ -59,8 +62,11 @@ export function startIngestConsumer(durable: DurableStreams, s: IngestStream, wr
     }
     return done;
   };
-  // A batch is what arrived while the one before it was being written, at most what may be in flight.
-  const batches = new GroupCommit<Delivery, void>(writeBatch, opts.concurrency);
+  // A batch is what arrived while the one before it was being written, at most what may be in flight;
+  // under load it waits up to GATHER_MS for that many. A timeline write costs about the same for 75
+  // events as for 250 (its commands are per batch and per chunk sealed), so fuller batches leave
+  // the store's CPU to the 202s; an event arriving at a quiet consumer is written at once.
+  const batches = new GroupCommit<Delivery, void>(writeBatch, opts.concurrency, { atLeast: opts.concurrency, waitMs: GATHER_MS });
 
   const handle = async (m: DurableMessage): Promise<void> => {
     let e: QueuedEvent;
