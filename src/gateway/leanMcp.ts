@@ -55,6 +55,8 @@ function sendRefusal(res: ServerResponse, refusal: Refusal, body: unknown): void
 function sendReply(res: ServerResponse, reply: HttpReplyEnvelope): void {
   for (const [k, v] of Object.entries(reply.headers ?? {})) res.setHeader(k, v);
   const set = res.getHeader('content-type');
+  // A JSON body keeps a JSON type the worker named (Koa's rule), else gets the plain one.
+  const jsonType = set && /\bjson\b/i.test(String(set).split(';', 1)[0]!) ? undefined : JSON_TYPE;
   const body = reply.body !== undefined && reply.raw ? String(reply.body) : reply.body;
   if (body === undefined) {
     res.removeHeader('Content-Type');
@@ -65,11 +67,10 @@ function sendReply(res: ServerResponse, reply: HttpReplyEnvelope): void {
       res.end();
     } else end(res, reply.status, undefined, '');
   } else if (body instanceof RawJson) {
-    const type = set && /\bjson\b/i.test(String(set).split(';', 1)[0]!) ? undefined : JSON_TYPE;
-    end(res, reply.status, type, body.utf8 ? Buffer.from(body.utf8.buffer, body.utf8.byteOffset, body.utf8.byteLength) : body.json);
+    end(res, reply.status, jsonType, body.utf8 ? Buffer.from(body.utf8.buffer, body.utf8.byteOffset, body.utf8.byteLength) : body.json);
   } else if (typeof body === 'string') end(res, reply.status, set ? undefined : /^\s*</.test(body) ? 'text/html; charset=utf-8' : 'text/plain; charset=utf-8', body);
   else if (Buffer.isBuffer(body)) end(res, reply.status, set ? undefined : 'application/octet-stream', body);
-  else end(res, reply.status, JSON_TYPE, JSON.stringify(body));
+  else end(res, reply.status, jsonType, JSON.stringify(body));
 }
 
 /** The lean handler of `surface` for `routes`; undefined when there are none. */
