@@ -9,7 +9,8 @@ import type { Config } from './config.js';
 import { startCron, type CronRole } from './cron/index.js';
 import type { GatewayDeps } from './gateway/context.js';
 import { createApexApp } from './gateway/apex.js';
-import { createAuthHostApp, createHostApp } from './gateway/hosts.js';
+import { createAuthHostApp, createHostApp, createHostLean } from './gateway/hosts.js';
+import { leanAhead, type LeanHandler } from './gateway/leanMcp.js';
 import { startInboxListener } from './inbox/smtp.js';
 import type Koa from 'koa';
 import { openLimiter } from './limits/index.js';
@@ -107,16 +108,16 @@ export async function startService(role: Role, config: Config, log: Logger): Pro
     }
     if (role === 'all' || role === 'gateway') {
       const deps: GatewayDeps = { config, log, bus, store, limiter };
-      const listeners: [string, Koa, number][] = [
-        ['site', createHostApp('site', deps, slices), config.sitePort],
+      const listeners: [string, Koa, number, LeanHandler?][] = [
+        ['site', createHostApp('site', deps, slices), config.sitePort, createHostLean('site', deps, slices)],
         ['app', createHostApp('app', deps, slices), config.appPort],
         ['auth', createAuthHostApp(deps, slices, ctx), config.authPort],
         ['apex', createApexApp(config), config.apexPort],
         ['pipe', createHostApp('pipe', deps, slices), config.pipePort],
       ];
-      for (const [surface, koa, port] of listeners) {
+      for (const [surface, koa, port, lean] of listeners) {
         // The apex answers every path alike: one route label.
-        const server = await listen(instrumentListener(koa, surface, surface === 'apex' ? '/*' : undefined), config.bindHost, port);
+        const server = await listen(leanAhead(instrumentListener(koa, surface, surface === 'apex' ? '/*' : undefined), lean), config.bindHost, port);
         urls[surface] = urlOf(server, config.bindHost);
         // Listeners close first (stops are run in reverse), so no request arrives without a worker.
         stops.push(() => closeServer(server, config.shutdownGraceMs));

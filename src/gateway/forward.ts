@@ -7,20 +7,46 @@ import type { GatewayDeps } from './context.js';
 
 /** Build the envelope for this Koa request (headers filtered to `names`) and forward it. */
 export function forwardRequest(deps: GatewayDeps, ctx: Context, subject: string, names: readonly string[], idempotent: boolean) {
+  const request: ForwardedRequest = {
+    method: ctx.method,
+    path: ctx.path,
+    query: Object.fromEntries(Object.entries(ctx.query).map(([k, v]) => [k, Array.isArray(v) ? (v[0] ?? '') : (v ?? '')])),
+    header: (name) => ctx.get(name),
+    body: ctx.state.rpcBody,
+    clientIp: ctx.ip,
+    requestId: ctx.state.requestId,
+  };
+  return forwardPlain(deps, request, subject, names, idempotent);
+}
+
+/** A request as the gateway hands it on, read from Koa's context or from the bare request. */
+export interface ForwardedRequest {
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  /** A request header's value, '' when absent (as Koa's ctx.get). */
+  header: (name: string) => string;
+  body: unknown;
+  clientIp: string;
+  requestId: string;
+}
+
+/** forwardRequest for a request already taken apart. */
+export function forwardPlain(deps: GatewayDeps, request: ForwardedRequest, subject: string, names: readonly string[], idempotent: boolean) {
   const headers: Record<string, string> = {};
   for (const name of names) {
-    const value = ctx.get(name);
+    const value = request.header(name);
     if (value) headers[name] = value;
   }
   const envelope: HttpRequestEnvelope = {
     v: 1,
-    method: ctx.method,
-    path: ctx.path,
-    query: Object.fromEntries(Object.entries(ctx.query).map(([k, v]) => [k, Array.isArray(v) ? (v[0] ?? '') : (v ?? '')])),
+    method: request.method,
+    path: request.path,
+    query: request.query,
     headers,
-    body: ctx.state.rpcBody,
-    clientIp: ctx.ip,
-    requestId: ctx.state.requestId,
+    body: request.body,
+    clientIp: request.clientIp,
+    requestId: request.requestId,
     encodedBody: true,
   };
   return forward(deps.bus, subject, envelope, { timeoutMs: deps.config.busTimeoutMs, retryWindowMs: deps.config.gatewayRetryWindowMs, idempotent, maxAttempts: deps.config.gatewayMaxAttempts });

@@ -1,5 +1,6 @@
 // Every listener answers only for its own public host or the address it was reached on, so a
 // page on another site that rebinds its DNS name to carecircle's address gets nothing (421).
+import type { IncomingMessage } from 'node:http';
 import type { Context, Next } from 'koa';
 import type { Config } from '../config.js';
 import { sendApiError } from '../http/apiError.js';
@@ -41,11 +42,21 @@ const asHostname = (address: string | undefined): string => {
  * the same rule, since they override Host.
  */
 export function refuse_foreign_host(publicUrl: string, trustProxy: boolean) {
+  const rule = hostRule(publicUrl, trustProxy);
+  return async (ctx: Context, next: Next): Promise<void> => {
+    const foreign = rule.foreignHost(ctx.req);
+    if (foreign === undefined) return next();
+    sendApiError(ctx, 421, 'MISDIRECTED_REQUEST', `This server does not answer for host ${JSON.stringify(foreign.slice(0, 100))}`, `Use ${rule.origin}.`);
+  };
+}
+
+/** The Host rule of refuse_foreign_host on the bare request: the first name it does not serve, or undefined. */
+export function hostRule(publicUrl: string, trustProxy: boolean) {
   const pub = new URL(publicUrl);
   const pubPort = pub.port || (pub.protocol === 'https:' ? '443' : '80');
   const isPublic = (h: HostName) => h.hostname === pub.hostname && (h.port === undefined ? !pub.port : h.port === pubPort);
-  const isLocal = (h: HostName, ctx: Context) =>
-    (LOOPBACK.has(h.hostname) || h.hostname === asHostname(ctx.req.socket.localAddress)) && (h.port ?? '80') === String(ctx.req.socket.localPort);
+  const isLocal = (h: HostName, req: IncomingMessage) =>
+    (LOOPBACK.has(h.hostname) || h.hostname === asHostname(req.socket.localAddress)) && (h.port ?? '80') === String(req.socket.localPort);
   // Clients send the same few Host values over and over: each is parsed once (the memo is bounded,
   // since the values are the client's to choose).
   const parsed = new Map<string, HostName | undefined>();
@@ -56,17 +67,18 @@ export function refuse_foreign_host(publicUrl: string, trustProxy: boolean) {
     parsed.set(value, h);
     return h;
   };
-  const served = (value: string, ctx: Context) => {
+  const served = (value: string, req: IncomingMessage) => {
     const h = parsedHost(value);
-    return !!h && (isPublic(h) || isLocal(h, ctx));
+    return !!h && (isPublic(h) || isLocal(h, req));
   };
-  return async (ctx: Context, next: Next): Promise<void> => {
-    const named = [ctx.get('host')];
-    if (trustProxy && ctx.get('x-forwarded-host')) named.push(ctx.get('x-forwarded-host').split(',')[0]!);
-    const target = ctx.req.url ?? '/';
+  const foreignHost = (req: IncomingMessage): string | undefined => {
+    // As Koa's ctx.get reads them: an absent header is ''.
+    const named = [req.headers.host || ''];
+    const forwarded = req.headers['x-forwarded-host'];
+    if (trustProxy && forwarded) named.push((Array.isArray(forwarded) ? forwarded.join(', ') : forwarded).split(',')[0]!);
+    const target = req.url ?? '/';
     if (!target.startsWith('/') && target !== '*') named.push(URL.parse(target)?.host ?? '');
-    const foreign = named.find((h) => !served(h, ctx));
-    if (foreign === undefined) return next();
-    sendApiError(ctx, 421, 'MISDIRECTED_REQUEST', `This server does not answer for host ${JSON.stringify(foreign.slice(0, 100))}`, `Use ${pub.origin}.`);
+    return named.find((h) => !served(h, req));
   };
+  return { origin: pub.origin, foreignHost };
 }

@@ -7,9 +7,10 @@ import Koa, { type Context, type Middleware } from 'koa';
 import { sendApiError } from '../http/apiError.js';
 import { compilePath, pathsOf, sliceSubject, type Host, type RouteSpec, type SliceContext, type SliceManifest } from '../slice/contract.js';
 import type { BucketPolicy } from '../limits/limiter.js';
+import { leanMcp, type LeanHandler, type LeanRoute } from './leanMcp.js';
 import { apiEndpoint } from './apiEdge.js';
 import type { GatewayDeps } from './context.js';
-import { mcp_cors, mcpEndpoint } from './mcpEdge.js';
+import { mcp_cors, mcpEndpoint, type RateBucket } from './mcpEdge.js';
 import { listenerBasics } from './middleware.js';
 import { signedEndpoint } from './signedEdge.js';
 
@@ -25,18 +26,23 @@ const NOT_FOUND_HINT: Record<ListenerHost, (path: string) => [string, string]> =
 
 const publicRead = cors({ origin: '*', allowMethods: 'GET, HEAD', exposeHeaders: ['ETag', 'Link', 'Vary', 'X-Request-Id'], maxAge: 86400 });
 
-type Bucket = (ctx: Context) => { key: string; policy: BucketPolicy } | undefined;
+type Bucket = (ctx: Context) => RateBucket | undefined;
+type PlainBucket = LeanRoute['bucket'];
 
-function bucketOf(route: RouteSpec, deps: GatewayDeps): Bucket | undefined {
+/** The route's bucket from the client address and Authorization header, wherever they were read. */
+function plainBucketOf(route: RouteSpec, deps: GatewayDeps): PlainBucket | undefined {
   const rule = route.rate;
   if (!rule) return undefined;
-  const policy = rule.policy(deps.config);
-  if (rule.by === 'ip') return (ctx) => ({ key: `${rule.bucket}:ip:${ctx.ip}`, policy });
+  const policy: BucketPolicy = rule.policy(deps.config);
+  if (rule.by === 'ip') return ({ ip }) => ({ key: `${rule.bucket}:ip:${ip}`, policy });
   // Per credential, hashed: the gateway never keeps a key or token. No credential, no bucket.
-  return (ctx) => {
-    const auth = ctx.get('authorization');
-    return auth ? { key: `${rule.bucket}:${createHash('sha256').update(auth).digest('hex')}`, policy } : undefined;
-  };
+  return ({ authorization }) => (authorization ? { key: `${rule.bucket}:${createHash('sha256').update(authorization).digest('hex')}`, policy } : undefined);
+}
+
+function bucketOf(route: RouteSpec, deps: GatewayDeps): Bucket | undefined {
+  const plain = plainBucketOf(route, deps);
+  if (!plain) return undefined;
+  return (ctx) => plain({ ip: ctx.ip, authorization: ctx.get('authorization') });
 }
 
 function pipeline(route: RouteSpec, subject: string, deps: GatewayDeps): Middleware[] {
@@ -89,6 +95,22 @@ export function createHostApp(host: Exclude<Host, 'internal'>, deps: GatewayDeps
   app.use(router.routes());
   app.use(async (ctx) => sendApiError(ctx, 404, 'NOT_FOUND', ...NOT_FOUND_HINT[host](ctx.path)));
   return app;
+}
+
+/**
+ * The lean path of a listener (leanMcp.ts): the `mcp` routes its slices mark `lean`, each on its
+ * one fixed path. Undefined when there are none or LEAN_PATH is off.
+ */
+export function createHostLean(host: Exclude<Host, 'internal'>, deps: GatewayDeps, slices: readonly SliceManifest[]): LeanHandler | undefined {
+  if (!deps.config.leanPath) return undefined;
+  const routes: LeanRoute[] = [];
+  for (const slice of slices)
+    for (const route of Object.values(slice.routes ?? {})) {
+      if (!route.lean || route.edge !== 'mcp' || !route.hosts.includes(host) || typeof route.path !== 'string' || route.path.includes(':')) continue;
+      const subject = sliceSubject(deps.config.busNamespace, slice.name);
+      routes.push({ path: route.path, subject, bodyLimit: route.bodyLimit ?? 64 * 1024, bucket: plainBucketOf(route, deps) ?? (() => undefined), forwardHeaders: route.forwardHeaders ?? [] });
+    }
+  return leanMcp(deps, host, routes);
 }
 
 /** The authorization host: the Koa apps slices mount on it as they are (sign-in, OAuth). */

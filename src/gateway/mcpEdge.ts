@@ -25,26 +25,67 @@ export interface McpEdgeOptions {
   subject: string;
   bodyLimit: number;
   /** The rate-limit bucket for this request, or undefined for none. */
-  bucket: (ctx: Context) => { key: string; policy: BucketPolicy } | undefined;
+  bucket: (ctx: Context) => RateBucket | undefined;
   /** Request headers the worker needs (lower-case). */
   forwardHeaders: readonly string[];
 }
 
+export interface RateBucket {
+  key: string;
+  policy: BucketPolicy;
+}
+
 const ALLOWED_METHODS = 'GET, POST, OPTIONS';
 
-/** Once the body parsed, an error about a single message carries that message's id. */
-function requestIdOf(ctx: Context): RpcId {
-  const body = ctx.state.rpcBody;
-  return Array.isArray(body) ? null : salvageId(body);
+/** What CORS exposes to an allowed page, as @koa/cors writes the list. */
+export const MCP_EXPOSE_HEADERS = ['WWW-Authenticate', 'Retry-After', 'X-Request-Id', 'Mcp-Session-Id'];
+
+/**
+ * Each check of the edge is a plain function returning its refusal, shared by the Koa middleware
+ * below and the listener's lean path (leanMcp.ts), so both answer alike.
+ */
+export interface Refusal {
+  error: RpcError;
+  /** Response headers that go with it (Retry-After, Allow). */
+  headers?: Record<string, string>;
 }
+
+/** Once the body parsed, an error about a single message carries that message's id. */
+export const messageIdOf = (body: unknown): RpcId => (Array.isArray(body) ? null : salvageId(body));
 
 function sendRpcError(ctx: Context, err: RpcError): void {
   ctx.status = err.httpStatus;
-  ctx.body = rpcErrorBody(err, requestIdOf(ctx));
+  ctx.body = rpcErrorBody(err, messageIdOf(ctx.state.rpcBody));
+}
+
+function refuse(ctx: Context, refusal: Refusal): never {
+  if (refusal.headers) ctx.set(refusal.headers);
+  throw refusal.error;
 }
 
 /** Messages in the body: a batch counts each, anything else counts one. */
 const messagesIn = (body: unknown): number => (Array.isArray(body) ? Math.max(1, body.length) : 1);
+
+/** The answer for any failure at the edge: a JSON-RPC error with the right HTTP status. */
+export function edgeFailure(deps: GatewayDeps, err: unknown, requestId: string): Refusal {
+  if (err instanceof RpcError) return { error: err };
+  if (err instanceof BodyError) {
+    if (err.status === 400) {
+      const parse = parseError(err.message);
+      return { error: err.hint ? new RpcError(parse.code, parse.message, { hint: err.hint }, 400) : parse };
+    }
+    return { error: new RpcError(RPC.INVALID_REQUEST, err.message, { hint: err.status === 413 ? 'Send a smaller request.' : 'Send Content-Type: application/json.' }, err.status) };
+  }
+  const answer = edgeAnswer(err);
+  if (answer) {
+    if (answer.log) deps.log.warn({ err, requestId }, 'mcp edge dependency unavailable');
+    const data = { hint: answer.hint, ...(answer.retryAfterSec ? { retryAfterSec: answer.retryAfterSec } : {}) };
+    return { error: new RpcError(answer.rpc, answer.message, data, answer.status), ...(answer.retryAfterSec ? { headers: { 'Retry-After': String(answer.retryAfterSec) } } : {}) };
+  }
+  // A worker's own failure was logged once, by that worker, with the request id.
+  if (!(err instanceof WorkerFailedError)) deps.log.error({ err, requestId }, 'mcp edge failure');
+  return { error: new RpcError(RPC.INTERNAL_ERROR, 'Internal error', { hint: `Quote request id ${requestId} if it persists.` }, 500) };
+}
 
 /** Turns every edge failure into a JSON-RPC error body with the right HTTP status. */
 export function rpc_error_boundary(deps: GatewayDeps) {
@@ -52,87 +93,82 @@ export function rpc_error_boundary(deps: GatewayDeps) {
     try {
       await next();
     } catch (err) {
-      if (err instanceof RpcError) return sendRpcError(ctx, err);
-      if (err instanceof BodyError) {
-        if (err.status === 400) {
-          const parse = parseError(err.message);
-          return sendRpcError(ctx, err.hint ? new RpcError(parse.code, parse.message, { hint: err.hint }, 400) : parse);
-        }
-        return sendRpcError(ctx, new RpcError(RPC.INVALID_REQUEST, err.message, { hint: err.status === 413 ? 'Send a smaller request.' : 'Send Content-Type: application/json.' }, err.status));
-      }
-      const answer = edgeAnswer(err);
-      if (answer) {
-        if (answer.log) deps.log.warn({ err, requestId: ctx.state.requestId }, 'mcp edge dependency unavailable');
-        if (answer.retryAfterSec) ctx.set('Retry-After', String(answer.retryAfterSec));
-        const data = { hint: answer.hint, ...(answer.retryAfterSec ? { retryAfterSec: answer.retryAfterSec } : {}) };
-        return sendRpcError(ctx, new RpcError(answer.rpc, answer.message, data, answer.status));
-      }
-      // A worker's own failure was logged once, by that worker, with the request id.
-      if (!(err instanceof WorkerFailedError)) deps.log.error({ err, requestId: ctx.state.requestId }, 'mcp edge failure');
-      sendRpcError(ctx, new RpcError(RPC.INTERNAL_ERROR, 'Internal error', { hint: `Quote request id ${ctx.state.requestId} if it persists.` }, 500));
+      const { error, headers } = edgeFailure(deps, err, ctx.state.requestId);
+      if (headers) ctx.set(headers);
+      sendRpcError(ctx, error);
     }
   };
 }
 
+/** The origin CORS names for a request's Origin header: itself when allowed, '' for none. */
+export const corsOriginFor = (allowed: readonly string[], origin: string): string => (allowed.includes('*') || allowed.includes(origin) ? origin : '');
+
 export function mcp_cors(deps: GatewayDeps): Middleware {
   const allowed = allowedOrigins(deps.config);
   return cors({
-    origin: (ctx) => {
-      const origin = ctx.get('origin');
-      return allowed.includes('*') || allowed.includes(origin) ? origin : '';
-    },
+    origin: (ctx) => corsOriginFor(allowed, ctx.get('origin')),
     allowMethods: ALLOWED_METHODS,
     allowHeaders: ['Authorization', 'Content-Type', 'MCP-Protocol-Version', 'Mcp-Method', 'Mcp-Name', 'Mcp-Session-Id', 'Last-Event-ID'],
-    exposeHeaders: ['WWW-Authenticate', 'Retry-After', 'X-Request-Id', 'Mcp-Session-Id'],
+    exposeHeaders: MCP_EXPOSE_HEADERS,
     maxAge: 600,
   });
 }
 
 /** A present Origin header must be one we serve (DNS-rebinding defence); absent is fine. */
+export function originRefusal(allowed: readonly string[], origin: string): Refusal | undefined {
+  if (origin && !allowed.includes('*') && !allowed.includes(origin))
+    return { error: new RpcError(RPC.INVALID_REQUEST, `Origin ${origin} is not allowed`, { hint: 'Call this endpoint from a server, or from a page on an allowed origin.' }, 403) };
+  return undefined;
+}
+
 export function check_origin(deps: GatewayDeps) {
   const allowed = allowedOrigins(deps.config);
   return async (ctx: Context, next: Next): Promise<void> => {
-    const origin = ctx.get('origin');
-    if (origin && !allowed.includes('*') && !allowed.includes(origin))
-      throw new RpcError(RPC.INVALID_REQUEST, `Origin ${origin} is not allowed`, { hint: 'Call this endpoint from a server, or from a page on an allowed origin.' }, 403);
+    const refusal = originRefusal(allowed, ctx.get('origin'));
+    if (refusal) refuse(ctx, refusal);
     return next();
   };
 }
 
 export async function allow_mcp_methods(ctx: Context, next: Next): Promise<void> {
-  if (ctx.method !== 'GET' && ctx.method !== 'POST') {
-    ctx.set('Allow', ALLOWED_METHODS);
-    throw new RpcError(RPC.INVALID_REQUEST, `Method ${ctx.method} not allowed`, { hint: `Use POST for JSON-RPC, GET for the descriptor.` }, 405);
-  }
+  if (ctx.method !== 'GET' && ctx.method !== 'POST')
+    refuse(ctx, { error: new RpcError(RPC.INVALID_REQUEST, `Method ${ctx.method} not allowed`, { hint: `Use POST for JSON-RPC, GET for the descriptor.` }, 405), headers: { Allow: ALLOWED_METHODS } });
   return next();
 }
 
 /** A batch longer than MCP_MAX_BATCH is refused whole, before it costs anything. */
+export function batchRefusal(body: unknown, max: number): Refusal | undefined {
+  if (Array.isArray(body) && body.length > max)
+    return { error: new RpcError(RPC.INVALID_REQUEST, `Batch too large: a batch of ${body.length} items; the limit is ${max}`, { hint: `Send fewer items per batch: at most ${max}.`, limit: max }, 413) };
+  return undefined;
+}
+
 export function limit_batch(max: number) {
   return async (ctx: Context, next: Next): Promise<void> => {
-    const body = ctx.state.rpcBody;
-    if (Array.isArray(body) && body.length > max)
-      throw new RpcError(RPC.INVALID_REQUEST, `Batch too large: a batch of ${body.length} items; the limit is ${max}`, { hint: `Send fewer items per batch: at most ${max}.`, limit: max }, 413);
+    const refusal = batchRefusal(ctx.state.rpcBody, max);
+    if (refusal) refuse(ctx, refusal);
     return next();
   };
 }
 
 /** Every message of a batch is one request against the limit; runs after parsing, so it can count them. */
+export async function rateRefusal(deps: GatewayDeps, b: RateBucket | undefined, body: unknown): Promise<Refusal | undefined> {
+  if (!b) return undefined;
+  const cost = messagesIn(body);
+  // More than the bucket ever holds would be refused forever: say so instead of "wait".
+  if (cost > b.policy.capacity)
+    return { error: new RpcError(RPC.INVALID_REQUEST, `Batch too large: a batch of ${cost} items counts as ${cost} requests; the rate limit allows at most ${b.policy.capacity} at once`, { hint: `Send fewer items per batch: at most ${b.policy.capacity}.`, limit: b.policy.capacity }, 413) };
+  const taken = await deps.limiter.take(b.key, b.policy, cost);
+  if (taken.allowed) return undefined;
+  countRateLimited(b.key);
+  const error = new RpcError(RPC.RATE_LIMITED, 'Rate limit exceeded', { hint: `Wait ${taken.retryAfterSec} s before the next request.`, retryAfterSec: taken.retryAfterSec }, 429);
+  return { error, headers: { 'Retry-After': String(taken.retryAfterSec) } };
+}
+
 export function rate_limit(deps: GatewayDeps, bucket: McpEdgeOptions['bucket']) {
   return async (ctx: Context, next: Next): Promise<void> => {
-    const b = bucket(ctx);
-    if (b) {
-      const cost = messagesIn(ctx.state.rpcBody);
-      // More than the bucket ever holds would be refused forever: say so instead of "wait".
-      if (cost > b.policy.capacity)
-        throw new RpcError(RPC.INVALID_REQUEST, `Batch too large: a batch of ${cost} items counts as ${cost} requests; the rate limit allows at most ${b.policy.capacity} at once`, { hint: `Send fewer items per batch: at most ${b.policy.capacity}.`, limit: b.policy.capacity }, 413);
-      const taken = await deps.limiter.take(b.key, b.policy, cost);
-      if (!taken.allowed) {
-        countRateLimited(b.key);
-        ctx.set('Retry-After', String(taken.retryAfterSec));
-        throw new RpcError(RPC.RATE_LIMITED, 'Rate limit exceeded', { hint: `Wait ${taken.retryAfterSec} s before the next request.`, retryAfterSec: taken.retryAfterSec }, 429);
-      }
-    }
+    const refusal = await rateRefusal(deps, bucket(ctx), ctx.state.rpcBody);
+    if (refusal) refuse(ctx, refusal);
     return next();
   };
 }

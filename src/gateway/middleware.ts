@@ -18,10 +18,28 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,100}$/;
 
 /** Take a well-formed X-Request-Id from upstream, or make one; echo it on the response. */
 export async function assign_request_id(ctx: Context, next: Next): Promise<void> {
-  const incoming = ctx.get('x-request-id');
-  ctx.state.requestId = REQUEST_ID.test(incoming) ? incoming : randomUUID();
+  ctx.state.requestId = requestIdFor(ctx.get('x-request-id'));
   ctx.set('X-Request-Id', ctx.state.requestId);
   return next();
+}
+
+/** The request id for an incoming X-Request-Id header ('' when absent). */
+export const requestIdFor = (incoming: string): string => (REQUEST_ID.test(incoming) ? incoming : randomUUID());
+
+export interface AnsweredRequest {
+  surface: string;
+  requestId: string;
+  method: string;
+  path: string;
+  status: number;
+  started: number;
+}
+
+/** The access log line of one answered request (see log_request). */
+export function logAnswered(deps: GatewayDeps, r: AnsweredRequest): void {
+  const level = r.status >= 400 ? 'info' : 'debug';
+  if (deps.log.isLevelEnabled(level))
+    deps.log[level]({ surface: r.surface, requestId: r.requestId, method: r.method, path: r.path, status: r.status, ms: Math.round(performance.now() - r.started) }, 'request');
 }
 
 /** One line per request: method, path (no query: it may carry personal data), status, time.
@@ -34,9 +52,7 @@ export function log_request(deps: GatewayDeps, surface: string, loggedPath: (pat
     try {
       await next();
     } finally {
-      const level = ctx.status >= 400 ? 'info' : 'debug';
-      if (deps.log.isLevelEnabled(level))
-        deps.log[level]({ surface, requestId: ctx.state.requestId, method: ctx.method, path: loggedPath(ctx.path), status: ctx.status, ms: Math.round(performance.now() - started) }, 'request');
+      logAnswered(deps, { surface, requestId: ctx.state.requestId, method: ctx.method, path: loggedPath(ctx.path), status: ctx.status, started });
     }
   };
 }

@@ -1,4 +1,5 @@
 // Reading a request body ourselves: exact bytes, a hard size cap, and a named error for each failure.
+import type { IncomingMessage } from 'node:http';
 import type { Context } from 'koa';
 import { finished } from 'node:stream';
 
@@ -18,13 +19,17 @@ export class BodyError extends Error {
  * The raw body, refusing more than `limit` bytes (by Content-Length up front, by counting otherwise).
  * Read from the stream's events: its async iterator costs a promise and a generator step per chunk.
  */
-export async function readRawBody(ctx: Context, limit: number): Promise<Buffer> {
-  const declared = Number(ctx.get('content-length') || NaN);
+export function readRawBody(ctx: Context, limit: number): Promise<Buffer> {
+  return readBody(ctx.req, limit);
+}
+
+/** readRawBody on the bare request, for a handler that runs before Koa. */
+export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length'] || NaN);
   if (Number.isFinite(declared) && declared > limit) {
-    ctx.req.resume();
+    req.resume();
     throw new BodyError(413, `request body is ${declared} bytes; the limit is ${limit}`);
   }
-  const req = ctx.req;
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -47,7 +52,12 @@ export async function readRawBody(ctx: Context, limit: number): Promise<Buffer> 
 
 /** Content-Type must be JSON (parameters such as charset are fine). */
 export function requireJsonContentType(ctx: Context): void {
-  const type = (ctx.get('content-type') || '').split(';')[0]?.trim().toLowerCase();
+  requireJsonType(ctx.get('content-type'));
+}
+
+/** requireJsonContentType on the header's value ('' or undefined when absent). */
+export function requireJsonType(contentType: string | undefined): void {
+  const type = (contentType || '').split(';')[0]?.trim().toLowerCase();
   if (type !== 'application/json' && !type?.endsWith('+json'))
     throw new BodyError(415, `Content-Type must be application/json (got ${type ? `"${type}"` : 'none'})`);
 }

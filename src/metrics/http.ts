@@ -21,23 +21,31 @@ function routeOf(ctx: Context): string {
 
 type Series = { duration: ReturnType<typeof metrics.httpDuration.labels>; count: ReturnType<typeof metrics.httpRequests.labels> };
 
-/** Koa middleware that records every request of `surface`; `route` fixes the label (a listener with one answer). */
-export function countRequests(surface: string, route?: string) {
+/** Records one answered request of `surface` under its route pattern (what countRequests does per request). */
+export function requestRecorder(surface: string) {
   // The series of each label set, looked up once: the labels are declared routes, methods and
   // statuses, so there are few, and prom-client's own lookup hashes the labels on every call.
   const series = new Map<string, Series>();
+  return (route: string, method: string, statusCode: number, started: number): void => {
+    const labels = { surface, route, method: METHODS.has(method) ? method : 'other' };
+    const status = String(statusCode);
+    const key = `${labels.route}\n${labels.method}\n${status}`;
+    let s = series.get(key);
+    if (!s) series.set(key, (s = { duration: metrics.httpDuration.labels(labels), count: metrics.httpRequests.labels({ ...labels, status }) }));
+    s.duration.observe((performance.now() - started) / 1000);
+    s.count.inc();
+  };
+}
+
+/** Koa middleware that records every request of `surface`; `route` fixes the label (a listener with one answer). */
+export function countRequests(surface: string, route?: string) {
+  const record = requestRecorder(surface);
   return async (ctx: Context, next: Next): Promise<void> => {
     const started = performance.now();
     try {
       await next();
     } finally {
-      const labels = { surface, route: route ?? routeOf(ctx), method: METHODS.has(ctx.method) ? ctx.method : 'other' };
-      const status = String(ctx.status);
-      const key = `${labels.route}\n${labels.method}\n${status}`;
-      let s = series.get(key);
-      if (!s) series.set(key, (s = { duration: metrics.httpDuration.labels(labels), count: metrics.httpRequests.labels({ ...labels, status }) }));
-      s.duration.observe((performance.now() - started) / 1000);
-      s.count.inc();
+      record(route ?? routeOf(ctx), ctx.method, ctx.status, started);
     }
   };
 }

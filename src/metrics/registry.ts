@@ -55,6 +55,7 @@ export const metrics = {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   }),
+  httpLean: counter('http_lean_requests_total', 'Requests of http_requests_total answered by the listener\'s lean path ahead of Koa (the public directory\'s POST /api/mcp), by surface.', ['surface']),
   busNoResponders: counter('bus_no_responders_total', 'Bus requests no worker was subscribed to answer, by subject.', ['subject']),
   busTimeouts: counter('bus_timeouts_total', 'Bus requests a worker took and did not answer in time, by subject.', ['subject']),
   busRetries: counter('bus_retries_total', 'Bus requests sent again because no worker answered, by subject.', ['subject']),

@@ -53,6 +53,8 @@ export interface RouteSpec {
   cors?: 'public-read' | 'mcp';
   /** The access log shows the pattern instead of the path (the path names someone). */
   logPattern?: boolean;
+  /** An `mcp` route on one fixed path whose POST the listener answers ahead of Koa, with the same checks (src/gateway/leanMcp.ts). */
+  lean?: boolean;
   /** OpenAPI operations of this route (site routes are in the site's description), by lower-case method. */
   openapi?: (kit: OpenApiKit) => OpenApiOperations;
 }
