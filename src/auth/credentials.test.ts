@@ -1,10 +1,11 @@
 // The credential cache's rules on a real nats-server: a read that raced a revocation (or a change
 // of a family record) is never kept, a revocation waits for every other process's
-// acknowledgement, a process that stopped hearing its own heartbeat keeps nothing it read before,
-// and what records may weigh is bounded.
+// acknowledgement, a process that stopped hearing its own heartbeat or whose connection dropped
+// keeps nothing it read before, and what records may weigh is bounded.
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, inject, it } from 'vitest';
+import { startNatsLink, type NatsLink } from '../../test/harness/natsLink.js';
 import { NatsBus } from '../bus/nats.js';
 import { createLogger } from '../log.js';
 import { CredentialCache, Credentials } from './credentials.js';
@@ -15,12 +16,28 @@ afterEach(async () => {
   for (const c of cleanup.splice(0).reverse()) await c();
 });
 
-async function member(namespace: string): Promise<{ bus: NatsBus; credentials: Credentials }> {
-  const bus = await NatsBus.connect(inject('natsUrl'), log, 'credentials-test');
+async function member(namespace: string, url = inject('natsUrl')): Promise<{ bus: NatsBus; credentials: Credentials }> {
+  const bus = await NatsBus.connect(url, log, 'credentials-test');
   const credentials = new Credentials(bus, namespace, log);
   await credentials.start();
   cleanup.push(() => bus.close(), () => credentials.stop());
   return { bus, credentials };
+}
+
+/** Cuts the process's road to NATS now and resolves once it knows. */
+async function cutOff(link: NatsLink, bus: NatsBus): Promise<void> {
+  link.cutOn(/cut-here/);
+  bus.publish('cut-here', {});
+  await link.cut();
+  await until(() => !bus.ready());
+}
+
+async function until(check: () => boolean): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('never happened');
+    await sleep(20);
+  }
 }
 
 /** A load that counts its calls and answers what `state` says at the moment it is called. */
@@ -66,6 +83,39 @@ describe('credentials', () => {
     await bus.close(); // cut off: revocations could now pass it by
     await sleep(4_500);
     await credentials.cache.lookup('key', 'k1', backing.load);
+    expect(backing.loads).toBe(2);
+  });
+
+  it('when a process loses its NATS connection, then every read while it is away goes to the store, and so does the first one once it is back', async () => {
+    const link = await startNatsLink(inject('natsUrl'));
+    cleanup.push(() => link.close());
+    const { bus, credentials } = await member(`cr${randomBytes(3).toString('hex')}`, link.url);
+    const backing = store('active');
+    await credentials.cache.lookup('key', 'k1', backing.load);
+    await credentials.cache.lookup('key', 'k1', backing.load);
+    expect(backing.loads).toBe(1);
+    await cutOff(link, bus);
+    await credentials.cache.lookup('key', 'k1', backing.load);
+    await credentials.cache.lookup('key', 'k1', backing.load);
+    expect(backing.loads).toBe(3);
+    link.restore();
+    await until(() => bus.ready());
+    await credentials.cache.lookup('key', 'k1', backing.load);
+    expect(backing.loads).toBe(4);
+  });
+
+  it('when a process is cut off from NATS for a moment and nothing is read meanwhile, then the first read once it is back goes to the store', async () => {
+    const link = await startNatsLink(inject('natsUrl'));
+    cleanup.push(() => link.close());
+    const { bus, credentials } = await member(`cr${randomBytes(3).toString('hex')}`, link.url);
+    const backing = store('member');
+    await credentials.records.lookup('member', 'u1', backing.load);
+    await credentials.records.lookup('member', 'u1', backing.load);
+    expect(backing.loads).toBe(1);
+    await cutOff(link, bus);
+    link.restore();
+    await until(() => bus.ready());
+    await credentials.records.lookup('member', 'u1', backing.load);
     expect(backing.loads).toBe(2);
   });
 

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';
 import type { Bus, Subscription } from '../bus/types.js';
 import type { Logger } from '../log.js';
+import { HEARTBEAT_MS, MEMBER_TTL_MS, trustRule } from './hearing.js';
 
 export type CredentialKind = 'key' | 'session' | 'grant' | 'jti';
 /** Records a family request reads to know what the caller may see (src/family), where a partner's
@@ -22,9 +23,6 @@ const MAX_ENTRIES = 50_000;
 const MAX_RECORD_CHARS = 16_000_000;
 /** A backstop only: revocation does not wait for it. It bounds what a lost message could cost. */
 const MAX_AGE_MS = 5 * 60_000;
-const HEARTBEAT_MS = 2_000;
-/** A process not heard from for this long is no longer waited for (it stopped, or was killed). */
-const MEMBER_TTL_MS = 3 * HEARTBEAT_MS;
 /** Longest a revocation waits for a process that should acknowledge and does not. */
 const ACK_TIMEOUT_MS = 3_000;
 
@@ -157,11 +155,10 @@ export class Credentials {
     private readonly log: Logger | undefined,
     maxAgeMs = MAX_AGE_MS,
   ) {
-    // Cut off from the others (NATS down, the event loop stalled) for longer than they wait for a
-    // silent process, this one may have missed a revocation: it trusts nothing it kept.
-    const trustworthy = () => bus?.kind === 'memory' || Date.now() - this.lastEcho < MEMBER_TTL_MS - HEARTBEAT_MS;
-    this.cache = new CredentialCache(bus ? maxAgeMs : 0, Date.now, trustworthy);
-    this.records = new CredentialCache<RecordKind>(bus ? maxAgeMs : 0, Date.now, trustworthy, { maxWeight: MAX_RECORD_CHARS, weigh: (v) => JSON.stringify(v).length });
+    // Cut off from NATS, or back after a gap, this process may have missed a revocation: it trusts nothing it kept.
+    const heard = () => this.lastEcho;
+    this.cache = new CredentialCache(bus ? maxAgeMs : 0, Date.now, trustRule(bus, heard));
+    this.records = new CredentialCache<RecordKind>(bus ? maxAgeMs : 0, Date.now, trustRule(bus, heard), { maxWeight: MAX_RECORD_CHARS, weigh: (v) => JSON.stringify(v).length });
   }
 
   private forgetHere(kind: CredentialKind | RecordKind, ids: readonly string[], prefix: boolean): void {

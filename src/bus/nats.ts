@@ -44,6 +44,7 @@ export class NatsBus implements Bus {
   /** Present in worker processes: their served subjects are endpoints of one NATS service. */
   private service: WorkerService | undefined;
   private connected = true;
+  private connection = 0;
   private readonly requests: NatsRequests;
   /** Requests and replies leave together, once per turn of the event loop. */
   private readonly outbox = new Outbox();
@@ -71,9 +72,12 @@ export class NatsBus implements Bus {
     if (opts.service) bus.service = await WorkerService.start(nc);
     void (async () => {
       for await (const s of nc.status()) {
-        if (s.type === 'disconnect') bus.connected = false;
-        if (s.type === 'reconnect') bus.connected = true;
-        if (s.type === 'disconnect' || s.type === 'reconnect') log.warn({ nats: s.type }, `nats ${s.type}`);
+        if (s.type !== 'disconnect' && s.type !== 'reconnect') continue;
+        // A disconnect is announced as the socket closes, well before a new connection can bring
+        // a message: whatever follows a gap is handled under a later epoch than what preceded it.
+        bus.connected = s.type === 'reconnect';
+        bus.connection++;
+        log.warn({ nats: s.type }, `nats ${s.type}`);
       }
     })();
     return bus;
@@ -81,6 +85,10 @@ export class NatsBus implements Bus {
 
   ready(): boolean {
     return this.connected && !this.nc.isClosed() && !this.nc.isDraining();
+  }
+
+  get epoch(): number {
+    return this.connection;
   }
 
   async flush(): Promise<void> {

@@ -53,6 +53,12 @@ export interface Bus {
   subscribe(subject: string, handler: (msg: BusMessage) => void): Subscription;
   /** True while connected and able to carry requests. */
   ready(): boolean;
+  /**
+   * Changes the moment the connection drops (before a new connection can bring any message) and
+   * again once it is back: what was published in between never reached this process. Absent on
+   * the in-process bus, which is never cut off.
+   */
+  readonly epoch?: number;
   /** Resolves once every subscription made so far is in effect (a round trip to the server). */
   flush(): Promise<void>;
   /**

@@ -23,10 +23,16 @@ export interface Announcing {
   waiting?(institutionId: string, secret: IssuedSecret | undefined): void;
 }
 
-/** What holds for a process that missed a change, whatever the reason: whatever a process keeps it
- *  read at most 5 minutes earlier (src/auth/credentials.ts). Being cut off from NATS makes it stop
- *  trusting what it keeps only when it reads while cut off, so that is not promised here. */
+/** What holds for a process the change may not have been sent to (the command stopped while NATS
+ *  was away): whatever a process keeps it read at most 5 minutes earlier (src/auth/credentials.ts). */
 export const NOT_HEARD = 'A running process that did not hear of it may go on using what it read of this institution before the change for up to 5 minutes; after that every process reads it again.';
+
+/** What holds for a process that was sent the change and did not confirm it (src/auth/hearing.ts):
+ *  cut off, it trusts nothing it kept and forgets it all once back; still connected, it is bounded
+ *  by its own heartbeat and the 5 minutes. */
+export const UNCONFIRMED =
+  'A process cut off from NATS stops using what it read of this institution at once if its connection drops, otherwise at most 4 s after it last heard its own heartbeat (sent every 2 s), and reads it again once it is back. ' +
+  'A process that stayed connected but did not answer (its event loop stalled, say) may use it until the change reaches it or 4 s pass without its heartbeat, and at most 5 minutes after it read it.';
 
 export const STOPPED_WAITING = `stopped before every running process heard of the change. The change is saved. ${NOT_HEARD}`;
 

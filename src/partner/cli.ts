@@ -12,7 +12,7 @@ import { REDACT_PATHS, type Logger } from '../log.js';
 import { startEmbeddedMongo } from '../store/embeddedMongo.js';
 import { openStore, type Store } from '../store/mongo.js';
 import { PACKAGE_ROOT } from '../version.js';
-import { announcing, NOT_HEARD } from './announce.js';
+import { announcing, UNCONFIRMED } from './announce.js';
 import { PartnerClient, type PartnerEvent } from './client.js';
 import { PartnerError, PartnerStore, type InstitutionRecord, type IssuedSecret } from './records.js';
 import { resolveDataKey, SecretBox } from './secretBox.js';
@@ -116,7 +116,7 @@ function reachOf(credentials: Credentials | undefined): { text: string; json: Re
   if (!credentials || !reach) return { text: '', json: {} };
   if (reach.silent)
     process.stderr.write(
-      `warning: ${reach.silent} running process(es) did not confirm the change within 3 s (stopped, or cut off from NATS). The change is saved. ${NOT_HEARD}\n`,
+      `warning: ${reach.silent} running process(es) did not confirm the change within 3 s (stopped, cut off from NATS, or stalled). The change is saved. ${UNCONFIRMED}\n`,
     );
   const holds = reach.silent ? `on the ${reach.acknowledged} running process(es) that confirmed it` : reach.acknowledged ? `on every running process (${reach.acknowledged} confirmed)` : 'on every process (none is running now)';
   return { text: ` ${holds}`, json: { processes_confirmed: reach.acknowledged, processes_silent: reach.silent } };
