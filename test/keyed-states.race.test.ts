@@ -11,7 +11,7 @@ const database = useTestDatabase();
 type S = { items: string[] };
 const init = async (): Promise<S> => ({ items: [] });
 const add = (x: string) => (s: S) => (s.items.includes(x) ? null : { items: [...s.items, x] });
-const states = (db: Db, collection: string) => new KeyedStates<S>(db, collection, collection, 2);
+const states = (db: Db, collection: string, gone?: (key: string) => Promise<boolean>) => new KeyedStates<S>(db, collection, collection, 2, gone ? { gone } : {});
 
 /** `writer`'s next insert first waits for `meanwhile`: a writer stalled after its read. */
 function stallNextInsert(writer: KeyedStates<S>, meanwhile: () => Promise<void>): void {
@@ -59,6 +59,55 @@ describe('keyed states - a writer stalled between its read and its insert', () =
       });
       await a.update('k', {}, init, add('a'));
       expect((await states(database.db, 'keyed_removed').latest('k'))?.state.items).toEqual(['a']);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('when it read a key between its creator\'s row and head, and the key is removed meanwhile, then its change is written anew rather than onto the removed state', async () => {
+    const other = await database.connect();
+    try {
+      const a = states(database.db, 'keyed_headless');
+      const b = states(other.db, 'keyed_headless');
+      // A creator between its two inserts: version 1 is stored, its head not yet.
+      const raw = other.db.collection<{ _id: string }>('keyed_headless');
+      await raw.insertOne({ _id: 'k#1', key: 'k', v: 1, state: { items: ['first'] }, at: new Date() });
+      stallNextInsert(a, async () => {
+        await raw.insertOne({ _id: 'k', v: 1, state: { items: ['first'] } });
+        const { v } = await b.apply('k', {}, init, add('b1'));
+        const told: string[] = [];
+        await b.removeAll([{ key: 'k', v }], told);
+        await announceStates(other.db, told);
+      });
+      await a.update('k', {}, init, add('a'));
+      expect((await states(database.db, 'keyed_headless').latest('k'))?.state.items).toEqual(['a']);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('when its first version goes in after the key was created, written and moved away meanwhile, then it learns so instead of bringing the key back', async () => {
+    const other = await database.connect();
+    try {
+      const moved = new Set<string>();
+      const gone = async (key: string) => moved.has(key);
+      // As a timeline chunk's first state does: a key already moved away is not started again.
+      const start = async (): Promise<S> => {
+        if (moved.has('k')) throw new Error('k was moved away');
+        return init();
+      };
+      const a = states(database.db, 'keyed_moved', gone);
+      const b = states(other.db, 'keyed_moved', gone);
+      stallNextInsert(a, async () => {
+        await b.update('k', {}, init, add('b0'));
+        const { v } = await b.apply('k', {}, init, add('b1'));
+        moved.add('k');
+        const told: string[] = [];
+        await b.removeAll([{ key: 'k', v }], told);
+        await announceStates(other.db, told);
+      });
+      await expect(a.update('k', {}, start, add('a'))).rejects.toThrow('k was moved away');
+      expect(await states(database.db, 'keyed_moved').latest('k')).toBeNull();
     } finally {
       await other.close();
     }

@@ -57,13 +57,14 @@ export class KeyedStates<T extends Document> {
    *  own collection works too: a head's `_id` is the bare key, a row's has `#<v>`). `keep`: the
    *  superseded versions kept per key (fewer keeps a collection of large states small); `last`:
    *  states after which the key is removed right away (a sealed chunk), which get neither a head
-   *  nor a prune. */
+   *  nor a prune; `gone`: whether a key was removed for good (its state moved elsewhere), asked
+   *  only when a first version went in where no head was before or after. */
   constructor(
     private readonly db: Db,
     readonly collection: string,
     headsIn = `${collection}_heads`,
     private readonly keep = KEEP,
-    private readonly opts: { last?: (state: T) => boolean } = {},
+    private readonly opts: { last?: (state: T) => boolean; gone?: (key: string) => Promise<boolean> } = {},
   ) {
     this.rows = db.collection<Row<T>>(collection);
     this.heads = db.collection<Head<T>>(headsIn);
@@ -149,10 +150,15 @@ export class KeyedStates<T extends Document> {
    *  only because the key was removed (no head where the read saw one) or v had been pruned (the
    *  head is at v or past it) while this writer waited between its read and its insert. The row is
    *  then taken back and the change applied again to what is newest (a change already there is a
-   *  no-op); a successor that built on v meanwhile holds its change already. */
+   *  no-op); a successor that built on v meanwhile holds its change already. A read that saw no
+   *  head either (it came between a creator's row and its head) learns of a removal from the
+   *  version it built on being gone, or, for a first version, from `gone`. */
   private async overtaken(key: string, v: number, headV: number | undefined): Promise<boolean> {
     const head = await this.heads.findOne({ _id: key }, { projection: { v: 1 } });
-    return head ? head.v >= v : headV !== undefined;
+    if (head) return head.v >= v;
+    if (headV !== undefined) return true;
+    if (v > 1) return !(await this.rows.findOne({ _id: `${key}#${v - 1}` }, { projection: { _id: 1 } }));
+    return (await this.opts.gone?.(key)) ?? false;
   }
 
   /** Write the first version of a key the caller knows nobody has written (it took the number

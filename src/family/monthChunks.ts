@@ -92,7 +92,7 @@ export class MonthChunks {
     private readonly tags: Tags,
   ) {
     // A sealed chunk is moved off right after: it needs no head, and its versions go with it.
-    this.chunks = new KeyedStates<ChunkState>(db, collection, collection, CHUNK_KEEP, { last: (s) => s.sealed !== undefined });
+    this.chunks = new KeyedStates<ChunkState>(db, collection, collection, CHUNK_KEEP, { last: (s) => s.sealed !== undefined, gone: async (key) => (await this.settled.get(key)) !== null });
     this.indexes = new KeyedStates<MonthIndex>(db, collection, collection);
     this.settled = new SettledDocuments<SettledChunk>(db, settledIn);
     this.hints = indexHints.get(db) ?? indexHints.set(db, new Map()).get(db)!;
