@@ -27,6 +27,14 @@ function stallNextInsert(writer: KeyedStates<S>, meanwhile: () => Promise<void>)
   }) as typeof rows.insertOne;
 }
 
+/** `b` writes the key once more and removes it with every version, as a writer that seals and moves a chunk does. */
+async function writeThenRemove(b: KeyedStates<S>, db: Db): Promise<void> {
+  const { v } = await b.apply('k', {}, init, add('b1'));
+  const told: string[] = [];
+  await b.removeAll([{ key: 'k', v }], told);
+  await announceStates(db, told);
+}
+
 describe('keyed states - a writer stalled between its read and its insert', () => {
   it('when other writers prune the version it is about to insert, then its change still lands on the newest state', async () => {
     const other = await database.connect();
@@ -51,12 +59,7 @@ describe('keyed states - a writer stalled between its read and its insert', () =
       const a = states(database.db, 'keyed_removed');
       const b = states(other.db, 'keyed_removed');
       await b.update('k', {}, init, add('first'));
-      stallNextInsert(a, async () => {
-        const { v } = await b.apply('k', {}, init, add('b1'));
-        const told: string[] = [];
-        await b.removeAll([{ key: 'k', v }], told);
-        await announceStates(other.db, told);
-      });
+      stallNextInsert(a, () => writeThenRemove(b, other.db));
       await a.update('k', {}, init, add('a'));
       expect((await states(database.db, 'keyed_removed').latest('k'))?.state.items).toEqual(['a']);
     } finally {
@@ -70,14 +73,11 @@ describe('keyed states - a writer stalled between its read and its insert', () =
       const a = states(database.db, 'keyed_headless');
       const b = states(other.db, 'keyed_headless');
       // A creator between its two inserts: version 1 is stored, its head not yet.
-      const raw = other.db.collection<{ _id: string }>('keyed_headless');
+      const raw = other.db.collection<{ _id: string } & Record<string, unknown>>('keyed_headless');
       await raw.insertOne({ _id: 'k#1', key: 'k', v: 1, state: { items: ['first'] }, at: new Date() });
       stallNextInsert(a, async () => {
         await raw.insertOne({ _id: 'k', v: 1, state: { items: ['first'] } });
-        const { v } = await b.apply('k', {}, init, add('b1'));
-        const told: string[] = [];
-        await b.removeAll([{ key: 'k', v }], told);
-        await announceStates(other.db, told);
+        await writeThenRemove(b, other.db);
       });
       await a.update('k', {}, init, add('a'));
       expect((await states(database.db, 'keyed_headless').latest('k'))?.state.items).toEqual(['a']);
@@ -100,11 +100,8 @@ describe('keyed states - a writer stalled between its read and its insert', () =
       const b = states(other.db, 'keyed_moved', gone);
       stallNextInsert(a, async () => {
         await b.update('k', {}, init, add('b0'));
-        const { v } = await b.apply('k', {}, init, add('b1'));
         moved.add('k');
-        const told: string[] = [];
-        await b.removeAll([{ key: 'k', v }], told);
-        await announceStates(other.db, told);
+        await writeThenRemove(b, other.db);
       });
       await expect(a.update('k', {}, start, add('a'))).rejects.toThrow('k was moved away');
       expect(await states(database.db, 'keyed_moved').latest('k')).toBeNull();
