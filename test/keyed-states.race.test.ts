@@ -2,7 +2,7 @@
 // insert: the version number it inserts may have become free again meanwhile (pruned behind newer
 // versions, or the whole key removed). Its change must still land on the newest state.
 import type { Collection, Db } from 'mongodb';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { announceStates, KeyedStates } from '../src/family/keyed.js';
 import { useTestDatabase } from './harness/database.js';
 
@@ -35,78 +35,67 @@ async function writeThenRemove(b: KeyedStates<S>, db: Db): Promise<void> {
   await announceStates(db, told);
 }
 
+const connections: { close(): Promise<void> }[] = [];
+afterEach(async () => {
+  for (const c of connections.splice(0)) await c.close();
+});
+
+/** Two writers of `collection`, each on a connection of its own as two processes are: `a` on the
+ *  test's, `b` on another (`otherDb`). */
+async function twoWriters(collection: string, gone?: (key: string) => Promise<boolean>) {
+  const other = await database.connect();
+  connections.push(other);
+  return { a: states(database.db, collection, gone), b: states(other.db, collection, gone), otherDb: other.db };
+}
+
 describe('keyed states - a writer stalled between its read and its insert', () => {
   it('when other writers prune the version it is about to insert, then its change still lands on the newest state', async () => {
-    const other = await database.connect();
-    try {
-      const a = states(database.db, 'keyed_pruned');
-      const b = states(other.db, 'keyed_pruned');
-      await b.update('k', {}, init, add('first'));
-      stallNextInsert(a, async () => {
-        for (const x of ['b1', 'b2', 'b3']) await b.update('k', {}, init, add(x));
-      });
-      await a.update('k', {}, init, add('a'));
-      const newest = await b.update('k', {}, init, () => null);
-      expect([...newest.items].sort()).toEqual(['a', 'b1', 'b2', 'b3', 'first']);
-    } finally {
-      await other.close();
-    }
+    const { a, b } = await twoWriters('keyed_pruned');
+    await b.update('k', {}, init, add('first'));
+    stallNextInsert(a, async () => {
+      for (const x of ['b1', 'b2', 'b3']) await b.update('k', {}, init, add(x));
+    });
+    await a.update('k', {}, init, add('a'));
+    const newest = await b.update('k', {}, init, () => null);
+    expect([...newest.items].sort()).toEqual(['a', 'b1', 'b2', 'b3', 'first']);
   });
 
   it('when another writer removes the key meanwhile, then its change is written anew rather than into the removed versions', async () => {
-    const other = await database.connect();
-    try {
-      const a = states(database.db, 'keyed_removed');
-      const b = states(other.db, 'keyed_removed');
-      await b.update('k', {}, init, add('first'));
-      stallNextInsert(a, () => writeThenRemove(b, other.db));
-      await a.update('k', {}, init, add('a'));
-      expect((await states(database.db, 'keyed_removed').latest('k'))?.state.items).toEqual(['a']);
-    } finally {
-      await other.close();
-    }
+    const { a, b, otherDb } = await twoWriters('keyed_removed');
+    await b.update('k', {}, init, add('first'));
+    stallNextInsert(a, () => writeThenRemove(b, otherDb));
+    await a.update('k', {}, init, add('a'));
+    expect((await states(database.db, 'keyed_removed').latest('k'))?.state.items).toEqual(['a']);
   });
 
   it('when it read a key between its creator\'s row and head, and the key is removed meanwhile, then its change is written anew rather than onto the removed state', async () => {
-    const other = await database.connect();
-    try {
-      const a = states(database.db, 'keyed_headless');
-      const b = states(other.db, 'keyed_headless');
-      // A creator between its two inserts: version 1 is stored, its head not yet.
-      const raw = other.db.collection<{ _id: string } & Record<string, unknown>>('keyed_headless');
-      await raw.insertOne({ _id: 'k#1', key: 'k', v: 1, state: { items: ['first'] }, at: new Date() });
-      stallNextInsert(a, async () => {
-        await raw.insertOne({ _id: 'k', v: 1, state: { items: ['first'] } });
-        await writeThenRemove(b, other.db);
-      });
-      await a.update('k', {}, init, add('a'));
-      expect((await states(database.db, 'keyed_headless').latest('k'))?.state.items).toEqual(['a']);
-    } finally {
-      await other.close();
-    }
+    const { a, b, otherDb } = await twoWriters('keyed_headless');
+    // A creator between its two inserts: version 1 is stored, its head not yet.
+    const raw = otherDb.collection<{ _id: string } & Record<string, unknown>>('keyed_headless');
+    await raw.insertOne({ _id: 'k#1', key: 'k', v: 1, state: { items: ['first'] }, at: new Date() });
+    stallNextInsert(a, async () => {
+      await raw.insertOne({ _id: 'k', v: 1, state: { items: ['first'] } });
+      await writeThenRemove(b, otherDb);
+    });
+    await a.update('k', {}, init, add('a'));
+    expect((await states(database.db, 'keyed_headless').latest('k'))?.state.items).toEqual(['a']);
   });
 
   it('when its first version goes in after the key was created, written and moved away meanwhile, then it learns so instead of bringing the key back', async () => {
-    const other = await database.connect();
-    try {
-      const moved = new Set<string>();
-      const gone = async (key: string) => moved.has(key);
-      // As a timeline chunk's first state does: a key already moved away is not started again.
-      const start = async (): Promise<S> => {
-        if (moved.has('k')) throw new Error('k was moved away');
-        return init();
-      };
-      const a = states(database.db, 'keyed_moved', gone);
-      const b = states(other.db, 'keyed_moved', gone);
-      stallNextInsert(a, async () => {
-        await b.update('k', {}, init, add('b0'));
-        moved.add('k');
-        await writeThenRemove(b, other.db);
-      });
-      await expect(a.update('k', {}, start, add('a'))).rejects.toThrow('k was moved away');
-      expect(await states(database.db, 'keyed_moved').latest('k')).toBeNull();
-    } finally {
-      await other.close();
-    }
+    const moved = new Set<string>();
+    const gone = async (key: string) => moved.has(key);
+    // As a timeline chunk's first state does: a key already moved away is not started again.
+    const start = async (): Promise<S> => {
+      if (moved.has('k')) throw new Error('k was moved away');
+      return init();
+    };
+    const { a, b, otherDb } = await twoWriters('keyed_moved', gone);
+    stallNextInsert(a, async () => {
+      await b.update('k', {}, init, add('b0'));
+      moved.add('k');
+      await writeThenRemove(b, otherDb);
+    });
+    await expect(a.update('k', {}, start, add('a'))).rejects.toThrow('k was moved away');
+    expect(await states(database.db, 'keyed_moved').latest('k')).toBeNull();
   });
 });

@@ -24,6 +24,13 @@ async function member(namespace: string, url = inject('natsUrl')): Promise<{ bus
   return { bus, credentials };
 }
 
+/** A member whose road to NATS goes through a relay the test can cut (`link`). */
+async function memberBehindLink(): Promise<{ link: NatsLink; bus: NatsBus; credentials: Credentials }> {
+  const link = await startNatsLink(inject('natsUrl'));
+  cleanup.push(() => link.close());
+  return { link, ...(await member(`cr${randomBytes(3).toString('hex')}`, link.url)) };
+}
+
 /** Cuts the process's road to NATS now and resolves once it knows. */
 async function cutOff(link: NatsLink, bus: NatsBus): Promise<void> {
   link.cutOn(/cut-here/);
@@ -87,9 +94,7 @@ describe('credentials', () => {
   });
 
   it('when a process loses its NATS connection, then every read while it is away goes to the store, and so does the first one once it is back', async () => {
-    const link = await startNatsLink(inject('natsUrl'));
-    cleanup.push(() => link.close());
-    const { bus, credentials } = await member(`cr${randomBytes(3).toString('hex')}`, link.url);
+    const { link, bus, credentials } = await memberBehindLink();
     const backing = store('active');
     await credentials.cache.lookup('key', 'k1', backing.load);
     await credentials.cache.lookup('key', 'k1', backing.load);
@@ -105,9 +110,7 @@ describe('credentials', () => {
   });
 
   it('when a process is cut off from NATS for a moment and nothing is read meanwhile, then the first read once it is back goes to the store', async () => {
-    const link = await startNatsLink(inject('natsUrl'));
-    cleanup.push(() => link.close());
-    const { bus, credentials } = await member(`cr${randomBytes(3).toString('hex')}`, link.url);
+    const { link, bus, credentials } = await memberBehindLink();
     const backing = store('member');
     await credentials.records.lookup('member', 'u1', backing.load);
     await credentials.records.lookup('member', 'u1', backing.load);
