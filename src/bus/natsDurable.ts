@@ -80,7 +80,10 @@ export class NatsDurableStreams implements DurableStreams {
     let messages: ConsumerMessages | undefined;
     const stopping = new AbortController();
     const pause = (ms: number) => sleep(ms, undefined, { signal: stopping.signal }).catch(() => undefined);
-    const inflight = new Set<Promise<void>>();
+    /** Each unsettled delivery and its body's size. */
+    const inflight = new Map<Promise<void>, number>();
+    let inflightBytes = 0;
+    const full = () => inflight.size >= options.concurrency || (options.maxBytes !== undefined && inflightBytes >= options.maxBytes);
 
     const settle = async (m: JsMsg): Promise<void> => {
       if (m.redelivered) metrics.jetstreamRedeliveries.inc({ stream: stream.name, consumer: consumer.durable });
@@ -108,10 +111,15 @@ export class NatsDurableStreams implements DurableStreams {
               continue;
             }
             const done = settle(m);
-            inflight.add(done);
-            void done.finally(() => inflight.delete(done));
-            // At most `concurrency` unsettled here before the next message is taken.
-            while (inflight.size >= options.concurrency) await Promise.race(inflight);
+            const size = m.data.length;
+            inflight.set(done, size);
+            inflightBytes += size;
+            void done.finally(() => {
+              inflight.delete(done);
+              inflightBytes -= size;
+            });
+            // At most `concurrency` (and `maxBytes`) unsettled here before the next message is taken.
+            while (full()) await Promise.race(inflight.keys());
           }
           if (!stopped) await pause(backoff);
         } catch (err) {
@@ -133,7 +141,7 @@ export class NatsDurableStreams implements DurableStreams {
         stopping.abort();
         void messages?.close();
         await running;
-        await Promise.allSettled([...inflight]);
+        await Promise.allSettled([...inflight.keys()]);
       },
     };
     this.running.add(handle);
