@@ -1,10 +1,11 @@
 // Durable streams on NATS JetStream: file-backed streams, acknowledged publishes with de-duplication,
 // and durable explicit-ack pull consumers. Works with nats-server 2.9.4 and later.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, StorageType, type ConsumerMessages, type JetStreamClient, type JsMsg } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, JetStreamApiError, JetStreamError, PubHeaders, StorageType, type ConsumerMessages, type JetStreamClient, type JsMsg } from '@nats-io/jetstream';
 import { nanos, type NatsConnection } from '@nats-io/transport-node';
 import { metrics, watchConsumer } from '../metrics/index.js';
 import type { ConsumeOptions, ConsumerSpec, ConsumerState, DurableMessage, DurableStreams, PublishAck, PublishOptions, RunningConsumer, StreamSpec } from './durable.js';
+import type { NatsRequests } from './natsRequests.js';
 
 const PUBLISH_TIMEOUT_MS = 5_000;
 
@@ -36,6 +37,7 @@ export class NatsDurableStreams implements DurableStreams {
   /** `replicas`: copies a cluster keeps of each stream (1 on a single server). */
   constructor(
     private readonly nc: NatsConnection,
+    private readonly requests: NatsRequests,
     private readonly replicas = 1,
   ) {}
 
@@ -65,9 +67,18 @@ export class NatsDurableStreams implements DurableStreams {
     }
   }
 
+  /**
+   * A JetStream publish with the header the JetStream client would send, through the bus's own
+   * requests, as the key-value writes do: the client's publish builds an Error (and its stack
+   * trace) for every publish. The acknowledgement's API error keeps its class; no responders (no
+   * stream), timeouts and a closed connection are the bus's, transient all the same.
+   */
   async publish(subject: string, data: unknown, options: PublishOptions): Promise<PublishAck> {
-    const ack = await this.js().publish(subject, JSON.stringify(data), { msgID: options.msgId, timeout: options.timeoutMs ?? PUBLISH_TIMEOUT_MS });
-    return { stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate };
+    const reply = await this.requests.request(subject, JSON.stringify(data), options.timeoutMs ?? PUBLISH_TIMEOUT_MS, { [PubHeaders.MsgIdHdr]: options.msgId });
+    const ack = JSON.parse(reply.string()) as { stream?: string; seq?: number; duplicate?: boolean; error?: { code: number; err_code: number; description: string } };
+    if (ack.error) throw new JetStreamApiError(ack.error);
+    if (!ack.stream || typeof ack.seq !== 'number') throw new JetStreamError('invalid ack response');
+    return { stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate === true };
   }
 
   async consumerState(stream: string, durable: string): Promise<ConsumerState> {
