@@ -67,7 +67,7 @@ describe('chaos on a NATS cluster', () => {
       const { faults, answers, ...figures } = counts;
       console.log(`${faults.map((f) => `  ${f}`).join('\n')}\n${JSON.stringify({ ...figures, answers }, null, 1)}\n${chaosLine(counts)}`);
 
-      expect(Object.values(counts.replicas)).toEqual([3, 3]);
+      expect(Object.values(counts.replicas)).toEqual([3, 3, 3]);
       expect(counts.failovers).toHaveLength(1);
       expect(counts.failovers[0]).toMatch(/^n\d → n\d$/);
       expect(counts.crashed).toEqual([]);

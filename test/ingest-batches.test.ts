@@ -2,7 +2,7 @@
 // under an event id already in the window is not stored again, and a batch holding a redelivered
 // duplicate, an event stored before, one whose binding moved on and one the store refuses stores
 // each good event once and dead-letters only the refused one; and a batch that follows another
-// waits for a full one.
+// waits for a full one, gathered while the one before it is written.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { subjects } from '../src/bus/subjects.js';
@@ -155,4 +155,35 @@ describe('ingest - the consumer gathers batches under load', () => {
     expect(writer.batches).toEqual([8]);
     expect(await careEvents(svc.store.db).countDocuments({ _id: { $in: events.map((e) => e.eventId) } })).toBe(9);
   });
+
+  it('when a backlog is written, then the next batch gathers while one is written, and no batch after the first is a single event', async () => {
+    const s = ingestStream(`${svc.config.busNamespace}_backlog`, `${subjects(svc.config.busNamespace).ingestEvents}.backlog`);
+    await ensureIngestStream(svc.bus.durable!, s, 10_000);
+    const events = Array.from({ length: 41 }, () => queued());
+    for (const e of events) await svc.bus.durable!.publish(s.subject, e, { msgId: e.eventId });
+    const writer = new SinglesCounted(svc.store.db, new FamilyShares(svc.store.db));
+    const consumer = startIngestConsumer(svc.bus.durable!, s, writer, new DeadLetters(svc.store.db), createLogger('silent'), { concurrency: 8, ackWaitMs: 10_000, maxDeliveries: 2 });
+    try {
+      for (const until = Date.now() + 20_000; Date.now() < until; await sleep(50)) {
+        const state = await svc.bus.durable!.consumerState(s.stream, s.durable);
+        if (state.pending === 0 && state.ackPending === 0) break;
+      }
+    } finally {
+      await consumer.stop();
+    }
+    // The first event finds the consumer idle and goes alone; were a batch all that may be in
+    // flight, a single event would follow every full batch ([1, 8, 1, 8, 1, …]).
+    expect(writer.batches[0]).toBe(1);
+    expect(writer.batches.slice(1)).not.toContain(1);
+    expect(writer.batches.reduce((a, b) => a + b, 0)).toBe(41);
+    expect(await careEvents(svc.store.db).countDocuments({ _id: { $in: events.map((e) => e.eventId) } })).toBe(41);
+  });
 });
+
+/** Counts single writes too, as batches of one. */
+class SinglesCounted extends CountingWriter {
+  override write(e: QueuedEvent): Promise<WriteOutcome> {
+    this.batches.push(1);
+    return super.write(e);
+  }
+}

@@ -39,7 +39,7 @@ describe('ingest - no record read per event', () => {
     commands.length = 0;
     for (let i = 0; i < 10; i++) expect((await send(partner)).status).toBe(202);
     const steady = commands.splice(0);
-    // The events did reach the store (their de-duplication keys), so monitoring saw them.
+    // The events did reach the store (their care events, written by the consumer), so monitoring saw them.
     expect(steady.length).toBeGreaterThan(0);
     expect(recordReads(steady)).toEqual([]);
 

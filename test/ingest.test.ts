@@ -1,8 +1,8 @@
 // Partner ingest over real NATS (JetStream) and a real MongoDB-compatible server: signing, statuses,
 // family-share, de-duplication and purges, asserted on the care events the consumer writes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IngestKeys } from '../src/ingest/dedupe.js';
 import { signBody } from '../src/partner/signature.js';
+import { ingestKeyRecords } from './harness/ingestKeys.js';
 import { startTestService, type TestService } from './harness/service.js';
 import {
   careEvents,
@@ -146,7 +146,7 @@ describe('ingest - integrations and rotation (403)', () => {
     );
     expect(replies.map((r) => r.status)).toEqual(Array(10).fill(202));
     // Which secret verified each request is recorded with what it created.
-    const keys = await new IngestKeys(svc.store.db).rows.find({ institutionId: partner.institutionId, kind: 'event' }).toArray();
+    const keys = (await ingestKeyRecords(svc)).filter((k) => k.institutionId === partner.institutionId && k.kind === 'event');
     expect(keys.filter((k) => k.secretId === next.id)).toHaveLength(5);
     expect(keys.filter((k) => k.secretId === partner.secretId)).toHaveLength(5);
 

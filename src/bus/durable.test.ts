@@ -117,6 +117,34 @@ describe('durable streams', () => {
     expect(most).toBe(3);
   });
 
+  it('run fewer handlers at once when their bodies would pass `maxBytes`', async () => {
+    const { durable } = await natsBus();
+    const n = names();
+    let now = 0;
+    let most = 0;
+    let done = 0;
+    await durable.ensureStream(n.stream);
+    running(
+      durable.consume(
+        n.stream,
+        n.consumer,
+        async (m) => {
+          most = Math.max(most, ++now);
+          await sleep(30);
+          now--;
+          done++;
+          m.ack();
+        },
+        // Bodies of about 1,000 bytes: the second one taken reaches the bound, so two at most.
+        { concurrency: 8, maxBytes: 1_500 },
+      ),
+    );
+    const pad = 'x'.repeat(1_000);
+    await Promise.all(Array.from({ length: 12 }, (_, i) => durable.publish(n.subject, { i, pad }, { msgId: `b${i}` })));
+    await until(() => done === 12);
+    expect(most).toBe(2);
+  });
+
   it('on stop, finish the handlers running and hand the rest back at once, not after the ack wait', async () => {
     const a = (await natsBus()).durable;
     const b = (await natsBus()).durable;

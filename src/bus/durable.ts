@@ -52,6 +52,9 @@ export interface DurableMessage {
 export interface ConsumeOptions {
   /** Most deliveries unsettled in this process at once. */
   concurrency: number;
+  /** Most bytes of message bodies unsettled (and waiting in the client) at once: bounds the
+   *  memory of a large `concurrency` when bodies are large. Must exceed the largest message. */
+  maxBytes?: number;
   /** Each time the consumer (re)starts taking messages. */
   onStart?: () => void;
   /** Each time the stream or consumer cannot be reached; `failures` counts since the last start. */

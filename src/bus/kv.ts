@@ -5,6 +5,9 @@
 export interface KvBucketSpec {
   /** Letters, digits, `_` and `-` only. */
   name: string;
+  /** The server removes every entry this long after its last write, on any server version
+   *  (the bucket's own TTL, as `nats kv add --ttl`). Binding an existing bucket sets it too. */
+  maxAgeMs?: number;
 }
 
 /** The latest value of a key and its revision (every write gets a new, larger one). */

@@ -55,7 +55,7 @@ export class NatsBus implements Bus {
     replicas: number,
   ) {
     this.requests = new NatsRequests(nc, this.outbox);
-    this.durable = new NatsDurableStreams(nc, replicas);
+    this.durable = new NatsDurableStreams(nc, this.requests, replicas);
     this.kv = new NatsKeyValueStores(nc, this.requests, replicas);
   }
 

@@ -1,10 +1,11 @@
 // Durable streams on NATS JetStream: file-backed streams, acknowledged publishes with de-duplication,
 // and durable explicit-ack pull consumers. Works with nats-server 2.9.4 and later.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, StorageType, type ConsumerMessages, type JetStreamClient, type JsMsg } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, JetStreamApiError, JetStreamError, PubHeaders, StorageType, type ConsumerMessages, type JetStreamClient, type JsMsg } from '@nats-io/jetstream';
 import { nanos, type NatsConnection } from '@nats-io/transport-node';
 import { metrics, watchConsumer } from '../metrics/index.js';
 import type { ConsumeOptions, ConsumerSpec, ConsumerState, DurableMessage, DurableStreams, PublishAck, PublishOptions, RunningConsumer, StreamSpec } from './durable.js';
+import type { NatsRequests } from './natsRequests.js';
 
 const PUBLISH_TIMEOUT_MS = 5_000;
 
@@ -36,6 +37,7 @@ export class NatsDurableStreams implements DurableStreams {
   /** `replicas`: copies a cluster keeps of each stream (1 on a single server). */
   constructor(
     private readonly nc: NatsConnection,
+    private readonly requests: NatsRequests,
     private readonly replicas = 1,
   ) {}
 
@@ -65,9 +67,18 @@ export class NatsDurableStreams implements DurableStreams {
     }
   }
 
+  /**
+   * A JetStream publish with the header the JetStream client would send, through the bus's own
+   * requests, as the key-value writes do: the client's publish builds an Error (and its stack
+   * trace) for every publish. The acknowledgement's API error keeps its class; no responders (no
+   * stream), timeouts and a closed connection are the bus's, transient all the same.
+   */
   async publish(subject: string, data: unknown, options: PublishOptions): Promise<PublishAck> {
-    const ack = await this.js().publish(subject, JSON.stringify(data), { msgID: options.msgId, timeout: options.timeoutMs ?? PUBLISH_TIMEOUT_MS });
-    return { stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate };
+    const reply = await this.requests.request(subject, JSON.stringify(data), options.timeoutMs ?? PUBLISH_TIMEOUT_MS, { [PubHeaders.MsgIdHdr]: options.msgId });
+    const ack = JSON.parse(reply.string()) as { stream?: string; seq?: number; duplicate?: boolean; error?: { code: number; err_code: number; description: string } };
+    if (ack.error) throw new JetStreamApiError(ack.error);
+    if (!ack.stream || typeof ack.seq !== 'number') throw new JetStreamError('invalid ack response');
+    return { stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate === true };
   }
 
   async consumerState(stream: string, durable: string): Promise<ConsumerState> {
@@ -80,7 +91,10 @@ export class NatsDurableStreams implements DurableStreams {
     let messages: ConsumerMessages | undefined;
     const stopping = new AbortController();
     const pause = (ms: number) => sleep(ms, undefined, { signal: stopping.signal }).catch(() => undefined);
-    const inflight = new Set<Promise<void>>();
+    /** Each unsettled delivery and its body's size. */
+    const inflight = new Map<Promise<void>, number>();
+    let inflightBytes = 0;
+    const full = () => inflight.size >= options.concurrency || (options.maxBytes !== undefined && inflightBytes >= options.maxBytes);
 
     const settle = async (m: JsMsg): Promise<void> => {
       if (m.redelivered) metrics.jetstreamRedeliveries.inc({ stream: stream.name, consumer: consumer.durable });
@@ -108,10 +122,15 @@ export class NatsDurableStreams implements DurableStreams {
               continue;
             }
             const done = settle(m);
-            inflight.add(done);
-            void done.finally(() => inflight.delete(done));
-            // At most `concurrency` unsettled here before the next message is taken.
-            while (inflight.size >= options.concurrency) await Promise.race(inflight);
+            const size = m.data.length;
+            inflight.set(done, size);
+            inflightBytes += size;
+            void done.finally(() => {
+              inflight.delete(done);
+              inflightBytes -= size;
+            });
+            // At most `concurrency` (and `maxBytes`) unsettled here before the next message is taken.
+            while (full()) await Promise.race(inflight.keys());
           }
           if (!stopped) await pause(backoff);
         } catch (err) {
@@ -133,7 +152,7 @@ export class NatsDurableStreams implements DurableStreams {
         stopping.abort();
         void messages?.close();
         await running;
-        await Promise.allSettled([...inflight]);
+        await Promise.allSettled([...inflight.keys()]);
       },
     };
     this.running.add(handle);

@@ -2,7 +2,7 @@
 // $KV.<name>.<key>) so `nats kv` shows them. Writes are conditional on the key's last revision and
 // carry a per-message TTL where the server has them (nats-server 2.11 and later).
 import { DiscardPolicy, JetStreamApiCodes, JetStreamApiError, JetStreamError, jetstreamManager, PubHeaders, RetentionPolicy, StorageType, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/transport-node';
+import { nanos, type NatsConnection } from '@nats-io/transport-node';
 import type { NatsRequests } from './natsRequests.js';
 import { KvConflictError, type KeyValueStores, type KvBucket, type KvBucketSpec, type KvEntry, type KvWriteOptions } from './kv.js';
 
@@ -90,6 +90,7 @@ export class NatsKeyValueStores implements KeyValueStores {
       allow_direct: true,
       num_replicas: this.replicas,
       ...(expires ? { allow_msg_ttl: true } : {}),
+      ...(spec.maxAgeMs ? { max_age: nanos(spec.maxAgeMs) } : {}),
     };
     try {
       await jsm.streams.add(config);

@@ -23,7 +23,11 @@ export const redeliveryDelayMs = (deliveryCount: number): number => Math.min(1_0
 export const GATHER_MS = 100;
 
 export interface IngestConsumerOptions {
+  /** Deliveries written together at most; twice as many are in flight in this process, so the
+   *  next batch gathers while one is being written. */
   concurrency: number;
+  /** Bytes of deliveries in flight at most (see ConsumeOptions.maxBytes). */
+  maxBytes?: number;
   ackWaitMs: number;
   /** Deliveries after which a write the database refuses moves the event to the dead letters. */
   maxDeliveries: number;
@@ -62,10 +66,12 @@ export function startIngestConsumer(durable: DurableStreams, s: IngestStream, wr
     }
     return done;
   };
-  // A batch is what arrived while the one before it was being written, at most what may be in flight;
-  // under load it waits up to GATHER_MS for that many. A timeline write costs about the same for 75
-  // events as for 250 (its commands are per batch and per chunk sealed), so fuller batches leave
-  // the store's CPU to the 202s; an event arriving at a quiet consumer is written at once.
+  // A batch is what arrived while the one before it was being written, at most `concurrency`, half
+  // of what may be in flight, so the next batch gathers while one is written (were a batch all
+  // that may be in flight, every full one would be followed by one of a single event, which costs a
+  // timeline write of its own). Under load it waits up to GATHER_MS for a full one: a loved one's
+  // timeline write costs per batch and per chunk sealed, not per event, so fuller batches leave the
+  // store's CPU to the 202s; an event arriving at a quiet consumer is written at once.
   const batches = new GroupCommit<Delivery, void>(writeBatch, opts.concurrency, { atLeast: opts.concurrency, waitMs: GATHER_MS });
 
   const handle = async (m: DurableMessage): Promise<void> => {
@@ -112,7 +118,8 @@ export function startIngestConsumer(durable: DurableStreams, s: IngestStream, wr
   };
 
   return durable.consume(streamSpec(s), consumerSpec(s, opts.ackWaitMs), handle, {
-    concurrency: opts.concurrency,
+    concurrency: opts.concurrency * 2,
+    ...(opts.maxBytes ? { maxBytes: opts.maxBytes } : {}),
     onStart: () => log.info({ stream: s.stream, durable: s.durable }, 'ingest consumer started'),
     onError: (err, failures) => {
       // Said once (JetStream may be off on this server); then quietly retried.

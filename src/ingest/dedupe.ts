@@ -1,10 +1,12 @@
 // De-duplication of partner requests: a unique `_id` per institution and partner-side id (or per
 // canonical body), claimed insert-first so concurrent duplicates collapse on the index, never on a
 // read-then-write check. Kept for INGEST_DEDUPE_DAYS and swept by the cron role (no TTL index).
+// This is where the keys live without NATS; with NATS they live in a key-value bucket (./kvClaims.ts).
 import { createHash } from 'node:crypto';
 import type { Collection, Db, IndexDescription } from 'mongodb';
 import { duplicateIndexes, isDuplicateKey } from '../store/errors.js';
 import type { EventEnvelope } from './envelope.js';
+import { GroupCommit } from './fresh.js';
 
 export const INGEST_KEYS = 'ingest_keys';
 export const INGEST_KEY_INDEXES: IndexDescription[] = [{ key: { at: 1 }, name: 'by_time' }];
@@ -57,6 +59,39 @@ export function eventKey(institutionId: string, event: EventEnvelope, sourceEven
 /** Agency calls are single-use: the exact signed body, per institution. */
 export const controlKey = (institutionId: string, raw: Buffer): string => `ctl:${sha256(JSON.stringify([institutionId, 'control', raw.toString('base64')]))}`;
 
+/** `fresh` when this request owns the key, else the record of the request that got there first. */
+export interface Claim {
+  fresh: boolean;
+  record: IngestKeyRecord;
+}
+
+/** Where a deployment claims its keys: the store (./dedupe.ts) or NATS key-value (./kvClaims.ts). */
+export interface KeyClaims {
+  readonly kind: 'store' | 'kv';
+  /** Insert-first: concurrent claims of one key get one `fresh`, every other the first record. */
+  claim(record: IngestKeyRecord): Promise<Claim>;
+  /** An agency call is done: a replay of its body is answered as such from now on. */
+  markAccepted(key: string): Promise<void>;
+}
+
+/** Claims in the store: concurrent ones share one insert (group commit). */
+export class StoreClaims implements KeyClaims {
+  readonly kind = 'store' as const;
+  private readonly group: GroupCommit<IngestKeyRecord, Claim>;
+
+  constructor(private readonly keys: IngestKeys) {
+    this.group = new GroupCommit((records) => keys.claimMany(records));
+  }
+
+  claim(record: IngestKeyRecord): Promise<Claim> {
+    return this.group.submit(record);
+  }
+
+  markAccepted(key: string): Promise<void> {
+    return this.keys.markAccepted(key);
+  }
+}
+
 export class IngestKeys {
   readonly rows: Collection<IngestKeyRecord>;
 
@@ -65,7 +100,7 @@ export class IngestKeys {
   }
 
   /** Insert-first: `fresh` when this request owns the key, else the record that got there first. */
-  async claim(record: IngestKeyRecord): Promise<{ fresh: boolean; record: IngestKeyRecord }> {
+  async claim(record: IngestKeyRecord): Promise<Claim> {
     for (let attempt = 0; attempt < 3; attempt++) {
       try {
         await this.rows.insertOne(record);
@@ -85,7 +120,7 @@ export class IngestKeys {
    * and are read in one query. Results in the order given; the same key twice in a batch goes to
    * the first, the later ones see it as taken.
    */
-  async claimMany(records: IngestKeyRecord[]): Promise<{ fresh: boolean; record: IngestKeyRecord }[]> {
+  async claimMany(records: IngestKeyRecord[]): Promise<Claim[]> {
     if (records.length === 1) return [await this.claim(records[0]!)];
     const taken = new Set<number>();
     try {

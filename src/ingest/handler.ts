@@ -13,8 +13,7 @@ import { hasLovedOne } from '../family/records.js';
 import { ApiProblem, json } from '../http/reply.js';
 import { handlers, type RouteHandlers } from '../slice/contract.js';
 import { PartnerAuth, type VerifiedPartner } from './auth.js';
-import { controlKey, eventKey, IngestKeys, type IngestKeyRecord } from './dedupe.js';
-import { GroupCommit } from './fresh.js';
+import { controlKey, eventKey, type KeyClaims } from './dedupe.js';
 import { describeIssues, familyShareBody, parseEvent, purgeBody } from './envelope.js';
 import { shareView, type FamilyShares } from './familyShare.js';
 import { unstorable } from './storable.js';
@@ -37,6 +36,8 @@ export interface PipeDeps {
   writer: CareEventWriter;
   sink: EventSink;
   limiter: Limiter;
+  /** Where the de-duplication keys are claimed: the store, or NATS key-value on a NATS bus. */
+  claims: KeyClaims;
   clock?: () => number;
   /** Keep institutions in memory: only where every writer reaches this process (NATS). */
   keepInstitutions?: boolean;
@@ -61,9 +62,7 @@ const invalid = (message: string, hint = 'Fix the field and send the event again
 export function pipeHandlers(deps: PipeDeps): RouteHandlers {
   const clock = deps.clock ?? Date.now;
   const auth = new PartnerAuth(deps.partners, deps.limiter, deps.config.rateIngestPerMin, clock, deps.keepInstitutions);
-  const keys = new IngestKeys(deps.db);
-  // Concurrent events share their store round trips: the key claims go in one insert.
-  const eventKeys = new GroupCommit<IngestKeyRecord, { fresh: boolean; record: IngestKeyRecord }>((records) => keys.claimMany(records));
+  const keys = deps.claims;
 
   /** The subject's binding, when it holds and its loved one still exists. Both are kept in memory
    *  and forgotten on every process by whoever changes them, before that change returns. */
@@ -112,7 +111,7 @@ export function pipeHandlers(deps: PipeDeps): RouteHandlers {
     if (!binding)
       throw new ApiProblem(404, 'NOT_FOUND', 'No family-share mapping for this subject_ref', 'The client is not opted in to family-share, its family has not entered the link code yet, or the subject was deleted. Do not retry this event.');
 
-    const claim = await eventKeys.submit({
+    const claim = await keys.claim({
       _id: eventKey(institution._id, event, sourceEventId),
       kind: 'event',
       institutionId: institution._id,
@@ -164,7 +163,7 @@ export function pipeHandlers(deps: PipeDeps): RouteHandlers {
     if (Math.abs(clock() - at) > TIMESTAMP_TOLERANCE_MS)
       throw new ApiProblem(401, 'UNAUTHORIZED', 'requested_at is more than 5 minutes from our clock', 'Sign a new body with the current time in requested_at.');
     const key = controlKey(partner.institution._id, raw);
-    const claim = await eventKeys.submit({ _id: key, kind: 'control', institutionId: partner.institution._id, subjectRef: body.subject_ref, secretId: partner.secretId, requestId: req.requestId, at: new Date(clock()), status: 'pending' });
+    const claim = await keys.claim({ _id: key, kind: 'control', institutionId: partner.institution._id, subjectRef: body.subject_ref, secretId: partner.secretId, requestId: req.requestId, at: new Date(clock()), status: 'pending' });
     return { partner, body, key, replay: !claim.fresh && claim.record.status === 'accepted' };
   }
 

@@ -12,12 +12,19 @@ import { sessionCaller } from '../auth/sessions.js';
 import type { RouteHandlers, SweepJob } from '../slice/contract.js';
 import { startIngestConsumer, type IngestConsumer } from './consumer.js';
 import { DeadLetters } from './deadLetters.js';
-import { IngestKeys } from './dedupe.js';
+import { IngestKeys, StoreClaims, type KeyClaims } from './dedupe.js';
 import { FamilyShares } from './familyShare.js';
 import { DAY_MS, pipeHandlers } from './handler.js';
+import { ingestKeysBucketName, KvClaims } from './kvClaims.js';
 import { familyShareLinkHandlers } from './linkHandler.js';
 import { ingestStream, MongoSink, StreamSink } from './stream.js';
 import { CareEventWriter } from './writer.js';
+
+/** Care events a worker's consumer writes together at most (twice that in flight), and the bytes
+ *  in flight at most: events are about a kilobyte; 32 MB still holds a hundred of the largest
+ *  (256 KB bodies). */
+export const INGEST_BATCH = 500;
+export const INGEST_IN_FLIGHT_BYTES = 32 * 1024 * 1024;
 
 /** The pipe host's handler and the app host's family-share link handler. */
 export function ingestWorkerHandlers(config: Config, log: Logger, db: Db, bus: Bus, limiter: Limiter): RouteHandlers {
@@ -25,11 +32,15 @@ export function ingestWorkerHandlers(config: Config, log: Logger, db: Db, bus: B
   const partners = new PartnerStore(db, new SecretBox(resolveDataKey(config, log)));
   const shares = new FamilyShares(db);
   const writer = new CareEventWriter(db, shares);
+  // With NATS the de-duplication keys are claimed in key-value, so a 202 waits on no store write.
+  const claims: KeyClaims = bus.kv
+    ? new KvClaims(bus.kv, ingestKeysBucketName(config.busNamespace), config.ingestDedupeDays * DAY_MS, new IngestKeys(db), log.child({ component: 'ingest-keys' }))
+    : new StoreClaims(new IngestKeys(db));
   const sink = bus.durable ? new StreamSink(bus.durable, ingestStream(config.busNamespace, names.ingestEvents), config.ingestAckWaitMs) : new MongoSink(writer, new DeadLetters(db), log.child({ component: 'ingest-writer' }));
   return {
     // The `carecircle partner` command announces its changes over NATS; the in-process bus of an
     // embedded run is out of its reach, so there the institution is read fresh.
-    ...pipeHandlers({ config, db, partners, shares, writer, sink, limiter, keepInstitutions: bus.kind !== 'memory' }),
+    ...pipeHandlers({ config, db, partners, shares, writer, sink, limiter, claims, keepInstitutions: bus.kind !== 'memory' }),
     ...familyShareLinkHandlers({ db, appOrigin: new URL(config.appUrl).origin, inboxDomain: config.inboxDomain, shares, limiter, callerOf: (headers) => sessionCaller(db, headers) }),
   };
 }
@@ -39,9 +50,11 @@ export function startIngestWriter(config: Config, log: Logger, db: Db, bus: Bus)
   if (!bus.durable) return undefined;
   const writer = new CareEventWriter(db, new FamilyShares(db));
   return startIngestConsumer(bus.durable, ingestStream(config.busNamespace, subjects(config.busNamespace).ingestEvents), writer, new DeadLetters(db), log.child({ component: 'ingest-consumer' }), {
-    // Messages wait in flight to be written together: a larger batch spreads a loved one's
-    // timeline write (a dozen commands however many events it takes) over more events.
-    concurrency: Math.min(config.workerConcurrency * 4, 256),
+    // Messages wait in flight to be written together: a larger batch spreads a loved one's timeline
+    // write (a dozen commands however many events it takes) over more events. Twice a batch is in
+    // flight; JetStream's own limit of unacknowledged messages per consumer is 1,000.
+    concurrency: Math.min(config.workerConcurrency * 8, INGEST_BATCH),
+    maxBytes: INGEST_IN_FLIGHT_BYTES,
     ackWaitMs: config.ingestAckWaitMs,
     maxDeliveries: config.ingestMaxDeliveries,
   });

@@ -15,6 +15,7 @@ import { NatsBus } from '../../src/bus/nats.js';
 import { subjects } from '../../src/bus/subjects.js';
 import { loadConfig } from '../../src/config.js';
 import { DeadLetters } from '../../src/ingest/deadLetters.js';
+import { ingestKeysBucketName } from '../../src/ingest/kvClaims.js';
 import { ingestStream } from '../../src/ingest/stream.js';
 import { KeyStore } from '../../src/keys/keys.js';
 import { rateBucketName } from '../../src/limits/index.js';
@@ -171,7 +172,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosCounts> {
     await shareWith({ urls: { pipe: url(gateways[0]!, 'PIPE') }, bus, config }, partner, 'chaos-client', fam);
     const apiKey = (await new KeyStore(store).mint(fam.uid, 'chaos')).plaintext;
     const stream = ingestStream(NAMESPACE, subjects(NAMESPACE).ingestEvents);
-    const streams = [stream.stream, `KV_${rateBucketName(NAMESPACE)}`];
+    const streams = [stream.stream, `KV_${rateBucketName(NAMESPACE)}`, `KV_${ingestKeysBucketName(NAMESPACE)}`];
     await cluster.settled(streams);
     const replicas: Record<string, number> = {};
     for (const s of streams) replicas[s] = await cluster.replicas(s);
