@@ -1,14 +1,17 @@
 // `carecircle partner` on a NATS deployment, as an operator runs it (a process of its own): each
 // change returns only once every running process has acknowledged it, so two workers that keep the
-// institution in memory refuse a retired secret on the very next request; and with NATS configured
-// but out of reach the command changes nothing and says so.
+// institution in memory refuse a retired secret on the very next request; with NATS configured
+// but out of reach the command changes nothing and says so; and a running process that does not
+// confirm a change is counted and named as a warning.
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { useTwoIngestWorkers } from './harness/ingestWorkers.js';
+import { UNCONFIRMED } from '../src/partner/announce.js';
 import { startNatsLink } from './harness/natsLink.js';
+import { startRole } from './harness/processes.js';
 import { freePort, repoRoot } from './harness/servers.js';
 import { family, onboard, partnerStore, postEvent, shareWith, visit, type Partner } from './ingest.fixtures.js';
 
@@ -189,4 +192,26 @@ describe('carecircle partner over NATS', () => {
       await link.close();
     }
   }, 240_000);
+
+  it('when a running process does not confirm the change, then the command saves it, counts the silent process, and says what that process may still use', async () => {
+    const partner = await onboard(d.gateway.store.db);
+    const link = await startNatsLink(d.env.NATS_URL!);
+    const third = startRole('worker', { ...d.env, NATS_URL: link.url });
+    try {
+      await third.waitFor(/workers serving/);
+      // The third worker answers the command's hello, so the command waits for it; its
+      // confirmation is where its road to NATS is cut, so the confirmation never arrives.
+      link.cutOn(/PUB \S+\.cc\.creds\.ack\./);
+      const deactivated = await cli(['deactivate', partner.institutionId]);
+      await link.cut();
+      expect(deactivated.code).toBe(0);
+      expect(deactivated.stderr).toMatch(/warning: 1 running process\(es\) did not confirm the change within 3 s \(stopped, cut off from NATS, or stalled\)\. The change is saved\./);
+      expect(deactivated.stderr).toContain(UNCONFIRMED);
+      expect(deactivated.stdout).toMatch(/every request now gets 403 on the 3 running process\(es\) that confirmed it/);
+      expect((await partnerStore(d.gateway.store.db).get(partner.institutionId))!.status).toBe('inactive');
+    } finally {
+      await third.kill('SIGKILL');
+      await link.close();
+    }
+  }, 60_000);
 });
