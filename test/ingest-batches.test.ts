@@ -47,6 +47,15 @@ class CountingWriter extends CareEventWriter {
   }
 }
 
+/** Until the stream's consumer state satisfies `done` (20 s at most; the assertions after say what is missing). */
+async function untilConsumer(s: IngestStream, done: (state: { pending: number; ackPending: number }) => boolean, pollMs = 100): Promise<void> {
+  for (const until = Date.now() + 20_000; Date.now() < until; await sleep(pollMs)) {
+    const state = await svc.bus.durable!.consumerState(s.stream, s.durable).catch(() => undefined);
+    if (state && done(state)) return;
+  }
+}
+const drainedOf = (state: { pending: number; ackPending: number }) => state.pending === 0 && state.ackPending === 0;
+
 describe('ingest - the stream de-duplicates by event id', () => {
   it('when an event id is published again inside the window, then the stream reports a duplicate and it is stored once', async () => {
     const s = ingestStream(svc.config.busNamespace, subjects(svc.config.busNamespace).ingestEvents);
@@ -90,10 +99,7 @@ describe('ingest - the consumer writes batches', () => {
     const writer = new CountingWriter(svc.store.db, new FamilyShares(svc.store.db));
     const consumer = startIngestConsumer(svc.bus.durable!, s, writer, new DeadLetters(svc.store.db), createLogger('silent'), { concurrency: 32, ackWaitMs: 2_000, maxDeliveries: 2 });
     try {
-      for (const until = Date.now() + 20_000; Date.now() < until; await sleep(100)) {
-        const state = await svc.bus.durable!.consumerState(s.stream, s.durable).catch(() => undefined);
-        if (state && state.pending === 0 && state.ackPending === 0 && writer.batches.length) break;
-      }
+      await untilConsumer(s, (state) => drainedOf(state) && writer.batches.length > 0);
     } finally {
       await consumer.stop();
     }
@@ -138,16 +144,10 @@ describe('ingest - the consumer gathers batches under load', () => {
     const consumer = startIngestConsumer(svc.bus.durable!, s, writer, new DeadLetters(svc.store.db), createLogger('silent'), { concurrency: 8, ackWaitMs: 10_000, maxDeliveries: 2 });
     try {
       await writer.firstStarted;
-      for (const until = Date.now() + 10_000; Date.now() < until; await sleep(20)) {
-        const state = await svc.bus.durable!.consumerState(s.stream, s.durable);
-        if (state.ackPending >= 9) break;
-      }
+      await untilConsumer(s, (state) => state.ackPending >= 9, 20);
       await sleep(GATHER_MS / 2);
       writer.letGo();
-      for (const until = Date.now() + 20_000; Date.now() < until; await sleep(100)) {
-        const state = await svc.bus.durable!.consumerState(s.stream, s.durable);
-        if (state.pending === 0 && state.ackPending === 0) break;
-      }
+      await untilConsumer(s, drainedOf);
     } finally {
       await consumer.stop();
     }
@@ -164,10 +164,7 @@ describe('ingest - the consumer gathers batches under load', () => {
     const writer = new SinglesCounted(svc.store.db, new FamilyShares(svc.store.db));
     const consumer = startIngestConsumer(svc.bus.durable!, s, writer, new DeadLetters(svc.store.db), createLogger('silent'), { concurrency: 8, ackWaitMs: 10_000, maxDeliveries: 2 });
     try {
-      for (const until = Date.now() + 20_000; Date.now() < until; await sleep(50)) {
-        const state = await svc.bus.durable!.consumerState(s.stream, s.durable);
-        if (state.pending === 0 && state.ackPending === 0) break;
-      }
+      await untilConsumer(s, drainedOf, 50);
     } finally {
       await consumer.stop();
     }

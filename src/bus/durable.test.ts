@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { startNats } from '../../test/harness/servers.js';
 import { createLogger } from '../log.js';
-import type { ConsumerSpec, DurableMessage, RunningConsumer, StreamSpec } from './durable.js';
+import type { ConsumeOptions, ConsumerSpec, DurableMessage, RunningConsumer, StreamSpec } from './durable.js';
 import { MemoryBus } from './memory.js';
 import { NatsBus } from './nats.js';
 import type { Bus } from './types.js';
@@ -91,7 +91,8 @@ describe('durable streams', () => {
     expect(seen.filter((s) => s.redelivered).map((s) => s.n).sort()).toEqual([2, 3]);
   });
 
-  it('run at most `concurrency` handlers at once', async () => {
+  /** The most handlers that ran at once while `bodies` were consumed under `options`. */
+  async function mostAtOnce(options: ConsumeOptions, bodies: object[]): Promise<number> {
     const { durable } = await natsBus();
     const n = names();
     let now = 0;
@@ -109,40 +110,22 @@ describe('durable streams', () => {
           done++;
           m.ack();
         },
-        { concurrency: 3 },
+        options,
       ),
     );
-    await Promise.all(Array.from({ length: 15 }, (_, i) => durable.publish(n.subject, { i }, { msgId: `c${i}` })));
-    await until(() => done === 15);
-    expect(most).toBe(3);
+    await Promise.all(bodies.map((body, i) => durable.publish(n.subject, body, { msgId: `m${i}` })));
+    await until(() => done === bodies.length);
+    return most;
+  }
+
+  it('run at most `concurrency` handlers at once', async () => {
+    expect(await mostAtOnce({ concurrency: 3 }, Array.from({ length: 15 }, (_, i) => ({ i })))).toBe(3);
   });
 
   it('run fewer handlers at once when their bodies would pass `maxBytes`', async () => {
-    const { durable } = await natsBus();
-    const n = names();
-    let now = 0;
-    let most = 0;
-    let done = 0;
-    await durable.ensureStream(n.stream);
-    running(
-      durable.consume(
-        n.stream,
-        n.consumer,
-        async (m) => {
-          most = Math.max(most, ++now);
-          await sleep(30);
-          now--;
-          done++;
-          m.ack();
-        },
-        // Bodies of about 1,000 bytes: the second one taken reaches the bound, so two at most.
-        { concurrency: 8, maxBytes: 1_500 },
-      ),
-    );
+    // Bodies of about 1,000 bytes: the second one taken reaches the bound, so two at most.
     const pad = 'x'.repeat(1_000);
-    await Promise.all(Array.from({ length: 12 }, (_, i) => durable.publish(n.subject, { i, pad }, { msgId: `b${i}` })));
-    await until(() => done === 12);
-    expect(most).toBe(2);
+    expect(await mostAtOnce({ concurrency: 8, maxBytes: 1_500 }, Array.from({ length: 12 }, (_, i) => ({ i, pad })))).toBe(2);
   });
 
   it('on stop, finish the handlers running and hand the rest back at once, not after the ack wait', async () => {

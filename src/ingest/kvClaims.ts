@@ -9,6 +9,7 @@
 // `"duplicate": true` and the family still sees it once.
 import { z } from 'zod';
 import { KvConflictError, type KeyValueStores, type KvBucket } from '../bus/kv.js';
+import { onFirstUse } from '../bus/onFirstUse.js';
 import type { Logger } from '../log.js';
 import type { Claim, IngestKeyRecord, IngestKeys, KeyClaims } from './dedupe.js';
 
@@ -48,7 +49,8 @@ const unlessTaken = (err: unknown): void => {
 
 export class KvClaims implements KeyClaims {
   readonly kind = 'kv' as const;
-  private ready: Promise<KvBucket> | undefined;
+  /** The bucket, made or bound once per process (again after a failure), the store's keys in it. */
+  private readonly bucket = onFirstUse(() => this.open());
 
   constructor(
     private readonly kv: KeyValueStores,
@@ -57,15 +59,6 @@ export class KvClaims implements KeyClaims {
     private readonly store: IngestKeys,
     private readonly log: Logger,
   ) {}
-
-  /** The bucket, made or bound once per process (again after a failure), the store's keys in it. */
-  private bucket(): Promise<KvBucket> {
-    this.ready ??= this.open().catch((err: unknown) => {
-      this.ready = undefined; // try again on the next request
-      throw err;
-    });
-    return this.ready;
-  }
 
   private async open(): Promise<KvBucket> {
     const bucket = await this.kv.bucket({ name: this.name, maxAgeMs: this.retentionMs });

@@ -2,6 +2,7 @@
 // durable explicit-ack consumer shared by every worker, and the sink that answers 202 only after the
 // server acknowledged the publish.
 import type { ConsumerSpec, DurableStreams, StreamSpec } from '../bus/durable.js';
+import { onFirstUse } from '../bus/onFirstUse.js';
 import type { Logger } from '../log.js';
 import { errorClass, isTransientStoreError, type DeadLetters } from './deadLetters.js';
 import { GroupCommit } from './fresh.js';
@@ -41,20 +42,14 @@ export interface EventSink {
 /** NATS mode: durable once the stream acknowledged the publish. */
 export class StreamSink implements EventSink {
   readonly kind = 'jetstream' as const;
-  private ready: Promise<void> | undefined;
+  private readonly ensured: () => Promise<void>;
 
   constructor(
     private readonly durable: DurableStreams,
     private readonly s: IngestStream,
-    private readonly ackWaitMs: number,
-  ) {}
-
-  private ensured(): Promise<void> {
-    this.ready ??= ensureIngestStream(this.durable, this.s, this.ackWaitMs).catch((err: unknown) => {
-      this.ready = undefined; // try again on the next request
-      throw err;
-    });
-    return this.ready;
+    ackWaitMs: number,
+  ) {
+    this.ensured = onFirstUse(() => ensureIngestStream(durable, s, ackWaitMs));
   }
 
   async put(e: QueuedEvent): Promise<void> {

@@ -9,6 +9,7 @@
 // process are decided together, one round trip per batch, so a burst on a key costs one write per
 // round trip rather than a compare-and-set race per request.
 import { KvConflictError, type KvBucket } from '../bus/kv.js';
+import { onFirstUse } from '../bus/onFirstUse.js';
 import { BucketStates, checkCost, decide, fullAt, type BucketPolicy, type Clock, type Decision, type Limiter, type TakeResult } from './limiter.js';
 
 interface Known {
@@ -51,13 +52,19 @@ export class KvLimiter implements Limiter {
   private readonly known = new BucketStates<Known>();
   /** Keys with a batch being settled, and the takes waiting for the next batch. */
   private readonly waiting = new Map<string, Waiter[]>();
-  private opened: Promise<KvBucket> | undefined;
+  private readonly bucket: () => Promise<KvBucket>;
 
   /** `open` is called on first use, and again after it failed. */
   constructor(
-    private readonly open: () => Promise<KvBucket>,
+    open: () => Promise<KvBucket>,
     private readonly clock: Clock = Date.now,
-  ) {}
+  ) {
+    this.bucket = onFirstUse(() =>
+      open().catch((err: unknown) => {
+        throw new Error('rate limits on NATS keep their state in JetStream key-value: is JetStream enabled on the server (nats-server -js)?', { cause: err });
+      }),
+    );
+  }
 
   async take(key: string, policy: BucketPolicy, cost = 1): Promise<TakeResult> {
     checkCost(cost);
@@ -70,14 +77,6 @@ export class KvLimiter implements Limiter {
         void this.run(key, [waiter]);
       }
     });
-  }
-
-  private bucket(): Promise<KvBucket> {
-    this.opened ??= this.open().catch((err: unknown) => {
-      this.opened = undefined;
-      throw new Error('rate limits on NATS keep their state in JetStream key-value: is JetStream enabled on the server (nats-server -js)?', { cause: err });
-    });
-    return this.opened;
   }
 
   private async run(key: string, batch: Waiter[]): Promise<void> {
