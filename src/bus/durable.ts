@@ -52,8 +52,10 @@ export interface DurableMessage {
 export interface ConsumeOptions {
   /** Most deliveries unsettled in this process at once. */
   concurrency: number;
-  /** Most bytes of message bodies unsettled (and waiting in the client) at once: bounds the
-   *  memory of a large `concurrency` when bodies are large. Must exceed the largest message. */
+  /** Most bytes of message bodies unsettled in this process at once: bounds the memory of a
+   *  large `concurrency` when bodies are large. A message is taken whenever less is unsettled, so
+   *  one larger than the bound still goes through alone. (What the client fetched ahead is
+   *  bounded by the consumer's unacknowledged limit on the server.) */
   maxBytes?: number;
   /** Each time the consumer (re)starts taking messages. */
   onStart?: () => void;
