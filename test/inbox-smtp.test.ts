@@ -130,7 +130,14 @@ describe('inbox smtp - harvesting and floods', () => {
       expect(greeting.code).toBe(220);
       open.push(smtp);
     }
-    const { smtp: refused, greeting } = await Smtp.open(port, '127.0.0.9');
+    // Tokens are minted every 20 s on the clock (3 a minute): when one is minted between these
+    // connections, the next one still gets in, and the one after that cannot.
+    let attempt = await Smtp.open(port, '127.0.0.9');
+    if (attempt.greeting.code === 220) {
+      open.push(attempt.smtp);
+      attempt = await Smtp.open(port, '127.0.0.9');
+    }
+    const { smtp: refused, greeting } = attempt;
     expect(greeting.code).toBe(421);
     expect(greeting.text).toMatch(/4\.7\.0 Too many connections from 127\.0\.0\.9; try again in \d+ s/);
     await refused.ended;
