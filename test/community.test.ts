@@ -256,7 +256,9 @@ describe('community write limit', () => {
       fetch(`${svc.urls.site}/api/community`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ channel: CHANNEL, action: 'join' }) });
     const busy = await idp.token({ sub: 'busy', email: 'busy@example.com', name: 'Busy' });
     for (let i = 0; i < 5; i++) expect((await post(busy)).status).toBe(200);
-    const limited = await post(busy);
+    // A token is minted every 12 s on the clock: one may land between these writes, never two.
+    let limited = await post(busy);
+    if (limited.status === 200) limited = await post(busy);
     expect(limited.status).toBe(429);
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
     expectApiError(await limited.json(), 'RATE_LIMITED');
