@@ -105,6 +105,10 @@ interface Check {
   firstFocus: string;
   tablesWithoutCaption: number;
   headersWithoutScope: number;
+  /** Table cells whose words wrap in the middle: more lines than words. */
+  cellsBreakingWords: string[];
+  /** Boxes that scroll sideways: a table that needs a swipe to be read. */
+  scrollsSideways: number;
 }
 
 async function check(page: Page): Promise<Check> {
@@ -123,11 +127,28 @@ async function check(page: Page): Promise<Check> {
       firstFocus: focused?.tagName === 'A' ? `${focused.textContent?.trim()} -> ${focused.getAttribute('href')}` : String(focused?.tagName),
       tablesWithoutCaption: Array.from(document.querySelectorAll("table")).filter((t) => !t.querySelector('caption')?.textContent?.trim()).length,
       headersWithoutScope: Array.from(document.querySelectorAll("th")).filter((th) => !th.getAttribute('scope')).length,
+      cellsBreakingWords: Array.from(document.querySelectorAll('td, th'))
+        .filter((cell) => {
+          const words = (cell.textContent ?? '').trim().split(/\s+/).filter(Boolean).length;
+          // The lines the cell's text sits on: the distinct tops of its text's boxes.
+          const tops: number[] = [];
+          const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+          for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            const range = document.createRange();
+            range.selectNodeContents(node);
+            for (const box of Array.from(range.getClientRects())) tops.push(box.top);
+          }
+          tops.sort((a, b) => a - b);
+          const lines = tops.filter((top, i) => i === 0 || top - tops[i - 1]! > 4).length;
+          return words > 0 && lines > words;
+        })
+        .map((cell) => (cell.textContent ?? '').trim().slice(0, 40)),
+      scrollsSideways: Array.from(document.querySelectorAll('main *')).filter((el) => el.scrollWidth > el.clientWidth + 1 && ['auto', 'scroll'].includes(getComputedStyle(el).overflowX)).length,
     };
   }, violations);
 }
 
-const expected = { violations: [], firstFocus: 'Skip to content -> #main', tablesWithoutCaption: 0, headersWithoutScope: 0 };
+const expected = { violations: [], firstFocus: 'Skip to content -> #main', tablesWithoutCaption: 0, headersWithoutScope: 0, cellsBreakingWords: [], scrollsSideways: 0 };
 
 describe('every app page on a phone and with assistive technology', () => {
   it('when the caregiver opens each app page at 375 px, then it fits, passes axe and is saved as a screenshot', async () => {

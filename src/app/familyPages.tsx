@@ -19,9 +19,10 @@ export interface FamilyView {
 }
 
 function memberTable(v: FamilyView) {
-  // Two columns, so the table fits a phone: who (with email and since when), and role (with the changes a manager can make).
+  // Two columns: who (with email and since when), and role (with the changes a manager can make);
+  // on a phone each person is one block, so an address does not squeeze the role into letters.
   return (
-    <table id="members">
+    <table id="members" class="stack">
       <caption>People in {v.workspace.name}</caption>
       <thead>
         <tr>
@@ -42,7 +43,7 @@ function memberTable(v: FamilyView) {
                   {m.name ? `${m.email}, ` : ''}since {day(m.joinedAt)}
                 </span>
               </th>
-              <td>
+              <td data-label="Role">
                 {ROLE_LABELS[m.role]}
                 {v.manages && !you ? (
                   <>

@@ -67,7 +67,7 @@ export function settingsRoutes(routes: AppRouteBuilder, h: AppHelpers, deps: { c
     const [list, activity, apps, user, clock] = await Promise.all([keys.list(caller.uid), audit.recent(caller.uid, 20), oauthApps.connectedApps(caller.uid), h.store.user(caller.uid), h.clockFor(caller, req)]);
     const activityRows = activity.length ? (
       <div class="scroll">
-        <table id="activity">
+        <table id="activity" class="stack">
           <caption>The newest 20 requests</caption>
           <thead>
             <tr>
@@ -81,11 +81,11 @@ export function settingsRoutes(routes: AppRouteBuilder, h: AppHelpers, deps: { c
           <tbody>
             {activity.map((a) => (
               <tr>
-                <td>{stamp(clock, a.at)}</td>
-                <td>{a.method}</td>
-                <td>{a.tool ?? ''}</td>
-                <td>{a.authMethod}</td>
-                <td>{a.success ? 'ok' : 'failed'}</td>
+                <td data-label="When">{stamp(clock, a.at)}</td>
+                <td data-label="Method">{a.method}</td>
+                <td data-label="Tool">{a.tool ?? ''}</td>
+                <td data-label="Via">{a.authMethod}</td>
+                <td data-label="Result">{a.success ? 'ok' : 'failed'}</td>
               </tr>
             ))}
           </tbody>

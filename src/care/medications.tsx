@@ -99,7 +99,7 @@ function MedicationCard({ med, clock, index }: { med: Medication; clock: Clock; 
         </div>
       ) : null}
       <div class="scroll">
-        <table>
+        <table class="stack">
           <caption>Doses of {med.name} given</caption>
           <thead>
             <tr>
@@ -112,10 +112,10 @@ function MedicationCard({ med, clock, index }: { med: Medication; clock: Clock; 
           <tbody>
             {med.doses.map((d) => (
               <tr>
-                <td>{clock.dayTime(d.at)}</td>
-                <td>{d.amount}</td>
-                <td>{d.by}</td>
-                <td>{d.scheduled ? clock.dayTime(d.scheduled) : ''}</td>
+                <td data-label="When">{clock.dayTime(d.at)}</td>
+                <td data-label="Dose">{d.amount}</td>
+                <td data-label="Given by">{d.by}</td>
+                <td data-label="Scheduled for">{d.scheduled ? clock.dayTime(d.scheduled) : ''}</td>
               </tr>
             ))}
           </tbody>

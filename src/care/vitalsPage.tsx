@@ -25,7 +25,7 @@ function VitalSection({ s, index, clock, from, to }: { s: VitalSeries; index: nu
       <details>
         <summary>Table of the readings</summary>
         <div class="scroll">
-          <table>
+          <table class="stack">
             <caption>{heading}: every reading in the period</caption>
             <thead>
               <tr>
@@ -44,13 +44,13 @@ function VitalSection({ s, index, clock, from, to }: { s: VitalSeries; index: nu
             <tbody>
               {[...s.readings].reverse().map((r) => (
                 <tr>
-                  <td>{clock.dayTime(r.at)}</td>
-                  <td>
+                  <td data-label="When">{clock.dayTime(r.at)}</td>
+                  <td data-label={s.kind.pair ? s.kind.pair[0] : 'Value'}>
                     {fmt(r.value)}
                     {s.unit ? ` ${s.unit}` : ''}
                   </td>
-                  {s.kind.pair ? <td>{r.second === undefined ? '' : `${fmt(r.second)}${s.unit ? ` ${s.unit}` : ''}`}</td> : null}
-                  <td>{r.by}</td>
+                  {s.kind.pair ? <td data-label={s.kind.pair[1]}>{r.second === undefined ? '' : `${fmt(r.second)}${s.unit ? ` ${s.unit}` : ''}`}</td> : null}
+                  <td data-label="Recorded by">{r.by}</td>
                 </tr>
               ))}
             </tbody>

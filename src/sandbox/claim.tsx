@@ -131,20 +131,21 @@ export function sandboxAppRoutes(routes: ReturnType<typeof handlers<typeof SANDB
           <h1>Invite your family</h1>
           <section class="card">
             {drafts.length ? (
-              <table id="invites">
+              <table id="invites" class="stack">
+                <caption>Invitations from the sandbox</caption>
                 <thead>
                   <tr>
-                    <th>Email</th>
-                    <th>Role</th>
-                    <th>Status</th>
+                    <th scope="col">Email</th>
+                    <th scope="col">Role</th>
+                    <th scope="col">Status</th>
                   </tr>
                 </thead>
                 <tbody>
                   {drafts.map((d) => (
                     <tr>
-                      <td>{d.email}</td>
-                      <td>{d.role.replace('_', ' ')}</td>
-                      <td>{d.status === 'sent' ? `sent ${stamp(clock, d.sentAt, '')}` : 'draft'}</td>
+                      <td data-label="Email">{d.email}</td>
+                      <td data-label="Role">{d.role.replace('_', ' ')}</td>
+                      <td data-label="Status">{d.status === 'sent' ? `sent ${stamp(clock, d.sentAt, '')}` : 'draft'}</td>
                     </tr>
                   ))}
                 </tbody>
