@@ -70,6 +70,9 @@ describe('care pages in Chromium', () => {
     expect(await page.locator('#vitals svg[role=img] polyline').count()).toBe(4); // both blood-pressure lines, pulse, oxygen
     const box = await page.locator('#vitals svg').first().boundingBox();
     expect(box!.width).toBeGreaterThan(250);
+    // The chart is scaled to the phone; its dates and values still read at a normal small size.
+    const labelHeights = await page.$$eval('#vitals svg text.axis', (labels) => labels.map((t) => t.getBoundingClientRect().height));
+    expect(Math.min(...labelHeights)).toBeGreaterThanOrEqual(10);
     await page.click('#vitals details summary >> nth=0');
     expect(await page.locator('#vitals details[open] tbody tr').count()).toBe(4);
     expect(await documentWidth(page)).toBeLessThanOrEqual(375);

@@ -5,7 +5,8 @@ import type { VitalSeries } from './vitals.js';
 
 const W = 640;
 const H = 260;
-const PAD = { left: 48, right: 16, top: 16, bottom: 36 };
+// Room on the left for the value labels at the larger size a phone draws them (app.css).
+const PAD = { left: 72, right: 16, top: 16, bottom: 36 };
 
 const round = (n: number) => Math.round(n * 10) / 10;
 const fmt = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(1));
