@@ -74,7 +74,7 @@ describe('care pages - a loved one seen by the family', () => {
     expect(text).toContain(`Times are in ${TZ} (GMT+9)`);
     const order = ['Fall reported', 'Visit by Ana, 7:00', 'Note from Ana', 'Blood pressure 142/88'].map((s) => text.indexOf(s));
     expect(order).toEqual([...order].sort((a, b) => a - b));
-    expect((await page(fam, `/care/${fam.lovedOneId}`, 'Not/AZone')).html).toContain('Times are in UTC');
+    expect((await page(fam, `/care/${fam.lovedOneId}`, 'Not/AZone')).html).toContain('Times are in UTC.');
   });
 
   it('when the family filters by kind or by day, then only those entries are listed', async () => {

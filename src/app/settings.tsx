@@ -18,7 +18,7 @@ import { Flashes } from './flash.js';
 import type { AppHelpers } from './helpers.js';
 import { keyLabel, keyRows } from './keyRows.js';
 import type { AppRouteBuilder } from './routeTable.js';
-import { stamp, ZONES, type Clock } from './time.js';
+import { stamp, ZONES, zoneAside, type Clock } from './time.js';
 
 /** A form's problems, each as a sentence. */
 export const errorBox = (messages: string[]) => (
@@ -33,7 +33,7 @@ const zoneSection = (clock: Clock, stored: boolean, error: Markup) => (
   <section class="card">
     <h2 id="time-zone">Time zone</h2>
     <p>
-      Times on every page are shown in <strong id="current-zone">{clock.zone}</strong> ({clock.zoneName(new Date())}){stored ? '' : ', your browser’s zone until you choose one'}.
+      Times on every page are shown in <strong id="current-zone">{clock.zone}</strong>{zoneAside(clock, new Date())}{stored ? '' : ', your browser’s zone until you choose one'}.
     </p>
     {error}
     <form method="post" action="/settings/time-zone">

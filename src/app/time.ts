@@ -73,6 +73,12 @@ export function duration(minutes: number): string {
   return h ? `${h} h${m % 60 ? ` ${m % 60} min` : ''}` : `${m} min`;
 }
 
+/** " (EST)" after "America/New_York": the zone's short name at that instant, when it adds to the zone's own ("UTC" has none). */
+export const zoneAside = (clock: Clock, d: Date): string => {
+  const name = clock.zoneName(d);
+  return name === clock.zone ? '' : ` (${name})`;
+};
+
 /** "Mon, Nov 23, 8:02 am EST": a time on its own, with its zone. */
 export const stamp = (clock: Clock, d: Date | null | undefined, none = 'never'): string => (d ? `${clock.dayTime(d)} ${clock.zoneName(d)}` : none);
 

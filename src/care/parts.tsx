@@ -1,7 +1,7 @@
 // What every care page shares: the view it is rendered for, its tabs and the note naming the zone.
 import type { SessionCaller } from '../auth/sessions.js';
 import type { LovedOneRecord } from '../family/records.js';
-import type { Clock } from './time.js';
+import { zoneAside, type Clock } from './time.js';
 
 export interface CareView {
   caller: SessionCaller;
@@ -34,7 +34,7 @@ export function CareNav({ lovedOne, current }: { lovedOne: LovedOneRecord; curre
 /** "Times are in America/New_York (EST)." */
 export const ZoneNote = ({ clock, now }: { clock: Clock; now: Date }) => (
   <p class="muted zone" id="zone-note">
-    Times are in {clock.zone} ({clock.zoneName(now)}). <a href="/settings#time-zone">Change the time zone</a>
+    Times are in {clock.zone}{zoneAside(clock, now)}. <a href="/settings#time-zone">Change the time zone</a>
   </p>
 );
 
