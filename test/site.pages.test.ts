@@ -210,6 +210,37 @@ describe('directory pages', () => {
     expect(text).toContain('Page not found');
   });
 
+  it('when the pages are opened on a phone (375 px), then each fits: nothing wider than the screen, nothing to swipe sideways', async () => {
+    const context = await browser.newContext({ javaScriptEnabled: false, viewport: { width: 375, height: 812 } });
+    const page = await context.newPage();
+    const paths = [
+      '/',
+      '/resources?q=respite+care',
+      '/resources?category=veterans',
+      `/resources/${data.resources[0]!.id}`,
+      '/channels',
+      '/channels/long-distance-caregiving',
+      `/channels/long-distance-caregiving/threads/${threadId}`,
+      '/calculator',
+      '/calculator?careType=nursing_home_private&state=AK&years=5',
+      '/glossary',
+    ];
+    const problems: Record<string, { width: number; sideways: string[] }> = {};
+    for (const path of paths) {
+      await page.goto(`${site}${path}`);
+      problems[path] = await page.evaluate(() => ({
+        width: document.documentElement.scrollWidth,
+        sideways: Array.from(document.querySelectorAll('main *'))
+          .filter((el) => el.scrollWidth > el.clientWidth + 1 && ['auto', 'scroll'].includes(getComputedStyle(el).overflowX))
+          .map((el) => el.tagName.toLowerCase() + (el.className ? `.${String(el.className).split(' ')[0]}` : '')),
+      }));
+      if (path.startsWith('/calculator?')) await screenshot(page, 'site-375-calculator-chart');
+    }
+    await context.close();
+    expect(problems).toEqual(Object.fromEntries(paths.map((path) => [path, { width: expect.any(Number), sideways: [] }])));
+    for (const [path, { width }] of Object.entries(problems)) expect(width, path).toBeLessThanOrEqual(375);
+  });
+
   it('when the stylesheet and icon are fetched, then one cacheable stylesheet and an SVG icon', async () => {
     const css = await fetch(`${site}/styles.css`);
     expect(css.status).toBe(200);
