@@ -54,9 +54,15 @@ async function main(argv: string[]): Promise<void> {
     case 'config':
       process.stdout.write(`${configMarkdownTable()}\n`);
       return;
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(`${USAGE}\n`);
+      return;
     default:
-      process.stderr.write(`${USAGE}\n`);
-      process.exit(command ? 2 : 0);
+      process.stderr.write(`carecircle: unknown command "${command}"\n${USAGE}\n`);
+      process.exit(2);
   }
 }
 
