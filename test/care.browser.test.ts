@@ -4,14 +4,12 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { PartnerClient } from '../src/partner/client.js';
-import { createWorkspaceWithBrowser, linkAgencyWithBrowser, screenshot, useServiceWithBrowser } from './harness/browser.js';
+import { createWorkspaceWithBrowser, linkAgencyWithBrowser, screenshot, sidewaysBoxes, useServiceWithBrowser } from './harness/browser.js';
 import { drained, onboard, TEST_DATA_KEY } from './ingest.fixtures.js';
 
 const run = useServiceWithBrowser({ nats: true, env: { DATA_KEY: TEST_DATA_KEY } });
 
 const documentWidth = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth);
-/** Tables that would need a sideways swipe to be read: wider than the box that scrolls them. */
-const sidewaysTables = (page: Page) => page.evaluate(() => Array.from(document.querySelectorAll('.scroll')).filter((box) => box.scrollWidth > box.clientWidth + 1).length);
 
 describe('care pages in Chromium', () => {
   it('when an agency sends a day of care, then the caregiver sees it on the timeline, medications and charts at 375 px', async () => {
@@ -61,7 +59,7 @@ describe('care pages in Chromium', () => {
     expect(await page.textContent('#medications')).toMatch(/Last dose: 25 mg given by Ana/);
     expect(await page.locator('#medications tbody tr').count()).toBe(2);
     expect(await documentWidth(page)).toBeLessThanOrEqual(375);
-    expect(await sidewaysTables(page)).toBe(0);
+    expect(await sidewaysBoxes(page)).toEqual([]);
     await screenshot(page, 'care-medications-375');
 
     await page.click('nav.tabs a:has-text("Vital signs")');
@@ -77,7 +75,7 @@ describe('care pages in Chromium', () => {
     expect(await page.locator('#vitals details[open] tbody tr').count()).toBe(4);
     expect(await documentWidth(page)).toBeLessThanOrEqual(375);
     // On a phone each reading is one block, its values under their names: nothing to swipe.
-    expect(await sidewaysTables(page)).toBe(0);
+    expect(await sidewaysBoxes(page)).toEqual([]);
     await screenshot(page, 'care-vitals-375');
 
     await page.setViewportSize({ width: 1024, height: 900 });

@@ -4,7 +4,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCostData } from '../src/directory/costData.js';
 import { loadDirectoryData } from '../src/directory/data.js';
-import { launchBrowser, screenshot } from './harness/browser.js';
+import { launchBrowser, screenshot, sidewaysBoxes } from './harness/browser.js';
 import { indexLetter } from '../src/site/pages/glossary.js';
 import { startFakeIdp, type FakeIdp } from './harness/fakeIdp.js';
 import { startTestService, type TestService } from './harness/service.js';
@@ -228,12 +228,7 @@ describe('directory pages', () => {
     const problems: Record<string, { width: number; sideways: string[] }> = {};
     for (const path of paths) {
       await page.goto(`${site}${path}`);
-      problems[path] = await page.evaluate(() => ({
-        width: document.documentElement.scrollWidth,
-        sideways: Array.from(document.querySelectorAll('main *'))
-          .filter((el) => el.scrollWidth > el.clientWidth + 1 && ['auto', 'scroll'].includes(getComputedStyle(el).overflowX))
-          .map((el) => el.tagName.toLowerCase() + (el.className ? `.${String(el.className).split(' ')[0]}` : '')),
-      }));
+      problems[path] = { width: await page.evaluate(() => document.documentElement.scrollWidth), sideways: await sidewaysBoxes(page) };
       if (path.startsWith('/calculator?')) await screenshot(page, 'site-375-calculator-chart');
     }
     await context.close();

@@ -35,6 +35,15 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   return file;
 }
 
+/** What on the page a reader would have to swipe sideways: boxes that scroll content wider than themselves. */
+export function sidewaysBoxes(page: Page): Promise<string[]> {
+  return page.evaluate(() =>
+    Array.from(document.querySelectorAll('main *'))
+      .filter((el) => el.scrollWidth > el.clientWidth + 1 && ['auto', 'scroll'].includes(getComputedStyle(el).overflowX))
+      .map((el) => el.tagName.toLowerCase() + (el.classList.length ? `.${el.classList[0]}` : '')),
+  );
+}
+
 /** Sign in through the development identity provider's form, starting from an app page. */
 export async function signInWithBrowser(page: Page, startUrl: string, email: string): Promise<void> {
   await page.goto(startUrl);
