@@ -70,7 +70,7 @@ describe('care pages in Chromium', () => {
     expect(box!.width).toBeGreaterThan(250);
     // The chart is scaled to the phone; its dates and values still read at a normal small size.
     const labelHeights = await page.$$eval('#vitals svg text.axis', (labels) => labels.map((t) => t.getBoundingClientRect().height));
-    expect(Math.min(...labelHeights)).toBeGreaterThanOrEqual(10);
+    expect(Math.min(...labelHeights)).toBeGreaterThanOrEqual(12);
     await page.click('#vitals details summary >> nth=0');
     expect(await page.locator('#vitals details[open] tbody tr').count()).toBe(4);
     expect(await documentWidth(page)).toBeLessThanOrEqual(375);

@@ -210,7 +210,7 @@ describe('directory pages', () => {
     expect(text).toContain('Page not found');
   });
 
-  it('when the pages are opened on a phone (375 px), then each fits: nothing wider than the screen, nothing to swipe sideways', async () => {
+  it('when the pages are opened on a phone (375 px), then each fits with nothing to swipe sideways, and the cost chart reads at a normal small size', async () => {
     const context = await browser.newContext({ javaScriptEnabled: false, viewport: { width: 375, height: 812 } });
     const page = await context.newPage();
     const paths = [
@@ -229,7 +229,13 @@ describe('directory pages', () => {
     for (const path of paths) {
       await page.goto(`${site}${path}`);
       problems[path] = { width: await page.evaluate(() => document.documentElement.scrollWidth), sideways: await sidewaysBoxes(page) };
-      if (path.startsWith('/calculator?')) await screenshot(page, 'site-375-calculator-chart');
+      if (path.startsWith('/calculator?')) {
+        await screenshot(page, 'site-375-calculator-chart');
+        // The chart is scaled to the phone; its figures still read at a normal small size.
+        const labelHeights = await page.$$eval('svg.chart-svg text', (labels) => labels.map((t) => t.getBoundingClientRect().height));
+        expect(labelHeights.length).toBeGreaterThan(0);
+        expect(Math.min(...labelHeights)).toBeGreaterThanOrEqual(12);
+      }
     }
     await context.close();
     expect(problems).toEqual(Object.fromEntries(paths.map((path) => [path, { width: expect.any(Number), sideways: [] }])));

@@ -19,7 +19,8 @@ export interface BarChart {
 
 const WIDTH = 480;
 const HEIGHT = 300;
-const PLOT = { left: 84, right: 16, top: 16, bottom: 56 };
+// Room on the left for the value labels at the larger size a phone draws them (styles.ts).
+const PLOT = { left: 100, right: 16, top: 16, bottom: 56 };
 /** Beyond this many bars, only every fifth bar (and the first) is labelled, so labels never overlap. */
 const ALL_LABELS_UP_TO = 15;
 

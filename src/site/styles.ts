@@ -74,6 +74,7 @@ button:hover { background: var(--brand-dark); }
 footer.site { border-top: 1px solid var(--line); background: var(--paper); }
 footer.site .bar { max-width: 60rem; margin: 0 auto; padding: 1rem; color: var(--muted); font-size: .9rem; }
 @media (max-width: 40rem) { dl.facts { grid-template-columns: 1fr; } dl.facts dd { margin-bottom: .5rem; } h1 { font-size: 1.6rem; } }
+@media (max-width: 30rem) { .chart-tick { font-size: 17px; } .chart-label { font-size: 18px; } }
 `.trimStart();
 
 export const FAVICON_SVG =
