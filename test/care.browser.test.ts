@@ -4,7 +4,7 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { PartnerClient } from '../src/partner/client.js';
-import { createWorkspaceWithBrowser, linkAgencyWithBrowser, screenshot, sidewaysBoxes, useServiceWithBrowser } from './harness/browser.js';
+import { createWorkspaceWithBrowser, linkAgencyWithBrowser, screenshot, sidewaysBoxes, smallestTextHeight, useServiceWithBrowser } from './harness/browser.js';
 import { drained, onboard, TEST_DATA_KEY } from './ingest.fixtures.js';
 
 const run = useServiceWithBrowser({ nats: true, env: { DATA_KEY: TEST_DATA_KEY } });
@@ -69,8 +69,7 @@ describe('care pages in Chromium', () => {
     const box = await page.locator('#vitals svg').first().boundingBox();
     expect(box!.width).toBeGreaterThan(250);
     // The chart is scaled to the phone; its dates and values still read at a normal small size.
-    const labelHeights = await page.$$eval('#vitals svg text.axis', (labels) => labels.map((t) => t.getBoundingClientRect().height));
-    expect(Math.min(...labelHeights)).toBeGreaterThanOrEqual(12);
+    expect(await smallestTextHeight(page, '#vitals svg text.axis')).toBeGreaterThanOrEqual(12);
     await page.click('#vitals details summary >> nth=0');
     expect(await page.locator('#vitals details[open] tbody tr').count()).toBe(4);
     expect(await documentWidth(page)).toBeLessThanOrEqual(375);

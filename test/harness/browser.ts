@@ -44,6 +44,13 @@ export function sidewaysBoxes(page: Page): Promise<string[]> {
   );
 }
 
+/** The height on screen of the smallest text `selector` matches (a chart's labels, say); fails when it matches none. */
+export async function smallestTextHeight(page: Page, selector: string): Promise<number> {
+  const heights = await page.$$eval(selector, (texts) => texts.map((t) => t.getBoundingClientRect().height));
+  if (!heights.length) throw new Error(`no text matches ${selector}`);
+  return Math.min(...heights);
+}
+
 /** Sign in through the development identity provider's form, starting from an app page. */
 export async function signInWithBrowser(page: Page, startUrl: string, email: string): Promise<void> {
   await page.goto(startUrl);
