@@ -9,8 +9,33 @@ import { NatsBus } from './nats.js';
 import type { Bus } from './types.js';
 
 const log = createLogger('silent');
+/**
+ * The in-process bus with its members on the far side of a thread boundary (the embedded run's
+ * worker threads): requests cross as JSON text (serveRemote), replies come back encoded
+ * (encodedAnswer); only the postMessage between the two is left out.
+ */
+function acrossThreads(): Bus {
+  const near = new MemoryBus();
+  const far = new MemoryBus();
+  return {
+    kind: 'memory',
+    request: (s, data, options) => near.request(s, data, options),
+    serve: (s, queue, handler, options) => {
+      const farSub = far.serve(s, queue, handler, options);
+      const nearSub = near.serveRemote(s, queue, (subj, json, headers) => far.encodedAnswer(subj, json, headers));
+      return { drain: async () => void (await Promise.all([nearSub.drain(), farSub.drain()])) };
+    },
+    publish: (s, data, headers) => near.publish(s, data, headers),
+    subscribe: (s, handler) => near.subscribe(s, handler),
+    ready: () => near.ready(),
+    flush: () => near.flush(),
+    close: async () => void (await Promise.all([near.close(), far.close()])),
+  };
+}
+
 const impls: [string, () => Promise<Bus>][] = [
   ['memory', async () => new MemoryBus()],
+  ['memory, members across a thread boundary', async () => acrossThreads()],
   ['nats', () => NatsBus.connect(inject('natsUrl'), log, 'bus-test')],
 ];
 let subjectSeq = 0;

@@ -1,10 +1,18 @@
 // In-process bus: the embedded default. Same semantics as NATS (queue groups, copies, timeouts).
-import { BusClosedError, NoRespondersError, RequestEncodingError, RequestTimeoutError } from './errors.js';
+import { BusClosedError, HandlerFailure, NoRespondersError, RequestEncodingError, RequestTimeoutError } from './errors.js';
 import { decodeReply, encodeReply, failureEnvelope, openReply } from './replies.js';
 import type { Bus, BusHandler, BusHeaders, BusMessage, ReplyEnvelope, RequestOptions, ServeOptions, Subscription } from './types.js';
 
+/**
+ * A member on another thread: it gets the request as the JSON text a copy would be made from and
+ * answers the reply already encoded (encodedAnswer on that thread's bus). It never rejects: a
+ * thread that cannot answer resolves a failure envelope instead.
+ */
+export type RemoteMember = (subject: string, json: string | undefined, headers: BusHeaders) => Promise<string>;
+
 interface Member {
   handler: BusHandler;
+  remote?: RemoteMember;
   options: ServeOptions;
   inflight: Set<Promise<unknown>>;
   closed: boolean;
@@ -31,25 +39,18 @@ export class MemoryBus implements Bus {
     const member = this.pick(subject);
     if (!member) return Promise.reject(new NoRespondersError(subject));
     let msg: BusMessage;
+    let json: string | undefined;
     try {
-      msg = { subject, data: copy(data), headers: { ...options.headers } };
+      // A remote member parses the text on its own thread: this one only encodes.
+      if (member.remote) json = JSON.stringify(data) as string | undefined;
+      msg = { subject, data: member.remote ? undefined : copy(data), headers: { ...options.headers } };
     } catch (err) {
       return Promise.reject(new RequestEncodingError(subject, false, `the request could not be encoded (${err instanceof Error ? err.message : String(err)})`, { cause: err }));
     }
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new RequestTimeoutError(subject, options.timeoutMs)), options.timeoutMs);
       // The reply crosses as the NATS bus would send it: encoded, within the limit, failures named.
-      const run = Promise.resolve()
-        .then(() => member.handler(msg))
-        .then(
-          (data): ReplyEnvelope => ({ ok: true, data }),
-          (err: unknown) => failureEnvelope(err),
-        )
-        .then((env) => {
-          const { text, refused } = encodeReply(env, member.options.maxReplyBytes ?? Infinity);
-          if (refused) member.options.onRefused?.(refused, msg.headers);
-          return decodeReply(text);
-        });
+      const run = member.remote ? member.remote(subject, json, msg.headers).then(decodeReply) : this.answer(member, msg).then(decodeReply);
       member.inflight.add(run);
       run
         .then((env) => resolve(openReply(subject, env)))
@@ -61,18 +62,64 @@ export class MemoryBus implements Bus {
     });
   }
 
+  /** The member's reply to `msg`, encoded as it crosses the bus: within the limit, failures named. */
+  private async answer(member: Member, msg: BusMessage): Promise<string> {
+    const env = await Promise.resolve()
+      .then(() => member.handler(msg))
+      .then(
+        (data): ReplyEnvelope => ({ ok: true, data }),
+        (err: unknown) => failureEnvelope(err),
+      );
+    const { text, refused } = encodeReply(env, member.options.maxReplyBytes ?? Infinity);
+    if (refused) member.options.onRefused?.(refused, msg.headers);
+    return text;
+  }
+
+  /**
+   * The encoded reply of this bus's member of `subject` to a request that arrived as JSON text
+   * from another thread's RemoteMember: what request() would have decoded.
+   */
+  async encodedAnswer(subject: string, json: string | undefined, headers: BusHeaders): Promise<string> {
+    const member = this.pick(subject);
+    if (!member || this.closed) return JSON.stringify(failureEnvelope(new HandlerFailure('unavailable', `nothing serves ${subject} on this thread`)));
+    let data: unknown;
+    try {
+      data = json === undefined ? undefined : JSON.parse(json);
+    } catch (err) {
+      return JSON.stringify(failureEnvelope(new HandlerFailure('rejected', 'the request could not be parsed', { cause: err })));
+    }
+    const msg: BusMessage = { subject, data, headers };
+    const run = this.answer(member, msg);
+    member.inflight.add(run);
+    try {
+      return await run;
+    } finally {
+      member.inflight.delete(run);
+    }
+  }
+
   serve(subject: string, queue: string, handler: BusHandler, options: ServeOptions = {}): Subscription {
+    return this.join(subject, queue, { handler, options, inflight: new Set(), closed: false });
+  }
+
+  /** Serve a subject from another thread (RemoteMember): in the queue group like any member. */
+  serveRemote(subject: string, queue: string, remote: RemoteMember): Subscription {
+    const unused: BusHandler = () => Promise.reject(new Error(`${subject} is served from another thread`));
+    return this.join(subject, queue, { handler: unused, remote, options: {}, inflight: new Set(), closed: false });
+  }
+
+  private join(subject: string, queue: string, member: Member): Subscription {
     let bySubject = this.groups.get(subject);
     if (!bySubject) this.groups.set(subject, (bySubject = new Map()));
     let group = bySubject.get(queue);
     if (!group) bySubject.set(queue, (group = { members: [], next: 0 }));
-    const member: Member = { handler, options, inflight: new Set(), closed: false };
     group.members.push(member);
     const members = group.members;
     return {
       drain: async () => {
         member.closed = true;
-        members.splice(members.indexOf(member), 1);
+        const at = members.indexOf(member);
+        if (at >= 0) members.splice(at, 1);
         await Promise.allSettled([...member.inflight]);
       },
     };
