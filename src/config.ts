@@ -65,6 +65,12 @@ export const CONFIG_KEYS = {
   leanPath: { env: 'LEAN_PATH', doc: 'Answer the public directory\'s POST /api/mcp with a plain request handler ahead of the site listener\'s middleware chain: the same checks and answers for less CPU. Off: it goes through the chain like every other request.', schema: bool, default: 'true' },
   mcpMaxBatch: { env: 'MCP_MAX_BATCH', doc: 'Most messages in one JSON-RPC batch on an MCP endpoint (413 -32600 above). Each message counts as one request against the rate limit.', schema: positiveInt, default: '50' },
   maxReplyBytes: { env: 'MAX_REPLY_BYTES', doc: 'Largest reply a worker sends, in bytes of JSON; a larger one is refused with 413 saying to send fewer items per batch or a smaller limit. The NATS server\'s max_payload applies as well, whichever is smaller.', schema: positiveInt, default: '1048576' },
+  directoryThreads: {
+    env: 'DIRECTORY_THREADS',
+    doc: 'Worker threads that answer the public directory\'s MCP endpoint in a single-process run (without NATS_URL), beside the main thread that serves everything else: the directory then uses a second core, and a burst of its traffic does not hold up the family\'s requests. auto: one where the machine has two or more cores, none on one; 0: the main thread answers it. With NATS, run more worker processes instead.',
+    schema: z.union([z.literal('auto'), z.coerce.number().int().min(0).max(16)]),
+    default: 'auto',
+  },
   workerConcurrency: { env: 'WORKER_CONCURRENCY', doc: 'Requests one worker process handles at once.', schema: positiveInt, default: '64' },
   shutdownGraceMs: { env: 'SHUTDOWN_GRACE_MS', doc: 'How long shutdown waits for in-flight work before closing connections.', schema: positiveInt, default: '10000' },
   mcpAllowedOrigins: { env: 'MCP_ALLOWED_ORIGINS', doc: 'Browser origins allowed on the MCP endpoints, comma-separated, or * for any. Empty: the site and app origins.', schema: list, default: '' },

@@ -1,8 +1,10 @@
 // Starting and stopping carecircle in any role: all (embedded default), gateway, worker, cron, smtp.
 import { once } from 'node:events';
 import { createServer, type RequestListener, type Server } from 'node:http';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { openBus } from './bus/index.js';
+import { MemoryBus } from './bus/memory.js';
 import type { Bus } from './bus/types.js';
 import { openCredentials } from './auth/credentials.js';
 import type { Config } from './config.js';
@@ -22,6 +24,8 @@ import { startEmbeddedMongo, type EmbeddedMongo } from './store/embeddedMongo.js
 import { openStore, type Store } from './store/mongo.js';
 import { PACKAGE_ROOT } from './version.js';
 import { startWorkers, type WorkerPool } from './worker/runtime.js';
+import { startWorkerThreads, type WorkerThreads } from './worker/threads.js';
+import type { ThreadSliceName } from './worker/threadSlices.js';
 import { sliceHandlers } from './worker/router.js';
 
 export { ROLES, type Role } from './roles.js';
@@ -34,7 +38,15 @@ export interface RunningService {
   bus: Bus;
   store: Store;
   cron?: CronRole;
+  /** The embedded run's worker threads, where it has any (DIRECTORY_THREADS). */
+  workerThreads?: WorkerThreads;
   stop(): Promise<void>;
+}
+
+/** DIRECTORY_THREADS resolved: auto is one thread where there is a second core to run it. */
+export function directoryThreadCount(config: Config): number {
+  if (config.directoryThreads !== 'auto') return config.directoryThreads;
+  return availableParallelism() >= 2 ? 1 : 0;
 }
 
 
@@ -97,9 +109,18 @@ export async function startService(role: Role, config: Config, log: Logger): Pro
     const urls: Record<string, string> = {};
     let cronRole: CronRole | undefined;
     let pool: WorkerPool | undefined;
+    let workerThreads: WorkerThreads | undefined;
     if (role === 'all' || role === 'worker') {
-      pool = startWorkers(bus, sliceHandlers(slices, ctx), { concurrency: config.workerConcurrency, log });
+      // The in-process bus can hand the directory to worker threads; over NATS, processes scale it.
+      const threadCount = bus instanceof MemoryBus ? directoryThreadCount(config) : 0;
+      const threaded: ThreadSliceName[] = threadCount ? ['directory'] : [];
+      pool = startWorkers(bus, sliceHandlers(slices.filter((s) => !(threaded as string[]).includes(s.name)), ctx), { concurrency: config.workerConcurrency, log });
       stops.push(() => pool!.stop());
+      if (bus instanceof MemoryBus && threaded.length) {
+        const threads = await startWorkerThreads(bus, { config, log, slices: threaded, count: threadCount });
+        stops.push(() => threads.stop());
+        workerThreads = threads;
+      }
       // Durable consumers (NATS mode: the one writing partner care events) stop before the bus.
       for (const slice of slices) {
         const running: Stoppable | undefined = slice.background?.(ctx);
@@ -139,7 +160,7 @@ export async function startService(role: Role, config: Config, log: Logger): Pro
       stops.push(() => metrics.close());
     }
     log.info({ role, urls, bus: bus.kind }, 'carecircle started');
-    return { role, urls, bus, store, ...(cronRole ? { cron: cronRole } : {}), stop: stopAll };
+    return { role, urls, bus, store, ...(cronRole ? { cron: cronRole } : {}), ...(workerThreads ? { workerThreads } : {}), stop: stopAll };
   } catch (err) {
     await stopAll();
     throw err;

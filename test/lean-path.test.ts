@@ -1,6 +1,8 @@
 // The site listener's lean path for the directory's POST /api/mcp against the Koa pipeline it stands
 // in for: the same corpus sent to a service with the lean path and to one without (LEAN_PATH=false)
-// gets the same status, body and headers, and the lean path really answered what it should.
+// gets the same status, body and headers, and the lean path really answered what it should. The
+// first answers the directory on a worker thread (DIRECTORY_THREADS=1), the second on its main
+// thread, so the corpus holds the thread to the same answers too.
 import { request } from 'node:http';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -99,7 +101,7 @@ describe('the lean path for the directory POST /api/mcp, against the Koa pipelin
   let lean: TestService;
   let koa: TestService;
   beforeAll(async () => {
-    [lean, koa] = await Promise.all([startTestService(), startTestService({ env: { LEAN_PATH: 'false' } })]);
+    [lean, koa] = await Promise.all([startTestService({ env: { DIRECTORY_THREADS: '1' } }), startTestService({ env: { LEAN_PATH: 'false', DIRECTORY_THREADS: '0' } })]);
   });
   afterAll(async () => Promise.all([lean?.stop(), koa?.stop()]));
 

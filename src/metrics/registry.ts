@@ -61,6 +61,8 @@ export const metrics = {
   busRetries: counter('bus_retries_total', 'Bus requests sent again because no worker answered, by subject.', ['subject']),
   busUnavailable: counter('bus_unavailable_total', 'Bus requests given up as unavailable (answered 503), by subject and reason: no_worker or dependency.', ['subject', 'reason']),
   workerInFlight: new Gauge({ name: `${PREFIX}worker_in_flight`, help: 'Requests this worker process is handling now.', registers: [registry] }),
+  workerThreads: new Gauge({ name: `${PREFIX}worker_threads`, help: 'Worker threads of the embedded run serving now (DIRECTORY_THREADS).', registers: [registry] }),
+  workerThreadRestarts: counter('worker_thread_restarts_total', 'Worker threads that stopped unexpectedly and were replaced.'),
   workerFailures: counter('worker_failures_total', 'Requests a worker answered with a failure, by cause: unavailable, rejected, too_large or failed.', ['kind']),
   workerCrashesAvoided: counter(
     'worker_crashes_avoided_total',
