@@ -1,7 +1,6 @@
 // Starting and stopping carecircle in any role: all (embedded default), gateway, worker, cron, smtp.
 import { once } from 'node:events';
 import { createServer, type RequestListener, type Server } from 'node:http';
-import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { openBus } from './bus/index.js';
 import { MemoryBus } from './bus/memory.js';
@@ -24,7 +23,7 @@ import { startEmbeddedMongo, type EmbeddedMongo } from './store/embeddedMongo.js
 import { openStore, type Store } from './store/mongo.js';
 import { PACKAGE_ROOT } from './version.js';
 import { startWorkers, type WorkerPool } from './worker/runtime.js';
-import { startWorkerThreads, type WorkerThreads } from './worker/threads.js';
+import { directoryThreadCount, startWorkerThreads, type WorkerThreads } from './worker/threads.js';
 import type { ThreadSliceName } from './worker/threadSlices.js';
 import { sliceHandlers } from './worker/router.js';
 
@@ -41,12 +40,6 @@ export interface RunningService {
   /** The embedded run's worker threads, where it has any (DIRECTORY_THREADS). */
   workerThreads?: WorkerThreads;
   stop(): Promise<void>;
-}
-
-/** DIRECTORY_THREADS resolved: auto is one thread where there is a second core to run it. */
-export function directoryThreadCount(config: Config): number {
-  if (config.directoryThreads !== 'auto') return config.directoryThreads;
-  return availableParallelism() >= 2 ? 1 : 0;
 }
 
 

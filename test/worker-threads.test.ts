@@ -4,7 +4,7 @@
 // by test/lean-path.test.ts.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { directoryThreadCount } from '../src/service.js';
+import { directoryThreadCount } from '../src/worker/threads.js';
 import { postJson, rpc, startTestService, testConfig, type TestService } from './harness/service.js';
 
 const search = (query: string, id: number) => rpc('tools/call', { name: 'search_care_resources', arguments: { query, limit: 3 } }, id);

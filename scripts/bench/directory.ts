@@ -3,6 +3,8 @@
 // processes, and the official SDK's stateless server calling the same handler.
 import { randomBytes } from 'node:crypto';
 import type { Infra, Watched } from './infra.js';
+import { loadConfig } from '../../src/config.js';
+import { directoryThreadCount } from '../../src/worker/threads.js';
 import { KNOBS } from './knobs.js';
 import { combineRuns, cpuCell, cpuTotal, problems, runLoad, type Measured } from './load.js';
 import { carecircleEnv, forkReady, startCarecircle, stopAll, type Child } from './procs.js';
@@ -98,7 +100,7 @@ export async function benchDirectory(infra: Infra): Promise<void> {
     table(['server', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'req/s vs SDK', 'p99 vs SDK', 'CPU ms per request (total = by process)', 'requests per CPU second vs SDK', 'store commands per request', 'unexpected'], rows);
     note(
       `Each server and concurrency: ${KNOBS.rounds} runs alternating with the other servers, each of ${Math.ceil(KNOBS.warmup / KNOBS.rounds)} warm-up requests, then up to ${Math.ceil(KNOBS.requests / KNOBS.rounds)} requests or ${KNOBS.seconds / KNOBS.rounds} s, cycling through ${bodies.length} distinct searches in the same order for every server; rates are over all runs, latencies their weighted mean. ` +
-        `The carecircle rate limit stays on (at a limit that never refuses). The load generator used ${fixed(clientMs.length ? clientMs.reduce((a, b) => a + b, 0) / clientMs.length : undefined, 3)} ms of CPU per request.`,
+        `The carecircle rate limit stays on (at a limit that never refuses). carecircle embedded runs with DIRECTORY_THREADS=auto: ${directoryThreadCount(loadConfig({}))} worker thread(s) for the directory on this machine. The load generator used ${fixed(clientMs.length ? clientMs.reduce((a, b) => a + b, 0) / clientMs.length : undefined, 3)} ms of CPU per request.`,
     );
   } finally {
     await stopAll(children);

@@ -4,6 +4,7 @@
 // member of its slices' queue groups; requests cross as JSON text and replies come back encoded,
 // as they would over NATS. A thread that stops is replaced; what it had in hand is answered as
 // unavailable (503 with Retry-After), never left waiting.
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -166,6 +167,12 @@ class HostedThread {
     await exited;
     clearTimeout(timer);
   }
+}
+
+/** DIRECTORY_THREADS resolved: auto is one thread where there is a second core to run it. */
+export function directoryThreadCount(config: Config): number {
+  if (config.directoryThreads !== 'auto') return config.directoryThreads;
+  return availableParallelism() >= 2 ? 1 : 0;
 }
 
 /** Starts `count` threads serving `slices` on `bus`; resolves once every one of them serves. */
