@@ -67,7 +67,7 @@ export const CONFIG_KEYS = {
   maxReplyBytes: { env: 'MAX_REPLY_BYTES', doc: 'Largest reply a worker sends, in bytes of JSON; a larger one is refused with 413 saying to send fewer items per batch or a smaller limit. The NATS server\'s max_payload applies as well, whichever is smaller.', schema: positiveInt, default: '1048576' },
   directoryThreads: {
     env: 'DIRECTORY_THREADS',
-    doc: 'Worker threads that answer the public directory\'s MCP endpoint in a single-process run (without NATS_URL), beside the main thread that serves everything else: the directory then uses a second core, and a burst of its traffic does not hold up the family\'s requests. auto: one where the machine has two or more cores, none on one; 0: the main thread answers it. With NATS, run more worker processes instead.',
+    doc: 'Worker threads that answer the public directory\'s MCP endpoint in a single-process run (without NATS_URL), beside the main thread that serves everything else: the directory then uses a second core, and a burst of its traffic weighs less on the family\'s requests. auto: one where the machine has two or more cores, none on one; 0: the main thread answers it. With NATS, run more worker processes instead.',
     schema: z.union([z.literal('auto'), z.coerce.number().int().min(0).max(16)]),
     default: 'auto',
   },
