@@ -1,7 +1,8 @@
 // Dependency rules that fail the build: no cycles, and the layering in docs/architecture.md ("Dependency rules").
 //
 // Layers, lowest first: machines/ (pure state machines); shared mechanism; feature slices;
-// the runtime (gateway, worker, cron); the role wiring (service.ts, cli.ts, slices.ts).
+// the runtime (gateway, worker, cron); the role wiring (service.ts, cli.ts, slices.ts, and what a
+// worker thread starts: threadSlices.ts, workerThread.ts).
 // A layer imports only from layers below it. Tests are exempt from layering, not from cycles.
 // Folder-level cycles among the top folders of src/ are checked by scripts/folder-cycles.ts.
 
@@ -9,7 +10,7 @@ const TESTS = '(\\.test\\.ts$|^test/)';
 const SHARED = '^src/((config|log|version|roles|tenants)\\.ts$|(http|bus|store|limits|rpc|auth|slice|metrics)/)';
 const SLICES = '^src/(directory|site|newsletter|community|session|identity|workspace|keys|app|oauth|sandbox|inbox|ingest|partner|family|care)/';
 const RUNTIME = '^src/(gateway|worker|cron)/';
-const WIRING = '^src/(service|cli|slices)\\.ts$';
+const WIRING = '^src/(service|cli|slices|threadSlices|workerThread)\\.ts$';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 export default {

@@ -2,6 +2,7 @@
 import { once } from 'node:events';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { openBus } from './bus/index.js';
 import { MemoryBus } from './bus/memory.js';
 import type { Bus } from './bus/types.js';
@@ -24,7 +25,7 @@ import { openStore, type Store } from './store/mongo.js';
 import { PACKAGE_ROOT } from './version.js';
 import { startWorkers, type WorkerPool } from './worker/runtime.js';
 import { directoryThreadCount, startWorkerThreads, type WorkerThreads } from './worker/threads.js';
-import type { ThreadSliceName } from './worker/threadSlices.js';
+import type { ThreadSliceName } from './threadSlices.js';
 import { sliceHandlers } from './worker/router.js';
 
 export { ROLES, type Role } from './roles.js';
@@ -64,6 +65,9 @@ async function closeServer(server: Server, graceMs: number): Promise<void> {
   await closed;
   clearTimeout(timer);
 }
+
+/** What a worker thread runs: src/workerThread.ts beside this module (.js in the build). */
+const THREAD_ENTRY = new URL(`./workerThread${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url).href;
 
 export async function startService(role: Role, config: Config, log: Logger): Promise<RunningService> {
   if (role === 'gateway' && !config.natsUrl)
@@ -110,7 +114,7 @@ export async function startService(role: Role, config: Config, log: Logger): Pro
       pool = startWorkers(bus, sliceHandlers(slices.filter((s) => !(threaded as string[]).includes(s.name)), ctx), { concurrency: config.workerConcurrency, log });
       stops.push(() => pool!.stop());
       if (bus instanceof MemoryBus && threaded.length) {
-        const threads = await startWorkerThreads(bus, { config, log, slices: threaded, count: threadCount });
+        const threads = await startWorkerThreads(bus, { config, log, entry: THREAD_ENTRY, slices: threaded, count: threadCount });
         stops.push(() => threads.stop());
         workerThreads = threads;
       }

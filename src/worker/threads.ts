@@ -6,7 +6,6 @@
 // unavailable (503 with Retry-After), never left waiting.
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { HandlerFailure } from '../bus/errors.js';
 import type { MemoryBus } from '../bus/memory.js';
@@ -18,12 +17,9 @@ import type { Logger } from '../log.js';
 import { metrics } from '../metrics/index.js';
 import { sliceSubject } from '../slice/contract.js';
 import { PACKAGE_ROOT } from '../version.js';
-import type { FromThread, ThreadData, ToThread } from './threadMain.js';
-import type { ThreadSliceName } from './threadSlices.js';
+import type { FromThread, ThreadData, ToThread } from './threadHost.js';
 
 const BOOTSTRAP = path.join(PACKAGE_ROOT, 'bin', 'worker-thread.js');
-/** threadMain beside this module: .ts from the source, .js from the build. */
-const ENTRY = pathToFileURL(path.join(path.dirname(fileURLToPath(import.meta.url)), `threadMain${path.extname(fileURLToPath(import.meta.url))}`)).href;
 const STOP_GRACE_MS = 10_000;
 const RESTART_DELAYS_MS = [250, 1_000, 5_000, 30_000];
 /** A thread that served this long before it stopped is restarted without waiting. */
@@ -32,7 +28,9 @@ const STEADY_MS = 60_000;
 export interface ThreadOptions {
   config: Config;
   log: Logger;
-  slices: readonly ThreadSliceName[];
+  /** The module a thread runs (file URL): the wiring's, which hands its slices to serveOnThread. */
+  entry: string;
+  slices: readonly string[];
   count: number;
 }
 
@@ -68,7 +66,7 @@ class HostedThread {
 
   /** Resolves once the thread serves its slices; rejects when it could not start. */
   start(): Promise<void> {
-    const data: ThreadData = { entry: ENTRY, config: this.opts.config, slices: [...this.opts.slices], index: this.index };
+    const data: ThreadData = { entry: this.opts.entry, config: this.opts.config, slices: [...this.opts.slices], index: this.index };
     const worker = new Worker(BOOTSTRAP, { workerData: data });
     this.worker = worker;
     return new Promise((resolve, reject) => {
@@ -78,7 +76,8 @@ class HostedThread {
         if (msg.type === 'ready') {
           ready = true;
           this.startedAt = Date.now();
-          this.join();
+          // A stop that came while it started: it never joins, and stop() ends it.
+          if (!this.stopping) this.join();
           resolve();
         }
       });
@@ -134,14 +133,20 @@ class HostedThread {
 
   private restart(code: number): void {
     if (Date.now() - this.startedAt > STEADY_MS) this.restarts = 0;
-    const delay = RESTART_DELAYS_MS[Math.min(this.restarts++, RESTART_DELAYS_MS.length - 1)]!;
     metrics.workerThreadRestarts.inc();
-    this.opts.log.error({ thread: this.index, code, restartInMs: delay }, 'worker thread stopped; starting a new one');
+    this.opts.log.error({ thread: this.index, code }, 'worker thread stopped; starting a new one');
+    this.startAgain();
+  }
+
+  /** Starts a new thread after the next delay, and keeps trying (each time later) while it fails. */
+  private startAgain(): void {
+    const delay = RESTART_DELAYS_MS[Math.min(this.restarts++, RESTART_DELAYS_MS.length - 1)]!;
     this.restartTimer = setTimeout(() => {
       this.restartTimer = undefined;
       if (this.stopping) return;
       this.start().catch((err: unknown) => {
-        this.opts.log.error({ err, thread: this.index }, 'worker thread did not start again');
+        this.opts.log.error({ err, thread: this.index, retryInMs: RESTART_DELAYS_MS[Math.min(this.restarts, RESTART_DELAYS_MS.length - 1)] }, 'worker thread did not start again');
+        if (!this.stopping) this.startAgain();
       });
     }, delay);
   }
