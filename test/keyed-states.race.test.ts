@@ -35,6 +35,20 @@ async function writeThenRemove(b: KeyedStates<S>, db: Db): Promise<void> {
   await announceStates(db, told);
 }
 
+/** `writer`'s next head insert first waits for `meanwhile`: a writer stalled between its row and its head. */
+function stallNextHeadInsert(writer: KeyedStates<S>, meanwhile: () => Promise<void>): void {
+  const heads = (writer as unknown as { heads: Collection }).heads;
+  const insert = heads.insertOne.bind(heads);
+  let stalled = false;
+  heads.insertOne = (async (...args: Parameters<typeof insert>) => {
+    if (!stalled) {
+      stalled = true;
+      await meanwhile();
+    }
+    return insert(...args);
+  }) as typeof heads.insertOne;
+}
+
 const connections: { close(): Promise<void> }[] = [];
 afterEach(async () => {
   for (const c of connections.splice(0)) await c.close();
@@ -97,5 +111,14 @@ describe('keyed states - a writer stalled between its read and its insert', () =
     });
     await expect(a.update('k', {}, start, add('a'))).rejects.toThrow('k was moved away');
     expect(await states(database.db, 'keyed_moved').latest('k')).toBeNull();
+  });
+
+  it('when it stalls between its first version and that version\'s head, and the key is written on and removed meanwhile, then its late head does not bring the removed state back', async () => {
+    const { a, b, otherDb } = await twoWriters('keyed_late_head');
+    // b builds on a's version 1 (a's change is in what b moves away), then removes the key.
+    stallNextHeadInsert(a, () => writeThenRemove(b, otherDb));
+    await a.update('k', {}, init, add('a'));
+    expect(await states(database.db, 'keyed_late_head').latest('k')).toBeNull();
+    expect(await database.db.collection('keyed_late_head').countDocuments({})).toBe(0);
   });
 });

@@ -195,7 +195,14 @@ export class KeyedStates<T extends Document> {
       if (!isDuplicateKey(err)) throw err;
       const head = await this.heads.findOne({ _id: key }, { projection: { v: 1 } });
       if (head && head.v < v) await this.heads.updateOne({ _id: key }, { $set: { v, state } });
+      return;
     }
+    // The key may have been written on and removed (a chunk sealed and moved away) between our
+    // version and this head: then our version is gone with it, and the head just made would bring
+    // the removed state back for every reader. Take it away again. A version pruned behind newer
+    // ones is not this case: their writers moved the head past v before pruning, so the delete,
+    // which needs the head still at v, leaves it.
+    if (!(await this.rows.findOne({ _id: `${key}#${v}` }, { projection: { _id: 1 } }))) await this.heads.deleteOne({ _id: key, v });
   }
 
   /** Delete keys whose newest version the caller has just seen (their states moved elsewhere),
