@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RPC } from '../src/rpc/codes.js';
 import { databaseName } from '../src/store/mongo.js';
 import { appendCareEvent, appendCareEvents, careEventStored, deleteLovedOneCareEvents, purgePartnerCareEvents, WorkspaceStore, WORKSPACE_COLLECTIONS, type CareEventRecord } from '../src/family/records.js';
-import { setTimelinePages, settledCollection, timelineCollection } from '../src/family/timeline.js';
+import { setTimelinePages, settledCollection, startTimeline, timelineCollection } from '../src/family/timeline.js';
 import { caregiverWithKey } from './harness/identity.js';
 import { postJson, rpc, startTestService, type TestService } from './harness/service.js';
 
@@ -288,5 +288,36 @@ describe('a month page written whole by an earlier version', () => {
     // The old page was sealed and moved to rest with the sealed chunks.
     expect(await mine.collection<{ _id: string }>(timelineCollection(me.lovedOneId)).findOne({ _id: '2026-09' })).toBeNull();
     expect((await mine.collection<{ _id: string; sealed?: unknown }>(settledCollection(me.lovedOneId)).findOne({ _id: '2026-09' }))?.sealed).toBeDefined();
+  });
+});
+
+describe('chunks sealed by the first write and read back', () => {
+  const stored = (events: CareEventRecord[]) => newestFirst(events);
+
+  it('when the first append to a loved one with no pages yet holds more than a chunk, then each event is listed once', async () => {
+    const { db: mine, store } = shapes.pages;
+    const me = { lovedOneId: 'lo_pages_first_build', workspaceId: 'ws_pages_first_build' };
+    const events = Array.from({ length: 250 }, (_, i) => event(me, at('2026-08-01T00:00:00Z', i * 60)));
+    // No month list yet: the write builds the pages from the records, which hold these events already.
+    await appendCareEvents(mine, events);
+    expect((await store.listCareEvents(me.lovedOneId, { limit: 300 })).events.map((e) => e._id)).toEqual(stored(events));
+  });
+
+  it('when the working collection still holds an older state of a chunk the index lists as sealed, then listings and purges use the sealed chunk', async () => {
+    const { db: mine, store } = shapes.pages;
+    const me = { lovedOneId: 'lo_pages_stale_copy', workspaceId: 'ws_pages_stale_copy' };
+    await startTimeline(mine, me.lovedOneId, me.workspaceId);
+    const gone = 'subj-stale-gone';
+    const events = Array.from({ length: 250 }, (_, i) => event(me, at('2026-08-01T00:00:00Z', i * 60), i % 10 === 0 ? { subjectRef: gone } : {}));
+    await appendCareEvents(mine, events);
+    // Chunks 0 and 1 (the 200 oldest) were sealed and moved; an older state of chunk 1 with 9
+    // events fewer comes back under its key, as a writer's late head could once make it.
+    const sealedChunk = await mine.collection<{ _id: string; events: string }>(settledCollection(me.lovedOneId)).findOne({ _id: '2026-08.1' });
+    const stale = { events: JSON.stringify((JSON.parse(sealedChunk!.events) as unknown[]).slice(0, 91)) };
+    await mine.collection(timelineCollection(me.lovedOneId)).insertOne({ _id: '2026-08.1', v: 1, state: stale, lovedOneId: me.lovedOneId, workspaceId: me.workspaceId } as never);
+    expect((await store.listCareEvents(me.lovedOneId, { limit: 300 })).events.map((e) => e._id)).toEqual(stored(events));
+
+    expect(await purgePartnerCareEvents(mine, 'inst_test', gone)).toBe(25);
+    expect((await store.listCareEvents(me.lovedOneId, { limit: 300 })).events.map((e) => e._id)).toEqual(stored(events.filter((e) => e.subjectRef !== gone)));
   });
 });

@@ -44,9 +44,7 @@ interface SettledChunk {
 
 /** The open chunk a writer was told to use is gone: it was sealed and moved meanwhile. */
 class Moved extends Error {
-  constructor(readonly chunk: SettledChunk) {
-    super('chunk sealed and moved');
-  }
+  constructor(readonly chunk: SettledChunk) { super('chunk sealed and moved'); }
 }
 
 interface MonthIndex {
@@ -126,7 +124,7 @@ export class MonthChunks {
     const seen = new Set<string>();
     for (const s of doubtful.length ? index.sealed : []) {
       if (!doubtful.some((t) => t >= s.min && t <= s.max)) continue;
-      for (const e of await this.eventsOf(month, s.c)) seen.add(e._id);
+      for (const e of await this.sealedEvents(month, s.c)) seen.add(e._id);
     }
     // An event delivered twice in one batch is listed once too.
     const pending = events.filter((e) => !seen.has(e._id) && (seen.add(e._id), true));
@@ -223,13 +221,17 @@ export class MonthChunks {
 
   /** A chunk's events, open or sealed, wherever it is. */
   private async chunk(month: string, c: number): Promise<ChunkState | null> {
-    const key = chunkKey(month, c);
-    return (await this.chunks.latest(key))?.state ?? (await this.settled.get(key));
+    return (await this.chunks.latest(chunkKey(month, c)))?.state ?? (await this.settled.get(chunkKey(month, c)));
   }
 
   private async eventsOf(month: string, c: number): Promise<CareEventRecord[]> {
-    const state = await this.chunk(month, c);
-    return state ? decodeEvents(state.events) : [];
+    return decodeEvents((await this.chunk(month, c))?.events ?? '[]');
+  }
+
+  /** A chunk the index lists as sealed: where it rests is final, whatever the working collection still holds. */
+  private async sealedEvents(month: string, c: number): Promise<CareEventRecord[]> {
+    const rested = await this.settled.get(chunkKey(month, c));
+    return rested ? decodeEvents(rested.events) : this.eventsOf(month, c);
   }
 
   /** The open chunk, and any sealed one after it the index does not list yet. */
@@ -261,7 +263,7 @@ export class MonthChunks {
         // Every chunk left ends before the last event kept: none can place anything above it.
         if (s.max < found[want - 1]!.occurredAt.getTime()) break;
       }
-      for (const e of await this.eventsOf(month, s.c)) if (q.wanted(e)) found.push(e);
+      for (const e of await this.sealedEvents(month, s.c)) if (q.wanted(e)) found.push(e);
     }
     return found.sort(newerFirst).slice(0, want);
   }
@@ -269,12 +271,13 @@ export class MonthChunks {
   /** Take events off whichever chunks hold them; sealed ranges stay as they were (still bounds). */
   async remove(month: string, ids: ReadonlySet<string>): Promise<void> {
     const index = await this.index(month);
-    const numbers = new Set([...index.sealed.map((s) => s.c), ...(await this.openChain(month, index)).map((chunk) => chunk.c)]);
+    const sealed = new Set(index.sealed.map((s) => s.c));
+    const numbers = new Set([...sealed, ...(await this.openChain(month, index)).map((chunk) => chunk.c)]);
     const without = (events: string) => encodeEvents(decodeEvents(events).filter((e) => !ids.has(e._id)));
     for (const c of numbers) {
       const key = chunkKey(month, c);
-      if (!(await this.eventsOf(month, c)).some((e) => ids.has(e._id))) continue;
-      const settled = (await this.chunks.latest(key)) ? null : await this.settled.get(key);
+      if (!(await (sealed.has(c) ? this.sealedEvents(month, c) : this.eventsOf(month, c))).some((e) => ids.has(e._id))) continue;
+      const settled = sealed.has(c) || !(await this.chunks.latest(key)) ? await this.settled.get(key) : null;
       if (settled) await this.settled.replace({ ...settled, events: without(settled.events) });
       else await this.chunks.update(key, this.tags, async () => ({ events: '[]' }), (s) => (decodeEvents(s.events).some((e) => ids.has(e._id)) ? { ...s, events: without(s.events) } : null));
     }

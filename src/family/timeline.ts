@@ -101,15 +101,20 @@ class Timeline {
     const months = [...byMonth.keys()];
     const lists = listedMonths.get(this.db) ?? listedMonths.set(this.db, new Map()).get(this.db)!;
     const name = timelineCollection(this.lovedOneId);
+    let built = false;
     if (!months.every((m) => lists.get(name)?.has(m))) {
+      const build = () => ((built = true), this.build(told));
       const list = (
-        await this.lists.apply(LIST_KEY, this.tags, () => this.build(told), (s) => (months.every((m) => s.months.includes(m)) ? null : { ...s, months: [...new Set([...s.months, ...months])].sort().reverse() }), told)
+        await this.lists.apply(LIST_KEY, this.tags, build, (s) => (months.every((m) => s.months.includes(m)) ? null : { ...s, months: [...new Set([...s.months, ...months])].sort().reverse() }), told)
       ).state;
       lists.delete(name);
       if (lists.size >= LISTS_KEPT) lists.delete(lists.keys().next().value!);
       lists.set(name, new Set(list.months));
     }
-    await Promise.all(months.map((m) => this.chunks.add(m, byMonth.get(m)!, maybeKnown, told)));
+    // A build read these events from the records (stored before this call) and put them on
+    // chunks, possibly sealed ones by now: each is looked for there before it is added again.
+    const known = built ? new Set(events.map((e) => e._id)) : maybeKnown;
+    await Promise.all(months.map((m) => this.chunks.add(m, byMonth.get(m)!, known, told)));
   }
 
   async remove(events: readonly Pick<CareEventRecord, '_id' | 'occurredAt'>[]): Promise<void> {
