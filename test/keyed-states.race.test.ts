@@ -13,18 +13,19 @@ const init = async (): Promise<S> => ({ items: [] });
 const add = (x: string) => (s: S) => (s.items.includes(x) ? null : { items: [...s.items, x] });
 const states = (db: Db, collection: string, gone?: (key: string) => Promise<boolean>) => new KeyedStates<S>(db, collection, collection, 2, gone ? { gone } : {});
 
-/** `writer`'s next insert first waits for `meanwhile`: a writer stalled after its read. */
-function stallNextInsert(writer: KeyedStates<S>, meanwhile: () => Promise<void>): void {
-  const rows = (writer as unknown as { rows: Collection }).rows;
-  const insert = rows.insertOne.bind(rows);
+/** `writer`'s next insert into `into` (its versions, or their heads) first waits for `meanwhile`: a
+ *  writer stalled after its read, or between its version and that version's head. */
+function stallNextInsert(writer: KeyedStates<S>, meanwhile: () => Promise<void>, into: 'rows' | 'heads' = 'rows'): void {
+  const target = (writer as unknown as Record<'rows' | 'heads', Collection>)[into];
+  const insert = target.insertOne.bind(target);
   let stalled = false;
-  rows.insertOne = (async (...args: Parameters<typeof insert>) => {
+  target.insertOne = (async (...args: Parameters<typeof insert>) => {
     if (!stalled) {
       stalled = true;
       await meanwhile();
     }
     return insert(...args);
-  }) as typeof rows.insertOne;
+  }) as typeof target.insertOne;
 }
 
 /** `b` writes the key once more and removes it with every version, as a writer that seals and moves a chunk does. */
@@ -33,20 +34,6 @@ async function writeThenRemove(b: KeyedStates<S>, db: Db): Promise<void> {
   const told: string[] = [];
   await b.removeAll([{ key: 'k', v }], told);
   await announceStates(db, told);
-}
-
-/** `writer`'s next head insert first waits for `meanwhile`: a writer stalled between its row and its head. */
-function stallNextHeadInsert(writer: KeyedStates<S>, meanwhile: () => Promise<void>): void {
-  const heads = (writer as unknown as { heads: Collection }).heads;
-  const insert = heads.insertOne.bind(heads);
-  let stalled = false;
-  heads.insertOne = (async (...args: Parameters<typeof insert>) => {
-    if (!stalled) {
-      stalled = true;
-      await meanwhile();
-    }
-    return insert(...args);
-  }) as typeof heads.insertOne;
 }
 
 const connections: { close(): Promise<void> }[] = [];
@@ -116,7 +103,7 @@ describe('keyed states - a writer stalled between its read and its insert', () =
   it('when it stalls between its first version and that version\'s head, and the key is written on and removed meanwhile, then its late head does not bring the removed state back', async () => {
     const { a, b, otherDb } = await twoWriters('keyed_late_head');
     // b builds on a's version 1 (a's change is in what b moves away), then removes the key.
-    stallNextHeadInsert(a, () => writeThenRemove(b, otherDb));
+    stallNextInsert(a, () => writeThenRemove(b, otherDb), 'heads');
     await a.update('k', {}, init, add('a'));
     expect(await states(database.db, 'keyed_late_head').latest('k')).toBeNull();
     expect(await database.db.collection('keyed_late_head').countDocuments({})).toBe(0);
