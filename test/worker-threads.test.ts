@@ -77,7 +77,8 @@ describe('worker threads of the embedded run', () => {
   it('when the service stops with requests in hand, then each is answered before the thread ends', async () => {
     const other = await startTestService({ env: { DIRECTORY_THREADS: '1' } });
     const inFlight = Array.from({ length: 30 }, (_, i) => postJson(`${other.urls.site}/api/mcp`, search(`meals on wheels ${i}`, i + 1)).then((r) => r.status, () => 'no connection'));
-    await sleep(5);
+    // Once one is answered the rest are on their way: stop with them in hand.
+    await Promise.race(inFlight);
     await other.stop();
     const statuses = await Promise.all(inFlight);
     // A request the listener took is answered; one that came after it closed gets no connection.
