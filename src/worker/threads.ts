@@ -22,7 +22,7 @@ import type { FromThread, ThreadData, ToThread } from './threadHost.js';
 const BOOTSTRAP = path.join(PACKAGE_ROOT, 'bin', 'worker-thread.js');
 const STOP_GRACE_MS = 10_000;
 const RESTART_DELAYS_MS = [250, 1_000, 5_000, 30_000];
-/** A thread that served this long before it stopped is restarted without waiting. */
+/** A thread that served this long before it stopped starts again after the shortest delay. */
 const STEADY_MS = 60_000;
 
 export interface ThreadOptions {
@@ -159,12 +159,13 @@ class HostedThread {
   async stop(): Promise<void> {
     this.stopping = true;
     clearTimeout(this.restartTimer);
-    const worker = this.worker;
     const subs = this.subs;
     this.subs = [];
     if (subs.length) metrics.workerThreads.dec();
     // Drained first: requests in hand are answered (drain waits for them) before the thread goes.
     await Promise.all(subs.map((s) => s.drain()));
+    // Read after the drain: a thread that ended meanwhile has no exit left to wait for.
+    const worker = this.worker;
     if (!worker) return;
     const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
     worker.postMessage({ type: 'stop' } satisfies ToThread);
