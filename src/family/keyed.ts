@@ -214,8 +214,13 @@ export class KeyedStates<T extends Document> {
     const rows = keys.flatMap(({ key, v }) => Array.from({ length: Math.min(v, this.keep + 1) }, (_, i) => `${key}#${v - i}`));
     const heads = keys.map(({ key }) => key);
     const byId = (ids: string[]) => ids.map((_id) => ({ deleteOne: { filter: { _id } } }));
-    if (this.rows.collectionName === this.heads.collectionName) await this.rows.bulkWrite(byId([...rows, ...heads]) as never[], { ordered: false });
-    else await Promise.all([this.rows.bulkWrite(byId(rows) as never[], { ordered: false }), this.heads.bulkWrite(byId(heads) as never[], { ordered: false })]);
+    // Heads first: a stalled writer whose insert lands on a version number freed here must find
+    // the head gone (overtaken), which it would not while a head outlived the rows.
+    if (this.rows.collectionName === this.heads.collectionName) await this.rows.bulkWrite(byId([...heads, ...rows]) as never[], { ordered: true });
+    else {
+      await this.heads.bulkWrite(byId(heads) as never[], { ordered: true });
+      await this.rows.bulkWrite(byId(rows) as never[], { ordered: true });
+    }
     told.push(...keys.map(({ key }) => stateId(this.collection, key)));
   }
 }
