@@ -199,13 +199,16 @@ describe('sandbox lifecycle', () => {
   });
 
   it('when two cron processes tick at once, then the sweep runs once', async () => {
-    const a = await startTestService({ role: 'cron', nats: true, mongoUrl: svc.mongoUrl });
-    const b = await startTestService({ role: 'cron', nats: true, mongoUrl: svc.mongoUrl });
+    // A database of their own: this file's service runs cron too, and while its term lasts
+    // neither of the two would lead.
+    const a = await startTestService({ role: 'cron', nats: true });
+    const b = await startTestService({ role: 'cron', nats: true, mongoUrl: a.mongoUrl });
+    const leases = a.store.db.collection('leases');
     try {
-      const before = await db.collection('leases').countDocuments();
+      const before = await leases.countDocuments();
       await Promise.all([a.cron!.tick(), b.cron!.tick()]);
-      const terms = await db.collection('leases').find({ key: 'cron-leader' }).sort({ v: -1 }).limit(2).toArray();
-      expect(await db.collection('leases').countDocuments()).toBeGreaterThan(before);
+      const terms = await leases.find({ key: 'cron-leader' }).sort({ v: -1 }).limit(2).toArray();
+      expect(await leases.countDocuments()).toBeGreaterThan(before);
       // Every term in the window belongs to one holder: the other never led.
       expect(new Set(terms.map((t) => t.state.holder)).size).toBe(1);
     } finally {
