@@ -1,7 +1,7 @@
 // The compare-and-set behind a loved one's timeline when a writer stalls between its read and its
 // insert: the version number it inserts may have become free again meanwhile (pruned behind newer
 // versions, or the whole key removed). Its change must still land on the newest state.
-import type { Collection, Db } from 'mongodb';
+import type { Collection, Db, Document } from 'mongodb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { announceStates, KeyedStates } from '../src/family/keyed.js';
 import { useTestDatabase } from './harness/database.js';
@@ -15,7 +15,7 @@ const states = (db: Db, collection: string, gone?: (key: string) => Promise<bool
 
 /** `writer`'s next insert into `into` (its versions, or their heads) first waits for `meanwhile`: a
  *  writer stalled after its read, or between its version and that version's head. */
-function stallNextInsert(writer: KeyedStates<S>, meanwhile: () => Promise<void>, into: 'rows' | 'heads' = 'rows'): void {
+function stallNextInsert<T extends Document>(writer: KeyedStates<T>, meanwhile: () => Promise<void>, into: 'rows' | 'heads' = 'rows'): void {
   const target = (writer as unknown as Record<'rows' | 'heads', Collection>)[into];
   const insert = target.insertOne.bind(target);
   let stalled = false;
@@ -107,5 +107,43 @@ describe('keyed states - a writer stalled between its read and its insert', () =
     await a.update('k', {}, init, add('a'));
     expect(await states(database.db, 'keyed_late_head').latest('k')).toBeNull();
     expect(await database.db.collection('keyed_late_head').countDocuments({})).toBe(0);
+  });
+
+  it('when its insert lands on a number a removal under way has freed, then it does not take its write for the newest', async () => {
+    // Heads in a collection of their own, so a removal is one command for each and can be held between them.
+    type C = { items: string[]; sealed?: true };
+    const sealedStates = (db: Db) => new KeyedStates<C>(db, 'keyed_removing', 'keyed_removing_heads', 2, { last: (s) => s.sealed === true });
+    const other = await database.connect();
+    connections.push(other);
+    const [a, b] = [sealedStates(database.db), sealedStates(other.db)];
+    const start = async (): Promise<C> => ({ items: [] });
+    await b.update('k', {}, start, (s) => ({ items: [...s.items, 'first'] }));
+    const { rows, heads } = b as unknown as Record<'rows' | 'heads', Collection>;
+    const rowsDelete = rows.bulkWrite.bind(rows);
+    const headsDelete = heads.bulkWrite.bind(heads);
+    let rowsGone: Promise<unknown> | undefined;
+    let removing!: () => void;
+    const removalStarted = new Promise<void>((resolve) => (removing = resolve));
+    let settled!: () => void;
+    const aSettled = new Promise<void>((resolve) => (settled = resolve));
+    rows.bulkWrite = ((...args: Parameters<typeof rowsDelete>) => (rowsGone = rowsDelete(...args))) as typeof rows.bulkWrite;
+    // The head's delete waits until a has settled its write; a inserts once the versions deleted so far are gone.
+    heads.bulkWrite = (async (...args: Parameters<typeof headsDelete>) => {
+      void (rowsGone ?? Promise.resolve()).then(removing);
+      await aSettled;
+      return headsDelete(...args);
+    }) as typeof heads.bulkWrite;
+    let removal: Promise<void> | undefined;
+    stallNextInsert(a, async () => {
+      // b seals version 2 (its head stays at 1) and starts removing the key.
+      const { v } = await b.apply('k', {}, start, (s) => ({ items: [...s.items, 'b'], sealed: true }));
+      removal = b.removeAll([{ key: 'k', v }], []);
+      await removalStarted;
+    });
+    const written = await a.apply('k', {}, start, (s) => (s.sealed || s.items.includes('a') ? null : { items: [...s.items, 'a'] }));
+    settled();
+    await removal;
+    // Built on the removed lineage ('first') and reported written: its 'a' would be listed nowhere.
+    expect(written.wrote && written.state.items.includes('first')).toBe(false);
   });
 });
