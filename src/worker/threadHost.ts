@@ -24,7 +24,7 @@ export interface ThreadData {
 /** Main thread → worker thread. */
 export type ToThread = { type: 'request'; id: number; subject: string; json: string | undefined; headers: BusHeaders } | { type: 'stop' };
 /** Worker thread → main thread. */
-export type FromThread = { type: 'ready' } | { type: 'reply'; id: number; text: string } | { type: 'stopped' };
+export type FromThread = { type: 'ready' } | { type: 'reply'; id: number; text: string };
 
 /** What a thread-hosted slice may use; the store and the limiter live on the main thread only. */
 function threadContext(config: Config, log: Logger, bus: MemoryBus, manifests: readonly SliceManifest[]): SliceContext {
@@ -66,10 +66,8 @@ export function serveOnThread(manifests: readonly SliceManifest[]): void {
     void pool
       .stop()
       .then(() => bus.close())
-      .finally(() => {
-        port.postMessage({ type: 'stopped' } satisfies FromThread);
-        port.close();
-      });
+      // With its port closed the thread ends, and the main thread sees it exit.
+      .finally(() => port.close());
   });
   port.postMessage({ type: 'ready' } satisfies FromThread);
 }
