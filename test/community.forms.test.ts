@@ -4,12 +4,15 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { newPage, screenshot, useServiceWithBrowser } from './harness/browser.js';
-import { devIdToken } from './harness/identity.js';
+import { COMMUNITY_COLLECTIONS } from '../src/community/store.js';
+import { devIdToken, signIn } from './harness/identity.js';
 
 const CHANNEL = 'long-distance-caregiving';
 const run = useServiceWithBrowser({ nats: true });
 
 const site = () => run.svc.config.siteUrl;
+/** A channel page as the signed-in person gets it, as text without markup. */
+const channelText = async (cookie: string) => (await (await fetch(`${site()}/channels/${CHANNEL}`, { headers: { cookie } })).text()).replace(/<[^>]+>/g, '');
 const threadsViaApi = async () => (await (await fetch(`${site()}/api/community?channel=${CHANNEL}`)).json()) as { memberCount: number; threads: { id: string; title: string; authorName: string; commentCount: number }[] };
 
 async function signInFromChannel(page: Page, email: string, name: string): Promise<void> {
@@ -82,6 +85,42 @@ describe('community forms in a browser', () => {
     const res = await fetch(`${site()}/api/community`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ channel: CHANNEL, action: 'thread', title: 'From my assistant', body: 'Posted through the API.' }) });
     expect(res.status).toBe(200);
     expect(((await res.json()) as { thread: { authorName: string } }).thread.authorName).toBe('Son in Texas');
+  });
+
+  it('when the name typed is an email address in disguise, then the form refuses each and asks for a name', async () => {
+    const cookie = await signIn(run.svc, 'disguise@example.com', 'Disguise Sign-In-Name');
+    const join = (displayName: string) =>
+      fetch(`${site()}/channels/${CHANNEL}/actions`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie, origin: new URL(site()).origin, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ action: 'join', displayName }),
+      });
+    for (const name of ['ana＠example.com', 'ana @ example.com', 'ana@example．com', 'ana@localhost', 'ana﹫example.com']) {
+      const res = await join(name);
+      expect(res.status, name).toBe(400);
+      expect(await res.text(), name).toContain('rather than an email address');
+    }
+    const chosen = await join('Ｎｅｐｈｅｗ in Maine');
+    expect(chosen.status).toBe(303);
+    expect(await channelText(cookie)).toContain('Others see you as Nephew in Maine');
+  });
+
+  it('when a stored chosen name looks like an email address, then it is never shown and the person is asked to choose again', async () => {
+    const cookie = await signIn(run.svc, 'legacy-name@example.com');
+    const me = (await (await fetch(`${run.svc.urls.app}/api/auth/me`, { headers: { cookie } })).json()) as { uid: string };
+    await run.svc.store.db.collection<{ _id: string; displayName: string; chosenAt: Date }>(COMMUNITY_COLLECTIONS.profiles).insertOne({ _id: me.uid, displayName: 'legacy＠example.com', chosenAt: new Date() });
+    const before = await channelText(cookie);
+    expect(before).not.toContain('legacy＠example.com');
+    expect(before).toContain('Name shown to others');
+    const res = await fetch(`${site()}/channels/${CHANNEL}/actions`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie, origin: new URL(site()).origin, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ action: 'join', displayName: 'Granddaughter' }),
+    });
+    expect(res.status).toBe(303);
+    expect(await channelText(cookie)).toContain('Others see you as Granddaughter');
   });
 
   it('when a form is posted from another origin or without a sign-in, then nothing is written', async () => {

@@ -1,6 +1,7 @@
 // Community threads end to end: a real identity-provider double (JWKS over HTTP), the site gateway,
 // the bus and MongoDB. The error matrix, membership, pagination, escaping and the write limit.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { COMMUNITY_COLLECTIONS, type CommentRecord, type ThreadRecord } from '../src/community/store.js';
 import { startFakeIdp, type FakeIdp } from './harness/fakeIdp.js';
 import { startTestService, type TestService } from './harness/service.js';
 
@@ -30,12 +31,13 @@ describe('community API', () => {
   /** A fresh signed-in person, so each test has its own write budget. */
   async function person(name: string | null = `Caregiver ${users + 1}`) {
     const n = ++users;
-    const token = await idp.token({ sub: `uid-${n}-${Date.now()}`, email: `person${n}@example.com`, ...(name ? { name } : {}) });
+    const uid = `uid-${n}-${Date.now()}`;
+    const token = await idp.token({ sub: uid, email: `person${n}@example.com`, ...(name ? { name } : {}) });
     const post = async (body: unknown, extra: Record<string, string> = {}) => {
       const res = await fetch(api, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...extra }, body: typeof body === 'string' ? body : JSON.stringify(body) });
       return { status: res.status, headers: res.headers, json: (await res.json()) as any };
     };
-    return { token, post, email: `person${n}@example.com` };
+    return { token, post, uid, email: `person${n}@example.com` };
   }
 
   const list = async (query: string) => {
@@ -236,6 +238,70 @@ describe('community API', () => {
     expect(thread.authorName).toMatch(/^Member [0-9a-f]{6}$/);
     const raw = await (await fetch(`${api}?channel=${CHANNEL}&threadId=${thread.id}`)).text();
     expect(raw).not.toContain(a.email);
+  });
+
+  /** An email address as a sign-in name, plainly and in the disguises a plain pattern lets through. */
+  const EMAIL_NAMES = ['ana@example.com', 'ana＠example.com', 'ana @ example.com', 'ana@example．com', 'ana@localhost', 'ana﹫example.com'];
+
+  it('when the sign-in name is an email address, plain or disguised, then writes are refused naming displayName until a name is chosen once', async () => {
+    for (const email of EMAIL_NAMES) {
+      const a = await person(email);
+      const refused = await a.post({ channel: CHANNEL, action: 'join' });
+      expect(refused.status, email).toBe(400);
+      expectApiError(refused.json, 'VALIDATION_FAILED');
+      expect(refused.json.message, email).toMatch(/^displayName is required/);
+      expect(refused.json.hint, email).toContain('"displayName"');
+      // Leaving publishes no name, so it needs none.
+      expect((await a.post({ channel: CHANNEL, action: 'leave' })).status, email).toBe(200);
+    }
+    const a = await person('ana＠example.com');
+    expect((await a.post({ channel: CHANNEL, action: 'join', displayName: '  Ana R.  ' })).json).toMatchObject({ status: 'joined' });
+    // Chosen once: later writes carry it without being told again, and a second choice is not taken.
+    const thread = (await a.post({ channel: CHANNEL, action: 'thread', title: 'Chosen name', body: 'Shown by the name I chose.' })).json.thread;
+    expect(thread.authorName).toBe('Ana R.');
+    const comment = (await a.post({ channel: CHANNEL, action: 'comment', threadId: thread.id, body: 'Still me.', displayName: 'Someone Else' })).json.comment;
+    expect(comment.authorName).toBe('Ana R.');
+    const raw = await (await fetch(`${api}?channel=${CHANNEL}&limit=50`)).text();
+    for (const email of EMAIL_NAMES) expect(raw).not.toContain(email);
+  });
+
+  it('when displayName is an email address, plain or disguised, then 400 naming displayName and nothing is written', async () => {
+    const a = await person(null);
+    for (const name of [...EMAIL_NAMES, 'ana@\u200bexample.com', 'ＡＮＡ＠ＥＸＡＭＰＬＥ．ＣＯＭ']) {
+      const res = await a.post({ channel: OTHER, action: 'join', displayName: name });
+      expect(res.status, name).toBe(400);
+      expectApiError(res.json, 'VALIDATION_FAILED');
+      expect(res.json.message, name).toMatch(/displayName must not be an email address/);
+    }
+    expect((await a.post({ channel: OTHER, action: 'leave' })).json.status).toBe('not_member');
+    const tooLong = await a.post({ channel: OTHER, action: 'join', displayName: 'x'.repeat(61) });
+    expect(tooLong.json.message).toMatch(/displayName must be at most 60 characters/);
+    // Full-width letters are stored as the letters they show, so the rule and the reader agree.
+    expect((await a.post({ channel: OTHER, action: 'join', displayName: 'Ａｎａ Ｒ.' })).status).toBe(200);
+    const thread = (await a.post({ channel: OTHER, action: 'thread', title: 'Normalised', body: 'NFKC' })).json.thread;
+    expect(thread.authorName).toBe('Ana R.');
+  });
+
+  it('when a stored author name looks like an email address, then every reading shows the pseudonym instead', async () => {
+    const db = svc.store.db;
+    const now = new Date();
+    const uid = `legacy-${Date.now()}`;
+    const threadId = `thr_legacy${Date.now()}`;
+    await db.collection<ThreadRecord>(COMMUNITY_COLLECTIONS.threads).insertOne({ _id: threadId, channel: CHANNEL, title: 'Stored long ago', body: 'Before the rule.', authorUid: uid, authorName: 'old@example.com', createdAt: now, lastActivityAt: now });
+    await db.collection<CommentRecord>(COMMUNITY_COLLECTIONS.comments).insertOne({ _id: `cmt_legacy${Date.now()}`, threadId, channel: CHANNEL, body: 'Me again.', authorUid: uid, authorName: 'old＠example.com', createdAt: now });
+    const pseudonym = expect.stringMatching(/^Member [0-9a-f]{6}$/);
+
+    const listed = (await list(`channel=${CHANNEL}&limit=50`)).json.threads.find((t: any) => t.id === threadId);
+    expect(listed.authorName).toEqual(pseudonym);
+    const view = (await list(`channel=${CHANNEL}&threadId=${threadId}`)).json;
+    expect(view.thread.authorName).toBe(listed.authorName);
+    expect(view.comments[0].authorName).toBe(listed.authorName);
+    const html = await (await fetch(`${svc.urls.site}/channels/${CHANNEL}/threads/${threadId}`)).text();
+    const md = await (await fetch(`${svc.urls.site}/api/md?path=/channels/${CHANNEL}/threads/${threadId}`)).text();
+    for (const text of [JSON.stringify(view), html, md]) {
+      expect(text).not.toMatch(/old(@|＠)example/);
+      expect(text).toContain(listed.authorName);
+    }
   });
 });
 

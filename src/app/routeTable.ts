@@ -10,6 +10,8 @@ export const APP_ROUTES = defineRoutes({
   protectedResource: { hosts: ['app'], path: ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/api/mcp'], methods: ['GET'], cors: 'mcp' },
   css: appPage('/assets/app.css', ['GET']),
   js: appPage('/assets/app.js', ['GET']),
+  // The sign-in's return rule as an ES module, imported by app.js on the sign-in callback page.
+  returnTargetJs: appPage('/assets/return-target.js', ['GET']),
   signin: appPage('/signin', ['GET']),
   authCallback: appPage('/auth/callback', ['GET']),
   signout: appPage('/signout', ['POST']),

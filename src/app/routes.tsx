@@ -6,6 +6,7 @@ import type { Config } from '../config.js';
 import { KeyStore } from '../keys/keys.js';
 import { clearedSessionCookie, readCookie, SESSION_COOKIE, SessionStore } from '../auth/sessions.js';
 import { redirect } from '../http/page.js';
+import { returnTarget } from '../http/returnTarget.js';
 import { json, text } from '../http/reply.js';
 import { handlers, type RouteHandlers } from '../slice/contract.js';
 import { createWorkspace, friendlyIssues, workspaceInput } from './actions.js';
@@ -21,6 +22,8 @@ import { SCOPES } from '../auth/scopes.js';
 import type { Markup } from '../http/html.js';
 
 const asset = (name: string) => readFileSync(new URL(`./assets/${name}`, import.meta.url), 'utf8');
+/** The rule for where a sign-in may lead, as the page script imports it (see returnTarget.js). */
+const returnTargetJs = readFileSync(new URL('../http/returnTarget.js', import.meta.url), 'utf8');
 
 export interface AppRoutesDeps {
   config: Config;
@@ -73,17 +76,16 @@ export function appRoutes(deps: AppRoutesDeps): RouteHandlers {
     );
 
   /** Where to go after signing in: a path of the app, or a page of the public site (its community
-   *  forms send people here); anything else goes home, so the link cannot send anyone elsewhere. */
-  const safeNext = (next: string | undefined): string => {
-    if (!next) return '/';
-    if (next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\')) return next;
-    return next.startsWith(`${config.siteUrl}/`) && URL.parse(next)?.origin === new URL(config.siteUrl).origin ? next : '/';
-  };
+   *  forms send people here); anything else goes home, so the link cannot send anyone elsewhere.
+   *  The page script checks the answer again with the same function before following it. */
+  const safeNext = (next: string | undefined): string => returnTarget(next ?? '/', config.appUrl, [config.siteUrl]) ?? '/';
+  const siteOrigin = new URL(config.siteUrl).origin;
 
   const routes = handlers(APP_ROUTES)
     .on('protectedResource', 'GET', protectedResource)
     .on('css', 'GET', async () => text(200, css, 'text/css; charset=utf-8', { 'cache-control': 'public, max-age=300' }))
     .on('js', 'GET', async () => text(200, js, 'text/javascript; charset=utf-8', { 'cache-control': 'public, max-age=300' }))
+    .on('returnTargetJs', 'GET', async () => text(200, returnTargetJs, 'text/javascript; charset=utf-8', { 'cache-control': 'public, max-age=300' }))
     .on('signin', 'GET', async (req) => redirect(signInUrl(safeNext(req.query.next))))
     .on('authCallback', 'GET', async (req) => {
       const next = safeNext(req.query.next);
@@ -92,7 +94,7 @@ export function appRoutes(deps: AppRoutesDeps): RouteHandlers {
         'Signing in',
         <>
           <h1>Signing you in…</h1>
-          <p id="signin-callback" data-next={next} role="status">
+          <p id="signin-callback" data-next={next} data-also={siteOrigin} role="status">
             One moment.
           </p>
         </>,

@@ -1,6 +1,5 @@
 // The community slice's worker handler: GET lists a channel's threads (or one thread with its
 // comments); POST, with an identity-provider ID token, joins, leaves, starts a thread or comments.
-import { createHash } from 'node:crypto';
 import type { Db } from 'mongodb';
 import type { HttpRequestEnvelope } from '../bus/envelopes.js';
 import { identityProvider, type Config } from '../config.js';
@@ -12,7 +11,8 @@ import { perMinute, type Limiter } from '../limits/limiter.js';
 import { ApiProblem, json } from '../http/reply.js';
 import { handlers, type RouteHandlers } from '../slice/contract.js';
 import { COMMUNITY_ROUTES } from './routes.js';
-import { communityAction, communityActionBase, communityQuery, type CommunityActionResult } from './schema.js';
+import { communityAction, communityActionBase, communityQuery, displayName, type CommunityActionResult } from './schema.js';
+import { DISPLAY_NAME_MAX, looksLikeEmail, normalName, pseudonymOf } from './names.js';
 import { CommunityStore, CursorError } from './store.js';
 import { DIRECTORY_TOOLS } from '../directory/tools.js';
 import { performCommunityAction, takeCommunityWrite, threadIn } from './actions.js';
@@ -25,16 +25,15 @@ export interface CommunityDeps {
   channels: readonly Channel[];
 }
 
-const DISPLAY_NAME_MAX = 80;
 const POST_HINT =
-  'Send JSON {"channel": "<slug>", "action": "join" | "leave" | "thread" | "comment"}; "thread" also needs "title" and "body", "comment" needs "threadId" and "body".';
+  'Send JSON {"channel": "<slug>", "action": "join" | "leave" | "thread" | "comment"}; "thread" also needs "title" and "body", "comment" needs "threadId" and "body"; "displayName" (join, thread, comment) chooses once the name others see.';
 const BEARER = { 'www-authenticate': 'Bearer realm="carecircle", error="invalid_token"' };
 
-/** What other members see: the name from the identity provider, never the email address. */
-export function displayNameOf(identity: VerifiedIdentity): string {
-  const name = identity.name?.replace(/\s+/g, ' ').trim();
-  if (name) return name.slice(0, DISPLAY_NAME_MAX);
-  return `Member ${createHash('sha256').update(identity.uid).digest('hex').slice(0, 6)}`;
+/** The identity provider's name as others would see it: NFKC, one line, cut to length (never
+ *  mid-character); undefined when there is none. The caller still checks it is no email address. */
+function providerName(identity: VerifiedIdentity): string | undefined {
+  const name = identity.name === undefined ? '' : normalName(identity.name).replace(/\s+/g, ' ').trim();
+  return name ? name.slice(0, DISPLAY_NAME_MAX).replace(/[\ud800-\udbff]$/, '') : undefined;
 }
 
 export function communityRoutes(deps: CommunityDeps): RouteHandlers {
@@ -66,6 +65,29 @@ export function communityRoutes(deps: CommunityDeps): RouteHandlers {
     }
   }
 
+  /**
+   * Who a write is shown as: the name chosen once (on the site's forms, or with `displayName` on a write),
+   * else the identity provider's name under the same rule as a chosen one, else a pseudonym. A
+   * provider name that is an email address is never published: the person is asked to choose a
+   * name, once, as the site's forms ask.
+   */
+  async function authorName(identity: VerifiedIdentity, channel: Channel, chosen: string | undefined): Promise<string> {
+    const stored = await store.chosenName(identity.uid);
+    if (stored !== null) return stored;
+    if (chosen !== undefined) return store.chooseName(identity.uid, chosen);
+    const fromProvider = providerName(identity);
+    if (fromProvider === undefined) return pseudonymOf(identity.uid);
+    if (looksLikeEmail(identity.name ?? ''))
+      throw new ApiProblem(
+        400,
+        'VALIDATION_FAILED',
+        'displayName is required: the name your sign-in gives is an email address, and an email address is never shown to others',
+        `Send "displayName" once (1-${DISPLAY_NAME_MAX} characters, one line, not an email address, such as "Ana R.") with this request, or choose it on ${config.siteUrl}/channels/${channel.slug}; it is kept for your later writes.`,
+      );
+    const shown = displayName.safeParse(fromProvider);
+    return shown.success ? shown.data : pseudonymOf(identity.uid);
+  }
+
   return handlers(COMMUNITY_ROUTES)
     .on('apiCommunity', 'GET', async (req) => {
       const q = parseOr400(communityQuery, req.query, 'Pass ?channel=<slug>, and optionally threadId, limit (1-50) and cursor.');
@@ -92,8 +114,7 @@ export function communityRoutes(deps: CommunityDeps): RouteHandlers {
       const channel = channelOr404(base.channel);
       const parsed = communityAction.safeParse(body);
       if (!parsed.success) throw new ApiProblem(400, 'VALIDATION_FAILED', describeIssues(parsed.error), POST_HINT);
-      // A name chosen on the site's forms is the name shown; without one, the identity provider's.
-      const name = (await store.chosenName(identity.uid)) ?? displayNameOf(identity);
+      const name = parsed.data.action === 'leave' ? '' : await authorName(identity, channel, parsed.data.displayName);
       const result: CommunityActionResult = await performCommunityAction(store, channel, identity.uid, name, parsed.data);
       return json(200, result, { 'cache-control': 'no-store' });
     })

@@ -1,5 +1,8 @@
 // The community API's wire shapes: list queries, the four actions, and what each answers.
 import { z } from 'zod';
+import { DISPLAY_NAME_MAX, looksLikeEmail, normalName } from './names.js';
+
+export { DISPLAY_NAME_MAX };
 
 export const TITLE_MAX = 200;
 export const THREAD_BODY_MAX = 10_000;
@@ -21,12 +24,19 @@ const text = (field: string, max: number) =>
 const channel = z.string({ error: 'channel must be a channel slug such as "dementia-and-alzheimers"' }).trim().min(1, 'channel must not be empty').max(100, 'channel must be at most 100 characters');
 const threadId = z.string({ error: 'threadId must be a thread id from GET /api/community' }).trim().min(1, 'threadId must not be empty').max(64, 'threadId must be at most 64 characters');
 
-export const DISPLAY_NAME_MAX = 60;
-
-/** The name shown to others: one line, never an email address (the sign-in name is not the default). */
-export const displayName = text('displayName', DISPLAY_NAME_MAX)
+/** The name shown to others: one line, never an email address (the sign-in name is not the
+ *  default). Judged, and stored, after NFKC normalisation, so `ana＠example.com` is an address too. */
+export const displayName = z
+  .string({ error: `displayName must be a string of 1-${DISPLAY_NAME_MAX} characters` })
+  .transform(normalName)
+  .pipe(text('displayName', DISPLAY_NAME_MAX))
   .pipe(z.string().refine((s) => !s.includes('\n'), 'displayName must be one line'))
-  .pipe(z.string().refine((s) => !/\S+@\S+\.\S+/.test(s), 'displayName must not be an email address: choose a name such as "Ana R." or "Daughter in Ohio"'));
+  .pipe(z.string().refine((s) => !looksLikeEmail(s), 'displayName must not be an email address: choose a name such as "Ana R." or "Daughter in Ohio"'));
+
+/** On the API's writes: the name to be shown by, chosen once (the site's forms ask for it the same way). */
+const chosenDisplayName = displayName
+  .optional()
+  .describe(`The name others see, chosen once and kept (1-${DISPLAY_NAME_MAX} characters, one line, not an email address); needed once when the name your sign-in gives is an email address.`);
 
 export const COMMUNITY_ACTIONS = ['join', 'leave', 'thread', 'comment'] as const;
 
@@ -37,10 +47,10 @@ export const communityActionBase = z.object({
 });
 
 export const communityAction = z.discriminatedUnion('action', [
-  z.object({ channel, action: z.literal('join') }).strict(),
+  z.object({ channel, action: z.literal('join'), displayName: chosenDisplayName }).strict(),
   z.object({ channel, action: z.literal('leave') }).strict(),
-  z.object({ channel, action: z.literal('thread'), title: text('title', TITLE_MAX), body: text('body', THREAD_BODY_MAX) }).strict(),
-  z.object({ channel, action: z.literal('comment'), threadId, body: text('body', COMMENT_BODY_MAX) }).strict(),
+  z.object({ channel, action: z.literal('thread'), title: text('title', TITLE_MAX), body: text('body', THREAD_BODY_MAX), displayName: chosenDisplayName }).strict(),
+  z.object({ channel, action: z.literal('comment'), threadId, body: text('body', COMMENT_BODY_MAX), displayName: chosenDisplayName }).strict(),
 ]);
 export type CommunityAction = z.infer<typeof communityAction>;
 

@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Collection, Db, Filter, IndexDescription } from 'mongodb';
 import { isDuplicateKey } from '../store/errors.js';
+import { looksLikeEmail, shownName } from './names.js';
 
 export const COMMUNITY_COLLECTIONS = {
   members: 'community_members',
@@ -132,18 +133,23 @@ export class CommunityStore {
     this.comments = db.collection<CommentRecord>(COMMUNITY_COLLECTIONS.comments);
   }
 
-  /** The display name this person chose, or null before they chose one. */
+  /** The display name this person chose, or null before they chose one. A name stored under an
+   *  older, looser rule that looks like an email address counts as not chosen, so they are asked again. */
   async chosenName(uid: string): Promise<string | null> {
-    return (await this.profiles.findOne({ _id: uid }))?.displayName ?? null;
+    const name = (await this.profiles.findOne({ _id: uid }))?.displayName;
+    return name === undefined || looksLikeEmail(name) ? null : name;
   }
 
-  /** Choose the display name once; a second choice (two tabs, a replayed form) keeps the first. */
+  /** Choose the display name once; a second choice (two tabs, a replayed form) keeps the first,
+   *  unless the first looks like an email address: that one is replaced. */
   async chooseName(uid: string, displayName: string): Promise<string> {
     try {
       await this.profiles.insertOne({ _id: uid, displayName, chosenAt: this.clock() });
       return displayName;
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;
+      const stored = await this.profiles.findOne({ _id: uid });
+      if (stored && looksLikeEmail(stored.displayName)) await this.profiles.updateOne({ _id: uid, displayName: stored.displayName }, { $set: { displayName, chosenAt: this.clock() } });
       return (await this.chosenName(uid)) ?? displayName;
     }
   }
@@ -244,7 +250,7 @@ function summary(t: ThreadRecord, commentCount: number): ThreadSummary {
     channel: t.channel,
     title: t.title,
     excerpt: excerptOf(t.body),
-    authorName: t.authorName,
+    authorName: shownName(t.authorName, t.authorUid),
     createdAt: t.createdAt.toISOString(),
     commentCount,
     lastActivityAt: t.lastActivityAt.toISOString(),
@@ -252,5 +258,5 @@ function summary(t: ThreadRecord, commentCount: number): ThreadSummary {
 }
 
 function commentView(c: CommentRecord): CommentView {
-  return { id: c._id, threadId: c.threadId, body: c.body, authorName: c.authorName, createdAt: c.createdAt.toISOString() };
+  return { id: c._id, threadId: c.threadId, body: c.body, authorName: shownName(c.authorName, c.authorUid), createdAt: c.createdAt.toISOString() };
 }

@@ -13,6 +13,7 @@ import { readRawBody } from '../http/body.js';
 import { contentSecurityPolicy } from '../http/csp.js';
 import type { Markup } from '../http/html.js';
 import { pageHeaders, renderShell, sendHtml } from '../http/page.js';
+import { returnTarget } from '../http/returnTarget.js';
 import { isDuplicateKey } from '../store/errors.js';
 
 export const DEV_IDP_KEYS = 'dev_idp_keys';
@@ -67,14 +68,7 @@ const loginForm = z.object({
 
 /** Only our own hosts may receive a token: anything else would be an open redirect. */
 export function safeReturnTo(config: Config, returnTo: string | undefined): string | undefined {
-  if (!returnTo) return undefined;
-  try {
-    const url = new URL(returnTo);
-    const origins = [config.siteUrl, config.appUrl, config.authUrl].map((u) => new URL(u).origin);
-    return origins.includes(url.origin) ? url.href : undefined;
-  } catch {
-    return undefined;
-  }
+  return returnTarget(returnTo, null, [config.siteUrl, config.appUrl, config.authUrl]) ?? undefined;
 }
 
 const STYLE = 'body{font:16px/1.5 system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;color:#1f2937}label{display:block;margin:.75rem 0 .25rem;font-weight:600}input{width:100%;padding:.5rem;font-size:1rem;box-sizing:border-box}button{margin-top:1rem;padding:.6rem 1.2rem;font-size:1rem;background:#0f766e;color:#fff;border:0;border-radius:.3rem;cursor:pointer}.note{background:#fef3c7;padding:.75rem;border-radius:.3rem;font-size:.9rem}';

@@ -7,8 +7,16 @@
   async function finishSignIn(el) {
     var params = new URLSearchParams(location.hash.slice(1));
     var token = params.get('id_token');
-    var next = el.getAttribute('data-next') || '/';
     history.replaceState(null, '', location.pathname + location.search);
+    // The server chose data-next with this same rule; the page checks it again before following
+    // it, so nothing the browser reads here can send anyone off the app or the site.
+    var next = '/';
+    try {
+      var rule = await import('/assets/return-target.js');
+      next = rule.returnTarget(el.getAttribute('data-next'), location.origin, [el.getAttribute('data-also') || location.origin]) || '/';
+    } catch {
+      // The rule did not load: home is always a safe place to land.
+    }
     if (!token) {
       el.textContent = 'The sign-in did not return a token. Please try again.';
       return;
