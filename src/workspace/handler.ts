@@ -19,7 +19,7 @@ import { workspacePrompts } from './prompts.js';
 import { workspaceResources } from './resources.js';
 import { toolVisibleTo, workspaceTools } from './tools.js';
 
-export function createWorkspaceServer(store: WorkspaceStore, log?: Logger): McpServer {
+export function createWorkspaceServer(store: WorkspaceStore, maxReplyBytes: number, log?: Logger): McpServer {
   return new McpServer({
     name: WORKSPACE_ENDPOINT.name,
     title: WORKSPACE_ENDPOINT.title,
@@ -32,6 +32,7 @@ export function createWorkspaceServer(store: WorkspaceStore, log?: Logger): McpS
     invalidArguments: 'error',
     toolVisible: toolVisibleTo,
     cacheScope: 'private',
+    maxReplyBytes,
     ...(log ? { onInternalError: (err: unknown, ctx: { requestId: string }) => log.error({ err, requestId: ctx.requestId }, 'workspace tool failed') } : {}),
   });
 }
@@ -61,7 +62,7 @@ export function workspaceEndpoint(config: Config, db: Db, log: Logger, bus: Bus)
   const store = new WorkspaceStore(db, config.inboxDomain);
   const keys = new KeyStore(db);
   const audit = auditWriter(db, bus, config.busNamespace, log);
-  const server = createWorkspaceServer(store, log);
+  const server = createWorkspaceServer(store, config.maxReplyBytes, log);
   return async (req, _params, reqLog) => {
     let caller: WorkspaceCaller;
     try {
@@ -77,13 +78,18 @@ export function workspaceEndpoint(config: Config, db: Db, log: Logger, bus: Bus)
       return { status: 405, headers: { allow: 'POST' }, body: failure(null, err) };
     }
     const started = performance.now();
-    const reply = await server.handlePost({ method: req.method, headers: req.headers, body: req.body }, { requestId: req.requestId, clientIp: req.clientIp, caller });
-    const durationMs = Math.round(performance.now() - started);
-    const messages = auditedMessages(req.body);
-    // Stored in the stream (NATS) or queued here, never waiting for the store.
-    await audit
-      .record(messages.map((m) => ({ uid: caller.uid, tenant: caller.tenant, method: m.method, tool: m.tool, success: succeeded(reply, m.id), durationMs, authMethod: caller.via, at: new Date() })))
-      .catch((err: unknown) => reqLog.error({ err }, 'audit append failed'));
+    let reply: HttpReplyEnvelope | undefined;
+    try {
+      reply = await server.handlePost({ method: req.method, headers: req.headers, body: req.body }, { requestId: req.requestId, clientIp: req.clientIp, caller });
+    } finally {
+      // A batch refused as too large is audited too, each message as failed.
+      const durationMs = Math.round(performance.now() - started);
+      const messages = auditedMessages(req.body);
+      // Stored in the stream (NATS) or queued here, never waiting for the store.
+      await audit
+        .record(messages.map((m) => ({ uid: caller.uid, tenant: caller.tenant, method: m.method, tool: m.tool, success: reply !== undefined && succeeded(reply, m.id), durationMs, authMethod: caller.via, at: new Date() })))
+        .catch((err: unknown) => reqLog.error({ err }, 'audit append failed'));
+    }
     // A missing OAuth scope is an HTTP-level refusal too, so clients can step up (RFC 6750).
     const single = !Array.isArray(reply.body) ? (reply.body as RpcResponse | undefined) : undefined;
     const scope = single && 'error' in single ? (single.error.data as { scope?: string } | undefined)?.scope : undefined;
