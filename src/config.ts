@@ -83,6 +83,7 @@ export const CONFIG_KEYS = {
   sandboxRateCapacity: { env: 'SANDBOX_RATE_CAPACITY', doc: 'Sandbox creations a client address may make in a burst.', schema: positiveInt, default: '6' },
   sandboxRateRefill: { env: 'SANDBOX_RATE_REFILL', doc: 'Time to regain one sandbox creation for a client address: a number with s, m, h or d.', schema: duration, default: '10m' },
   rateMcpKeyPerMin: { env: 'RATE_MCP_KEY_PER_MIN', doc: 'Requests per minute per credential on the workspace MCP endpoint: a bucket of this size refilled evenly over the minute.', schema: positiveInt, default: '60' },
+  rateMcpSessionPerMin: { env: 'RATE_MCP_SESSION_PER_MIN', doc: 'Requests per minute per person on the workspace MCP endpoint with the session cookie (signed-in pages), apart from the API-key and OAuth limit: a bucket of this size refilled evenly over the minute. Keep it at least MCP_MAX_BATCH: a batch of more messages than the bucket holds is refused with 413.', schema: positiveInt, default: '120' },
   rateDirectoryMcpPerMin: { env: 'RATE_DIRECTORY_MCP_PER_MIN', doc: 'Requests per minute per client address on the public directory MCP endpoint.', schema: positiveInt, default: '120' },
   rateNewsletterPerHour: { env: 'RATE_NEWSLETTER_PER_HOUR', doc: 'Newsletter sign-ups per hour per client address.', schema: positiveInt, default: '5' },
   rateCommunityWritesPerMin: { env: 'RATE_COMMUNITY_WRITES_PER_MIN', doc: 'Community writes (join, leave, thread, comment) per minute per signed-in user.', schema: positiveInt, default: '30' },

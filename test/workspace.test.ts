@@ -190,10 +190,23 @@ describe('workspace MCP endpoint - authentication', () => {
     }
   });
 
-  it('when an in-app agent calls with the session cookie, then it is served as via=session and not rate-limited', async () => {
-    const { cookie } = await caregiverWithKey(svc, 'inapp@example.com');
+  it('when an in-app agent calls with the session cookie past its own budget, then 429 -32029 with Retry-After, each batch message counting, and the API key keeps its own bucket', async () => {
+    const { cookie, apiKey } = await caregiverWithKey(svc, 'inapp@example.com');
     const res = await postJson(mcp, rpc('tools/call', { name: 'ping', arguments: {} }), { cookie });
     expect(res.json.result.content[0].text).toMatch(/via=session$/);
+    // The person's bucket holds 120 (RATE_MCP_SESSION_PER_MIN) and regains one each 0.5 s: after
+    // the ping, two batches of 50 leave 19 and a third of 50 is refused as a whole.
+    expect(svc.config.rateMcpSessionPerMin).toBe(120);
+    const batch = Array.from({ length: 50 }, (_, i) => rpc('ping', undefined, i));
+    const replies = [];
+    for (let i = 0; i < 3; i++) replies.push(await postJson(mcp, batch, { cookie }));
+    expect(replies.map((r) => r.status)).toEqual([200, 200, 429]);
+    const refused = replies[2]!;
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(refused.json).toMatchObject({ id: null, error: { code: RPC.RATE_LIMITED, message: 'Rate limit exceeded', data: { retryAfterSec: Number(refused.headers.get('retry-after')) } } });
+    // Another session of the same person shares the bucket; the API key has its own.
+    expect((await postJson(mcp, batch, { cookie: await signIn(svc, 'inapp@example.com') })).status).toBe(429);
+    expect((await postJson(mcp, rpc('ping'), bearer(apiKey))).status).toBe(200);
   });
 });
 
