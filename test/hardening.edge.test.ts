@@ -12,6 +12,9 @@ beforeAll(async () => {
 afterAll(async () => svc?.stop());
 
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+/** Batch messages the directory server left unanswered so far, from the service's own metrics. */
+const skippedItems = async (service: TestService): Promise<number> =>
+  Number(/^carecircle_mcp_batch_items_skipped_total\{server="carecircle-directory"\} (\d+)/m.exec(await (await fetch(service.urls.metrics!)).text())?.[1] ?? 0);
 const search = (i: number, limit = 25) => rpc('tools/call', { name: 'search_care_resources', arguments: { query: `care ${i}`, limit } }, i + 1);
 /** A JSON-RPC call whose arguments hold one field nested `levels` arrays deep. */
 const deepCall = (levels: number) => `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"search_care_resources","arguments":{"query":"x","extra":${'['.repeat(levels)}${']'.repeat(levels)}}}}`;
@@ -57,16 +60,23 @@ describe('batches', () => {
     expect((await postJson(`${svc.urls.site}/api/mcp`, Array.from({ length: 50 }, (_, i) => rpc('ping', undefined, i)))).status).toBe(200);
   });
 
-  it('when a reply would exceed MAX_REPLY_BYTES, then 413 -32600 saying what to do, and the endpoint keeps serving', async () => {
+  it('when a reply would exceed MAX_REPLY_BYTES, then 413 -32600 saying what to do, the batch stopped where it passed, and the endpoint keeps serving', async () => {
     const small = await startTestService({ nats: true, env: { MAX_REPLY_BYTES: '20000', RATE_DIRECTORY_MCP_PER_MIN: '100000' } });
     try {
       const url = `${small.urls.site}/api/mcp`;
+      const before = await skippedItems(small);
       const res = await postJson(url, Array.from({ length: 10 }, (_, i) => search(i)), { 'mcp-protocol-version': '2025-03-26' });
       expect(res.status).toBe(413);
       expect(res.json.error.code).toBe(RPC.INVALID_REQUEST);
       expect(res.json.error.message).toMatch(/reply too large/i);
       expect(res.json.error.data.hint).toMatch(/fewer items per batch or a smaller limit/);
+      // A search of 25 is several KB: the first few pass 20 000 bytes and the rest never run.
+      expect(await skippedItems(small)).toBeGreaterThan(before);
       expect((await postJson(url, search(1, 2))).status).toBe(200);
+      // A single reply too large (a search of 25 with its structured copy, about 22 KB) is refused as before, by the bus.
+      const single = await postJson(url, search(1, 25), { 'mcp-protocol-version': '2025-06-18' });
+      expect(single.status).toBe(413);
+      expect(single.json.error.message).toMatch(/^Reply too large: \d+ bytes, the limit is 20000$/);
     } finally {
       await small.stop();
     }

@@ -190,10 +190,62 @@ describe('workspace MCP endpoint - authentication', () => {
     }
   });
 
-  it('when an in-app agent calls with the session cookie, then it is served as via=session and not rate-limited', async () => {
-    const { cookie } = await caregiverWithKey(svc, 'inapp@example.com');
+  it('when an in-app agent calls with the session cookie past its own budget, then 429 -32029 with Retry-After, each batch message counting, and the API key keeps its own bucket', async () => {
+    const { cookie, apiKey } = await caregiverWithKey(svc, 'inapp@example.com');
     const res = await postJson(mcp, rpc('tools/call', { name: 'ping', arguments: {} }), { cookie });
     expect(res.json.result.content[0].text).toMatch(/via=session$/);
+    // The person's bucket holds 120 (RATE_MCP_SESSION_PER_MIN) and regains one each 0.5 s: after
+    // the ping, two batches of 50 leave 19 and a third of 50 is refused as a whole.
+    expect(svc.config.rateMcpSessionPerMin).toBe(120);
+    const batch = Array.from({ length: 50 }, (_, i) => rpc('ping', undefined, i));
+    const replies = [];
+    for (let i = 0; i < 3; i++) replies.push(await postJson(mcp, batch, { cookie }));
+    expect(replies.map((r) => r.status)).toEqual([200, 200, 429]);
+    const refused = replies[2]!;
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(refused.json).toMatchObject({ id: null, error: { code: RPC.RATE_LIMITED, message: 'Rate limit exceeded', data: { retryAfterSec: Number(refused.headers.get('retry-after')) } } });
+    // Another session of the same person shares the bucket; the API key has its own.
+    expect((await postJson(mcp, batch, { cookie: await signIn(svc, 'inapp@example.com') })).status).toBe(429);
+    expect((await postJson(mcp, rpc('ping'), bearer(apiKey))).status).toBe(200);
+  });
+});
+
+/** Batch messages the workspace server left unanswered so far, from the process's own metrics. */
+async function skippedItems(): Promise<number> {
+  const text = await (await fetch(svc.urls.metrics!)).text();
+  return Number(/^carecircle_mcp_batch_items_skipped_total\{server="carecircle-workspace"\} (\d+)/m.exec(text)?.[1] ?? 0);
+}
+
+describe('workspace MCP endpoint - reply size', () => {
+  it('when a batch of 50 large list_care_events passes MAX_REPLY_BYTES, then 413 -32600 before most of it is built; a batch under the limit is answered whole', async () => {
+    const me = await caregiverWithKey(svc, 'bulk@example.com');
+    const base = Date.parse('2026-10-01T00:00:00Z');
+    const note = 'n'.repeat(2_000);
+    await appendCareEvents(
+      db,
+      Array.from({ length: 50 }, (_, i) => ({ _id: `evt_bulk_${i}`, lovedOneId: me.lovedOneId, workspaceId: me.workspaceId, source: 'partner' as const, institutionId: 'inst_test', eventType: 'note_added', occurredAt: new Date(base + i * 60_000), receivedAt: new Date(), payload: { note, i } })),
+    );
+    const list = (id: number, limit: number) => rpc('tools/call', { name: 'list_care_events', arguments: { lovedOneId: me.lovedOneId, limit } }, id);
+    const cookie = { cookie: me.cookie };
+    const one = await postJson(mcp, [list(0, 50)], cookie);
+    expect(one.status).toBe(200);
+    // Each reply is about 100 KB, so 50 of them come to about 5 MB against the 1 MiB limit.
+    const perReply = Buffer.byteLength(one.text);
+    expect(perReply * 50).toBeGreaterThan(4 * svc.config.maxReplyBytes);
+
+    const before = await skippedItems();
+    const res = await postJson(mcp, Array.from({ length: 50 }, (_, i) => list(i, 50)), cookie);
+    expect(res.status).toBe(413);
+    expect(res.json).toMatchObject({ id: null, error: { code: RPC.INVALID_REQUEST, data: { hint: 'Send fewer items per batch or a smaller limit.' } } });
+    expect(res.json.error.message).toMatch(/^Reply too large: \d+ bytes after \d+ of the batch's 50 messages, the limit is 1048576$/);
+    // Built until the replies passed the limit (and one more beside it at most); the rest never ran.
+    const built = Math.ceil(svc.config.maxReplyBytes / perReply) + 1;
+    expect(await skippedItems()).toBeGreaterThanOrEqual(before + 50 - built);
+
+    const small = await postJson(mcp, Array.from({ length: 50 }, (_, i) => list(i, 1)), cookie);
+    expect(small.status).toBe(200);
+    expect(small.json.map((r: any) => r.id)).toEqual(Array.from({ length: 50 }, (_, i) => i));
+    expect(small.json.every((r: any) => JSON.parse(r.result.content.at(-1).text).events[0].id === 'evt_bulk_49')).toBe(true);
   });
 });
 

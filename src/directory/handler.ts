@@ -17,7 +17,7 @@ export function loadDirectory(siteUrl: string): DirectoryDeps {
   return { data, index: createDirectoryIndex(data), costs: loadCostData(), siteUrl };
 }
 
-export function createDirectoryServer(deps: DirectoryDeps, log?: Logger): McpServer {
+export function createDirectoryServer(deps: DirectoryDeps, maxReplyBytes: number, log?: Logger): McpServer {
   return new McpServer({
     name: DIRECTORY_ENDPOINT.name,
     title: DIRECTORY_ENDPOINT.title,
@@ -26,6 +26,7 @@ export function createDirectoryServer(deps: DirectoryDeps, log?: Logger): McpSer
     tools: directoryTools(deps),
     notificationStatus: 204,
     invalidArguments: 'error',
+    maxReplyBytes,
     ...(log ? { onInternalError: (err: unknown, ctx: { requestId: string }) => log.error({ err, requestId: ctx.requestId }, 'directory tool failed') } : {}),
   });
 }
@@ -41,7 +42,7 @@ export function directoryDescriptor(server: McpServer, config: Config, ratePerMi
 
 /** GET answers the descriptor, POST the JSON-RPC messages. */
 export function directoryEndpoint(config: Config, log: Logger, deps: DirectoryDeps = loadDirectory(config.siteUrl)): RouteHandler {
-  const server = createDirectoryServer(deps, log);
+  const server = createDirectoryServer(deps, config.maxReplyBytes, log);
   const descriptor = directoryDescriptor(server, config, config.rateDirectoryMcpPerMin);
   return (request, _params, reqLog) => serveMcp(server, request, () => descriptor, reqLog);
 }

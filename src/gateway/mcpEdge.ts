@@ -7,13 +7,13 @@ import { RPC } from '../rpc/codes.js';
 import { salvageId, type RpcId } from '../rpc/envelope.js';
 import { parseError, RpcError } from '../rpc/errors.js';
 import { rpcErrorBody } from '../rpc/mcp.js';
+import { takeForMessages } from '../rpc/rateLimit.js';
 import type { BucketPolicy } from '../limits/limiter.js';
 import { BodyError, parseJson, readRawBody, requireJsonContentType } from '../http/body.js';
 import type { GatewayDeps } from './context.js';
 import { WorkerFailedError } from '../bus/forward.js';
 import { edgeAnswer } from './failures.js';
 import { emptyBody, forwardRequest, replyBody } from './forward.js';
-import { countRateLimited } from '../metrics/index.js';
 
 declare module 'koa' {
   interface DefaultState {
@@ -62,9 +62,6 @@ function refuse(ctx: Context, refusal: Refusal): never {
   if (refusal.headers) ctx.set(refusal.headers);
   throw refusal.error;
 }
-
-/** Messages in the body: a batch counts each, anything else counts one. */
-const messagesIn = (body: unknown): number => (Array.isArray(body) ? Math.max(1, body.length) : 1);
 
 /** The answer for any failure at the edge: a JSON-RPC error with the right HTTP status. */
 export function edgeFailure(deps: GatewayDeps, err: unknown, requestId: string): Refusal {
@@ -153,16 +150,7 @@ export function limit_batch(max: number) {
 
 /** Every message of a batch is one request against the limit; runs after parsing, so it can count them. */
 export async function rateRefusal(deps: GatewayDeps, b: RateBucket | undefined, body: unknown): Promise<Refusal | undefined> {
-  if (!b) return undefined;
-  const cost = messagesIn(body);
-  // More than the bucket ever holds would be refused forever: say so instead of "wait".
-  if (cost > b.policy.capacity)
-    return { error: new RpcError(RPC.INVALID_REQUEST, `Batch too large: a batch of ${cost} items counts as ${cost} requests; the rate limit allows at most ${b.policy.capacity} at once`, { hint: `Send fewer items per batch: at most ${b.policy.capacity}.`, limit: b.policy.capacity }, 413) };
-  const taken = await deps.limiter.take(b.key, b.policy, cost);
-  if (taken.allowed) return undefined;
-  countRateLimited(b.key);
-  const error = new RpcError(RPC.RATE_LIMITED, 'Rate limit exceeded', { hint: `Wait ${taken.retryAfterSec} s before the next request.`, retryAfterSec: taken.retryAfterSec }, 429);
-  return { error, headers: { 'Retry-After': String(taken.retryAfterSec) } };
+  return b ? takeForMessages(deps.limiter, b.key, b.policy, body) : undefined;
 }
 
 export function rate_limit(deps: GatewayDeps, bucket: McpEdgeOptions['bucket']) {

@@ -69,6 +69,11 @@ export const metrics = {
     'Errors that would have ended the worker process and were caught instead, by origin: reply_refused (a reply the bus could not carry), uncaught_exception, unhandled_rejection.',
     ['origin'],
   ),
+  mcpBatchItemsSkipped: counter(
+    'mcp_batch_items_skipped_total',
+    'Messages of a JSON-RPC batch never answered because the replies before them had already passed MAX_REPLY_BYTES (the batch is refused with 413), by MCP server.',
+    ['server'],
+  ),
   ingestAccepted: counter('ingest_accepted_total', 'Partner events answered 202, duplicates included.'),
   ingestDuplicates: counter('ingest_duplicates_total', 'Partner events answered 202 as a duplicate of one accepted before.'),
   ingestStored: counter('ingest_stored_total', 'Partner events stored as a care event.'),

@@ -17,7 +17,7 @@ const secret = defineTool({ ...echo, name: 'secret', title: 'Secret' } as never)
 const MODERN = '2026-07-28';
 const meta = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} };
 function server(over: Partial<McpServerOptions> = {}) {
-  return new McpServer({ name: 't', title: 'T', version: '1', tools: [echo, secret], notificationStatus: 204, invalidArguments: 'error', ...over });
+  return new McpServer({ name: 't', title: 'T', version: '1', tools: [echo, secret], notificationStatus: 204, invalidArguments: 'error', maxReplyBytes: 1_048_576, ...over });
 }
 const ctx = { requestId: 'r1', clientIp: '127.0.0.1' };
 const post = (s: McpServer, body: unknown, headers: Record<string, string> = {}) => s.handlePost({ method: 'POST', headers, body }, ctx);

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { HandlerFailure } from '../bus/errors.js';
+import { encodingOf } from '../bus/replies.js';
 import { RPC } from './codes.js';
 import { ToolError, ToolFailure } from './errors.js';
 import { defineTool, McpServer, type McpServerOptions } from './mcp.js';
@@ -28,7 +30,7 @@ const broken = defineTool({
 });
 
 function server(over: Partial<McpServerOptions> = {}) {
-  return new McpServer({ name: 't', title: 'T', version: '1', tools: [echo, broken], notificationStatus: 204, invalidArguments: 'error', ...over });
+  return new McpServer({ name: 't', title: 'T', version: '1', tools: [echo, broken], notificationStatus: 204, invalidArguments: 'error', maxReplyBytes: 1_048_576, ...over });
 }
 const ctx = { requestId: 'r1', clientIp: '127.0.0.1' };
 const post = (s: McpServer, body: unknown, headers: Record<string, string> = {}) => s.handlePost({ method: 'POST', headers, body }, ctx);
@@ -116,6 +118,41 @@ describe('mcp core - envelopes', () => {
     expect(body[1].id).toBe(2);
     expect(body[2]).toMatchObject({ id: null, error: { code: RPC.INVALID_REQUEST } });
     expect(body[3].id).toBe(3);
+  });
+
+  it('when a batch\'s replies pass maxReplyBytes, then it stops there, refused as too_large, and the rest never runs', async () => {
+    let ran = 0;
+    const bulky = defineTool({
+      name: 'bulky',
+      title: 'Bulky',
+      description: 'Returns 3000 characters.',
+      input: z.object({}).strict(),
+      annotations: { readOnlyHint: true },
+      output: z.object({ text: z.string() }),
+      handler: async () => {
+        ran++;
+        return { structured: { text: 'x'.repeat(3000) } };
+      },
+    });
+    const s = server({ tools: [bulky], maxReplyBytes: 10_000 });
+    const batch = Array.from({ length: 50 }, (_, i) => call('bulky', {}, i));
+    const refused = await post(s, batch).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(refused).toBeInstanceOf(HandlerFailure);
+    expect(refused).toMatchObject({ kind: 'too_large' });
+    expect((refused as Error).message).toMatch(/^reply too large: \d+ bytes after \d+ of the batch's 50 messages, the limit is 10000$/);
+    // Four replies of about 3 KB pass 10 000 bytes; one more may have been under way beside them.
+    expect(ran).toBeGreaterThanOrEqual(4);
+    expect(ran).toBeLessThanOrEqual(5);
+
+    // Under the limit the batch is answered whole, in order, its JSON written once from the counted texts.
+    ran = 0;
+    const whole = await post(s, batch.slice(0, 3));
+    expect(ran).toBe(3);
+    expect((whole.body as any[]).map((r) => r.id)).toEqual([0, 1, 2]);
+    expect(encodingOf(whole.body)).toBe(JSON.stringify(whole.body));
   });
 
   it('an empty batch, and a batch under 2025-06-18, are 400', async () => {

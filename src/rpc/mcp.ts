@@ -1,9 +1,12 @@
 // The MCP server core: method dispatch, tool registry, version negotiation and the HTTP mapping
-// of JSON-RPC (single, batch, notifications). Every error becomes a response here and only here.
+// of JSON-RPC (single, batch, notifications). Every error becomes a response here and only here,
+// except a batch whose reply passes MAX_REPLY_BYTES: that is the bus's `too_large`, as it would be.
 import { z } from 'zod';
 import type { HttpReplyEnvelope } from '../bus/envelopes.js';
+import { HandlerFailure } from '../bus/errors.js';
 import { isTransient, RETRY_AFTER_SEC } from '../bus/failures.js';
-import { encodedAs, encodingOf } from '../bus/replies.js';
+import { encodedAs, encodeJson, encodingOf } from '../bus/replies.js';
+import { metrics } from '../metrics/index.js';
 import { RPC } from './codes.js';
 import { describeIssues, isNotification, isPlainObject, parseRpcRequest, salvageId, type RpcId, type RpcRequest, type RpcResponse } from './envelope.js';
 import { invalidRequest, RpcError, ToolError, ToolFailure } from './errors.js';
@@ -46,6 +49,11 @@ export interface McpServerOptions extends Features {
   toolVisible?: (tool: string, caller: unknown) => boolean;
   /** Caching hints on 2026-07-28 lists: `private` when what a caller sees depends on who it is. */
   cacheScope?: 'public' | 'private';
+  /**
+   * Largest reply a batch may make, in bytes of JSON (MAX_REPLY_BYTES): a batch stops at the first
+   * reply that takes it past this and is refused as too large, without answering the rest.
+   */
+  maxReplyBytes: number;
 }
 
 export interface HttpCall {
@@ -58,6 +66,12 @@ export type PublicTool = { name: string; title: string; description: string; inp
 
 /** How long a 2026-07-28 client may reuse tools/list and server/discover (the descriptor's max-age). */
 const LIST_TTL_MS = 300_000;
+
+/**
+ * Messages of a batch answered at once: two overlap one's database reads with the other's work,
+ * and a batch stopped at the reply limit has computed at most one reply past the one that passed it.
+ */
+const BATCH_LANES = 2;
 
 /** Built once: a schema constructed per call would be compiled again by zod on every request. */
 const toolCallParams = z.object({ name: z.string().min(1), arguments: z.record(z.string(), z.unknown()).optional() });
@@ -103,7 +117,7 @@ export class McpServer {
       const modernMember = body.some(carriesEnvelope);
       if (full.protocolVersion >= STRUCTURED_FROM || modernMember)
         return this.errorReply(null, invalidRequest(`batches are not part of MCP ${modernMember ? MODERN_PROTOCOL_VERSIONS[0] : full.protocolVersion}; send one message per POST`));
-      const replies = (await Promise.all(body.map((m) => this.handleMessage(m, full, true)))).filter((r): r is RpcResponse => r !== null);
+      const replies = await this.answerBatch(body, full);
       return replies.length ? { status: 200, headers: {}, body: replies } : { status: this.options.notificationStatus, headers: {} };
     }
 
@@ -128,6 +142,42 @@ export class McpServer {
     } catch (err) {
       return singleReply(failure(msg.id ?? null, this.toRpcError(err, full)));
     }
+  }
+
+  /**
+   * A batch's replies in order, a few messages at a time, counting the bytes of their JSON as each
+   * arrives. The bus refuses a reply above MAX_REPLY_BYTES anyway; stopping at the first reply past
+   * it means the rest is never computed, so a small batch of large calls cannot make a worker build
+   * tens of megabytes only to throw them away. Refused as the bus refuses it (`too_large`, 413).
+   */
+  private async answerBatch(messages: readonly unknown[], ctx: CallContext): Promise<RpcResponse[]> {
+    const limit = this.options.maxReplyBytes;
+    const replies: (RpcResponse | null)[] = [];
+    const texts: string[] = [];
+    // `[` now; each reply adds its bytes and the comma or `]` after it.
+    let bytes = 1;
+    let next = 0;
+    let answered = 0;
+    const lane = async (): Promise<void> => {
+      while (bytes <= limit && next < messages.length) {
+        const at = next++;
+        const reply = await this.handleMessage(messages[at], ctx, true);
+        answered++;
+        replies[at] = reply;
+        if (reply === null) continue;
+        const text = encodeJson(reply)!;
+        texts[at] = text;
+        bytes += Buffer.byteLength(text, 'utf8') + 1;
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(BATCH_LANES, messages.length) }, lane));
+    if (bytes > limit) {
+      metrics.mcpBatchItemsSkipped.inc({ server: this.options.name }, messages.length - answered);
+      throw new HandlerFailure('too_large', `reply too large: ${bytes} bytes after ${answered} of the batch's ${messages.length} messages, the limit is ${limit}`);
+    }
+    const kept = replies.filter((r): r is RpcResponse => r !== null);
+    // Each reply was encoded to be counted: the batch's JSON is those texts, written once.
+    return encodedAs(kept, `[${texts.filter((t) => t !== undefined).join(',')}]`);
   }
 
   /** One message, validated; null when it is a notification. */

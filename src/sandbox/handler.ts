@@ -36,6 +36,7 @@ export function createSandboxServer(config: Config, db: Db, bus: Bus, limiter: L
     }),
     notificationStatus: 202,
     invalidArguments: 'result',
+    maxReplyBytes: config.maxReplyBytes,
     ...(log ? { onInternalError: (err: unknown, ctx: { requestId: string }) => log.error({ err, requestId: ctx.requestId }, 'sandbox tool failed') } : {}),
   });
 }

@@ -23,7 +23,7 @@ type DocumentRoute = 'openapiJson' | 'agentsJson' | 'llmsTxt' | 'llmsFullTxt' | 
 
 /** Every discovery document as served, by the name of its route in SITE_ROUTES. */
 export function discoveryDocuments(config: Config, directory: DirectoryDeps, slices: readonly SliceManifest[]): Record<DocumentRoute, DiscoveryDocument> {
-  const directoryTools = createDirectoryServer(directory).publicTools;
+  const directoryTools = createDirectoryServer(directory, config.maxReplyBytes).publicTools;
   const openapi = buildOpenApi(config, slices);
   const input: DiscoveryInput = { config, slices, directory, directoryTools, openapi };
   const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;

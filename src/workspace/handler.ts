@@ -4,11 +4,13 @@ import type { HttpReplyEnvelope } from '../bus/envelopes.js';
 import type { Bus } from '../bus/types.js';
 import type { Config } from '../config.js';
 import { KeyStore } from '../keys/keys.js';
+import { perMinute, type Limiter } from '../limits/limiter.js';
 import type { Logger } from '../log.js';
 import { RPC } from '../rpc/codes.js';
 import { RpcError } from '../rpc/errors.js';
 import { isNotification, rpcRequest, salvageId, type RpcResponse } from '../rpc/envelope.js';
 import { failure, McpServer } from '../rpc/mcp.js';
+import { takeForMessages } from '../rpc/rateLimit.js';
 import { VERSION } from '../version.js';
 import type { RouteHandler } from '../slice/contract.js';
 import { auditWriter } from './audit.js';
@@ -19,7 +21,7 @@ import { workspacePrompts } from './prompts.js';
 import { workspaceResources } from './resources.js';
 import { toolVisibleTo, workspaceTools } from './tools.js';
 
-export function createWorkspaceServer(store: WorkspaceStore, log?: Logger): McpServer {
+export function createWorkspaceServer(store: WorkspaceStore, maxReplyBytes: number, log?: Logger): McpServer {
   return new McpServer({
     name: WORKSPACE_ENDPOINT.name,
     title: WORKSPACE_ENDPOINT.title,
@@ -32,6 +34,7 @@ export function createWorkspaceServer(store: WorkspaceStore, log?: Logger): McpS
     invalidArguments: 'error',
     toolVisible: toolVisibleTo,
     cacheScope: 'private',
+    maxReplyBytes,
     ...(log ? { onInternalError: (err: unknown, ctx: { requestId: string }) => log.error({ err, requestId: ctx.requestId }, 'workspace tool failed') } : {}),
   });
 }
@@ -56,34 +59,47 @@ function succeeded(reply: HttpReplyEnvelope, id: unknown): boolean {
   return !('error' in r) && (r.result as { isError?: boolean }).isError !== true;
 }
 
-/** Authenticate first, then MCP, then the audit rows. */
-export function workspaceEndpoint(config: Config, db: Db, log: Logger, bus: Bus): RouteHandler {
+/** Authenticate first, then the session caller's rate limit, then MCP, then the audit rows. */
+export function workspaceEndpoint(config: Config, db: Db, log: Logger, bus: Bus, limiter: Limiter): RouteHandler {
   const store = new WorkspaceStore(db, config.inboxDomain);
   const keys = new KeyStore(db);
   const audit = auditWriter(db, bus, config.busNamespace, log);
-  const server = createWorkspaceServer(store, log);
+  const server = createWorkspaceServer(store, config.maxReplyBytes, log);
+  const sessionPolicy = perMinute(config.rateMcpSessionPerMin);
   return async (req, _params, reqLog) => {
+    // A refusal answers the message it refuses: a single message gets its id back.
+    const messageId = Array.isArray(req.body) ? null : salvageId(req.body);
     let caller: WorkspaceCaller;
     try {
       caller = await authenticate(db, config, req.headers, keys, store);
     } catch (err) {
-      // The refusal answers the message it refuses: a single message gets its id back.
-      if (err instanceof AuthRefusal) return { status: err.httpStatus, headers: { 'www-authenticate': err.wwwAuthenticate }, body: failure(Array.isArray(req.body) ? null : salvageId(req.body), err) };
+      if (err instanceof AuthRefusal) return { status: err.httpStatus, headers: { 'www-authenticate': err.wwwAuthenticate }, body: failure(messageId, err) };
       // Anything else (the database down, say) is answered by cause where every worker failure is.
       throw err;
+    }
+    // Bearer credentials are limited at the gateway, by credential. A session cookie names a person
+    // only once the session is read, here, and a person can hold many sessions: the bucket is theirs.
+    if (caller.via === 'session') {
+      const refused = await takeForMessages(limiter, `mcp-session:uid:${caller.uid}`, sessionPolicy, req.body);
+      if (refused) return { status: refused.error.httpStatus, headers: refused.headers ?? {}, body: failure(messageId, refused.error) };
     }
     if (req.method === 'GET') {
       const err = new RpcError(RPC.INVALID_REQUEST, 'This endpoint does not stream; POST JSON-RPC messages instead', { hint: 'POST one JSON-RPC message per request.' }, 405);
       return { status: 405, headers: { allow: 'POST' }, body: failure(null, err) };
     }
     const started = performance.now();
-    const reply = await server.handlePost({ method: req.method, headers: req.headers, body: req.body }, { requestId: req.requestId, clientIp: req.clientIp, caller });
-    const durationMs = Math.round(performance.now() - started);
-    const messages = auditedMessages(req.body);
-    // Stored in the stream (NATS) or queued here, never waiting for the store.
-    await audit
-      .record(messages.map((m) => ({ uid: caller.uid, tenant: caller.tenant, method: m.method, tool: m.tool, success: succeeded(reply, m.id), durationMs, authMethod: caller.via, at: new Date() })))
-      .catch((err: unknown) => reqLog.error({ err }, 'audit append failed'));
+    let reply: HttpReplyEnvelope | undefined;
+    try {
+      reply = await server.handlePost({ method: req.method, headers: req.headers, body: req.body }, { requestId: req.requestId, clientIp: req.clientIp, caller });
+    } finally {
+      // A batch refused as too large is audited too, each message as failed.
+      const durationMs = Math.round(performance.now() - started);
+      const messages = auditedMessages(req.body);
+      // Stored in the stream (NATS) or queued here, never waiting for the store.
+      await audit
+        .record(messages.map((m) => ({ uid: caller.uid, tenant: caller.tenant, method: m.method, tool: m.tool, success: reply !== undefined && succeeded(reply, m.id), durationMs, authMethod: caller.via, at: new Date() })))
+        .catch((err: unknown) => reqLog.error({ err }, 'audit append failed'));
+    }
     // A missing OAuth scope is an HTTP-level refusal too, so clients can step up (RFC 6750).
     const single = !Array.isArray(reply.body) ? (reply.body as RpcResponse | undefined) : undefined;
     const scope = single && 'error' in single ? (single.error.data as { scope?: string } | undefined)?.scope : undefined;

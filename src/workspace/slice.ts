@@ -17,7 +17,8 @@ const routes = defineRoutes({
     edge: 'mcp',
     bodyLimit: APP_MCP_BODY_LIMIT,
     // SPEC: 60 requests a minute per API key, a bucket of 60 refilled at one a second. Bearer
-    // callers share a bucket per credential; session-cookie callers (in-app agents) are not limited.
+    // callers share a bucket per credential; session-cookie callers (in-app agents) have a bucket
+    // per person, taken by the worker once it has read the session (workspace/handler.ts).
     rate: { bucket: 'mcp-key', by: 'credential', policy: (c) => perMinute(c.rateMcpKeyPerMin) },
     forwardHeaders: ['authorization', 'cookie', ...MCP_REQUEST_HEADERS],
   },
@@ -29,7 +30,7 @@ export const workspaceSlice = defineSlice({
   mcp: [WORKSPACE_ENDPOINT],
   indexes: { [MCP_AUDIT_LOG]: AUDIT_INDEXES },
   serve: (ctx) => {
-    const endpoint = workspaceEndpoint(ctx.config, ctx.db, ctx.log, ctx.bus);
+    const endpoint = workspaceEndpoint(ctx.config, ctx.db, ctx.log, ctx.bus, ctx.limiter);
     return handlers(routes).on('mcp', 'GET', endpoint).on('mcp', 'POST', endpoint).done();
   },
   // Audit rows reach the store here: the stream's consumer (NATS), or the last batch at shutdown.
