@@ -1,8 +1,11 @@
 // The family-inbox SMTP listener against harvesting and floods, spoken to over a raw socket so
 // every reply and the moment the server hangs up are visible: recipient cap, refused-recipient
-// limit, connection rate per client address.
+// limit, connection rate per client address, and the size and header-section bounds, which hold
+// while a message arrives (memory stays flat under oversized messages).
 import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WORKSPACE_COLLECTIONS } from '../src/family/records.js';
 import { startTestService, type TestService } from './harness/service.js';
@@ -67,17 +70,28 @@ class Smtp {
     return this.next();
   }
 
+  /** Writes raw message bytes, waiting while the socket's buffer is full so the sender stays small. */
+  async write(data: Buffer | string): Promise<void> {
+    if (!this.socket.write(data)) await once(this.socket, 'drain');
+  }
+
   close() {
     this.socket.destroy();
   }
 }
+
+const MiB = 1024 * 1024;
+/** INBOX_MAX_BYTES here: small, so oversized messages are quick to send. */
+const LIMIT = MiB / 2;
+/** INBOX_MAX_HEADER_BYTES at its default. */
+const HEADER_LIMIT = 65536;
 
 let svc: TestService;
 let port: number;
 const known: string[] = [];
 
 beforeAll(async () => {
-  svc = await startTestService({ env: { INBOX_MAX_RECIPIENTS: '3', INBOX_MAX_UNKNOWN_RECIPIENTS: '3', INBOX_CONNECTIONS_PER_MIN: '3' } });
+  svc = await startTestService({ env: { INBOX_MAX_RECIPIENTS: '3', INBOX_MAX_UNKNOWN_RECIPIENTS: '3', INBOX_CONNECTIONS_PER_MIN: '3', INBOX_MAX_BYTES: String(LIMIT) } });
   port = Number(new URL(svc.urls.smtp!).port);
   const lovedOnes = svc.store.db.collection(WORKSPACE_COLLECTIONS.lovedOnes);
   for (const name of ['ada', 'bo', 'cy', 'di']) {
@@ -145,5 +159,133 @@ describe('inbox smtp - harvesting and floods', () => {
     const { smtp: neighbour, greeting: welcome } = await Smtp.open(port, '127.0.0.10');
     expect(welcome.code).toBe(220);
     for (const s of [...open, neighbour]) s.close();
+  });
+});
+
+// A collection before each memory sample, so a figure is what the process keeps and not garbage
+// the collector has not reached yet (vitest runs without --expose-gc).
+setFlagsFromString('--expose-gc');
+const collect = runInNewContext('gc') as (options: { type: 'major' | 'minor' }) => void;
+function kept(collection: 'major' | 'minor'): number {
+  collect({ type: collection });
+  const m = process.memoryUsage();
+  return m.heapUsed + m.arrayBuffers;
+}
+
+/** A transaction for one known inbox, up to the 354 that starts the message. */
+async function data(from: string) {
+  const smtp = await transaction(from);
+  expect((await smtp.send(`RCPT TO:<${known[0]}>`)).code).toBe(250);
+  expect((await smtp.send('DATA')).code).toBe(354);
+  return smtp;
+}
+
+/** `count` bytes of lines such as a sender writes (no line starts with a dot). */
+function lines(prefix: string, count: number): Buffer {
+  const line = Buffer.from(`${prefix}${'x'.repeat(76 - prefix.length)}\r\n`);
+  return Buffer.concat(Array.from({ length: Math.ceil(count / line.length) }, () => line));
+}
+
+describe('inbox smtp - size and header bounds', () => {
+  it('when a sender says hello, then EHLO advertises SIZE with INBOX_MAX_BYTES, and a larger MAIL FROM SIZE= gets 552 at once', async () => {
+    const { smtp } = await Smtp.open(port, '127.0.0.30');
+    const hello = await smtp.send('EHLO sender.example');
+    expect(hello.code).toBe(250);
+    expect(hello.text.split('\n')).toContain(`SIZE ${LIMIT}`);
+    const refused = await smtp.send(`MAIL FROM:<clinic@sender.example> SIZE=${LIMIT + 1}`);
+    expect(refused.code).toBe(552);
+    expect(refused.text).toContain(String(LIMIT));
+    expect((await smtp.send(`MAIL FROM:<clinic@sender.example> SIZE=${LIMIT}`)).code).toBe(250);
+    smtp.close();
+  });
+
+  it('when ten connections at once each send a message 10 MiB over INBOX_MAX_BYTES, then each gets 552 5.3.4 after its dot and memory stays flat', async () => {
+    const senders = 10;
+    const chunk = lines('', 64 * 1024);
+    const rounds = Math.ceil((LIMIT + 10 * MiB) / chunk.length);
+    const sent = senders * rounds * chunk.length;
+    // Buffering the messages keeps about what was sent; counting them while they arrive keeps at
+    // most INBOX_MAX_BYTES per connection, parsed. The listener runs in this process, so what this
+    // process keeps is what the listener keeps.
+    const bound = sent / 4;
+    const before = kept('major');
+    const rssBefore = process.memoryUsage().rss;
+    let growth = 0;
+    let rssGrowth = 0;
+    let lastMajor = 0;
+    let overBound!: (err: Error) => void;
+    const over = new Promise<never>((_, reject) => (overBound = reject));
+    const sampling = setInterval(() => {
+      rssGrowth = Math.max(rssGrowth, process.memoryUsage().rss - rssBefore);
+      let now = kept('minor') - before;
+      // What a minor collection leaves may be garbage promoted while the loop was busy: past half
+      // the bound a full collection tells it from memory still held (beside the whole service one
+      // costs too much to run more than twice a second).
+      if (now >= bound / 2) {
+        if (performance.now() - lastMajor < 500) return;
+        now = kept('major') - before;
+        lastMajor = performance.now();
+      }
+      growth = Math.max(growth, now);
+      if (growth >= bound) overBound(new Error(`kept ${(growth / MiB).toFixed(1)} MiB more while receiving ${(sent / MiB).toFixed(0)} MiB: over the bound of ${(bound / MiB).toFixed(1)} MiB`));
+    }, 50);
+    const open: Smtp[] = [];
+    const replies = await Promise.race([
+      over,
+      Promise.all(
+        Array.from({ length: senders }, async (_, i) => {
+          const smtp = await data(`127.0.0.${40 + i}`);
+          open.push(smtp);
+          await smtp.write('From: clinic@sender.example\r\nSubject: scans\r\n\r\n');
+          for (let r = 0; r < rounds; r++) await smtp.write(chunk);
+          const reply = await smtp.send('.');
+          // The connection goes on after the refusal.
+          expect((await smtp.send('MAIL FROM:<clinic@sender.example>')).code).toBe(250);
+          return reply;
+        }),
+      ),
+    ]).finally(() => {
+      clearInterval(sampling);
+      for (const smtp of open) smtp.close();
+    });
+    process.stdout.write(`inbox smtp: ${senders} oversized messages at once, ${(sent / MiB).toFixed(0)} MiB sent; kept at most ${(growth / MiB).toFixed(1)} MiB more; rss peaked ${(rssGrowth / MiB).toFixed(1)} MiB higher\n`);
+    for (const reply of replies) {
+      expect(reply.code).toBe(552);
+      expect(reply.text).toBe(`5.3.4 Message too large: the limit is ${LIMIT} bytes`);
+    }
+    expect(growth).toBeLessThan(bound);
+  });
+
+  it('when a message has header lines up to INBOX_MAX_BYTES and no blank line, then 552 5.3.4 follows its dot and the connection goes on', async () => {
+    const smtp = await data('127.0.0.31');
+    await smtp.write(lines('X-Filler: ', LIMIT - HEADER_LIMIT));
+    const reply = await smtp.send('.');
+    expect(reply.code).toBe(552);
+    expect(reply.text).toBe(`5.3.4 Header section too large: the limit is ${HEADER_LIMIT} bytes`);
+    expect((await smtp.send('MAIL FROM:<clinic@sender.example>')).code).toBe(250);
+    expect((await smtp.send(`RCPT TO:<${known[0]}>`)).code).toBe(250);
+    expect((await smtp.send('DATA')).code).toBe(354);
+    await smtp.write('From: clinic@sender.example\r\nSubject: after\r\n\r\nStill here.\r\n');
+    expect((await smtp.send('.')).code).toBe(250);
+    smtp.close();
+  });
+
+  it('when the header section fits INBOX_MAX_HEADER_BYTES and the body is longer than it, then the message is accepted', async () => {
+    const smtp = await data('127.0.0.32');
+    await smtp.write(Buffer.concat([Buffer.from('From: clinic@sender.example\r\nSubject: long letter\r\n'), lines('X-Filler: ', HEADER_LIMIT - 200), Buffer.from('\r\n')]));
+    await smtp.write(lines('', 3 * HEADER_LIMIT));
+    expect((await smtp.send('.')).code).toBe(250);
+    smtp.close();
+  });
+
+  it('when a MIME part has a header section longer than INBOX_MAX_HEADER_BYTES, then 554 5.6.0 follows its dot and the connection goes on', async () => {
+    const smtp = await data('127.0.0.33');
+    const part = `Content-Type: text/plain\r\n${lines('X-Filler: ', 2 * HEADER_LIMIT).toString()}\r\nhello\r\n`;
+    await smtp.write(`From: clinic@sender.example\r\nSubject: parts\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="b"\r\n\r\n--b\r\n${part}--b--\r\n`);
+    const reply = await smtp.send('.');
+    expect(reply.code).toBe(554);
+    expect(reply.text).toBe('5.6.0 Message could not be read: Max header size for a MIME node exceeded');
+    expect((await smtp.send('RSET')).code).toBe(250);
+    smtp.close();
   });
 });

@@ -2,9 +2,9 @@
 // accepted (550 at RCPT otherwise, so it is never a relay); messages are parsed here into a
 // bounded summary (attachments kept up to ATTACHMENT_KEEP_BYTES) and stored by a worker before
 // the 250, so an accepted message is durable. Against harvesting and floods: a recipient cap per
-// message (452), the connection closed after a few refused recipients (421), and a per-address
-// connection rate shared by every smtp process (421).
-import { simpleParser } from 'mailparser';
+// message (452), the connection closed after a few refused recipients (421), a per-address
+// connection rate shared by every smtp process (421), and size and header bounds enforced while
+// the message arrives (552; see intake.ts).
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { forward } from '../bus/forward.js';
 import type { Bus } from '../bus/types.js';
@@ -15,19 +15,11 @@ import { perMinute, type Limiter } from '../limits/limiter.js';
 import { ATTACHMENT_KEEP_BYTES, EXCERPT_CHARS } from './records.js';
 import type { Delivery } from './handler.js';
 import { countRateLimited } from '../metrics/index.js';
+import { readMessage, SmtpReply } from './intake.js';
 
 export interface InboxListener {
   port: number;
   close(): Promise<void>;
-}
-
-class SmtpReply extends Error {
-  constructor(
-    readonly responseCode: number,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 export async function startInboxListener(config: Config, bus: Bus, subject: string, log: Logger, limiter: Limiter): Promise<InboxListener> {
@@ -54,6 +46,8 @@ export async function startInboxListener(config: Config, bus: Bus, subject: stri
     banner: 'carecircle family inbox',
     authOptional: true,
     disabledCommands: ['AUTH', 'STARTTLS'],
+    // Advertised in the EHLO reply; smtp-server refuses a larger MAIL FROM SIZE= with 552 and
+    // flags the data stream once the message goes over it.
     size: config.inboxMaxBytes,
     logger: false,
     onConnect(session, callback) {
@@ -84,9 +78,8 @@ export async function startInboxListener(config: Config, bus: Bus, subject: stri
       );
     },
     onData(stream: SMTPServerDataStream, session, callback) {
-      simpleParser(stream, { skipHtmlToText: false, skipTextToHtml: true, skipImageLinks: true })
+      readMessage(stream, { maxBytes: config.inboxMaxBytes, maxHeaderBytes: config.inboxMaxHeaderBytes })
         .then(async (mail) => {
-          if (stream.sizeExceeded) throw new SmtpReply(552, `5.3.4 Message too large: the limit is ${config.inboxMaxBytes} bytes`);
           // Attachments are kept in order while they fit the bound; the rest are listed by name only.
           let room = ATTACHMENT_KEEP_BYTES;
           const attachments: NonNullable<Delivery['attachments']> = [];
