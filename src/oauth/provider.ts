@@ -46,7 +46,10 @@ function validateClientMetadata(_ctx: unknown, key: string, value: unknown, meta
   if (key !== 'software_id') return;
   const uris = Array.isArray(metadata.redirect_uris) ? (metadata.redirect_uris as unknown[]).filter((u): u is string => typeof u === 'string') : [];
   for (const uri of uris) {
-    if (URL.parse(uri)?.protocol === 'http:' && !isLoopbackHttp(uri)) throw new errors.InvalidRedirectUri('redirect_uris must use https, except loopback addresses (http://127.0.0.1:<port>/…)');
+    // oidc-provider answers invalid_redirect_uri for a description starting "redirect_uris" (its
+    // InvalidRedirectUri error carries the authorize step's fixed wording instead).
+    if (URL.parse(uri)?.protocol === 'http:' && !isLoopbackHttp(uri))
+      throw new errors.InvalidClientMetadata(`redirect_uris: ${uri} uses plain http on a host that is not loopback; use https, or http only on a loopback host (http://127.0.0.1:<port>/…, http://[::1]:<port>/… or http://localhost:<port>/…)`);
   }
   if (uris.length && uris.every(isLoopbackHttp)) metadata.application_type = 'native';
 }
