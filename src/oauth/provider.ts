@@ -4,8 +4,8 @@
 // consent that always asks first.
 import { readFileSync } from 'node:fs';
 import type { JWK } from 'jose';
-import Provider, { errors, interactionPolicy, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
-import { SCOPES } from '../auth/scopes.js';
+import Provider, { errors, interactionPolicy, type Client, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import { isScope, SCOPES, type Scope } from '../auth/scopes.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { WorkspaceStore } from '../family/records.js';
@@ -52,6 +52,28 @@ function validateClientMetadata(_ctx: unknown, key: string, value: unknown, meta
       throw new errors.InvalidClientMetadata(`redirect_uris: ${uri} uses plain http on a host that is not loopback; use https, or http only on a loopback host (http://127.0.0.1:<port>/…, http://[::1]:<port>/… or http://localhost:<port>/…)`);
   }
   if (uris.length && uris.every(isLoopbackHttp)) metadata.application_type = 'native';
+}
+
+/**
+ * What an authorization request that names none of our scopes asks for (RFC 6749 §3.3: no `scope`,
+ * only `openid`, or only scopes we do not offer): the read scopes, never one that writes. Nothing
+ * is granted by it; the caregiver still ticks each box on the consent page.
+ */
+export const DEFAULT_SCOPES = ['profile:read', 'care_circle:read'] as const satisfies readonly Scope[];
+
+/**
+ * Applies DEFAULT_SCOPES, within the scopes the client registered for if it named any. It is an
+ * extra-parameter validator for `scope` because that is oidc-provider's documented place for
+ * defaults: it runs after the provider's own scope checks and before the request is stored for
+ * the sign-in and consent steps, so the code and tokens carry exactly what was ticked of these.
+ */
+async function defaultScope(ctx: KoaContextWithOIDC, value: string | undefined, client: Client): Promise<void> {
+  const named = (value ?? '').split(' ').filter(Boolean);
+  if (named.some(isScope)) return;
+  const registered = client.scope ? new Set(client.scope.split(' ')) : undefined;
+  const defaults = DEFAULT_SCOPES.filter((s) => !registered || registered.has(s));
+  if (!defaults.length) throw new errors.InvalidScope(`the request names none of the scopes offered (${SCOPES.join(', ')}), and the client is registered for none of the default ones (${DEFAULT_SCOPES.join(', ')})`, named.join(' '));
+  ctx.oidc.params!.scope = [...named, ...defaults].join(' ');
 }
 
 /** Consent is asked for every grant that does not exist yet, even one asking for no scope. */
@@ -123,6 +145,7 @@ export function createProvider(parts: ProviderParts): Provider {
         },
       },
     },
+    extraParams: { scope: defaultScope },
     extraClientMetadata: { properties: ['software_id', 'software_version'], validator: validateClientMetadata as NonNullable<Configuration['extraClientMetadata']>['validator'] },
     // The resource server checks the grant on every call, so revoking it ends access before the token expires.
     extraTokenClaims: async (_ctx, token) => (token.kind === 'AccessToken' && token.grantId ? { grant_id: token.grantId } : undefined),
