@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import type { JWK } from 'jose';
 import Provider, { errors, interactionPolicy, type Client, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import { isScope, SCOPES, type Scope } from '../auth/scopes.js';
+import { isTransient } from '../bus/failures.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { WorkspaceStore } from '../family/records.js';
@@ -176,7 +177,12 @@ export function createProvider(parts: ProviderParts): Provider {
 
   const provider = new Provider(config.authUrl, configuration);
   provider.proxy = config.trustProxy;
-  provider.on('server_error', (_ctx: unknown, err: unknown) => log.error({ err }, 'oauth server error'));
+  // The provider answers every error it did not expect as 500 server_error. One from a dependency
+  // that cannot be reached now is kept for the auth host to raise again and answer as an outage.
+  provider.on('server_error', (ctx: object, err: unknown) => {
+    if (isTransient(err)) transientFailures.set(ctx, err);
+    else log.error({ err }, 'oauth server error');
+  });
   // oidc-provider describes every failed document fetch alike; the developer is told which rule failed.
   const explainRefusal = (ctx: KoaContextWithOIDC, err: unknown) => {
     const refusal = refusalIn(err);
@@ -188,6 +194,11 @@ export function createProvider(parts: ProviderParts): Provider {
   (provider as unknown as { on(event: 'error', fn: (err: unknown) => void): void }).on('error', (err) => log.error({ err }, 'oauth error'));
   return provider;
 }
+
+const transientFailures = new WeakMap<object, unknown>();
+
+/** The failure of a dependency (the database) the provider met while answering this request, if any. */
+export const transientFailureOf = (ctx: object): unknown => transientFailures.get(ctx);
 
 /** An interaction cookie that is missing or expired (the caller shows a friendly page). */
 export const isSessionNotFound = (err: unknown): boolean => err instanceof errors.SessionNotFound;
