@@ -81,6 +81,8 @@ export interface ConnectedApp {
 }
 
 const sha256 = (value: string): string => createHash('sha256').update(value).digest('base64url');
+const epochSeconds = (ms: number): number => Math.floor(ms / 1000);
+const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** Stands for a record's own id inside its stored payload. JSON.stringify escapes every control
  *  character, so this one never occurs in its output otherwise, and putting the id back is exact. */
@@ -108,8 +110,6 @@ function openPayload(model: string, stored: string, id?: string): AdapterPayload
   const payload = JSON.parse(stored.replaceAll(OWN_ID, id ?? '')) as AdapterPayload;
   return id === undefined ? payload : { ...payload, jti: id };
 }
-const epochSeconds = (ms: number): number => Math.floor(ms / 1000);
-const DAY_MS = 24 * 60 * 60 * 1000;
 
 export class OAuthStore {
   private readonly consumed: Collection<ConsumedMarker>;
