@@ -1,6 +1,8 @@
 // The official MCP conformance suite (@modelcontextprotocol/conformance) against the three
-// endpoints: every server scenario that applies to them, in the 2025 era and in 2026-07-28.
-// docs/conformance.md lists the scenarios and checks that do not apply, and why.
+// endpoints: every server scenario that applies to them, in the 2025 era and in 2026-07-28; and
+// its authorization-server scenarios against the OAuth authorization server, with the sign-in and
+// consent a person would give driven over HTTP. docs/conformance.md lists the scenarios and checks
+// that do not apply, and why.
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
@@ -8,7 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { caregiverWithKey } from './harness/identity.js';
+import { freePort } from './harness/servers.js';
 import { startTestService, type TestService } from './harness/service.js';
+import { authorizeOverHttp, register } from './oauth.fixtures.js';
 
 const SUITE = 'node_modules/@modelcontextprotocol/conformance/dist/index.js';
 /** The suite needs Node.js ≥ 22; .ci/run provisions Node 24 here when the machine's is older. */
@@ -76,6 +80,48 @@ function runScenario(node: string, url: string, scenario: string, era: Era): Pro
   });
 }
 
+/** The checks of every scenario a run wrote under `out`. */
+function checksIn(out: string): Check[] {
+  return readdirSync(out)
+    .filter((d) => existsSync(join(out, d, 'checks.json')))
+    .flatMap((d) => JSON.parse(readFileSync(join(out, d, 'checks.json'), 'utf8')) as Check[]);
+}
+
+/**
+ * The suite's authorization-server scenarios, in one run (the code-grant scenario reads the
+ * metadata scenario's result). It prints the authorization URL for a person to open and waits for
+ * the redirect on its own loopback callback: `person` plays that part.
+ */
+function runAuthorizationScenarios(node: string, args: string[], person: (url: URL) => Promise<void>): Promise<Check[]> {
+  const out = mkdtempSync(join(tmpdir(), 'cc-conformance-as-'));
+  return new Promise((resolve, reject) => {
+    const child = spawn(node, [SUITE, 'authorization', ...args, '--spec-version', '2026-07-28', '-o', out], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let log = '';
+    let acting: Promise<void> | undefined;
+    child.stdout.on('data', (d: Buffer) => {
+      log += d.toString();
+      const url = /^(https?:\/\/\S+\/oauth\/authorize\?\S+)$/m.exec(log)?.[1];
+      if (!url || acting) return;
+      acting = person(new URL(url));
+      acting.catch(() => child.kill()); // the suite would wait minutes for a callback that will not come
+    });
+    child.stderr.on('data', (d: Buffer) => (log += d.toString()));
+    child.on('error', reject);
+    child.on('close', async () => {
+      try {
+        await acting;
+        const checks = checksIn(out);
+        if (!checks.length) return reject(new Error(`the authorization scenarios left no results: ${log.slice(-2000)}`));
+        resolve(checks);
+      } catch (err) {
+        reject(err as Error);
+      } finally {
+        rmSync(out, { recursive: true, force: true });
+      }
+    });
+  });
+}
+
 /**
  * The suite sends no credentials, so the workspace is reached through a local reverse proxy that
  * adds the caregiver's key, as an assistant's configuration would. Host and Origin naming the
@@ -123,6 +169,24 @@ describe('the MCP conformance suite', () => {
   afterAll(async () => {
     proxy?.close();
     await svc?.stop();
+  });
+
+  it('when the suite runs its authorization-server scenarios against the authorization server, then each passes', { timeout: 120_000 }, async () => {
+    const port = await freePort();
+    // The suite's client, registered as an MCP client registers itself: no scope, its loopback callback.
+    const reg = (await register(svc, { client_name: 'MCP conformance suite', scope: undefined }, `http://127.0.0.1:${port}/callback`)).registered!;
+    const args = ['--url', svc.config.authUrl, '--client-id', reg.client.client_id, '--port', String(port), '--resource', `${svc.config.appUrl}/api/mcp`];
+    const checks = await runAuthorizationScenarios(node, args, async (url) => {
+      // The suite's request names no scope: the caregiver is offered the default read scopes.
+      expect(url.searchParams.has('scope')).toBe(false);
+      const done = await authorizeOverHttp(svc, url, 'conformance-oauth@example.com', { approve: ['profile:read'] });
+      if (!done.redirect) throw new Error(`the authorization stopped at a page (${done.status}): ${done.page?.slice(0, 500)}`);
+      await (await fetch(done.redirect)).body?.cancel();
+    });
+    const ids = checks.map((c) => c.id);
+    console.log(`conformance: authorization server passed ${checks.filter((c) => c.status === 'SUCCESS').length} of ${checks.length}`);
+    expect(ids).toEqual(expect.arrayContaining(['authorization-server-metadata', 'authorization-server-metadata-cimd', 'authorization-code-grant']));
+    expect(checks.filter((c) => c.status !== 'SUCCESS').map((c) => `${c.id}: ${c.status} ${c.errorMessage ?? ''}`)).toEqual([]);
   });
 
   for (const name of ['directory', 'sandbox', 'workspace']) {

@@ -82,7 +82,8 @@ export class Jar {
   }
 }
 
-export type Decision = { approve: string[] } | 'deny';
+/** Approve some scopes, deny, or leave the consent page unanswered (the step stays pending). */
+export type Decision = { approve: string[] } | 'deny' | 'leave';
 
 /**
  * Follows an authorization request as a browser would until it leaves the authorization server:
@@ -119,6 +120,7 @@ export async function authorizeOverHttp(svc: TestService, start: URL, email: str
     if (res.status === 200 && /\/consent"/.test(page)) {
       consentPages++;
       lastConsent = page;
+      if (decision === 'leave') return { status: res.status, page, consentPages, lastConsent };
       const action = /action="([^"]+\/consent)"/.exec(page)![1]!;
       url = new URL(action, url);
       method = 'POST';

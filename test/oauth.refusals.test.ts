@@ -137,10 +137,14 @@ describe('oauth - refusals with their RFC error codes', () => {
     expect(res.wwwAuthenticate).toContain('error="invalid_token"');
   });
 
-  it('when a client registers a plain-http redirect URI that is not loopback, then invalid_redirect_uri', async () => {
-    const res = await register(svc, { redirect_uris: ['http://app.example/callback'] });
+  it('when a client registers a plain-http redirect URI that is not loopback, then invalid_redirect_uri naming the field, the URI and what is allowed', async () => {
+    const res = await register(svc, { redirect_uris: ['https://app.example/ok', 'http://app.example/callback'] });
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('invalid_redirect_uri');
+    const description = String(res.body.error_description);
+    expect(description).toMatch(/^redirect_uris: http:\/\/app\.example\/callback uses plain http/);
+    expect(description).toContain('use https, or http only on a loopback host');
+    expect(description).not.toContain('did not match');
   });
 
   it('when a client asks to be confidential, then invalid_client_metadata (no client secrets are kept)', async () => {

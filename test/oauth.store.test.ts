@@ -1,7 +1,7 @@
 // The authorization server's storage on the run's real MongoDB-compatible server (FerretDB on our
 // machines): single use by marker insert across two connections, hashed ids, rotation of the
 // signing keys, the resource server's key cache, and the sweep.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { importJWK, SignJWT, type JWK } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AccessTokenError, AccessTokenVerifier } from '../src/oauth/accessTokens.js';
@@ -67,6 +67,31 @@ describe('oauth store - single use on FerretDB', () => {
     expect((await codes.find('code-secret-value'))?.consumed).toBe(nowSec(clock));
     expect(await t.db.collection(oauthCollection('AuthorizationCode')).findOne({ _id: 'code-secret-value' as never })).toBeNull();
     expect(await t.db.collection(oauthCollection('AuthorizationCode')).countDocuments({})).toBe(1);
+    expect(JSON.stringify(await t.db.collection(oauthCollection('AuthorizationCode')).find({}).toArray())).not.toContain('code-secret-value');
+    expect((await codes.find('code-secret-value'))?.jti).toBe('code-secret-value');
+  });
+
+  it('when an interaction is stored, then neither its id (in jti and the resume URL) nor its session cookie is kept, and find restores the id', async () => {
+    const interactions = store.adapterFactory(reuse)('Interaction');
+    const uid = 'interaction-cookie-value';
+    const payload = { jti: uid, kind: 'Interaction', returnTo: `http://auth.test/oauth/authorize/${uid}`, session: { uid: 'session-uid', cookie: 'session-cookie-value', accountId: 'u1' }, params: { client_id: 'c1' } };
+    await interactions.upsert(uid, payload as never, 600);
+    const stored = JSON.stringify(await t.db.collection(oauthCollection('Interaction')).find({}).toArray());
+    expect(stored).not.toContain(uid);
+    expect(stored).not.toContain('session-cookie-value');
+    expect(await interactions.find(uid)).toEqual({ ...payload, session: { uid: 'session-uid', accountId: 'u1' } });
+  });
+
+  it('when a refresh token was stored before payloads were sealed, then the sweep seals it and find still returns it', async () => {
+    const legacy = { jti: 'legacy-refresh-token', kind: 'RefreshToken', grantId: 'g-legacy', exp: nowSec(clock) + 3600 };
+    const sha = createHash('sha256').update(legacy.jti).digest('base64url');
+    const docs = t.db.collection<{ _id: string; payload: string }>(oauthCollection('RefreshToken'));
+    await docs.insertOne({ _id: sha, payload: JSON.stringify(legacy), grantId: 'g-legacy', createdAt: new Date(clock), expiresAt: new Date(clock + HOUR) } as never);
+    const swept = await store.sweep(30 * 24 * HOUR);
+    expect(swept.sealed).toBe(1);
+    expect((await docs.findOne({ _id: sha }))?.payload).not.toContain(legacy.jti);
+    expect(await store.adapterFactory(reuse)('RefreshToken').find(legacy.jti)).toEqual(legacy);
+    expect((await store.sweep(30 * 24 * HOUR)).sealed).toBe(0);
   });
 
   it('when a payload keys scopes by resource URL, then it round-trips whole (FerretDB v1 refuses dots in field names)', async () => {

@@ -4,8 +4,9 @@
 // consent that always asks first.
 import { readFileSync } from 'node:fs';
 import type { JWK } from 'jose';
-import Provider, { errors, interactionPolicy, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
-import { SCOPES } from '../auth/scopes.js';
+import Provider, { errors, interactionPolicy, type Client, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import { isScope, SCOPES, type Scope } from '../auth/scopes.js';
+import { isTransient } from '../bus/failures.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { WorkspaceStore } from '../family/records.js';
@@ -46,9 +47,34 @@ function validateClientMetadata(_ctx: unknown, key: string, value: unknown, meta
   if (key !== 'software_id') return;
   const uris = Array.isArray(metadata.redirect_uris) ? (metadata.redirect_uris as unknown[]).filter((u): u is string => typeof u === 'string') : [];
   for (const uri of uris) {
-    if (URL.parse(uri)?.protocol === 'http:' && !isLoopbackHttp(uri)) throw new errors.InvalidRedirectUri('redirect_uris must use https, except loopback addresses (http://127.0.0.1:<port>/…)');
+    // oidc-provider answers invalid_redirect_uri for a description starting "redirect_uris" (its
+    // InvalidRedirectUri error carries the authorize step's fixed wording instead).
+    if (URL.parse(uri)?.protocol === 'http:' && !isLoopbackHttp(uri))
+      throw new errors.InvalidClientMetadata(`redirect_uris: ${uri} uses plain http on a host that is not loopback; use https, or http only on a loopback host (http://127.0.0.1:<port>/…, http://[::1]:<port>/… or http://localhost:<port>/…)`);
   }
   if (uris.length && uris.every(isLoopbackHttp)) metadata.application_type = 'native';
+}
+
+/**
+ * What an authorization request that names none of our scopes asks for (RFC 6749 §3.3: no `scope`,
+ * only `openid`, or only scopes we do not offer): the read scopes, never one that writes. Nothing
+ * is granted by it; the caregiver still ticks each box on the consent page.
+ */
+export const DEFAULT_SCOPES = ['profile:read', 'care_circle:read'] as const satisfies readonly Scope[];
+
+/**
+ * Applies DEFAULT_SCOPES, within the scopes the client registered for if it named any. It is an
+ * extra-parameter validator for `scope` because that is oidc-provider's documented place for
+ * defaults: it runs after the provider's own scope checks and before the request is stored for
+ * the sign-in and consent steps, so the code and tokens carry exactly what was ticked of these.
+ */
+async function defaultScope(ctx: KoaContextWithOIDC, value: string | undefined, client: Client): Promise<void> {
+  const named = (value ?? '').split(' ').filter(Boolean);
+  if (named.some(isScope)) return;
+  const registered = client.scope ? new Set(client.scope.split(' ')) : undefined;
+  const defaults = DEFAULT_SCOPES.filter((s) => !registered || registered.has(s));
+  if (!defaults.length) throw new errors.InvalidScope(`the request names none of the scopes offered (${SCOPES.join(', ')}), and the client is registered for none of the default ones (${DEFAULT_SCOPES.join(', ')})`, named.join(' '));
+  ctx.oidc.params!.scope = [...named, ...defaults].join(' ');
 }
 
 /** Consent is asked for every grant that does not exist yet, even one asking for no scope. */
@@ -120,6 +146,7 @@ export function createProvider(parts: ProviderParts): Provider {
         },
       },
     },
+    extraParams: { scope: defaultScope },
     extraClientMetadata: { properties: ['software_id', 'software_version'], validator: validateClientMetadata as NonNullable<Configuration['extraClientMetadata']>['validator'] },
     // The resource server checks the grant on every call, so revoking it ends access before the token expires.
     extraTokenClaims: async (_ctx, token) => (token.kind === 'AccessToken' && token.grantId ? { grant_id: token.grantId } : undefined),
@@ -150,7 +177,12 @@ export function createProvider(parts: ProviderParts): Provider {
 
   const provider = new Provider(config.authUrl, configuration);
   provider.proxy = config.trustProxy;
-  provider.on('server_error', (_ctx: unknown, err: unknown) => log.error({ err }, 'oauth server error'));
+  // The provider answers every error it did not expect as 500 server_error. One from a dependency
+  // that cannot be reached now is kept for the auth host to raise again and answer as an outage.
+  provider.on('server_error', (ctx: object, err: unknown) => {
+    if (isTransient(err)) transientFailures.set(ctx, err);
+    else log.error({ err }, 'oauth server error');
+  });
   // oidc-provider describes every failed document fetch alike; the developer is told which rule failed.
   const explainRefusal = (ctx: KoaContextWithOIDC, err: unknown) => {
     const refusal = refusalIn(err);
@@ -162,6 +194,11 @@ export function createProvider(parts: ProviderParts): Provider {
   (provider as unknown as { on(event: 'error', fn: (err: unknown) => void): void }).on('error', (err) => log.error({ err }, 'oauth error'));
   return provider;
 }
+
+const transientFailures = new WeakMap<object, unknown>();
+
+/** The failure of a dependency (the database) the provider met while answering this request, if any. */
+export const transientFailureOf = (ctx: object): unknown => transientFailures.get(ctx);
 
 /** An interaction cookie that is missing or expired (the caller shows a friendly page). */
 export const isSessionNotFound = (err: unknown): boolean => err instanceof errors.SessionNotFound;

@@ -24,9 +24,12 @@ import type * as ProviderModule from './provider.js';
 import { revocationEndpoint } from './revocation.js';
 import { OAuthStore } from './store.js';
 import { countRateLimited } from '../metrics/index.js';
+import { countDatabaseError, isTransient, RETRY_AFTER_SEC } from '../bus/failures.js';
 
 const DISCOVERY_PATHS = new Set(['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']);
 const isProviderPath = (path: string) => path.startsWith('/oauth/') || DISCOVERY_PATHS.has(path) || path === OAUTH_ROUTES.jwks;
+/** Where a person's browser is, not an app: the authorization request and its sign-in and consent steps. */
+const isBrowserPath = (path: string) => path.startsWith(OAUTH_ROUTES.authorization) || path.startsWith('/oauth/interaction/');
 
 interface Running {
   period: number;
@@ -123,6 +126,29 @@ export function authorizationServer(deps: Pick<SliceContext, 'config' | 'log' | 
     renderAsPage(ctx, 400, 'Connection refused', errorPage('invalid_client', `${problem} (a client_id that is a URL names a Client ID Metadata Document)`, 'The app needs updating; tell its developer.'));
   };
 
+  /**
+   * The one outage answer of the authorization server: a dependency that cannot be reached now (the
+   * database, the shared rate limit), met by any step below, is 503 with Retry-After in the OAuth
+   * error format. JSON for the endpoints apps call; a page where a browser is (authorize, sign-in
+   * and consent), because without the store the app's redirect URI cannot be checked, so nothing
+   * is sent back to the app.
+   */
+  const answer_unavailable: Middleware = async (ctx, next) => {
+    try {
+      await next();
+    } catch (err) {
+      if (!isTransient(err) || !isProviderPath(ctx.path)) throw err;
+      countDatabaseError(err);
+      log.warn({ err, requestId: ctx.state.requestId }, 'oauth dependency unavailable');
+      const description = `The authorization server cannot reach its storage right now; try again in ${RETRY_AFTER_SEC} s.`;
+      ctx.set('Retry-After', String(RETRY_AFTER_SEC));
+      ctx.set('Cache-Control', 'no-store');
+      if (isBrowserPath(ctx.path)) return renderAsPage(ctx, 503, 'Try again shortly', errorPage('temporarily_unavailable', description, 'Wait a moment, then go back to your app and connect again.'));
+      ctx.status = 503;
+      ctx.body = { error: 'temporarily_unavailable', error_description: description };
+    }
+  };
+
   const serve_provider: Middleware = async (ctx, next) => {
     if (!isProviderPath(ctx.path)) return next();
     const { run } = await current();
@@ -130,6 +156,9 @@ export function authorizationServer(deps: Pick<SliceContext, 'config' | 'log' | 
     if (!ctx.app.keys) ctx.app.keys = cookieKeys!;
     pinToIssuer(ctx, issuer);
     await run(ctx, next);
+    // The provider answered an outage as its own fault (500): raised again for answer_unavailable.
+    const failure = lib!.transientFailureOf(ctx);
+    if (failure) throw failure;
     // Discovery lists the scopes of the workspace endpoint, not the OpenID ones we do not offer to apps.
     if (DISCOVERY_PATHS.has(ctx.path) && ctx.status === 200 && ctx.body && typeof ctx.body === 'object') ctx.body = { ...(ctx.body as object), scopes_supported: [...SCOPES] };
   };
@@ -291,5 +320,5 @@ export function authorizationServer(deps: Pick<SliceContext, 'config' | 'log' | 
 
   const revocation = revocationEndpoint({ provider: async () => (await current()).provider, store, verifier: accessTokenVerifier(db, config) });
 
-  return [registration_edge, interactions, revocation, metadata_url_check, serve_provider];
+  return [answer_unavailable, registration_edge, interactions, revocation, metadata_url_check, serve_provider];
 }

@@ -19,8 +19,11 @@ const CLIENTS = oauthCollection('Client');
 const CLIENT_MODELS = ['Client', 'ClientDocument'] as const;
 
 /** Models whose id is not a bearer secret. Every other id (codes, tokens, the session and
- * interaction cookies) is stored as its SHA-256, so a copy of the database replays nothing. */
+ * interaction cookies) is stored as its SHA-256 and cut out of the stored payload (`sealPayload`),
+ * so a copy of the database replays nothing. */
 const PLAIN_ID_MODELS = new Set(['Client', 'Grant']);
+/** Models the provider stores under a bearer id; records written before payloads were sealed are sealed by the sweep. */
+const BEARER_MODELS = ['Session', 'Interaction', 'AuthorizationCode', 'RefreshToken', 'AccessToken'] as const;
 /** Models whose tokens hang off a grant and die with it. */
 const GRANT_BOUND_MODELS = ['AccessToken', 'AuthorizationCode', 'RefreshToken'] as const;
 /** Models the provider consumes (single use): their `find` also looks for a consumption marker. */
@@ -80,6 +83,33 @@ export interface ConnectedApp {
 const sha256 = (value: string): string => createHash('sha256').update(value).digest('base64url');
 const epochSeconds = (ms: number): number => Math.floor(ms / 1000);
 const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** Stands for a record's own id inside its stored payload. JSON.stringify escapes every control
+ *  character, so this one never occurs in its output otherwise, and putting the id back is exact. */
+const OWN_ID = '\u0001';
+
+/**
+ * The provider's payload as stored. When the id is a bearer secret, every copy of it the provider
+ * put in the payload (its `jti`; an interaction's resume URL) is replaced by OWN_ID, for `find` to
+ * put back from the id it is asked for. An interaction also copies its session's cookie id, which
+ * the provider never reads back: that is dropped.
+ */
+function sealPayload(model: string, id: string, payload: AdapterPayload): string {
+  if (PLAIN_ID_MODELS.has(model)) return JSON.stringify(payload);
+  const { jti: _own, ...rest } = payload;
+  if (model === 'Interaction' && rest.session) {
+    const { cookie: _cookie, ...session } = rest.session as Record<string, unknown>;
+    rest.session = session as AdapterPayload['session'];
+  }
+  return JSON.stringify(rest).replaceAll(id, OWN_ID);
+}
+
+/** The payload the provider stored under `id`; without an id (a lookup by uid) the copies stay out. */
+function openPayload(model: string, stored: string, id?: string): AdapterPayload {
+  if (PLAIN_ID_MODELS.has(model)) return JSON.parse(stored) as AdapterPayload;
+  const payload = JSON.parse(stored.replaceAll(OWN_ID, id ?? '')) as AdapterPayload;
+  return id === undefined ? payload : { ...payload, jti: id };
+}
 
 export class OAuthStore {
   private readonly consumed: Collection<ConsumedMarker>;
@@ -210,7 +240,23 @@ export class OAuthStore {
     const liveGrants = new Set((await this.docs('Grant').find({ _id: { $in: usageIds } }, { projection: { _id: 1 } }).toArray()).map((g) => g._id));
     const orphans = usageIds.filter((id) => !liveGrants.has(id));
     const usage = orphans.length ? (await this.usage.deleteMany({ _id: { $in: orphans } })).deletedCount : 0;
-    return { expired, markers, clients, usage };
+    return { expired, markers, clients, usage, sealed: await this.sealOlderRecords() };
+  }
+
+  /** Records written before payloads were sealed hold their id in the clear: seal them. The
+   *  `_id` must be the hash of the id found, so nothing else is ever rewritten. */
+  private async sealOlderRecords(): Promise<number> {
+    let sealed = 0;
+    for (const model of BEARER_MODELS) {
+      const older = await this.docs(model).find({ payload: { $regex: '"jti":' } }, { projection: { payload: 1 } }).limit(1000).toArray();
+      for (const doc of older) {
+        if (doc.payload.includes(OWN_ID)) continue;
+        const payload = JSON.parse(doc.payload) as AdapterPayload;
+        if (typeof payload.jti !== 'string' || sha256(payload.jti) !== doc._id) continue;
+        sealed += (await this.docs(model).updateOne({ _id: doc._id, payload: doc.payload }, { $set: { payload: sealPayload(model, payload.jti, payload) } })).modifiedCount;
+      }
+    }
+    return sealed;
   }
 }
 
@@ -250,7 +296,7 @@ export class MongoAdapter implements Adapter {
     };
     await this.docs.updateOne(
       { _id: this.storedId(id) },
-      { $set: { payload: JSON.stringify(payload), ...indexed, ...(expiresIn ? { expiresAt: new Date(now + expiresIn * 1000) } : {}) }, $setOnInsert: { createdAt: new Date(now) } },
+      { $set: { payload: sealPayload(this.model, id, payload), ...indexed, ...(expiresIn ? { expiresAt: new Date(now + expiresIn * 1000) } : {}) }, $setOnInsert: { createdAt: new Date(now) } },
       { upsert: true },
     );
     if (this.model === 'Grant') await credentialsFor(this.store.db).revoked('grant', [id]); // no process keeps an old copy
@@ -261,18 +307,20 @@ export class MongoAdapter implements Adapter {
     const [doc, marker] = await Promise.all([this.docs.findOne({ _id: storedId }), CONSUMABLE_MODELS.has(this.model) ? this.store.consumedAt(this.model, storedId) : null]);
     const live = this.live(doc);
     if (!live) return undefined;
-    const payload = JSON.parse(live.payload) as AdapterPayload;
+    const payload = openPayload(this.model, live.payload, id);
     return marker ? { ...payload, consumed: marker.at } : payload;
   }
 
+  /** A session found by uid comes back without its cookie id (the store does not know it): the
+   *  provider only reads such a session, to check that it still stands and whose it is. */
   async findByUid(uid: string): Promise<AdapterPayload | undefined> {
     const doc = this.live(await this.docs.findOne({ uid }));
-    return doc ? (JSON.parse(doc.payload) as AdapterPayload) : undefined;
+    return doc ? openPayload(this.model, doc.payload) : undefined;
   }
 
   async findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
     const doc = this.live(await this.docs.findOne({ userCode }));
-    return doc ? (JSON.parse(doc.payload) as AdapterPayload) : undefined;
+    return doc ? openPayload(this.model, doc.payload) : undefined;
   }
 
   async consume(id: string): Promise<void> {
