@@ -64,11 +64,23 @@ describe('ingest - what the store would refuse is a 400 before acceptance', () =
     ['a NUL in a key', { 'a\u0000b': 1 }, /key contains a NUL character/],
     ['an array in an array', { grid: [[1, 2]] }, /^payload\.grid\[0\]: is an array directly inside an array.*\[rule: nested_array\]$/],
     ['a lone surrogate', { note: 'x\ud800y' }, /^payload\.note: holds an unpaired UTF-16 surrogate.*\[rule: text\]$/],
+    // As JSON.parse makes them: own "__proto__" fields, which an object literal cannot write.
+    ['a "__proto__" key', JSON.parse('{"__proto__": {"admin": true}}'), /^payload\.__proto__: key is "__proto__", which is not allowed .*\[rule: key\]$/],
+    ['a "__proto__" key inside a known field', { structured_summary: JSON.parse('{"mood": "calm", "__proto__": {"admin": true}}') }, /^payload\.structured_summary\.__proto__: key is "__proto__", which is not allowed/],
+    ['a "__proto__" key deep inside', { extra: { list: [JSON.parse('{"__proto__": 1}')] } }, /^payload\.extra\.list\[0\]\.__proto__: key is "__proto__"/],
   ])('when the payload holds %s, then 400 naming the field and the rule, and nothing is queued', async (_name, extra, message) => {
     const r = await postEvent(svc.urls.pipe!, partner, withPayload(extra as Record<string, unknown>, `bad-${_name}`));
     expect([r.status, r.json.code]).toEqual([400, 'VALIDATION_FAILED']);
     expect(r.json.message).toMatch(message);
     expect(r.json.message.length).toBeLessThan(300);
+  });
+
+  it('when the payload has "constructor" and "prototype" keys, at the top and inside, then it is accepted and they are stored as sent', async () => {
+    const r = await postEvent(svc.urls.pipe!, partner, withPayload({ constructor: 'Acme', prototype: { version: 2 }, extra: { constructor: { prototype: { x: 1 } } } }, 'ok-constructor'));
+    expect(r.status).toBe(202);
+    const [row] = await storedEvents(svc.store.db, { _id: r.json.event_id }, 1);
+    expect(row!.payload).toMatchObject({ constructor: 'Acme', prototype: { version: 2 }, extra: { constructor: { prototype: { x: 1 } } } });
+    expect(Object.getPrototypeOf(row!.payload)).toBe(Object.prototype);
   });
 
   it('when a number is beyond the double range (1e999), then 400 with rule number', async () => {
