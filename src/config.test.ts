@@ -39,7 +39,7 @@ describe('config', () => {
       PIPE_URL: 'https://pipe.carecircle.example',
       APEX_URL: 'https://www.carecircle.example',
       NEWSLETTER_SECRET: 'n'.repeat(40),
-      DATA_KEY: Buffer.alloc(32, 7).toString('base64'),
+      DATA_KEY: Buffer.from(Array.from({ length: 32 }, (_, i) => i * 7 + 1)).toString('base64'),
       MONGO_URL: 'mongodb://db.internal/carecircle',
       NATS_URL: 'nats://bus.internal:4222',
     };
@@ -85,8 +85,49 @@ describe('config', () => {
       expect(problemsOf({ ...embedded, ALLOW_EMBEDDED_IN_PRODUCTION: 'true' })).toEqual([]);
     });
 
+    it('when a secret is short, a key is one byte repeated or MCP origins are a wildcard, then production refuses each, naming the variable and what is allowed, never repeating the secret', () => {
+      const problems = problemsOf({ ...ready, NEWSLETTER_SECRET: 'x', DATA_KEY: Buffer.alloc(32).toString('base64'), MCP_ALLOWED_ORIGINS: 'https://app.carecircle.example,*' });
+      expect(problems).toEqual([
+        expect.stringMatching(/^NEWSLETTER_SECRET is too short \(1 of at least 32 characters\): .*set at least 32 random characters/),
+        expect.stringMatching(/^DATA_KEY is one byte value repeated .*32 random bytes/),
+        expect.stringMatching(/^MCP_ALLOWED_ORIGINS=\*: .*allowed: a comma-separated list of origins/),
+      ]);
+      expect(problemsOf({ ...ready, DATA_KEY: 'f'.repeat(64) })).toEqual([expect.stringMatching(/^DATA_KEY is one byte value repeated/)]);
+      expect(problemsOf({ ...ready, NEWSLETTER_SECRET: 's'.repeat(31) })).toEqual([expect.stringMatching(/^NEWSLETTER_SECRET is too short \(31 of/)]);
+      expect(problemsOf({ ...ready, NEWSLETTER_SECRET: 's'.repeat(32), MCP_ALLOWED_ORIGINS: 'https://app.carecircle.example' })).toEqual([]);
+    });
+
+    it('when a public URL carries credentials, a path, a query or a fragment, then production refuses it naming the variable, without repeating the credentials', () => {
+      const problems = problemsOf({
+        ...ready,
+        SITE_URL: 'https://admin:hunter2@carecircle.example',
+        APP_URL: 'https://carecircle.example/app',
+        AUTH_URL: 'https://auth.carecircle.example?tenant=a',
+        PIPE_URL: 'https://pipe.carecircle.example#x',
+        APEX_URL: 'https://www.carecircle.example/?',
+      });
+      expect(problems).toEqual([
+        expect.stringMatching(/^SITE_URL carries a user name or password .*allowed: scheme, host and port only/),
+        expect.stringMatching(/^APP_URL="https:\/\/carecircle.example\/app" has a path: .*allowed: scheme, host and port only/),
+        expect.stringMatching(/^AUTH_URL="[^"]+" has a query: /),
+        expect.stringMatching(/^PIPE_URL="[^"]+" has a fragment: /),
+        expect.stringMatching(/^APEX_URL="[^"]+" has a query: /),
+      ]);
+      expect(problems.join('\n')).not.toContain('hunter2');
+      expect(problemsOf({ ...ready, SITE_URL: 'https://carecircle.example:8443/', APP_URL: 'http://localhost:8081' })).toEqual([]);
+    });
+
+    it('when SMTP_URL sends a password over plain smtp:// to another host, then production refuses it unless requireTLS=true insists on STARTTLS', () => {
+      const refused = problemsOf({ ...ready, SMTP_URL: 'smtp://mailer:hunter2@smtp.example:587' });
+      expect(refused).toEqual([expect.stringMatching(/^SMTP_URL sends a password over plain smtp:\/\/ to smtp.example: .*allowed: smtps:\/\/.*requireTLS=true/)]);
+      expect(refused.join('\n')).not.toContain('hunter2');
+      expect(problemsOf({ ...ready, SMTP_URL: 'smtp://mailer:hunter2@smtp.example:587?requireTLS=true&ignoreTLS=true' })).toHaveLength(1);
+      for (const allowed of ['smtps://mailer:hunter2@smtp.example:465', 'smtp://mailer:hunter2@smtp.example:587?requireTLS=true', 'smtp://mailer:hunter2@127.0.0.1:2525', 'smtp://relay.internal:25'])
+        expect(problemsOf({ ...ready, SMTP_URL: allowed }), allowed).toEqual([]);
+    });
+
     it('when NODE_ENV is not production, then none of this applies', () => {
-      expect(problemsOf({ SITE_URL: 'http://carecircle.example' })).toEqual([]);
+      expect(problemsOf({ SITE_URL: 'http://carecircle.example', NEWSLETTER_SECRET: 'x', DATA_KEY: 'f'.repeat(64), MCP_ALLOWED_ORIGINS: '*', SMTP_URL: 'smtp://u:p@smtp.example' })).toEqual([]);
     });
   });
 });

@@ -73,7 +73,7 @@ export const CONFIG_KEYS = {
   },
   workerConcurrency: { env: 'WORKER_CONCURRENCY', doc: 'Requests one worker process handles at once.', schema: positiveInt, default: '64' },
   shutdownGraceMs: { env: 'SHUTDOWN_GRACE_MS', doc: 'How long shutdown waits for in-flight work before closing connections.', schema: positiveInt, default: '10000' },
-  mcpAllowedOrigins: { env: 'MCP_ALLOWED_ORIGINS', doc: 'Browser origins allowed on the MCP endpoints, comma-separated, or * for any. Empty: the site and app origins.', schema: list, default: '' },
+  mcpAllowedOrigins: { env: 'MCP_ALLOWED_ORIGINS', doc: 'Browser origins allowed on the MCP endpoints, comma-separated, or * for any (refused when NODE_ENV=production). Empty: the site, app and apex origins.', schema: list, default: '' },
   smtpPort: { env: 'SMTP_PORT', doc: 'Port of the family-inbox SMTP listener (the smtp role).', schema: port, default: '2525' },
   inboxMaxBytes: { env: 'INBOX_MAX_BYTES', doc: 'Largest message the family inbox accepts, in bytes: advertised as SIZE in the EHLO reply, a larger MAIL FROM SIZE= gets 552, and a message counted past it while it arrives is discarded and gets 552 after its final dot.', schema: positiveInt, default: '10485760' },
   inboxMaxHeaderBytes: { env: 'INBOX_MAX_HEADER_BYTES', doc: 'Longest header section of a message to the family inbox, and of each MIME part in it, in bytes: a longer message header (or one that never ends) is discarded and gets 552 after its final dot, a longer part header 554.', schema: positiveInt, default: '65536' },
@@ -95,15 +95,15 @@ export const CONFIG_KEYS = {
   oauthClientMetadataTimeoutMs: { env: 'OAUTH_CLIENT_METADATA_TIMEOUT_MS', doc: 'How long the authorization server waits for a Client ID Metadata Document (an https URL used as client_id), in milliseconds, from connecting to the last byte (100-2500).', schema: z.coerce.number().int().min(100).max(2500), default: '2000' },
   oauthClientMetadataPrivateHosts: { env: 'OAUTH_CLIENT_METADATA_PRIVATE_HOSTS', doc: 'Fetch Client ID Metadata Documents from loopback, private and link-local addresses too (a client under development on this machine or network). Off: such addresses are refused before connecting. Refused when NODE_ENV=production.', schema: bool, default: 'false' },
   oauthClientMetadataCa: { env: 'OAUTH_CLIENT_METADATA_CA', doc: 'PEM file of certificates trusted, besides the public roots, when fetching Client ID Metadata Documents (a development client with a self-signed certificate). Empty: public roots only. Refused when NODE_ENV=production.', schema: z.string(), default: '' },
-  dataKey: { env: 'DATA_KEY', doc: 'Key that encrypts partner signing secrets and the OAuth signing keys at rest (AES-256-GCM): 32 bytes as base64 or 64 hex characters (openssl rand -base64 32). Unset: one is generated once in DATA_DIR/data.key; refused when NODE_ENV=production.', schema: z.string().regex(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/_-]{43}=?)$/, 'must be 32 bytes: base64 or 64 hex characters').optional() },
+  dataKey: { env: 'DATA_KEY', doc: 'Key that encrypts partner signing secrets and the OAuth signing keys at rest (AES-256-GCM): 32 bytes as base64 or 64 hex characters (openssl rand -base64 32). Unset: one is generated once in DATA_DIR/data.key. NODE_ENV=production refuses it unset or one byte value repeated (all zeros).', schema: z.string().regex(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/_-]{43}=?)$/, 'must be 32 bytes: base64 or 64 hex characters').optional() },
   ingestDedupeDays: { env: 'INGEST_DEDUPE_DAYS', doc: 'Days a partner event id (or body hash) is remembered for de-duplication; older occurred_at values are refused. At least 30.', schema: z.coerce.number().int().min(30), default: '30' },
   ingestAckWaitMs: { env: 'INGEST_ACK_WAIT_MS', doc: 'How long JetStream waits for a worker to store an ingest event before delivering it to another worker.', schema: positiveInt, default: '30000' },
   ingestMaxDeliveries: { env: 'INGEST_MAX_DELIVERIES', doc: 'Attempts to store one accepted ingest event that the database refuses (not counting outages, which are retried until it is back) before it is moved to the dead-letter store (`carecircle deadletters`). Attempts are about 1, 2, 4, 8… s apart.', schema: positiveInt.max(100), default: '5' },
-  newsletterSecret: { env: 'NEWSLETTER_SECRET', doc: 'Key that signs newsletter confirm and unsubscribe links (HMAC-SHA256). Empty: a fixed development key, refused when NODE_ENV=production.', schema: z.string(), default: '' },
+  newsletterSecret: { env: 'NEWSLETTER_SECRET', doc: 'Key that signs newsletter confirm and unsubscribe links (HMAC-SHA256). Empty: a fixed development key. NODE_ENV=production needs at least 32 characters (openssl rand -base64 32).', schema: z.string(), default: '' },
   recaptchaSecret: { env: 'RECAPTCHA_SECRET', doc: 'reCAPTCHA secret; when set, newsletter sign-ups need a recaptchaToken that RECAPTCHA_VERIFY_URL accepts. Empty: no reCAPTCHA.', schema: z.string(), default: '' },
   recaptchaVerifyUrl: { env: 'RECAPTCHA_VERIFY_URL', doc: 'Where reCAPTCHA tokens are verified (siteverify).', schema: url, default: 'https://www.google.com/recaptcha/api/siteverify' },
   recaptchaMinScore: { env: 'RECAPTCHA_MIN_SCORE', doc: 'Lowest reCAPTCHA v3 score accepted (0-1); tokens without a score only need success.', schema: z.coerce.number().min(0).max(1), default: '0.5' },
-  smtpUrl: { env: 'SMTP_URL', doc: 'SMTP server for outgoing mail (smtp:// or smtps://, credentials in the URL). Set: newsletter sign-ups are double opt-in by a confirmation mail, and family invitations are mailed. Empty: no mail; sign-ups are active at once, and invitations are links to copy.', schema: z.string().regex(/^(smtps?:\/\/.+)?$/, 'must be empty or start with smtp:// or smtps://'), default: '' },
+  smtpUrl: { env: 'SMTP_URL', doc: 'SMTP server for outgoing mail (smtp:// or smtps://, credentials in the URL; query parameters are nodemailer options, such as requireTLS=true to insist on STARTTLS). NODE_ENV=production refuses a password over smtp:// to a host other than this machine unless requireTLS=true. Set: newsletter sign-ups are double opt-in by a confirmation mail, and family invitations are mailed. Empty: no mail; sign-ups are active at once, and invitations are links to copy.', schema: z.string().regex(/^(smtps?:\/\/.+)?$/, 'must be empty or start with smtp:// or smtps://'), default: '' },
   mailFrom: { env: 'MAIL_FROM', doc: 'From address of outgoing mail.', schema: z.string().min(3), default: 'carecircle <no-reply@localhost>' },
   opsNotify: { env: 'OPS_NOTIFY', doc: 'Emit best-effort internal ops notifications on the bus.', schema: bool, default: 'true' },
 } satisfies Record<string, ConfigKey>;
@@ -117,6 +117,39 @@ export class ConfigError extends Error {
 
 /** Plain http is fine for this machine's own names, nowhere else in production. */
 const isLoopbackHost = (hostname: string): boolean => hostname === 'localhost' || hostname.endsWith('.localhost') || /^127(\.\d{1,3}){3}$/.test(hostname) || hostname === '[::1]';
+
+/** 32 random characters of base64 are 192 bits; `openssl rand -base64 32` gives 44. */
+const MIN_NEWSLETTER_SECRET = 32;
+
+/** What a public URL holds beyond scheme, credentials, host and port, read from the text as given
+ *  (a bare "?" or "#" parses to an empty query or fragment, yet still breaks every joined link). */
+function beyondOrigin(value: string): string[] {
+  const rest = value.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, '');
+  const path = rest.replace(/[?#].*$/s, '');
+  const query = rest.slice(path.length).replace(/#.*$/s, '');
+  return [path !== '' && path !== '/' && 'a path', query && 'a query', rest.includes('#') && 'a fragment'].filter((x): x is string => Boolean(x));
+}
+
+/** A DATA_KEY (already known to be 32 bytes as hex or base64) whose bytes are all the same value. */
+function isDegenerateKey(text: string): boolean {
+  const t = text.trim();
+  const bytes = /^[0-9a-fA-F]{64}$/.test(t) ? Buffer.from(t, 'hex') : Buffer.from(t.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+  return bytes.every((b) => b === bytes[0]);
+}
+
+/**
+ * Why SMTP_URL would send its password in clear, if it would. nodemailer sends AUTH over smtp://
+ * in clear when the server offers no STARTTLS, unless the URL says `requireTLS=true` (and not
+ * `ignoreTLS=true`, which turns STARTTLS off). smtps:// is TLS from the start; a loopback relay
+ * never leaves the machine. The URL itself is never repeated: it holds the password.
+ */
+function smtpProblem(value: string): string | undefined {
+  const url = URL.parse(value);
+  if (!url) return 'is not a URL; use smtps://user:password@host:465';
+  if (url.protocol !== 'smtp:' || !url.password || isLoopbackHost(url.hostname)) return undefined;
+  if (url.searchParams.get('requireTLS') === 'true' && url.searchParams.get('ignoreTLS') !== 'true') return undefined;
+  return `sends a password over plain smtp:// to ${url.hostname}: a relay without STARTTLS would receive it in clear; allowed: smtps://user:password@host:465, or smtp://…:587?requireTLS=true to insist on STARTTLS`;
+}
 
 /**
  * What production refuses, one line per variable at fault. `parsed` holds the keys that parsed:
@@ -144,19 +177,40 @@ function productionProblems(parsed: Partial<Config>, failed: ReadonlySet<string>
     ['idpLoginUrl', 'IDP_LOGIN_URL'],
     ['recaptchaVerifyUrl', 'RECAPTCHA_VERIFY_URL'],
   ] as const;
+  const publicUrls = new Set<string>(['siteUrl', 'appUrl', 'authUrl', 'pipeUrl', 'apexUrl']);
   for (const [name, env] of urls) {
     const value = parsed[name];
     if (!judged(name) || !value) continue;
     const url = URL.parse(value);
-    if (!url || !/^https?:$/.test(url.protocol)) problems.push(`${env}=${JSON.stringify(value)} is not a URL; use https://…`);
+    // A user name or password in a URL is never repeated in the message: it may be a secret.
+    const shown = JSON.stringify(url?.username || url?.password ? value.replace(/\/\/[^/?#]*@/, '//…@') : value);
+    if (!url || !/^https?:$/.test(url.protocol)) problems.push(`${env}=${shown} is not a URL; use https://…`);
     else if (url.protocol === 'http:' && !isLoopbackHost(url.hostname))
-      problems.push(`${env}=${JSON.stringify(value)} is not https: sign-in, tokens and care data would cross the network in clear; use https (plain http only for localhost)`);
+      problems.push(`${env}=${shown} is not https: sign-in, tokens and care data would cross the network in clear; use https (plain http only for localhost)`);
+    if (!url || !publicUrls.has(name)) continue;
+    // Public URLs are printed in pages, mails and discovery documents, and every link is the URL
+    // followed by a path: only a scheme, a host and a port make sense there.
+    if (url.username || url.password)
+      problems.push(`${env} carries a user name or password (user:password@), which every page, mail and discovery document would show; allowed: scheme, host and port only, such as https://carecircle.example`);
+    const extras = beyondOrigin(value);
+    if (extras.length)
+      problems.push(`${env}=${shown} has ${extras.join(' and ')}: each host is served from its root and links are built by appending paths to this URL; allowed: scheme, host and port only, such as https://carecircle.example`);
   }
   if (judged('oauthClientMetadataPrivateHosts') && parsed.oauthClientMetadataPrivateHosts)
     problems.push('OAUTH_CLIENT_METADATA_PRIVATE_HOSTS=true: the authorization server would fetch client documents from private addresses (a way into your network); remove it for production');
   if (judged('oauthClientMetadataCa') && parsed.oauthClientMetadataCa) problems.push('OAUTH_CLIENT_METADATA_CA is set: client documents must carry certificates from the public roots in production; remove it');
   if (judged('newsletterSecret') && !parsed.newsletterSecret) problems.push('NEWSLETTER_SECRET is empty: newsletter links would be signed with the public development key; set a long random value');
+  else if (judged('newsletterSecret') && parsed.newsletterSecret!.length < MIN_NEWSLETTER_SECRET)
+    problems.push(`NEWSLETTER_SECRET is too short (${parsed.newsletterSecret!.length} of at least ${MIN_NEWSLETTER_SECRET} characters): a short key can be guessed from one signed link; set at least ${MIN_NEWSLETTER_SECRET} random characters, such as $(openssl rand -base64 32)`);
   if (judged('dataKey') && !parsed.dataKey) problems.push('DATA_KEY is unset: partner secrets need an encryption key kept outside the database; set DATA_KEY=$(openssl rand -base64 32)');
+  else if (judged('dataKey') && isDegenerateKey(parsed.dataKey!))
+    problems.push('DATA_KEY is one byte value repeated (all zeros, say): a placeholder, not a key; set 32 random bytes, DATA_KEY=$(openssl rand -base64 32)');
+  if (judged('mcpAllowedOrigins') && parsed.mcpAllowedOrigins?.includes('*'))
+    problems.push('MCP_ALLOWED_ORIGINS=*: any web page could call the MCP endpoints from its visitors\' browsers, and the Origin check against DNS rebinding would be off; allowed: a comma-separated list of origins such as https://app.carecircle.example, or empty for the site, app and apex origins');
+  if (judged('smtpUrl') && parsed.smtpUrl) {
+    const problem = smtpProblem(parsed.smtpUrl);
+    if (problem) problems.push(`SMTP_URL ${problem}`);
+  }
   if (judged('allowEmbeddedInProduction') && !parsed.allowEmbeddedInProduction) {
     if (judged('mongoUrl') && !parsed.mongoUrl) problems.push('MONGO_URL is unset: production would run on the embedded database under DATA_DIR; set MONGO_URL, or ALLOW_EMBEDDED_IN_PRODUCTION=true for a single-process deployment');
     if (judged('natsUrl') && !parsed.natsUrl) problems.push('NATS_URL is unset: production would run on the in-process bus (one process, nothing shared); set NATS_URL, or ALLOW_EMBEDDED_IN_PRODUCTION=true for a single-process deployment');

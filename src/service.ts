@@ -130,11 +130,11 @@ export async function startService(role: Role, config: Config, log: Logger): Pro
         ['site', createHostApp('site', deps, slices), config.sitePort, createHostLean('site', deps, slices)],
         ['app', createHostApp('app', deps, slices), config.appPort],
         ['auth', createAuthHostApp(deps, slices, ctx), config.authPort],
-        ['apex', createApexApp(config), config.apexPort],
+        ['apex', createApexApp(deps), config.apexPort],
         ['pipe', createHostApp('pipe', deps, slices), config.pipePort],
       ];
       for (const [surface, koa, port, lean] of listeners) {
-        // The apex answers every path alike: one route label.
+        // The apex answers every path but the probes alike: one route label.
         const server = await listen(leanAhead(instrumentListener(koa, surface, surface === 'apex' ? '/*' : undefined), lean), config.bindHost, port);
         urls[surface] = urlOf(server, config.bindHost);
         // Listeners close first (stops are run in reverse), so no request arrives without a worker.

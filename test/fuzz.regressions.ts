@@ -44,6 +44,8 @@ export const FUZZ_REGRESSIONS: readonly ((f: Fixtures) => FuzzInput)[] = [
   () => ({ kind: 'http', endpoint: 'directory.mcp', host: 'site', method: 'POST', target: '/api/mcp', headers: MCP, body: Buffer.from(`${'['.repeat(5000)}${']'.repeat(5000)}`), shape: 'deep 5000' }),
   // A payload nested about 95 deep got 202 and was never stored.
   (f) => signedEvent(f, { extra: nest(95) }, 'payload 95 deep'),
+  // A "__proto__" payload field got 202 and was left out of the stored event.
+  (f) => signedEvent(f, JSON.parse('{"__proto__": {"admin": true}}') as Record<string, unknown>, 'payload with __proto__'),
   // Shrunk: a path parameter with broken percent-encoding was a 500 (URIError in the worker's router).
   (f) => ({ kind: 'http', endpoint: 'app.settingsAppsRevoke', host: 'app', method: 'POST', target: '/settings/apps/%ZZ/revoke?', headers: { accept: 'application/json', origin: f.origins.app, cookie: f.cookie, 'content-type': 'application/json' }, body: Buffer.from('{}'), shape: 'random json' }),
   // Shrunk: a session cookie with broken percent-encoding was a 500 on every cookie-reading route.

@@ -1,6 +1,7 @@
 // The fuzz suite: generated requests against every HTTP endpoint of a NATS-mode deployment (one
 // gateway process, two worker processes). After every input no process has died and nothing
-// answered 5xx; at the end every 202'd partner event is stored exactly once and the service answers.
+// answered 5xx; at the end every 202'd partner event is stored exactly once, with every payload
+// field it was sent with, and the service answers.
 // FUZZ_RUNS and FUZZ_TIME_LIMIT_S scale it (`npm run fuzz`), FUZZ_SEED replays a run.
 import fc from 'fast-check';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -29,6 +30,17 @@ const failures: string[] = [];
 /** Statuses by endpoint, printed with FUZZ_VERBOSE=1 to see where the inputs reached. */
 const byEndpoint = new Map<string, Map<number, number>>();
 const accepted = new Set<string>();
+/** The payload field paths of each first 202'd event as it was sent (JSON.parse keeps a "__proto__" field). */
+const sentFields = new Map<string, string[]>();
+
+/** Every field path of a JSON value: `["a"]["b"][0]`, sorted, so a field lost on the way shows. */
+function fieldPaths(value: unknown, at = ''): string[] {
+  if (Array.isArray(value)) return value.flatMap((v, i) => fieldPaths(v, `${at}[${i}]`));
+  if (!value || typeof value !== 'object') return [];
+  return Object.keys(value)
+    .flatMap((k) => [`${at}[${JSON.stringify(k)}]`, ...fieldPaths((value as Record<string, unknown>)[k], `${at}[${JSON.stringify(k)}]`)])
+    .sort();
+}
 let dep: Deployment;
 let fixtures: Fixtures;
 
@@ -105,9 +117,10 @@ async function check(input: FuzzInput): Promise<void> {
   const seen = byEndpoint.get(input.endpoint) ?? new Map<number, number>();
   byEndpoint.set(input.endpoint, seen.set(answer.status, (seen.get(answer.status) ?? 0) + 1));
   if (input.kind === 'http' && input.endpoint === 'ingest.pipeV1Events' && answer.status === 202) {
-    const id = (JSON.parse(answer.body.toString('utf8')) as { event_id: string }).event_id;
+    const { event_id: id, duplicate } = JSON.parse(answer.body.toString('utf8')) as { event_id: string; duplicate: boolean };
     if (!accepted.has(id)) counts.accepted++;
     accepted.add(id);
+    if (!duplicate && !sentFields.has(id)) sentFields.set(id, fieldPaths((JSON.parse(input.body!.toString('utf8')) as { payload: unknown }).payload));
   }
   const dead = dep.dead();
   if (answer.status >= 500 || dead.length) {
@@ -117,14 +130,19 @@ async function check(input: FuzzInput): Promise<void> {
 }
 
 /** Every accepted event is in care_events once, nothing else arrived for the family, and nothing was dead-lettered. */
-async function settledStore(): Promise<{ stored: string[]; others: string[]; deadLetters: number }> {
+async function settledStore(): Promise<{ stored: string[]; others: string[]; deadLetters: number; lostFields: string[] }> {
   const until = Date.now() + 60_000;
   for (;;) {
-    const rows = await careEvents(dep.db).find({ institutionId: fixtures.institutionId }, { projection: { _id: 1 } }).toArray();
+    const rows = await careEvents(dep.db).find({ institutionId: fixtures.institutionId }, { projection: { _id: 1, payload: 1 } }).toArray();
     const ids = rows.map((r) => r._id);
     const deadLetters = await dep.db.collection(INGEST_DEAD_LETTERS).countDocuments({ institutionId: fixtures.institutionId });
     const stored = ids.filter((id) => accepted.has(id));
-    if (stored.length + deadLetters >= accepted.size || Date.now() > until) return { stored, others: ids.filter((id) => !accepted.has(id)), deadLetters };
+    const lostFields = rows.flatMap((r) => {
+      const sent = sentFields.get(r._id);
+      const kept = new Set(fieldPaths(r.payload));
+      return (sent ?? []).filter((f) => !kept.has(f)).map((f) => `${r._id} payload${f}`);
+    });
+    if (stored.length + deadLetters >= accepted.size || Date.now() > until) return { stored, others: ids.filter((id) => !accepted.has(id)), deadLetters, lostFields };
     await sleep(200);
   }
 }
@@ -140,7 +158,7 @@ describe('fuzz', () => {
     for (const make of FUZZ_REGRESSIONS) await check(make(fixtures));
   });
 
-  it(`when ${RUNS} generated requests hit every endpoint, then no process dies, nothing answers 5xx, every 202 is stored once and the service still answers`, { timeout: 180_000 + (TIME_LIMIT_S > 0 ? TIME_LIMIT_S * 1_000 : RUNS * 1_000) }, async () => {
+  it(`when ${RUNS} generated requests hit every endpoint, then no process dies, nothing answers 5xx, every 202 is stored once with every field it was sent with, and the service still answers`, { timeout: 180_000 + (TIME_LIMIT_S > 0 ? TIME_LIMIT_S * 1_000 : RUNS * 1_000) }, async () => {
     const endpoints = [...endpointsOf(SLICES), ...AUTH_ENDPOINTS];
     await fc.assert(
       fc.asyncProperty(fuzzInput(fixtures, endpoints), (input) => check(input)),
@@ -148,11 +166,12 @@ describe('fuzz', () => {
     );
 
     expect(failures).toEqual([]);
-    const { stored, others, deadLetters } = await settledStore();
+    const { stored, others, deadLetters, lostFields } = await settledStore();
     counts.stored = stored.length;
     expect(deadLetters).toBe(0);
     expect(others).toEqual([]);
     expect(stored.sort()).toEqual([...accepted].sort());
+    expect(lostFields).toEqual([]);
 
     const health = await fetch(`${dep.urls.site}/healthz`);
     expect(health.status).toBe(200);

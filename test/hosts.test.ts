@@ -66,8 +66,13 @@ describe('hosts - each listener answers only for its own host', () => {
     expect(res.status).toBe(421);
   });
 
-  it('when the Host is foreign on the health probes, then they still answer (orchestrators probe by address)', async () => {
-    for (const surface of ['site', 'auth', 'pipe'] as const) expect((await raw(svc.urls[surface]!, { host: 'pod-10-1-2-3.internal', target: '/healthz' })).status, surface).toBe(200);
+  it('when the Host is foreign on the health probes, then every listener, the apex too, still answers them itself (orchestrators probe by address)', async () => {
+    for (const surface of SURFACES) {
+      for (const target of ['/healthz', '/readyz']) {
+        const res = await raw(svc.urls[surface]!, { host: 'pod-10-1-2-3.internal', target });
+        expect([res.status, res.headers.location, JSON.parse(res.text)], `${surface} ${target}`).toEqual([200, undefined, { status: target === '/healthz' ? 'ok' : 'ready', ...(target === '/readyz' ? { bus: 'up', busKind: expect.any(String), mongo: 'up' } : {}) }]);
+      }
+    }
   });
 
   it('when the metadata is asked for under another name of the auth listener, then every endpoint is still on AUTH_URL', async () => {

@@ -1,6 +1,9 @@
 // 202 means stored, or accounted for: what the store would refuse is a 400 before acceptance, and an
 // accepted event the database still refuses ends in the dead-letter store, which the operator's
 // `carecircle deadletters` lists, shows, replays and drops. Real NATS (JetStream) and FerretDB.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { subjects } from '../src/bus/subjects.js';
 import { deadLetterCount, DeadLetters, INGEST_DEAD_LETTERS, onDeadLetter, type DeadLetterRecord } from '../src/ingest/deadLetters.js';
@@ -9,6 +12,7 @@ import { FamilyShares } from '../src/ingest/familyShare.js';
 import { MAX_PAYLOAD_DEPTH } from '../src/ingest/storable.js';
 import { ingestStream } from '../src/ingest/stream.js';
 import type { QueuedEvent } from '../src/ingest/writer.js';
+import { repoRoot } from './harness/servers.js';
 import { startTestService, type TestService } from './harness/service.js';
 import { careEvents, drained, family, onboard, postEvent, shareWith, storedEvents, TEST_DATA_KEY, visit, type Family, type Partner } from './ingest.fixtures.js';
 
@@ -60,11 +64,23 @@ describe('ingest - what the store would refuse is a 400 before acceptance', () =
     ['a NUL in a key', { 'a\u0000b': 1 }, /key contains a NUL character/],
     ['an array in an array', { grid: [[1, 2]] }, /^payload\.grid\[0\]: is an array directly inside an array.*\[rule: nested_array\]$/],
     ['a lone surrogate', { note: 'x\ud800y' }, /^payload\.note: holds an unpaired UTF-16 surrogate.*\[rule: text\]$/],
+    // As JSON.parse makes them: own "__proto__" fields, which an object literal cannot write.
+    ['a "__proto__" key', JSON.parse('{"__proto__": {"admin": true}}'), /^payload\.__proto__: key is "__proto__", which is not allowed .*\[rule: key\]$/],
+    ['a "__proto__" key inside a known field', { structured_summary: JSON.parse('{"mood": "calm", "__proto__": {"admin": true}}') }, /^payload\.structured_summary\.__proto__: key is "__proto__", which is not allowed/],
+    ['a "__proto__" key deep inside', { extra: { list: [JSON.parse('{"__proto__": 1}')] } }, /^payload\.extra\.list\[0\]\.__proto__: key is "__proto__"/],
   ])('when the payload holds %s, then 400 naming the field and the rule, and nothing is queued', async (_name, extra, message) => {
     const r = await postEvent(svc.urls.pipe!, partner, withPayload(extra as Record<string, unknown>, `bad-${_name}`));
     expect([r.status, r.json.code]).toEqual([400, 'VALIDATION_FAILED']);
     expect(r.json.message).toMatch(message);
     expect(r.json.message.length).toBeLessThan(300);
+  });
+
+  it('when the payload has "constructor" and "prototype" keys, at the top and inside, then it is accepted and they are stored as sent', async () => {
+    const r = await postEvent(svc.urls.pipe!, partner, withPayload({ constructor: 'Acme', prototype: { version: 2 }, extra: { constructor: { prototype: { x: 1 } } } }, 'ok-constructor'));
+    expect(r.status).toBe(202);
+    const [row] = await storedEvents(svc.store.db, { _id: r.json.event_id }, 1);
+    expect(row!.payload).toMatchObject({ constructor: 'Acme', prototype: { version: 2 }, extra: { constructor: { prototype: { x: 1 } } } });
+    expect(Object.getPrototypeOf(row!.payload)).toBe(Object.prototype);
   });
 
   it('when a number is beyond the double range (1e999), then 400 with rule number', async () => {
@@ -148,5 +164,37 @@ describe('carecircle deadletters', () => {
     expect((await deadletters(['drop', broken.eventId, '--yes'])).code).toBe(0);
     expect(await svc.store.db.collection(INGEST_DEAD_LETTERS).countDocuments({ _id: broken.eventId as never })).toBe(0);
     expect((await deadletters(['show', broken.eventId])).code).toBe(1);
+  });
+});
+
+/** The real command line as a child process, its stdin /dev/null: at its end before any answer. */
+async function deadlettersWithoutStdin(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'src/cli.ts'), 'deadletters', ...args], {
+    cwd: repoRoot,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', NODE_ENV: 'test', LOG_LEVEL: 'silent', MONGO_URL: svc.mongoUrl, DATA_KEY: TEST_DATA_KEY },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk: Buffer) => void (stdout += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => void (stderr += chunk.toString()));
+  // A command still waiting for an answer is killed: its exit code is then null.
+  const stuck = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  const [code] = (await once(child, 'exit')) as [number | null];
+  clearTimeout(stuck);
+  return { code, stdout, stderr };
+}
+
+describe('carecircle deadletters drop without an answer', () => {
+  it('when drop runs without --yes and stdin ends before any answer, then it refuses at once saying to pass --yes, exits 2, and the letter stays', { timeout: 30_000 }, async () => {
+    const letters = new DeadLetters(svc.store.db);
+    const kept = queued(partner, await linkId(), 'evt_deadletter000000004', { $still: 'bad' });
+    await letters.put(kept, new Error('refused'), 3, 'consumer');
+
+    const r = await deadlettersWithoutStdin(['drop', kept.eventId]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/no answer on stdin .*not dropped\. Pass --yes to drop without asking/);
+    expect(r.stdout).toBe('');
+    expect(await letters.get(kept.eventId)).not.toBeNull();
   });
 });

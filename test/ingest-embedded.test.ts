@@ -38,6 +38,17 @@ describe('ingest - embedded mode', () => {
     expect((await purge(svc.urls.pipe!, partner, 'client-e2')).json).toEqual({ subject_ref: 'client-e2', purged: 1 });
     expect(await careEvents(svc.store.db).countDocuments({ lovedOneId: fam.lovedOneId })).toBe(0);
   });
+
+  it('when the payload has a "__proto__" key, then 400 naming it, and nothing is stored', async () => {
+    const partner = await onboard(svc.store.db);
+    const fam = await family(svc.store.db, svc.config);
+    await shareWith(svc, partner, 'client-e3', fam);
+    const e = visit(partner, 'client-e3');
+    const body = JSON.stringify(e).replace('"caregiver_id"', '"__proto__":{"admin":true},"caregiver_id"');
+    const r = await postEvent(svc.urls.pipe!, partner, undefined, { body });
+    expect([r.status, r.json.code, r.json.message]).toEqual([400, 'VALIDATION_FAILED', expect.stringMatching(/^payload\.__proto__: key is "__proto__", which is not allowed .*\[rule: key\]$/)]);
+    expect(await careEvents(svc.store.db).countDocuments({ lovedOneId: fam.lovedOneId })).toBe(0);
+  });
 });
 
 describe('ingest - sweeps', () => {

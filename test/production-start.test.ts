@@ -28,4 +28,35 @@ describe('production start', () => {
     for (const name of ['DEV_IDP', 'IDP_ISSUER', 'IDP_JWKS_URL', 'IDP_LOGIN_URL', 'SITE_URL', 'NEWSLETTER_SECRET', 'DATA_KEY', 'MONGO_URL', 'NATS_URL']) expect(stderr, name).toMatch(new RegExp(`^  ${name}\\b`, 'm'));
     expect(stderr).not.toContain('listening');
   });
+
+  it('when production is complete but for weak or unsafe values, then it exits 1 naming each of them at once and repeating no secret', async () => {
+    const { code, stderr } = await start({
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'silent',
+      DEV_IDP: 'false',
+      IDP_ISSUER: 'https://id.carecircle.example',
+      IDP_JWKS_URL: 'https://id.carecircle.example/jwks.json',
+      IDP_LOGIN_URL: 'https://id.carecircle.example/login',
+      SITE_URL: 'https://admin:hunter2@carecircle.example',
+      APP_URL: 'https://carecircle.example/app?x=1',
+      AUTH_URL: 'https://auth.carecircle.example',
+      PIPE_URL: 'https://pipe.carecircle.example',
+      APEX_URL: 'https://www.carecircle.example',
+      NEWSLETTER_SECRET: 'x',
+      DATA_KEY: '0'.repeat(64),
+      MCP_ALLOWED_ORIGINS: '*',
+      SMTP_URL: 'smtp://mailer:hunter2@smtp.example:587',
+      MONGO_URL: 'mongodb://db.invalid/carecircle',
+      NATS_URL: 'nats://bus.invalid:4222',
+    });
+    expect(code).toBe(1);
+    expect(stderr.match(/invalid configuration/g)).toHaveLength(1);
+    const lines = stderr.split('\n').filter((l) => l.startsWith('  '));
+    expect(lines.map((l) => l.trim().split(/[ =]/)[0])).toEqual(['SITE_URL', 'APP_URL', 'NEWSLETTER_SECRET', 'DATA_KEY', 'MCP_ALLOWED_ORIGINS', 'SMTP_URL']);
+    // Each says what would be accepted instead.
+    for (const line of lines) expect(line).toMatch(/allowed: |set at least 32 random characters|set 32 random bytes/);
+    expect(stderr).toMatch(/^ {2}APP_URL=.* has a path and a query: /m);
+    expect(stderr).not.toContain('hunter2');
+    expect(stderr).not.toContain('listening');
+  });
 });

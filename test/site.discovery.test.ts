@@ -287,8 +287,8 @@ describe('apex host', () => {
   });
   afterAll(async () => svc?.stop());
 
-  it('when any path is requested on the apex, then a permanent redirect to the same path and query on SITE_URL', async () => {
-    for (const target of ['/', '/resources?q=respite%20care&state=OH', '/channels/hospice-and-grief', '/llms.txt', '/no/such/page?x=1&x=2', '/healthz']) {
+  it('when any path but a health probe is requested on the apex, then a permanent redirect to the same path and query on SITE_URL', async () => {
+    for (const target of ['/', '/resources?q=respite%20care&state=OH', '/channels/hospice-and-grief', '/llms.txt', '/no/such/page?x=1&x=2', '/healthz/x']) {
       const res = await fetch(`${svc.urls.apex}${target}`, { redirect: 'manual' });
       expect(res.status, target).toBe(308);
       expect(res.headers.get('location'), target).toBe(`https://carecircle.example${target}`);

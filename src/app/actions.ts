@@ -1,8 +1,7 @@
 // What the app's pages and JSON API both do: the form inputs they accept (and what a caregiver is
-// told when one is wrong), creating a workspace, revoking a key.
+// told when one is wrong), revoking a key. Creating a workspace is ./creations.ts.
 import { z } from 'zod';
 import type { SessionCaller } from '../auth/sessions.js';
-import type { WorkspaceStore } from '../family/records.js';
 import { ApiProblem } from '../http/reply.js';
 import { KeyNotFound, type KeyStore } from '../keys/keys.js';
 
@@ -23,12 +22,6 @@ export function friendlyIssues(err: z.ZodError): string[] {
     if (issue.code === 'too_big') return `${field[0]!.toUpperCase()}${field.slice(1)} can be at most ${String(issue.maximum)} characters.`;
     return `Please check ${field}.`;
   });
-}
-
-export async function createWorkspace(store: WorkspaceStore, caller: SessionCaller, input: z.infer<typeof workspaceInput>) {
-  const workspace = await store.createWorkspace({ name: input.familyName, owner: caller, sandbox: false });
-  const lovedOne = await store.addLovedOne(workspace._id, input, false);
-  return { workspace, lovedOne };
 }
 
 export async function revokeKey(keys: KeyStore, caller: SessionCaller, keyId: string) {

@@ -8,13 +8,15 @@ import type { WorkspaceStore } from '../family/records.js';
 import { ApiProblem, json } from '../http/reply.js';
 import { TooManyKeys, type KeyStore } from '../keys/keys.js';
 import { describeIssues } from '../rpc/envelope.js';
-import { createWorkspace, keyInput, lovedOneInput, revokeKey, workspaceInput } from './actions.js';
+import { keyInput, lovedOneInput, revokeKey, workspaceInput } from './actions.js';
+import { isFormToken, WorkspaceCreations } from './creations.js';
 import type { AppHelpers } from './helpers.js';
 import type { AppRouteBuilder } from './routeTable.js';
 
 export function appApiRoutes(routes: AppRouteBuilder, helpers: AppHelpers, deps: { keys: KeyStore; audit: AuditLog; store: WorkspaceStore; db: Db }): void {
   const { requireCaller, requireSameOrigin } = helpers;
   const { keys, audit, store, db } = deps;
+  const creations = new WorkspaceCreations(db, store);
   routes
     .on('apiWorkspace', 'GET', async (req) => {
       const caller = await requireCaller(req);
@@ -29,11 +31,18 @@ export function appApiRoutes(routes: AppRouteBuilder, helpers: AppHelpers, deps:
     .on('apiWorkspace', 'POST', async (req) => {
       requireSameOrigin(req);
       const caller = await requireCaller(req);
-      if (await store.workspaceOf(caller.uid)) throw new ApiProblem(409, 'BAD_REQUEST', 'You already have a family workspace', 'GET /api/workspace shows it.');
+      const hasWorkspace = () => new ApiProblem(409, 'BAD_REQUEST', 'You already have a family workspace', 'GET /api/workspace shows it.');
+      const key = req.headers['idempotency-key']?.trim();
+      if (key !== undefined && !isFormToken(key)) throw new ApiProblem(400, 'VALIDATION_FAILED', 'Idempotency-Key: must be 1-200 printable characters without spaces', 'Send one new key per workspace you mean to create, and the same key when you retry.');
       const input = workspaceInput.safeParse(req.body ?? {});
-      if (!input.success) throw new ApiProblem(400, 'VALIDATION_FAILED', `Invalid body: ${describeIssues(input.error)}`, 'Send familyName (1-120 chars), firstName and lastName (1-60 chars each).');
-      const { workspace, lovedOne } = await createWorkspace(store, caller, input.data);
-      return json(201, { workspace: { id: workspace._id, name: workspace.name }, lovedOne: { id: lovedOne._id, name: lovedOne.displayName, inboxAddress: lovedOne.inboxAddress } });
+      if (!input.success) {
+        if (await store.workspaceOf(caller.uid)) throw hasWorkspace();
+        throw new ApiProblem(400, 'VALIDATION_FAILED', `Invalid body: ${describeIssues(input.error)}`, 'Send familyName (1-120 chars), firstName and lastName (1-60 chars each).');
+      }
+      // With an Idempotency-Key, a retry of the same request gets the first answer, not a 409.
+      const outcome = await creations.create(caller, input.data, key);
+      if (outcome === 'has_workspace') throw hasWorkspace();
+      return json(201, outcome.created);
     })
     .on('apiWorkspaceLovedOnes', 'POST', async (req) => {
       requireSameOrigin(req);

@@ -136,11 +136,22 @@ export function familyRoutes(routes: AppRouteBuilder, h: AppHelpers, deps: { con
     })
     .on('familyRemove', 'POST', async (req, params) => {
       h.requireSameOrigin(req);
-      const found = await managerAndTarget(req, params.uid ?? '');
-      if ('status' in found) return found;
-      const { m, target } = found;
-      await circle.remove(m.workspace._id, target.uid);
+      const uid = params.uid ?? '';
+      const m = await membershipOf(req, '/family');
+      if (isReply(m)) return m;
+      if (!canManage(m.member)) return notManager(m);
+      const target = await otherMember(m, uid);
+      if (!target) {
+        if (uid === m.caller.uid || !(await circle.removedRecently(m.workspace._id, uid))) return noSuchMember(m);
+        // The same removal again (its answer lost to a 503 or a closed tab): the first attempt's
+        // remaining steps are repeated, harmlessly, and the answer is the same.
+        await circle.remove(m.workspace._id, uid);
+        return redirect('/family');
+      }
+      // Credentials first: an attempt cut short before the member goes is repeated in full, and
+      // one cut short after it finds the credentials revoked already.
       await revokeCredentialsOf(target.uid, credentials);
+      await circle.remove(m.workspace._id, target.uid);
       return redirect('/family');
     })
     .on('familyHandOver', 'GET', async (req, params) => {

@@ -37,7 +37,8 @@ export const APP_ROUTES = defineRoutes({
   // An invitation link: its path carries the token, so the request log shows the pattern only.
   join: { ...appPage('/join/:token', ['GET', 'POST']), logPattern: true },
   apiFamily: appPage('/api/family', ['GET']),
-  apiWorkspace: appPage('/api/workspace', ['GET', 'POST']),
+  // Idempotency-Key: a retried creation answers as the first did (./creations.ts).
+  apiWorkspace: { ...appPage('/api/workspace', ['GET', 'POST']), forwardHeaders: ['cookie', 'origin', 'accept', 'idempotency-key'] },
   apiWorkspaceLovedOnes: appPage('/api/workspace/loved-ones', ['POST']),
   apiKeys: appPage('/api/keys', ['GET', 'POST']),
   apiKeysRevoke: appPage('/api/keys/:id/revoke', ['POST']),

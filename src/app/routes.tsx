@@ -9,8 +9,9 @@ import { redirect } from '../http/page.js';
 import { returnTarget } from '../http/returnTarget.js';
 import { json, text } from '../http/reply.js';
 import { handlers, type RouteHandlers } from '../slice/contract.js';
-import { createWorkspace, friendlyIssues, workspaceInput } from './actions.js';
+import { friendlyIssues, workspaceInput } from './actions.js';
 import { appApiRoutes } from './api.js';
+import { isFormToken, newFormToken, WorkspaceCreations } from './creations.js';
 import { homeBody } from './home.js';
 import { canManage } from '../family/circle.js';
 import { editingRoutes } from './editing.js';
@@ -39,15 +40,20 @@ export function appRoutes(deps: AppRoutesDeps): RouteHandlers {
   const keys = new KeyStore(db);
   const audit = new AuditLog(db);
   const sessions = new SessionStore(db);
+  const creations = new WorkspaceCreations(db, store);
   const css = asset('app.css');
   const js = asset('app.js');
 
-  const onboardingForm = (error: Markup = null) => (
+  /** The form, with a one-time token: sending it again (a retry after an error, a double click)
+   *  lands on the workspace the first submission made. A form shown again after a mistake keeps
+   *  its token, since nothing was created. */
+  const onboardingForm = (error: Markup = null, formToken = newFormToken()) => (
     <>
       <h1>Create your family workspace</h1>
       <section class="card">
         {error}
         <form method="post" action="/onboarding">
+          <input type="hidden" name="formToken" value={formToken} />
           <label for="familyName">Family name</label>
           <input id="familyName" name="familyName" type="text" required maxLength={120} placeholder="The Rivera Family" />
           <label for="firstName">Loved one's first name</label>
@@ -126,10 +132,15 @@ export function appRoutes(deps: AppRoutesDeps): RouteHandlers {
       requireSameOrigin(req);
       const caller = await currentCaller(req);
       if (!caller) return redirect('/signin?next=/onboarding');
-      if (await store.workspaceOf(caller.uid)) return redirect('/');
       const input = workspaceInput.safeParse(req.body ?? {});
-      if (!input.success) return pageFor(400, 'Create your workspace', onboardingForm(errorBox(friendlyIssues(input.error))), caller);
-      await createWorkspace(store, caller, input.data);
+      const formToken = (req.body as { formToken?: unknown } | undefined)?.formToken;
+      const token = isFormToken(formToken) ? formToken : undefined;
+      if (!input.success) {
+        if (await store.workspaceOf(caller.uid)) return redirect('/');
+        return pageFor(400, 'Create your workspace', onboardingForm(errorBox(friendlyIssues(input.error)), token), caller);
+      }
+      // A repeat of this submission, or someone who has a workspace already: home, where it is.
+      await creations.create(caller, input.data, token);
       return redirect('/');
     });
   appApiRoutes(routes, helpers, { keys, audit, store, db });

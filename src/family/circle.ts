@@ -34,17 +34,31 @@ interface Seat {
   at: Date;
 }
 
+/** One row per person taken out of a workspace (removed, or left), `_id` = `${workspaceId}:${uid}`,
+ *  kept a day: a removal sent again (a retry after a 503 or a lost answer) finds the person gone by
+ *  this workspace's hand and is answered as the first was, not "not in your family circle". */
+export const FAMILY_REMOVALS = 'family_removals';
+const REMOVAL_KEPT_MS = 24 * 60 * 60 * 1000;
+interface Removal {
+  _id: string;
+  workspaceId: string;
+  uid: string;
+  at: Date;
+}
+
 export class FamilyCircle {
   private readonly users: Collection<UserRecord>;
   private readonly workspaces: Collection<WorkspaceRecord>;
   private readonly membersOf: Collection<MemberRecord>;
   private readonly seats: Collection<Seat>;
+  private readonly removals: Collection<Removal>;
 
   constructor(
     private readonly db: Db,
     private readonly clock: () => number = Date.now,
   ) {
     this.seats = db.collection<Seat>(FAMILY_SEATS);
+    this.removals = db.collection<Removal>(FAMILY_REMOVALS);
     this.users = db.collection(WORKSPACE_COLLECTIONS.users);
     this.workspaces = db.collection(WORKSPACE_COLLECTIONS.workspaces);
     this.membersOf = db.collection(WORKSPACE_COLLECTIONS.members);
@@ -102,14 +116,30 @@ export class FamilyCircle {
   }
 
   /** Take someone out of the workspace at once: their sessions then show no workspace. The
-   *  caller revokes their keys and app grants (those live with the credentials). */
+   *  caller revokes their keys and app grants (those live with the credentials). Safe to repeat:
+   *  every step is, so a repeat finishes what an attempt cut short left undone. */
   async remove(workspaceId: string, uid: string): Promise<boolean> {
+    const now = this.clock();
+    // Rows nobody will look for again are cleared here: no sweep job for so small a thing.
+    await this.removals.deleteMany({ at: { $lt: new Date(now - REMOVAL_KEPT_MS) } });
+    // Before the member goes: whoever finds them gone finds this too.
+    try {
+      await this.removals.updateOne({ _id: memberId(workspaceId, uid) }, { $set: { workspaceId, uid, at: new Date(now) } }, { upsert: true });
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err; // the same removal at the same moment wrote it
+    }
     const res = await this.membersOf.deleteOne({ _id: memberId(workspaceId, uid) });
     await this.users.updateOne({ _id: uid, workspaceId }, { $unset: { workspaceId: '' } });
     await this.seats.deleteOne({ _id: uid, workspaceId });
     // Before this returns, no process serves them the workspace any more.
     await familyChanged(this.db, 'member', [uid]);
     return res.deletedCount === 1;
+  }
+
+  /** Whether the person was taken out of this workspace within the last day (and is not back). */
+  async removedRecently(workspaceId: string, uid: string): Promise<boolean> {
+    const removal = await this.removals.findOne({ _id: memberId(workspaceId, uid) });
+    return !!removal && removal.at.getTime() > this.clock() - REMOVAL_KEPT_MS && !(await this.member(workspaceId, uid));
   }
 
   /** Leave the workspace, unless that would leave it with no primary caregiver. */

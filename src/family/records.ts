@@ -5,6 +5,7 @@
 // them tells every process before it returns (`familyChanged`), as a revoked credential does.
 import type { Collection, Db, IndexDescription } from 'mongodb';
 import { credentialsFor } from '../auth/credentials.js';
+import { isDuplicateKey } from '../store/errors.js';
 import { newId, randomBase32 } from '../store/ids.js';
 import { listCareEvents, purgeWorkspaceCareEvents, type CareEventPage, type CareEventQuery, type CareEventRecord } from './careEvents.js';
 import { CARE_EVENTS, startTimeline } from './timeline.js';
@@ -168,9 +169,15 @@ export class WorkspaceStore {
     return this.members.countDocuments({ workspaceId });
   }
 
-  async createWorkspace(input: { name: string; owner: { uid: string; email: string }; sandbox: boolean; careContext?: string; primaryCaregiverEmail?: string }, now = new Date()): Promise<WorkspaceRecord> {
-    const workspace: WorkspaceRecord = {
-      _id: newId('ws'),
+  /** A new workspace and, unless a sandbox, its owner as primary caregiver. With `id` (chosen
+   *  before a first attempt, see src/app/creations.ts) it is safe to repeat: a workspace of that
+   *  owner already under the id is the one an earlier attempt wrote, and the member is written again. */
+  async createWorkspace(
+    input: { id?: string; name: string; owner: { uid: string; email: string }; sandbox: boolean; careContext?: string; primaryCaregiverEmail?: string },
+    now = new Date(),
+  ): Promise<WorkspaceRecord> {
+    let workspace: WorkspaceRecord = {
+      _id: input.id ?? newId('ws'),
       name: input.name,
       ownerUid: input.owner.uid,
       sandbox: input.sandbox,
@@ -178,24 +185,38 @@ export class WorkspaceStore {
       ...(input.careContext ? { careContext: input.careContext } : {}),
       ...(input.primaryCaregiverEmail ? { primaryCaregiverEmail: input.primaryCaregiverEmail } : {}),
     };
-    await this.workspaces.insertOne(workspace);
+    try {
+      await this.workspaces.insertOne(workspace);
+    } catch (err) {
+      const earlier = input.id && isDuplicateKey(err) ? await this.workspaces.findOne({ _id: input.id, ownerUid: input.owner.uid }) : null;
+      if (!earlier) throw err;
+      workspace = earlier;
+    }
     if (!input.sandbox) await this.addMember(workspace._id, input.owner, 'caregiver', now);
     return workspace;
   }
 
   async addMember(workspaceId: string, who: { uid: string; email: string }, role: MemberRole, now = new Date()): Promise<void> {
-    await this.members.updateOne(
-      { _id: `${workspaceId}:${who.uid}` },
-      { $setOnInsert: { workspaceId, uid: who.uid, email: who.email, role, joinedAt: now } },
-      { upsert: true },
-    );
+    try {
+      await this.members.updateOne(
+        { _id: `${workspaceId}:${who.uid}` },
+        { $setOnInsert: { workspaceId, uid: who.uid, email: who.email, role, joinedAt: now } },
+        { upsert: true },
+      );
+    } catch (err) {
+      // The same upsert at the same moment (a repeated creation) inserted it first: FerretDB v1
+      // reads, then writes, so the second insert meets the first.
+      if (!isDuplicateKey(err)) throw err;
+    }
     await this.users.updateOne({ _id: who.uid }, { $set: { workspaceId } });
     await familyChanged(this.db, 'member', [who.uid]);
   }
 
-  async addLovedOne(workspaceId: string, name: { firstName: string; lastName: string }, sandbox: boolean, now = new Date()): Promise<LovedOneRecord> {
+  /** A new loved one. With `id` it is safe to repeat, as `createWorkspace` with one: a loved one of
+   *  that workspace already under the id is the one an earlier attempt wrote. */
+  async addLovedOne(workspaceId: string, name: { firstName: string; lastName: string }, sandbox: boolean, now = new Date(), id?: string): Promise<LovedOneRecord> {
     const lovedOne: LovedOneRecord = {
-      _id: newId('lo'),
+      _id: id ?? newId('lo'),
       workspaceId,
       firstName: name.firstName,
       lastName: name.lastName,
@@ -204,7 +225,15 @@ export class WorkspaceStore {
       sandbox,
       createdAt: now,
     };
-    await this.lovedOnes.insertOne(lovedOne);
+    try {
+      await this.lovedOnes.insertOne(lovedOne);
+    } catch (err) {
+      const earlier = id && isDuplicateKey(err) ? await this.lovedOnes.findOne({ _id: id, workspaceId }) : null;
+      if (!earlier) throw err;
+      // The timeline is started again: the earlier attempt may have stopped before it.
+      await startTimeline(this.db, earlier._id, workspaceId);
+      return earlier;
+    }
     await startTimeline(this.db, lovedOne._id, workspaceId);
     return lovedOne;
   }

@@ -1,11 +1,16 @@
-// The apex host ({apex_url}): every request, whatever its path or method, gets a permanent
-// redirect to the same path and query on SITE_URL. 308 keeps the method and body of a POST.
+// The apex host ({apex_url}): every request but the health probes, whatever its path or method,
+// gets a permanent redirect to the same path and query on SITE_URL. 308 keeps a POST's method and body.
 import Koa from 'koa';
-import type { Config } from '../config.js';
+import type { GatewayDeps } from './context.js';
 import { refuse_foreign_host } from './hostCheck.js';
+import { serve_health } from './middleware.js';
 
-export function createApexApp(config: Pick<Config, 'siteUrl' | 'apexUrl' | 'trustProxy'>): Koa {
+export function createApexApp(deps: Pick<GatewayDeps, 'config' | 'bus' | 'store'>): Koa {
+  const { config } = deps;
   const app = new Koa({ proxy: config.trustProxy });
+  // Probes first, as on every listener: an orchestrator probes the apex port by pod address, and a
+  // redirect (cached a day) or a 421 would report a live process as failing.
+  app.use(serve_health(deps));
   app.use(refuse_foreign_host(config.apexUrl, config.trustProxy));
   app.use(async (ctx) => {
     // ctx.url is the raw request target: the path and query exactly as the client sent them.

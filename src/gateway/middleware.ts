@@ -58,7 +58,7 @@ export function log_request(deps: GatewayDeps, surface: string, loggedPath: (pat
 }
 
 /** `/healthz`: the process is alive. `/readyz`: NATS (when used) and MongoDB are reachable. */
-export function serve_health(deps: GatewayDeps) {
+export function serve_health(deps: Pick<GatewayDeps, 'bus' | 'store'>) {
   return async (ctx: Context, next: Next): Promise<void> => {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
     if (ctx.path === '/healthz') {

@@ -46,11 +46,19 @@ const detail = (r: DeadLetterRecord) => ({
   event: queuedEventOf(r),
 });
 
-/** Whether the operator typed yes on stdin. */
-async function confirmed(question: string): Promise<boolean> {
+/**
+ * The operator's answer on stdin: yes, anything else, or none at all when stdin ends first (a closed
+ * or /dev/null stdin, a script, a cron job). Without the close, the question would wait for ever.
+ */
+async function confirmed(question: string): Promise<'yes' | 'no' | 'no_answer'> {
   const rl = createInterface({ input: process.stdin, output: process.stderr });
+  const ended = new AbortController();
+  rl.once('close', () => ended.abort());
   try {
-    return /^y(es)?$/i.test((await rl.question(question)).trim());
+    return /^y(es)?$/i.test((await rl.question(question, { signal: ended.signal })).trim()) ? 'yes' : 'no';
+  } catch (err) {
+    if (ended.signal.aborted) return 'no_answer';
+    throw err;
   } finally {
     rl.close();
   }
@@ -125,7 +133,12 @@ export async function deadlettersCommand(args: string[], config: Config): Promis
       return 0;
     }
     if (command === 'drop') {
-      if (!values.yes && !(await confirmed(`Drop dead letter ${id} (${record.eventType} from ${record.institutionId}) for good? [y/N] `))) {
+      const answer = values.yes ? 'yes' : await confirmed(`Drop dead letter ${id} (${record.eventType} from ${record.institutionId}) for good? [y/N] `);
+      if (answer === 'no_answer') {
+        process.stderr.write('\ncarecircle deadletters: no answer on stdin (it ended first); not dropped. Pass --yes to drop without asking\n');
+        return 2;
+      }
+      if (answer === 'no') {
         process.stderr.write('not dropped\n');
         return 1;
       }

@@ -89,12 +89,14 @@ export function pipeHandlers(deps: PipeDeps): RouteHandlers {
   async function acceptEvent(req: HttpRequestEnvelope, _params: Record<string, string>, log: Logger): Promise<HttpReplyEnvelope> {
     const raw = bytesOf(req);
     const { institution, secretId } = await auth.verify(req, raw);
-    const parsed = parseEvent(parseJsonBytes(raw));
+    const body = parseJsonBytes(raw);
+    const parsed = parseEvent(body);
     if (!parsed.ok) throw invalid(parsed.message);
     const event = parsed.event;
     // Before anything else reads the payload: what the store would refuse is the partner's to fix,
-    // and a 202 for it would be an event that can never be stored.
-    const unfit = unstorable(event.payload, 'payload');
+    // and a 202 for it would be an event that can never be stored. Checked on the payload as sent,
+    // not as parsed: the schema's copy silently leaves out a "__proto__" key, which is refused.
+    const unfit = unstorable((body as { payload: unknown }).payload, 'payload');
     if (unfit) throw invalid(`${unfit.path}: ${unfit.message} [rule: ${unfit.rule}]`);
     if (event.institution_id !== institution._id) throw invalid(`institution_id: "${event.institution_id.slice(0, 64)}" does not match X-Pipe-Institution`);
     const now = clock();

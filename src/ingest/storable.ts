@@ -35,6 +35,10 @@ function keyProblem(key: string): string | undefined {
   if (key.startsWith('$')) return 'starts with "$" (reserved for database operators)';
   if (key.includes('.')) return 'contains "." (reserved for field paths)';
   if (key.includes('\u0000')) return 'contains a NUL character';
+  // JSON.parse keeps it as a field, but any later copy by assignment (schema parsing, a merge in a
+  // reader) takes it as the object's prototype: lost at best, a prototype change at worst.
+  // "constructor" and "prototype" are ordinary fields all the way to the store and back.
+  if (key === '__proto__') return 'is "__proto__", which is not allowed (JavaScript takes it as the object\'s prototype, not a field; rename it)';
   if (LONE_SURROGATE.test(key)) return 'holds an unpaired UTF-16 surrogate (not valid Unicode)';
   return undefined;
 }

@@ -37,7 +37,8 @@ export function requestRecorder(surface: string) {
   };
 }
 
-/** Koa middleware that records every request of `surface`; `route` fixes the label (a listener with one answer). */
+/** Koa middleware that records every request of `surface`; `route` fixes the label of all but the
+ *  health probes (a listener with one answer, the apex). */
 export function countRequests(surface: string, route?: string) {
   const record = requestRecorder(surface);
   return async (ctx: Context, next: Next): Promise<void> => {
@@ -45,7 +46,7 @@ export function countRequests(surface: string, route?: string) {
     try {
       await next();
     } finally {
-      record(route ?? routeOf(ctx), ctx.method, ctx.status, started);
+      record(route !== undefined && !HEALTH.has(ctx.path) ? route : routeOf(ctx), ctx.method, ctx.status, started);
     }
   };
 }
