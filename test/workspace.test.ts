@@ -348,8 +348,8 @@ describe('audit log', () => {
     await postJson(mcp, rpc('tools/list'), bearer(apiKey));
     // Written off the reply path: the rows arrive shortly after the replies, exactly one each.
     await expect.poll(() => db.collection('mcp_audit_log').countDocuments({ uid }), { timeout: 5_000 }).toBe(before + 2);
-    const activity = (await appCall(svc, cookie, 'GET', '/api/activity')).json.activity;
-    expect(activity.slice(0, 2)).toEqual([
+    // The person's activity list is written beside the audit row, so it may land a moment later.
+    await expect.poll(async () => (await appCall(svc, cookie, 'GET', '/api/activity')).json.activity.slice(0, 2), { timeout: 5_000 }).toEqual([
       expect.objectContaining({ method: 'tools/list', tool: null, success: true, via: 'api-key' }),
       expect.objectContaining({ method: 'tools/call', tool: 'list_care_events', success: false, via: 'api-key' }),
     ]);
