@@ -1,14 +1,15 @@
 // Dependency rules that fail the build: no cycles, and the layering in docs/architecture.md ("Dependency rules").
 //
-// Layers, lowest first: machines/ (pure state machines); shared mechanism; feature slices;
-// the runtime (gateway, worker, cron); the role wiring (service.ts, cli.ts, slices.ts, and what a
+// Layers, lowest first: machines/ (pure state machines); shared mechanism; the domain layer
+// (family/: the family records); feature slices; the runtime (gateway, worker, cron); the role wiring (service.ts, cli.ts, slices.ts, and what a
 // worker thread starts: threadSlices.ts, workerThread.ts).
 // A layer imports only from layers below it. Tests are exempt from layering, not from cycles.
 // Folder-level cycles among the top folders of src/ are checked by scripts/folder-cycles.ts.
 
 const TESTS = '(\\.test\\.ts$|^test/)';
 const SHARED = '^src/((config|log|version|roles|tenants)\\.ts$|(http|bus|store|limits|rpc|auth|slice|metrics)/)';
-const SLICES = '^src/(directory|site|newsletter|community|session|identity|workspace|keys|app|oauth|sandbox|inbox|ingest|partner|family|care)/';
+const DOMAIN = '^src/family/';
+const SLICES = '^src/(directory|site|newsletter|community|session|identity|workspace|keys|app|oauth|sandbox|inbox|ingest|partner|care)/';
 const RUNTIME = '^src/(gateway|worker|cron)/';
 const WIRING = '^src/(service|cli|slices|threadSlices|workerThread)\\.ts$';
 
@@ -31,10 +32,17 @@ export default {
     },
     {
       name: 'shared-mechanism-not-upward',
-      comment: 'Shared mechanism (config, log, version, roles, http, bus, store, limits, rpc, auth, slice, metrics) may not import slices, the runtime or the role wiring.',
+      comment: 'Shared mechanism (config, log, version, roles, http, bus, store, limits, rpc, auth, slice, metrics) may not import the domain layer, slices, the runtime or the role wiring.',
       severity: 'error',
       from: { path: SHARED, pathNot: TESTS },
-      to: { path: `${SLICES}|${RUNTIME}|${WIRING}` },
+      to: { path: `${DOMAIN}|${SLICES}|${RUNTIME}|${WIRING}` },
+    },
+    {
+      name: 'domain-on-shared-only',
+      comment: 'The domain layer (family/) stands on shared mechanism and machines/ only: slices use it, it uses no slice, no runtime and no wiring.',
+      severity: 'error',
+      from: { path: DOMAIN, pathNot: TESTS },
+      to: { path: '^(src|bridge|scripts|test)/', pathNot: `${DOMAIN}|${SHARED}` },
     },
     {
       name: 'slices-not-upward',
@@ -45,10 +53,10 @@ export default {
     },
     {
       name: 'runtime-not-upward',
-      comment: 'The gateway, worker and cron receive slice manifests from the role wiring: they import no slice and no wiring.',
+      comment: 'The gateway, worker and cron receive slice manifests from the role wiring: they import no slice, no domain record and no wiring.',
       severity: 'error',
       from: { path: RUNTIME, pathNot: TESTS },
-      to: { path: `${SLICES}|${WIRING}` },
+      to: { path: `${DOMAIN}|${SLICES}|${WIRING}` },
     },
     {
       name: 'worker-and-cron-not-gateway',

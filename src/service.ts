@@ -6,13 +6,14 @@ import { fileURLToPath } from 'node:url';
 import { openBus } from './bus/index.js';
 import { MemoryBus } from './bus/memory.js';
 import type { Bus } from './bus/types.js';
-import { openCredentials } from './auth/credentials.js';
+import { openCredentials, type Credentials } from './auth/credentials.js';
 import type { Config } from './config.js';
 import { startCron, type CronRole } from './cron/index.js';
 import type { GatewayDeps } from './gateway/context.js';
 import { createApexApp } from './gateway/apex.js';
 import { createAuthHostApp, createHostApp, createHostLean } from './gateway/hosts.js';
 import { leanAhead, type LeanHandler } from './gateway/leanMcp.js';
+import { keepStatesWith } from './family/keyed.js';
 import { startInboxListener } from './inbox/smtp.js';
 import type Koa from 'koa';
 import { openLimiter } from './limits/index.js';
@@ -37,6 +38,8 @@ export interface RunningService {
   urls: Record<string, string>;
   bus: Bus;
   store: Store;
+  /** This process's credentials and family records in memory (src/auth/credentials.ts). */
+  credentials: Credentials;
   cron?: CronRole;
   /** The embedded run's worker threads, where it has any (DIRECTORY_THREADS). */
   workerThreads?: WorkerThreads;
@@ -99,10 +102,11 @@ export async function startService(role: Role, config: Config, log: Logger): Pro
     stops.push(() => bus.close());
     const credentials = await openCredentials(store.db, bus, config.busNamespace, log);
     stops.push(() => credentials.stop());
+    keepStatesWith(store.db, credentials);
 
     // Exact in memory for one process; in JetStream key-value where several share the NATS bus.
     const limiter = openLimiter(bus, config.busNamespace, log);
-    const ctx: SliceContext = { config, log, db: store.db, bus, limiter, clock: Date.now, slices };
+    const ctx: SliceContext = { config, log, db: store.db, bus, limiter, credentials, clock: Date.now, slices };
     const urls: Record<string, string> = {};
     let cronRole: CronRole | undefined;
     let pool: WorkerPool | undefined;
@@ -157,7 +161,7 @@ export async function startService(role: Role, config: Config, log: Logger): Pro
       stops.push(() => metrics.close());
     }
     log.info({ role, urls, bus: bus.kind }, 'carecircle started');
-    return { role, urls, bus, store, ...(cronRole ? { cron: cronRole } : {}), ...(workerThreads ? { workerThreads } : {}), stop: stopAll };
+    return { role, urls, bus, store, credentials, ...(cronRole ? { cron: cronRole } : {}), ...(workerThreads ? { workerThreads } : {}), stop: stopAll };
   } catch (err) {
     await stopAll();
     throw err;

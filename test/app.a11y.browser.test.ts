@@ -44,7 +44,7 @@ beforeAll(async () => {
   const page = await caregiver.newPage();
   await createWorkspaceWithBrowser(page, svc.config.appUrl, 'a11y.family@example.com', { familyName: 'The Okafor Family', firstName: 'Ngozi', lastName: 'Okafor' });
   // A day of agency events, so the timeline, medications and charts have something to show.
-  const partner = await onboard(svc.store.db, 'Riverside Home Care');
+  const partner = await onboard(svc.store.db, svc.credentials, 'Riverside Home Care');
   const client = new PartnerClient({ baseUrl: svc.urls.pipe!, institutionId: partner.institutionId, secret: partner.secret });
   const code = ((await client.setFamilyShare('ngozi-1', true)).body as { link_code: string }).link_code;
   await linkAgencyWithBrowser(page, code);

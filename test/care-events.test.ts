@@ -1,6 +1,7 @@
 // list_care_events' time, type and cursor arguments, and the two read shapes behind them (month
 // pages on FerretDB, the record's index on MongoDB): stable paging while events arrive,
 // batches written once per page, concurrent appends, and purges that leave nothing listed.
+import { passThroughCredentials } from '../src/auth/credentials.js';
 import { MongoClient, type Db } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RPC } from '../src/rpc/codes.js';
@@ -29,7 +30,7 @@ beforeAll(async () => {
   };
   for (const [name, pages] of [['pages', true], ['query', false]] as const) {
     const main = await connect(pages);
-    shapes[name] = { db: main, other: await connect(pages), store: new WorkspaceStore(main, svc.config.inboxDomain) };
+    shapes[name] = { db: main, other: await connect(pages), store: new WorkspaceStore(main, passThroughCredentials(main), svc.config.inboxDomain) };
   }
   db = shapes.pages.db;
 });

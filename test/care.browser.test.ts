@@ -21,7 +21,7 @@ describe('care pages in Chromium', () => {
     page.on('pageerror', (err) => errors.push(err.message));
     await createWorkspaceWithBrowser(page, run.svc.config.appUrl, 'rosa.family@example.com', { familyName: 'The Lopez Family', firstName: 'Rosa', lastName: 'Lopez' });
 
-    const partner = await onboard(run.svc.store.db, 'Evergreen Home Care');
+    const partner = await onboard(run.svc.store.db, run.svc.credentials, 'Evergreen Home Care');
     const client = new PartnerClient({ baseUrl: run.svc.urls.pipe!, institutionId: partner.institutionId, secret: partner.secret });
     const code = ((await client.setFamilyShare('rosa-7', true)).body as { link_code: string }).link_code;
     await linkAgencyWithBrowser(page, code);

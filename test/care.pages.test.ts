@@ -39,8 +39,8 @@ describe('care pages - a loved one seen by the family', () => {
   let partner: Partner;
   let fam: Family;
   beforeAll(async () => {
-    partner = await onboard(svc.store.db, 'Evergreen Home Care');
-    fam = await family(svc.store.db, svc.config);
+    partner = await onboard(svc.store.db, svc.credentials, 'Evergreen Home Care');
+    fam = await family(svc.store.db, svc.credentials, svc.config);
     await shareWith(svc, partner, 'rosa-1', fam);
     await send(partner, 'rosa-1', 'visit_started', utc(2, 22, 0), { caregiver_id: 'Ana', scheduled_start: utc(2, 22, 0), actual_start: utc(2, 22, 0) });
     for (const back of [4, 2]) await send(partner, 'rosa-1', 'med_administered', utc(back, 23, 2), { medication_name: 'Metoprolol', dose_amount: 25, dose_unit: 'mg', administered_by: 'Ana', scheduled_at: utc(back, 23, 0) });
@@ -51,7 +51,7 @@ describe('care pages - a loved one seen by the family', () => {
     await send(partner, 'rosa-1', 'note_added', utc(2, 23, 30), { caregiver_id: 'Ana', note_text: 'Ate a full breakfast.' });
     await send(partner, 'rosa-1', 'visit_ended', utc(1, 1, 15), { caregiver_id: 'Ana', actual_end: utc(1, 1, 15), duration_minutes: 195 });
     await send(partner, 'rosa-1', 'fall_reported', utc(1, 2, 0), { severity: 'minor', reported_by: 'Ana' });
-    const lovedOne = await new WorkspaceStore(svc.store.db, svc.config.inboxDomain).lovedOneIn(fam.workspaceId, fam.lovedOneId);
+    const lovedOne = await new WorkspaceStore(svc.store.db, svc.credentials, svc.config.inboxDomain).lovedOneIn(fam.workspaceId, fam.lovedOneId);
     const mail = nodemailer.createTransport({ host: '127.0.0.1', port: Number(new URL(svc.urls.smtp!).port), secure: false, ignoreTLS: true });
     await mail.sendMail({ from: 'clinic@sender.example', to: lovedOne!.inboxAddress, subject: 'Lab results ready', text: 'Your results are in the portal.' });
     mail.close();
@@ -112,7 +112,7 @@ describe('care pages - a loved one seen by the family', () => {
   });
 
   it('when someone outside the workspace asks, then not found; signed out, the sign-in page', async () => {
-    const other = await family(svc.store.db, svc.config);
+    const other = await family(svc.store.db, svc.credentials, svc.config);
     for (const path of ['', '/medications', '/vitals']) {
       const r = await page(other, `/care/${fam.lovedOneId}${path}`);
       expect(r.status).toBe(404);
@@ -124,8 +124,8 @@ describe('care pages - a loved one seen by the family', () => {
   });
 
   it('when more entries exist than a page holds, then "Older entries" pages through them without repeats', async () => {
-    const p2 = await onboard(svc.store.db);
-    const many = await family(svc.store.db, svc.config);
+    const p2 = await onboard(svc.store.db, svc.credentials);
+    const many = await family(svc.store.db, svc.credentials, svc.config);
     await shareWith(svc, p2, 'many-1', many);
     for (let i = 0; i < 30; i++) await send(p2, 'many-1', 'note_added', new Date(now.getTime() - (i + 1) * 60_000).toISOString(), { caregiver_id: 'cg', note_text: `note number ${i}` });
     const first = await page(many, `/care/${many.lovedOneId}`);
@@ -138,8 +138,8 @@ describe('care pages - a loved one seen by the family', () => {
   });
 
   it('when partner text carries script and attribute payloads, then every care page prints it as inert text', async () => {
-    const p3 = await onboard(svc.store.db, '<script>alert("agency")</script>');
-    const evil = await family(svc.store.db, svc.config);
+    const p3 = await onboard(svc.store.db, svc.credentials, '<script>alert("agency")</script>');
+    const evil = await family(svc.store.db, svc.credentials, svc.config);
     await shareWith(svc, p3, 'evil-1', evil);
     const at = utc(1, 3, 0);
     await send(p3, 'evil-1', 'med_administered', at, { medication_name: '<script>alert(1)</script>', dose_amount: 1, dose_unit: '"><img src=x onerror=alert(2)>', administered_by: "' onmouseover='alert(3)", scheduled_at: at });

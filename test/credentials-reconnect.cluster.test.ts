@@ -5,7 +5,6 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { credentialsFor } from '../src/auth/credentials.js';
 import { NatsBus } from '../src/bus/nats.js';
 import { API_KEYS, KeyStore, type ApiKeyRecord } from '../src/keys/keys.js';
 import { createLogger } from '../src/log.js';
@@ -75,7 +74,7 @@ async function cutOff(meanwhile: () => Promise<void>): Promise<void> {
   await until(() => logged('nats disconnect') > disconnects);
   await meanwhile();
   // The change returned without the worker: it waited for it, then counted it as silent.
-  expect(credentialsFor(gateway.store.db).lastReach).toEqual({ acknowledged: 0, silent: 1 });
+  expect(gateway.credentials.lastReach).toEqual({ acknowledged: 0, silent: 1 });
   const heard = workerHeartbeats;
   link.restore();
   await until(() => workerHeartbeats > heard);
@@ -95,18 +94,18 @@ describe('credentials - a worker back on NATS after missing a revocation', { tim
     expect([await ping(apiKey), await ping(apiKey)]).toEqual([200, 200]);
     await cutOff(async () => {
       const { uid } = (await gateway.store.db.collection<ApiKeyRecord>(API_KEYS).findOne({ _id: keyId }))!;
-      await new KeyStore(gateway.store.db).revoke(uid, keyId);
+      await new KeyStore(gateway.store.db, gateway.credentials).revoke(uid, keyId);
     });
     expect(await ping(apiKey)).toBe(403);
   });
 
   it('when an integration the worker keeps is deactivated while it is cut off from NATS, then the first event once it is back gets 403', async () => {
-    const partner = await onboard(gateway.store.db);
-    await shareWith(gateway, partner, 'client-cut', await family(gateway.store.db, gateway.config));
+    const partner = await onboard(gateway.store.db, gateway.credentials);
+    await shareWith(gateway, partner, 'client-cut', await family(gateway.store.db, gateway.credentials, gateway.config));
     let n = 0;
     const send = async () => (await postEvent(gateway.urls.pipe!, partner, visit(partner, 'client-cut', { source_event_id: `cut-${n++}` }))).status;
     expect([await send(), await send()]).toEqual([202, 202]);
-    await cutOff(() => partnerStore(gateway.store.db).deactivate(partner.institutionId));
+    await cutOff(() => partnerStore(gateway.store.db, gateway.credentials).deactivate(partner.institutionId));
     expect(await send()).toBe(403);
   });
 });

@@ -77,10 +77,10 @@ describe('editing with care, in Chromium', () => {
     await Promise.all([page.waitForURL(/\/revoke$/), page.click(`#keys a:has-text("Revoke ${label}")`)]);
     expect(await page.textContent('#confirm button')).toBe(`Revoke ${label}`);
     await screenshot(page, 'revoke-confirm-375');
-    expect((await new KeyStore(run.svc.store.db).findByPlaintext(apiKey))?.status).toBe('active'); // asking revoked nothing
+    expect((await new KeyStore(run.svc.store.db, run.svc.credentials).findByPlaintext(apiKey))?.status).toBe('active'); // asking revoked nothing
     await Promise.all([page.waitForURL(/\/settings(#mcp-api-keys)?$/), page.click('#confirm button')]);
     expect(await page.textContent('#keys')).toContain('revoked');
-    expect((await new KeyStore(run.svc.store.db).findByPlaintext(apiKey))?.status).toBe('revoked');
+    expect((await new KeyStore(run.svc.store.db, run.svc.credentials).findByPlaintext(apiKey))?.status).toBe('revoked');
     await Promise.all([page.waitForURL(/\/settings(#mcp-api-keys)?$/), page.click(`#keys button:has-text("Remove ${label}")`)]);
     expect(await page.locator('#keys').count()).toBe(0);
 
@@ -140,11 +140,11 @@ describe('editing with care, in Chromium', () => {
 describe('editing with care, over HTTP', () => {
   let fam: Family;
   beforeAll(async () => {
-    fam = await family(run.svc.store.db, run.svc.config);
+    fam = await family(run.svc.store.db, run.svc.credentials, run.svc.config);
   });
 
   it('when a loved one with events, mail and an agency link is removed, then the page counts them first and afterwards all are gone', async () => {
-    const partner = await onboard(run.svc.store.db, 'Sunrise Home Care');
+    const partner = await onboard(run.svc.store.db, run.svc.credentials, 'Sunrise Home Care');
     await shareWith(run.svc, partner, 'rose-1', fam);
     expect((await postEvent(run.svc.urls.pipe!, partner, visit(partner, 'rose-1'))).status).toBe(202);
     await expect.poll(() => careEvents(run.svc.store.db).countDocuments({ lovedOneId: fam.lovedOneId }), { timeout: 15_000 }).toBe(1);
@@ -158,7 +158,7 @@ describe('editing with care, over HTTP', () => {
     expect(download.status).toBe(200);
     expect(download.headers.get('content-disposition')).toBe(`attachment; filename="r_sultats.pdf"; filename*=UTF-8''r%C3%A9sultats.pdf`);
     expect(Buffer.from(await download.arrayBuffer()).toString()).toBe('%PDF-1.4 lab');
-    const outsider = await family(run.svc.store.db, run.svc.config);
+    const outsider = await family(run.svc.store.db, run.svc.credentials, run.svc.config);
     expect((await get(outsider, attachmentPath)).status).toBe(404);
     expect((await fetch(app(attachmentPath))).status).toBe(404);
     const inbox = textOf(await (await get(fam, `/inbox/${fam.lovedOneId}`)).text());
@@ -180,12 +180,12 @@ describe('editing with care, over HTTP', () => {
     expect(await careEvents(run.svc.store.db).countDocuments({ lovedOneId: fam.lovedOneId })).toBe(0);
     expect(await run.svc.store.db.collection('inbox_items').countDocuments({ lovedOneId: fam.lovedOneId })).toBe(0);
     expect((await get(fam, attachmentPath)).status).toBe(404);
-    expect(await new FamilyShares(run.svc.store.db).binding(partner.institutionId, 'rose-1')).toBeNull();
-    expect(await new FamilyShares(run.svc.store.db).countLinksTo(fam.workspaceId, fam.lovedOneId)).toBe(0);
+    expect(await new FamilyShares(run.svc.store.db, run.svc.credentials).binding(partner.institutionId, 'rose-1')).toBeNull();
+    expect(await new FamilyShares(run.svc.store.db, run.svc.credentials).countLinksTo(fam.workspaceId, fam.lovedOneId)).toBe(0);
   });
 
   it('when the JSON API is asked for a second loved one of the same name, then it answers 409 unless allowDuplicate is sent', async () => {
-    const famApi = await family(run.svc.store.db, run.svc.config);
+    const famApi = await family(run.svc.store.db, run.svc.credentials, run.svc.config);
     const call = (body: unknown) => fetch(app('/api/workspace/loved-ones'), { method: 'POST', headers: { cookie: famApi.cookie, origin: origin(), 'content-type': 'application/json' }, body: JSON.stringify(body) });
     const dup = await call({ firstName: 'ROSE', lastName: ' test ' });
     expect(dup.status).toBe(409);
@@ -194,7 +194,7 @@ describe('editing with care, over HTTP', () => {
   });
 
   it('when a key is minted by a form post, then it waits on the server for one page, never in the URL', async () => {
-    const fam2 = await family(run.svc.store.db, run.svc.config);
+    const fam2 = await family(run.svc.store.db, run.svc.credentials, run.svc.config);
     const minted = await post(fam2, '/settings/keys', { name: 'Phone' });
     expect(minted.status).toBe(303);
     expect(minted.headers.get('location')).toBe('/settings/connect');
@@ -207,7 +207,7 @@ describe('editing with care, over HTTP', () => {
     expect(again).not.toMatch(/sk-svc-[0-9a-f]{64}/);
     expect(again).toContain('PASTE-YOUR-KEY-HERE');
     // Another person holding the cookie sees nothing either.
-    const other = await family(run.svc.store.db, run.svc.config);
+    const other = await family(run.svc.store.db, run.svc.credentials, run.svc.config);
     const third = await post(fam2, '/settings/keys', { name: 'Tablet' });
     const flash3 = third.headers.get('set-cookie')!.split(';')[0]!;
     expect(await (await get({ cookie: `${other.cookie}; ${flash3}` }, '/settings/connect')).text()).not.toMatch(/sk-svc-[0-9a-f]{64}/);
@@ -216,7 +216,7 @@ describe('editing with care, over HTTP', () => {
   });
 
   it('when a form is wrong, then the page says what to do in plain words', async () => {
-    const fam3 = await family(run.svc.store.db, run.svc.config);
+    const fam3 = await family(run.svc.store.db, run.svc.credentials, run.svc.config);
     const empty = await post(fam3, '/workspace/loved-ones', { firstName: ' ', lastName: '' });
     expect(empty.status).toBe(400);
     const text = textOf(await empty.text());
@@ -233,7 +233,7 @@ describe('editing with care, over HTTP', () => {
   it('when a stranger opens the app or a sandbox claim link, then the page says what carecircle is, which workspace, and which email claims it', async () => {
     const signedOut = textOf(await (await fetch(app('/'))).text());
     expect(signedOut).toContain('carecircle helps a family look after someone they love');
-    const sandbox = await new SandboxService(run.svc.store.db, run.svc.config.inboxDomain).create({ lovedOneFirstName: 'Eleanor', lovedOneLastName: 'Vance', primaryCaregiverEmail: 'claire.vance@example.com', familyMemberEmails: [] });
+    const sandbox = await new SandboxService(run.svc.store.db, run.svc.credentials, run.svc.config.inboxDomain).create({ lovedOneFirstName: 'Eleanor', lovedOneLastName: 'Vance', primaryCaregiverEmail: 'claire.vance@example.com', familyMemberEmails: [] });
     const claim = textOf(await (await fetch(app(`/onboarding/claim?workspace=${sandbox.workspace._id}`))).text());
     expect(claim).toContain('“The Vance Family (sandbox)”');
     expect(claim).toContain('signing in with claire.vance@example.com');
@@ -241,7 +241,7 @@ describe('editing with care, over HTTP', () => {
   });
 
   it('when a signed-in person opens each app page, then no internal id is on screen', async () => {
-    const fam4 = await family(run.svc.store.db, run.svc.config);
+    const fam4 = await family(run.svc.store.db, run.svc.credentials, run.svc.config);
     await post(fam4, '/settings/keys', { name: 'Desk' });
     const lo = fam4.lovedOneId;
     for (const path of ['/', '/settings', '/settings/connect', '/workspace/name', `/workspace/loved-ones/${lo}/edit`, `/workspace/loved-ones/${lo}/remove`, `/care/${lo}`, `/care/${lo}/medications`, `/care/${lo}/vitals`, `/inbox/${lo}`]) {

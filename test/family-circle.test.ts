@@ -1,6 +1,7 @@
 // The family circle over real HTTP: inviting by email through a real SMTP server, accepting only
 // as the invited email, roles checked on the server, and members and former members across the
 // app, API keys and OAuth (the cross-tenant rules for people who join and leave).
+import { passThroughCredentials } from '../src/auth/credentials.js';
 import { MongoClient, type Db } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionStore } from '../src/auth/sessions.js';
@@ -253,14 +254,16 @@ describe('roles, members and former members', () => {
 describe('markup - the family pages print what people typed as text', () => {
   const EVIL = '<script>alert(1)</script> "><img src=x onerror=alert(2)>';
   it('when names of people, the workspace and loved ones carry payloads, then every family page shows them inert', async () => {
-    const store = new WorkspaceStore(db, svc.config.inboxDomain);
+    // The test's own handle keeps nothing; what it changes still reaches the service in this process.
+    const credentials = passThroughCredentials(db);
+    const store = new WorkspaceStore(db, credentials, svc.config.inboxDomain);
     const owner = await store.upsertUser({ uid: 'u-evil-owner', email: 'evil.owner@example.com', name: EVIL });
     const member = await store.upsertUser({ uid: 'u-evil-member', email: 'evil.member@example.com', name: EVIL });
     const ws = await store.createWorkspace({ name: EVIL, owner: { uid: owner._id, email: owner.email }, sandbox: false });
     await store.addLovedOne(ws._id, { firstName: EVIL, lastName: EVIL }, false);
-    await new FamilyCircle(db).join(ws._id, { uid: member._id, email: member.email });
+    await new FamilyCircle(db, credentials).join(ws._id, { uid: member._id, email: member.email });
     const { token } = await new InviteStore(db).create(ws._id, 'evil.invitee@example.com', { uid: owner._id, email: owner.email, name: EVIL });
-    const sessions = new SessionStore(db);
+    const sessions = new SessionStore(db, credentials);
     const ownerCookie = `cc_session=${(await sessions.create({ uid: owner._id, email: owner.email, tenant: 'family' })).token}`;
     const memberCookie = `cc_session=${(await sessions.create({ uid: member._id, email: member.email, tenant: 'family' })).token}`;
     const pages = [

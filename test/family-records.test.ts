@@ -1,5 +1,6 @@
 // The family records' care-event storage contract: batches stored in any order, redeliveries
 // reported as duplicates rather than failures, and a loved one's events removed with them.
+import { passThroughCredentials } from '../src/auth/credentials.js';
 import { describe, expect, it } from 'vitest';
 import { appendCareEvents, deleteLovedOneCareEvents, WorkspaceStore, type CareEventRecord } from '../src/family/records.js';
 import { useTestDatabase } from './harness/database.js';
@@ -21,7 +22,7 @@ const event = (id: string, lovedOneId: string, minute: number): CareEventRecord 
 
 describe('care event storage', () => {
   it('when a batch repeats events already stored, then the new ones are stored and the repeats are reported as duplicates', async () => {
-    const store = new WorkspaceStore(database.db, 'inbox.test');
+    const store = new WorkspaceStore(database.db, passThroughCredentials(database.db), 'inbox.test');
     expect(await appendCareEvents(database.db, [])).toEqual({ stored: [], duplicates: [] });
     expect(await appendCareEvents(database.db, [event('e1', 'lo_a', 1), event('e2', 'lo_a', 2)])).toEqual({ stored: ['e1', 'e2'], duplicates: [] });
     const again = await appendCareEvents(database.db, [event('e2', 'lo_a', 2), event('e3', 'lo_a', 3), event('e1', 'lo_a', 1)]);
@@ -32,7 +33,7 @@ describe('care event storage', () => {
   });
 
   it("when a loved one's events are deleted, then only that loved one's events go", async () => {
-    const store = new WorkspaceStore(database.db, 'inbox.test');
+    const store = new WorkspaceStore(database.db, passThroughCredentials(database.db), 'inbox.test');
     await appendCareEvents(database.db, [event('k1', 'lo_keep', 1), event('g1', 'lo_gone', 1), event('g2', 'lo_gone', 2)]);
     expect(await deleteLovedOneCareEvents(database.db, 'ws_records', 'lo_gone')).toBe(2);
     expect((await store.listCareEvents('lo_gone', { limit: 10 })).events).toEqual([]);

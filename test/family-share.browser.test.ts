@@ -11,7 +11,7 @@ describe('family-share link code on the workspace page', () => {
     const { page, errors } = await newPage(run.browser);
     await createWorkspaceWithBrowser(page, run.svc.config.appUrl, 'linker@example.com', { familyName: 'The Linker Family', firstName: 'June', lastName: 'Linker' });
 
-    const partner = await onboard(run.svc.store.db, 'Evergreen Home Care');
+    const partner = await onboard(run.svc.store.db, run.svc.credentials, 'Evergreen Home Care');
     const client = new PartnerClient({ baseUrl: run.svc.urls.pipe!, institutionId: partner.institutionId, secret: partner.secret });
     const code = ((await client.setFamilyShare('evergreen-7', true)).body as { link_code: string }).link_code;
 

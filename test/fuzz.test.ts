@@ -3,6 +3,7 @@
 // answered 5xx; at the end every 202'd partner event is stored exactly once, with every payload
 // field it was sent with, and the service answers.
 // FUZZ_RUNS and FUZZ_TIME_LIMIT_S scale it (`npm run fuzz`), FUZZ_SEED replays a run.
+import { passThroughCredentials } from '../src/auth/credentials.js';
 import fc from 'fast-check';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -63,7 +64,7 @@ beforeAll(async () => {
     },
   });
   const caregiver = await caregiverWithKey(dep, 'fuzz@example.com');
-  const partner = await onboard(dep.db, 'Fuzz Home Care');
+  const partner = await onboard(dep.db, passThroughCredentials(dep.db), 'Fuzz Home Care');
   const share = await setFamilyShare(dep.urls.pipe, partner, LINKED, true);
   const linked = await appCall(dep, caregiver.cookie, 'POST', '/api/family-share/link', { code: share.json.link_code, lovedOneId: caregiver.lovedOneId });
   if (linked.status !== 200) throw new Error(`link answered ${linked.status}: ${JSON.stringify(linked.json)}`);

@@ -32,8 +32,8 @@ describe('ingest cluster', () => {
     const gateway: TestService = await startTestService({ nats: true, role: 'gateway', mongoUrl, env: { ...env, GATEWAY_RETRY_WINDOW_MS: '8000' } });
     cleanup.push(() => gateway.stop());
 
-    const partner = await onboard(gateway.store.db);
-    const fam = await family(gateway.store.db, gateway.config);
+    const partner = await onboard(gateway.store.db, gateway.credentials);
+    const fam = await family(gateway.store.db, gateway.credentials, gateway.config);
     await shareWith(gateway, partner, 'client-burst', fam);
     // The partner's own client, with its retry rule (delays shortened for the test).
     const client = new PartnerClient({ baseUrl: gateway.urls.pipe!, institutionId: partner.institutionId, secret: partner.secret, sleep: (ms) => sleep(Math.min(ms, 100)) });
@@ -74,8 +74,8 @@ describe('ingest cluster', () => {
     const gateways = [await startTestService({ nats: true, role: 'gateway', mongoUrl, env }), await startTestService({ nats: true, role: 'gateway', mongoUrl, env })];
     for (const g of gateways) cleanup.push(() => g.stop());
 
-    const partner = await onboard(worker.store.db);
-    const fam = await family(worker.store.db, worker.config);
+    const partner = await onboard(worker.store.db, worker.credentials);
+    const fam = await family(worker.store.db, worker.credentials, worker.config);
     await shareWith(gateways[0]!, partner, 'client-2gw', fam);
     const dup = JSON.stringify(visit(partner, 'client-2gw', { source_event_id: 'dup-both' }));
     const replies = await Promise.all([

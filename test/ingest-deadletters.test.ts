@@ -22,8 +22,8 @@ let fam: Family;
 const SUBJECT = 'client-dl';
 beforeAll(async () => {
   svc = await startTestService({ nats: true, env: { DATA_KEY: TEST_DATA_KEY, INGEST_MAX_DELIVERIES: '2', RATE_INGEST_PER_MIN: '10000' } });
-  partner = await onboard(svc.store.db);
-  fam = await family(svc.store.db, svc.config);
+  partner = await onboard(svc.store.db, svc.credentials);
+  fam = await family(svc.store.db, svc.credentials, svc.config);
   await shareWith(svc, partner, SUBJECT, fam);
 });
 afterAll(async () => {
@@ -46,7 +46,7 @@ export function queued(p: Partner, linkId: string, id: string, payload: Record<s
 }
 
 async function linkId(): Promise<string> {
-  return (await new FamilyShares(svc.store.db).binding(partner.institutionId, SUBJECT))!.link.linkId;
+  return (await new FamilyShares(svc.store.db, svc.credentials).binding(partner.institutionId, SUBJECT))!.link.linkId;
 }
 
 async function publish(e: QueuedEvent): Promise<void> {

@@ -16,8 +16,8 @@ afterAll(async () => {
 
 describe('ingest end to end', () => {
   it("when a partner sends a visit, a medication and a vital for a linked client, then the family's MCP client lists them, newest first", async () => {
-    const partner = await onboard(svc.store.db, 'Sunrise Home Care');
-    const fam = await family(svc.store.db, svc.config);
+    const partner = await onboard(svc.store.db, svc.credentials, 'Sunrise Home Care');
+    const fam = await family(svc.store.db, svc.credentials, svc.config);
     const client = new PartnerClient({ baseUrl: svc.urls.pipe!, institutionId: partner.institutionId, secret: partner.secret });
     const on = await client.setFamilyShare('sunrise-88', true);
     expect((await enterLinkCode(svc.bus, svc.config, fam, (on.body as { link_code: string }).link_code)).status).toBe(200);
@@ -31,7 +31,7 @@ describe('ingest end to end', () => {
     expect(sent.map((r) => r.rule)).toEqual(['accepted', 'accepted', 'accepted']);
     await drained(svc.bus, svc.config);
 
-    const { plaintext } = await new KeyStore(svc.store.db).mint(fam.uid, 'assistant');
+    const { plaintext } = await new KeyStore(svc.store.db, svc.credentials).mint(fam.uid, 'assistant');
     const res = await postJson(`${svc.urls.app}/api/mcp`, rpc('tools/call', { name: 'list_care_events', arguments: { lovedOneId: fam.lovedOneId } }), { authorization: `Bearer ${plaintext}` });
     expect(res.status).toBe(200);
     const listed = JSON.parse(res.json.result.content.at(-1).text);

@@ -18,8 +18,8 @@ afterAll(async () => {
 describe('ingest - embedded mode', () => {
   it('when an event gets 202, then its care event is already stored', async () => {
     expect(svc.bus.kind).toBe('memory');
-    const partner = await onboard(svc.store.db);
-    const fam = await family(svc.store.db, svc.config);
+    const partner = await onboard(svc.store.db, svc.credentials);
+    const fam = await family(svc.store.db, svc.credentials, svc.config);
     await shareWith(svc, partner, 'client-e', fam);
     const r = await postEvent(svc.urls.pipe!, partner, visit(partner, 'client-e', { source_event_id: 'emb-1' }));
     expect(r.status).toBe(202);
@@ -27,8 +27,8 @@ describe('ingest - embedded mode', () => {
   });
 
   it('when twenty copies arrive at once, then one is stored; a purge removes it', async () => {
-    const partner = await onboard(svc.store.db);
-    const fam = await family(svc.store.db, svc.config);
+    const partner = await onboard(svc.store.db, svc.credentials);
+    const fam = await family(svc.store.db, svc.credentials, svc.config);
     await shareWith(svc, partner, 'client-e2', fam);
     const body = JSON.stringify(visit(partner, 'client-e2'));
     const replies = await Promise.all(Array.from({ length: 20 }, () => postEvent(svc.urls.pipe!, partner, undefined, { body })));
@@ -40,8 +40,8 @@ describe('ingest - embedded mode', () => {
   });
 
   it('when the payload has a "__proto__" key, then 400 naming it, and nothing is stored', async () => {
-    const partner = await onboard(svc.store.db);
-    const fam = await family(svc.store.db, svc.config);
+    const partner = await onboard(svc.store.db, svc.credentials);
+    const fam = await family(svc.store.db, svc.credentials, svc.config);
     await shareWith(svc, partner, 'client-e3', fam);
     const e = visit(partner, 'client-e3');
     const body = JSON.stringify(e).replace('"caregiver_id"', '"__proto__":{"admin":true},"caregiver_id"');
@@ -61,7 +61,7 @@ describe('ingest - sweeps', () => {
       { _id: 'code-expired', entityId: 'e', institutionId: 'i', subjectRef: 's', expiresAt: new Date(Date.now() - 1000) },
       { _id: 'code-live', entityId: 'e', institutionId: 'i', subjectRef: 's', expiresAt: new Date(Date.now() + day) },
     ] as never[]);
-    const [job] = ingestSweepJobs(svc.config, db);
+    const [job] = ingestSweepJobs(svc.config, db, svc.credentials);
     const counts = await job!.run();
     expect(counts.keys).toBeGreaterThanOrEqual(1);
     expect((await db.collection(INGEST_KEYS).find({ institutionId: 'sweep' }).toArray()).map((k) => k._id).sort()).toEqual(['sweep-29', 'sweep-new']);

@@ -31,8 +31,8 @@ async function acrossChange(partner: Partner, subjectRef: string, change: () => 
 }
 
 async function linkedPair(subjectRef: string): Promise<{ partner: Partner; fam: Family }> {
-  const partner = await onboard(d.gateway.store.db);
-  const fam = await family(d.gateway.store.db, d.gateway.config);
+  const partner = await onboard(d.gateway.store.db, d.gateway.credentials);
+  const fam = await family(d.gateway.store.db, d.gateway.credentials, d.gateway.config);
   await shareWith(d.gateway, partner, subjectRef, fam);
   return { partner, fam };
 }
@@ -54,13 +54,13 @@ describe('ingest - look-ups across two workers', () => {
     const { partner, fam } = await linkedPair('client-gone');
     // The record alone, through its owner (the app's removal also turns the agency's sharing off,
     // which would refuse the events by itself).
-    const statuses = await acrossChange(partner, 'client-gone', () => deleteLovedOne(d.gateway.store.db, fam.workspaceId, fam.lovedOneId));
+    const statuses = await acrossChange(partner, 'client-gone', () => deleteLovedOne(d.gateway.store.db, d.gateway.credentials, fam.workspaceId, fam.lovedOneId));
     expect(statuses).toEqual(Array(24).fill(404));
   });
 
   it('when a secret is retired or the integration deactivated, then every later request is refused by both', async () => {
     const { partner } = await linkedPair('client-keys');
-    const partners = partnerStore(d.gateway.store.db);
+    const partners = partnerStore(d.gateway.store.db, d.gateway.credentials);
     const next = await partners.rotate(partner.institutionId);
     expect(await acrossChange(partner, 'client-keys', () => partners.retire(partner.institutionId, partner.secretId))).toEqual(Array(24).fill(401));
     expect(await acrossChange(partner, 'client-keys', () => partners.deactivate(partner.institutionId), { secret: next.value })).toEqual(Array(24).fill(403));
@@ -70,7 +70,7 @@ describe('ingest - look-ups across two workers', () => {
 
   it('when the client is re-linked to another loved one, then later events go there and none of them to the first', async () => {
     const { partner, fam } = await linkedPair('client-move');
-    const other = await family(d.gateway.store.db, d.gateway.config);
+    const other = await family(d.gateway.store.db, d.gateway.credentials, d.gateway.config);
     const relink = async () => {
       await setFamilyShare(d.pipe, partner, 'client-move', false);
       const on = await setFamilyShare(d.pipe, partner, 'client-move', true);

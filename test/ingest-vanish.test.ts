@@ -32,10 +32,10 @@ describe('ingest - accepted events through worker crashes', () => {
     const gateway = await startTestService({ nats: true, role: 'gateway', mongoUrl, env: { ...env, GATEWAY_RETRY_WINDOW_MS: '8000' } });
     cleanup.push(() => gateway.stop());
     const db = gateway.store.db;
-    const partner = await onboard(db);
-    const fam = await family(db, gateway.config);
+    const partner = await onboard(db, gateway.credentials);
+    const fam = await family(db, gateway.credentials, gateway.config);
     await shareWith(gateway, partner, 'client-crash', fam);
-    const linkId = (await new FamilyShares(db).binding(partner.institutionId, 'client-crash'))!.link.linkId;
+    const linkId = (await new FamilyShares(db, gateway.credentials).binding(partner.institutionId, 'client-crash'))!.link.linkId;
 
     // The events of the finding, through the pipe: whatever gets a 202 must be accounted for.
     const deep = await Promise.all([95, 3000].map((d, i) => postEvent(gateway.urls.pipe!, partner, visit(partner, 'client-crash', { source_event_id: `deep-${i}`, payload: { ...visit(partner, 'x').payload, extra: nest(d) } }))));

@@ -33,8 +33,8 @@ const recordReads = (sent: typeof commands) => sent.filter((c) => READS.has(c.na
 
 describe('ingest - no record read per event', () => {
   it('when a partner sends again, then no command reads its institution, binding or loved one; after a rotation, the next event reads the institution again', async () => {
-    const partner = await onboard(svc.store.db);
-    await shareWith(svc, partner, 'client-steady', await family(svc.store.db, svc.config));
+    const partner = await onboard(svc.store.db, svc.credentials);
+    await shareWith(svc, partner, 'client-steady', await family(svc.store.db, svc.credentials, svc.config));
     expect((await send(partner)).status).toBe(202);
     commands.length = 0;
     for (let i = 0; i < 10; i++) expect((await send(partner)).status).toBe(202);
@@ -43,7 +43,7 @@ describe('ingest - no record read per event', () => {
     expect(steady.length).toBeGreaterThan(0);
     expect(recordReads(steady)).toEqual([]);
 
-    const next = await partnerStore(svc.store.db).rotate(partner.institutionId);
+    const next = await partnerStore(svc.store.db, svc.credentials).rotate(partner.institutionId);
     commands.length = 0;
     expect((await send(partner, { secret: next.value })).status).toBe(202);
     expect(recordReads(commands.splice(0))).toEqual([{ name: 'find', collection: PARTNER_COLLECTIONS.institutions }]);

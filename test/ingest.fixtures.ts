@@ -1,5 +1,6 @@
 // Shared set-up for the ingest and partner tests: a partner with its secret, a family with a loved
 // one and a session, signed requests, and the family's link made through the real worker route.
+import type { Credentials } from '../src/auth/credentials.js';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from 'mongodb';
@@ -18,7 +19,7 @@ import { WORKSPACE_COLLECTIONS, WorkspaceStore } from '../src/family/records.js'
 /** A fixed data key for the tests (so child processes and the test read the same secrets). */
 export const TEST_DATA_KEY = Buffer.alloc(32, 7).toString('base64');
 
-export const partnerStore = (db: Db) => new PartnerStore(db, new SecretBox(parseDataKey(TEST_DATA_KEY)));
+export const partnerStore = (db: Db, credentials: Credentials) => new PartnerStore(db, new SecretBox(parseDataKey(TEST_DATA_KEY)), credentials);
 
 export interface Partner {
   institutionId: string;
@@ -26,8 +27,8 @@ export interface Partner {
   secret: string;
 }
 
-export async function onboard(db: Db, name = 'Test Home Care'): Promise<Partner> {
-  const { institution, secret } = await partnerStore(db).create({ name, id: `inst-${randomBytes(5).toString('hex')}` });
+export async function onboard(db: Db, credentials: Credentials, name = 'Test Home Care'): Promise<Partner> {
+  const { institution, secret } = await partnerStore(db, credentials).create({ name, id: `inst-${randomBytes(5).toString('hex')}` });
   return { institutionId: institution._id, secretId: secret.id, secret: secret.value };
 }
 
@@ -38,14 +39,14 @@ export interface Family {
   cookie: string;
 }
 
-export async function family(db: Db, config: Config): Promise<Family> {
+export async function family(db: Db, credentials: Credentials, config: Config): Promise<Family> {
   const uid = `u-${randomBytes(5).toString('hex')}`;
   const email = `${uid}@example.com`;
-  const ws = new WorkspaceStore(db, config.inboxDomain);
+  const ws = new WorkspaceStore(db, credentials, config.inboxDomain);
   await ws.upsertUser({ uid, email });
   const workspace = await ws.createWorkspace({ name: 'The Test Family', owner: { uid, email }, sandbox: false });
   const lovedOne = await ws.addLovedOne(workspace._id, { firstName: 'Rose', lastName: 'Test' }, false);
-  const { token } = await new SessionStore(db).create({ uid, email, tenant: 'family' });
+  const { token } = await new SessionStore(db, credentials).create({ uid, email, tenant: 'family' });
   return { uid, workspaceId: workspace._id, lovedOneId: lovedOne._id, cookie: `cc_session=${token}` };
 }
 

@@ -37,8 +37,8 @@ afterAll(async () => {
 
 /** A fresh partner and family with one client shared and linked. */
 async function linked(subjectRef = 'client-1'): Promise<{ partner: Partner; fam: Family; subjectRef: string }> {
-  const partner = await onboard(svc.store.db);
-  const fam = await family(svc.store.db, svc.config);
+  const partner = await onboard(svc.store.db, svc.credentials);
+  const fam = await family(svc.store.db, svc.credentials, svc.config);
   await shareWith(svc, partner, subjectRef, fam);
   return { partner, fam, subjectRef };
 }
@@ -128,7 +128,7 @@ describe('ingest - signatures and timestamps (401)', () => {
 describe('ingest - integrations and rotation (403)', () => {
   it('when the institution is deactivated or unknown, then 403; activated again, then 202', async () => {
     const { partner, subjectRef } = await linked();
-    const partners = partnerStore(svc.store.db);
+    const partners = partnerStore(svc.store.db, svc.credentials);
     await partners.deactivate(partner.institutionId);
     const refused = await postEvent(pipe, partner, visit(partner, subjectRef));
     expect([refused.status, refused.json.code]).toEqual([403, 'FORBIDDEN']);
@@ -139,7 +139,7 @@ describe('ingest - integrations and rotation (403)', () => {
 
   it('when the secret is rotated, then both verify while the partner switches, no event is dropped, and the old one stops after retiring', async () => {
     const { partner, fam, subjectRef } = await linked();
-    const partners = partnerStore(svc.store.db);
+    const partners = partnerStore(svc.store.db, svc.credentials);
     const next = await partners.rotate(partner.institutionId);
     const replies = await Promise.all(
       Array.from({ length: 10 }, (_, i) => postEvent(pipe, partner, visit(partner, subjectRef, { source_event_id: `rot-${i}` }), { secret: i % 2 ? next.value : partner.secret })),
@@ -159,7 +159,7 @@ describe('ingest - integrations and rotation (403)', () => {
 
 describe('ingest - family-share (404) and purges', () => {
   it('when the subject was never shared, or is shared but not linked yet, then 404', async () => {
-    const partner = await onboard(svc.store.db);
+    const partner = await onboard(svc.store.db, svc.credentials);
     const never = await postEvent(pipe, partner, visit(partner, 'client-unknown'));
     expect([never.status, never.json.code]).toEqual([404, 'NOT_FOUND']);
     const on = await setFamilyShare(pipe, partner, 'client-pending', true);
@@ -205,7 +205,7 @@ describe('ingest - family-share (404) and purges', () => {
   });
 
   it('when an agency call is replayed, names another subject, or is stale, then it does nothing', async () => {
-    const partner = await onboard(svc.store.db);
+    const partner = await onboard(svc.store.db, svc.credentials);
     const body = JSON.stringify({ enabled: true, subject_ref: 'client-r', requested_at: new Date().toISOString() });
     const path = '/pipe/v1/clients/client-r/family-share';
     const first = await pipeCall(pipe, 'PUT', path, partner, undefined, { body });
@@ -222,9 +222,9 @@ describe('ingest - family-share (404) and purges', () => {
 
 describe('ingest - the family enters the link code', () => {
   it('when the code is wrong, the loved one is someone else’s, the caller is signed out or cross-origin, then nothing is linked', async () => {
-    const partner = await onboard(svc.store.db);
-    const fam = await family(svc.store.db, svc.config);
-    const other = await family(svc.store.db, svc.config);
+    const partner = await onboard(svc.store.db, svc.credentials);
+    const fam = await family(svc.store.db, svc.credentials, svc.config);
+    const other = await family(svc.store.db, svc.credentials, svc.config);
     const on = await setFamilyShare(pipe, partner, 'client-l', true);
     const code: string = on.json.link_code;
     expect((await enterLinkCode(svc.bus, svc.config, fam, 'AAAA-BBBB-CCCC')).status).toBe(400);

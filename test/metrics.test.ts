@@ -72,8 +72,8 @@ describe('metrics', () => {
   });
 
   it('when a partner sends an event twice, then accepted, duplicate and stored move, the consumer gauges are read, and no path, name or secret shows in a label', async () => {
-    const partner = await onboard(gateway.store.db);
-    const fam = await family(gateway.store.db, gateway.config);
+    const partner = await onboard(gateway.store.db, gateway.credentials);
+    const fam = await family(gateway.store.db, gateway.credentials, gateway.config);
     const subjectRef = `rose-petal-${randomBytes(3).toString('hex')}`;
     await shareWith({ urls: gateway.urls, bus: worker.bus, config: worker.config }, partner, subjectRef, fam);
     const before = await scrape(worker);

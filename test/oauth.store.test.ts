@@ -1,6 +1,7 @@
 // The authorization server's storage on the run's real MongoDB-compatible server (FerretDB on our
 // machines): single use by marker insert across two connections, hashed ids, rotation of the
 // signing keys, the resource server's key cache, and the sweep.
+import { passThroughCredentials } from '../src/auth/credentials.js';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { importJWK, SignJWT, type JWK } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -40,13 +41,13 @@ async function accessToken(key: JWK, kid: string, claims: Record<string, unknown
 describe('oauth store - single use on FerretDB', () => {
   let store: OAuthStore;
   beforeAll(() => {
-    store = new OAuthStore(t.db, tick);
+    store = new OAuthStore(t.db, passThroughCredentials(t.db), tick);
   });
 
   it('when twenty requests on two connections consume one refresh token at once, then exactly one wins and the grant is revoked', async () => {
     const other = await t.connect();
     try {
-      const stores = [store, new OAuthStore(other.db, tick)];
+      const stores = [store, new OAuthStore(other.db, passThroughCredentials(other.db), tick)];
       await grant(store, 'g-race');
       await store.adapterFactory(reuse)('RefreshToken').upsert('rt-race', { grantId: 'g-race', kind: 'RefreshToken', jti: 'rt-race' } as never, 3600);
       const results = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => stores[i % 2]!.adapterFactory(reuse)('RefreshToken').consume('rt-race')));
@@ -155,9 +156,9 @@ describe('oauth keys - rotation and the resource server cache', () => {
 
   it('when a token names a key the cache has not seen, then the keys are read again and the token verifies; a wrong audience does not', async () => {
     clock += 10 * HOUR;
-    const store = new OAuthStore(t.db, tick);
+    const store = new OAuthStore(t.db, passThroughCredentials(t.db), tick);
     await grant(store, 'g-token');
-    const verifier = new AccessTokenVerifier(t.db, config, tick);
+    const verifier = new AccessTokenVerifier(t.db, passThroughCredentials(t.db), config, tick);
     // The cache is filled before this period's key exists…
     await expect(verifier.verify('eyJhbGciOiJFUzI1NiIsImtpZCI6Im5vbmUifQ.e30.AAAA')).rejects.toBeInstanceOf(AccessTokenError);
     clock += 6_000;
@@ -175,8 +176,8 @@ describe('oauth keys - rotation and the resource server cache', () => {
 
 describe('oauth store - revoked access tokens', () => {
   it('when a revoked token passes its expiry, then the sweep forgets it; one still live stays revoked', async () => {
-    const store = new OAuthStore(t.db, tick);
-    const revoked = new StoredRevokedAccessTokens(t.db);
+    const store = new OAuthStore(t.db, passThroughCredentials(t.db), tick);
+    const revoked = new StoredRevokedAccessTokens(t.db, passThroughCredentials(t.db));
     await revoked.revoke('jti-spent', new Date(clock - 1_000));
     await revoked.revoke('jti-live', new Date(clock + HOUR));
     await revoked.revoke('jti-live', new Date(clock + HOUR));

@@ -87,8 +87,8 @@ async function acrossChange(partner: Partner, change: () => Promise<void>, o: { 
 
 describe('carecircle partner over NATS', () => {
   it('when the command rotates and retires while two workers serve events, then the retired secret gets 401 on the very next request on both', async () => {
-    const partner = await onboard(d.gateway.store.db);
-    await shareWith(d.gateway, partner, 'client-cli', await family(d.gateway.store.db, d.gateway.config));
+    const partner = await onboard(d.gateway.store.db, d.gateway.credentials);
+    await shareWith(d.gateway, partner, 'client-cli', await family(d.gateway.store.db, d.gateway.credentials, d.gateway.config));
     // Both workers serve the institution, so both hold it in memory before it changes.
     expect((await Promise.all(Array.from({ length: 24 }, () => send(partner)))).map((r) => r.status)).toEqual(Array(24).fill(202));
 
@@ -125,9 +125,9 @@ describe('carecircle partner over NATS', () => {
   });
 
   it('when NATS is configured but cannot be reached, then the command writes nothing, says what to check, and exits non-zero', async () => {
-    const partner = await onboard(d.gateway.store.db);
-    await shareWith(d.gateway, partner, 'client-down', await family(d.gateway.store.db, d.gateway.config));
-    const before = await partnerStore(d.gateway.store.db).get(partner.institutionId);
+    const partner = await onboard(d.gateway.store.db, d.gateway.credentials);
+    await shareWith(d.gateway, partner, 'client-down', await family(d.gateway.store.db, d.gateway.credentials, d.gateway.config));
+    const before = await partnerStore(d.gateway.store.db, d.gateway.credentials).get(partner.institutionId);
     const down = { NATS_URL: `nats://127.0.0.1:${await freePort()}` };
     for (const args of [['rotate', partner.institutionId], ['deactivate', partner.institutionId], ['create', '--name', 'Never Made', '--id', 'never-made']]) {
       const refused = await cli(args, down);
@@ -137,14 +137,14 @@ describe('carecircle partner over NATS', () => {
       expect(refused.stderr).toMatch(/Nothing was changed/);
       expect(refused.stderr).toMatch(/Check that nats-server is running/);
     }
-    expect(await partnerStore(d.gateway.store.db).get(partner.institutionId)).toEqual(before);
-    expect(await partnerStore(d.gateway.store.db).get('never-made')).toBeNull();
+    expect(await partnerStore(d.gateway.store.db, d.gateway.credentials).get(partner.institutionId)).toEqual(before);
+    expect(await partnerStore(d.gateway.store.db, d.gateway.credentials).get('never-made')).toBeNull();
     expect((await send(partner, { subject: 'client-down' })).status).toBe(202);
   });
 
   it('when NATS goes away after the change is written, then the command shows the new secret, says it waits for NATS, and confirms on every process once NATS is back', async () => {
-    const partner = await onboard(d.gateway.store.db);
-    await shareWith(d.gateway, partner, 'client-wait', await family(d.gateway.store.db, d.gateway.config));
+    const partner = await onboard(d.gateway.store.db, d.gateway.credentials);
+    await shareWith(d.gateway, partner, 'client-wait', await family(d.gateway.store.db, d.gateway.credentials, d.gateway.config));
     const link = await startNatsLink(d.env.NATS_URL!);
     try {
       // The command subscribes to the acknowledgements only once the store has the change: cut there.
@@ -158,7 +158,7 @@ describe('carecircle partner over NATS', () => {
       expect(rotating.child.exitCode).toBeNull();
       const secret = /secret\s+(ccps_\S+)/.exec(rotating.seen.stdout)?.[1];
       expect(secret).toBeDefined();
-      expect((await partnerStore(d.gateway.store.db).get(partner.institutionId))!.secrets).toHaveLength(2);
+      expect((await partnerStore(d.gateway.store.db, d.gateway.credentials).get(partner.institutionId))!.secrets).toHaveLength(2);
       expect(rotating.seen.stdout).not.toMatch(/Both secrets are accepted/);
       link.restore();
       expect(await rotating.exited).toBe(0);
@@ -187,14 +187,14 @@ describe('carecircle partner over NATS', () => {
       expect(await deactivating.exited).toBe(130);
       expect(deactivating.seen.stderr).toMatch(/The change is saved/);
       expect(deactivating.seen.stderr).toMatch(/5 minutes/);
-      expect((await partnerStore(d.gateway.store.db).get(partner.institutionId))!.status).toBe('inactive');
+      expect((await partnerStore(d.gateway.store.db, d.gateway.credentials).get(partner.institutionId))!.status).toBe('inactive');
     } finally {
       await link.close();
     }
   }, 240_000);
 
   it('when a running process does not confirm the change, then the command saves it, counts the silent process, and says what that process may still use', async () => {
-    const partner = await onboard(d.gateway.store.db);
+    const partner = await onboard(d.gateway.store.db, d.gateway.credentials);
     const link = await startNatsLink(d.env.NATS_URL!);
     const third = startRole('worker', { ...d.env, NATS_URL: link.url });
     try {
@@ -208,7 +208,7 @@ describe('carecircle partner over NATS', () => {
       expect(deactivated.stderr).toMatch(/warning: 1 running process\(es\) did not confirm the change within 3 s \(stopped, cut off from NATS, or stalled\)\. The change is saved\./);
       expect(deactivated.stderr).toContain(UNCONFIRMED);
       expect(deactivated.stdout).toMatch(/every request now gets 403 on the 3 running process\(es\) that confirmed it/);
-      expect((await partnerStore(d.gateway.store.db).get(partner.institutionId))!.status).toBe('inactive');
+      expect((await partnerStore(d.gateway.store.db, d.gateway.credentials).get(partner.institutionId))!.status).toBe('inactive');
     } finally {
       await third.kill('SIGKILL');
       await link.close();

@@ -77,7 +77,7 @@ describe('carecircle partner', () => {
   it('when a partner sends an event file with `partner send`, then it is signed, accepted and stored, and the rule that stopped it is printed', async () => {
     const created = JSON.parse((await partner(['create', '--name', 'Sender', '--json'])).stdout);
     const p: Partner = { institutionId: created.institution_id, secretId: created.secret_id, secret: created.secret };
-    const fam = await family(svc.store.db, svc.config);
+    const fam = await family(svc.store.db, svc.credentials, svc.config);
     await shareWith(svc, p, 'client-cli', fam);
     const file = path.join(os.tmpdir(), `cc-event-${process.pid}.json`);
     const at = new Date(Date.now() - 60_000).toISOString();

@@ -131,8 +131,8 @@ describe('partner client - against the pipe host', () => {
   });
 
   it('when a partner turns family-share on, the family links, and it sends a visit, a medication and a vital, then all three are stored for the loved one; a purge removes them', async () => {
-    const partner = await onboard(svc.store.db);
-    const fam = await family(svc.store.db, svc.config);
+    const partner = await onboard(svc.store.db, svc.credentials);
+    const fam = await family(svc.store.db, svc.credentials, svc.config);
     const client = new PartnerClient({ baseUrl: svc.urls.pipe!, institutionId: partner.institutionId, secret: partner.secret });
     const before = await client.sendEvent({ ...event, subject_ref: 'client-pc', occurred_at: new Date().toISOString() });
     expect(before).toMatchObject({ ok: false, rule: 'terminal_4xx', status: 404 });

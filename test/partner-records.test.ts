@@ -1,5 +1,6 @@
 // Partner onboarding records: secrets shown once, sealed at rest, rotated with two live, retired;
 // the data key from configuration or generated once.
+import { passThroughCredentials } from '../src/auth/credentials.js';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,21 +16,21 @@ const key = parseDataKey(Buffer.alloc(32, 3).toString('hex'));
 
 describe('partner records', () => {
   it('when an institution is created, then its secret is returned once and rests only sealed, opening with the same data key alone', async () => {
-    const store = new PartnerStore(database.db, new SecretBox(key));
+    const store = new PartnerStore(database.db, new SecretBox(key), passThroughCredentials(database.db));
     const { institution, secret } = await store.create({ name: 'Acme Home Care', id: 'acme-rec' });
     expect(secret.value).toMatch(/^ccps_[A-Za-z0-9_-]{43}$/);
     const raw = await database.db.collection(PARTNER_COLLECTIONS.institutions).findOne({ _id: 'acme-rec' as never });
     expect(JSON.stringify(raw)).not.toContain(secret.value);
     expect(JSON.stringify(raw)).not.toContain(secret.value.slice(5, 25));
     expect(store.liveSecrets(institution)).toEqual([{ id: secret.id, value: secret.value }]);
-    const otherKey = new PartnerStore(database.db, new SecretBox(parseDataKey(Buffer.alloc(32, 4).toString('base64'))));
+    const otherKey = new PartnerStore(database.db, new SecretBox(parseDataKey(Buffer.alloc(32, 4).toString('base64'))), passThroughCredentials(database.db));
     expect(() => otherKey.liveSecrets(institution)).toThrow(DataKeyError);
     await expect(store.create({ name: 'Again', id: 'acme-rec' })).rejects.toThrow(/already exists/);
     await expect(store.create({ name: 'Bad', id: 'has space' })).rejects.toBeInstanceOf(PartnerError);
   });
 
   it('when rotated, then two secrets are live, a third is refused, and the last live one cannot be retired', async () => {
-    const store = new PartnerStore(database.db, new SecretBox(key));
+    const store = new PartnerStore(database.db, new SecretBox(key), passThroughCredentials(database.db));
     const { secret: first } = await store.create({ name: 'Rotating', id: 'rot-rec' });
     await expect(store.retire('rot-rec', first.id)).rejects.toThrow(/last live secret/);
     const second = await store.rotate('rot-rec');
@@ -42,7 +43,7 @@ describe('partner records', () => {
 
   it('when a secret verifies a request, then when it was last used is recorded; deactivation is recorded too', async () => {
     let now = Date.parse('2026-11-22T10:00:00Z');
-    const store = new PartnerStore(database.db, new SecretBox(key), () => now);
+    const store = new PartnerStore(database.db, new SecretBox(key), passThroughCredentials(database.db), () => now);
     const { secret } = await store.create({ name: 'Used', id: 'use-rec' });
     store.recordUse('use-rec', secret.id);
     now += 30_000;

@@ -1,6 +1,7 @@
 // Part (c): the partner ingest. Signed events through pipe gateway → JetStream → worker → store,
 // and the same without NATS (stored before the 202): the 202 rate and the end-to-end stored rate,
 // against raw insertOne on the same store.
+import { passThroughCredentials } from '../../src/auth/credentials.js';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient } from 'mongodb';
@@ -35,9 +36,11 @@ async function signedRun(infra: Infra, mode: 'nats' | 'embedded', bounds: Bounds
     children.push(service);
     const db = client.db(databaseName(env.MONGO_URL!));
     const family = await signUpFamily(service.urls.app!, env);
-    const partners = new PartnerStore(db, new SecretBox(parseDataKey(env.DATA_KEY!)));
+    // The service runs in a process of its own: this handle keeps nothing it could serve stale.
+    const credentials = passThroughCredentials(db);
+    const partners = new PartnerStore(db, new SecretBox(parseDataKey(env.DATA_KEY!)), credentials);
     const { institution, secret } = await partners.create({ name: 'Bench Home Care', id: 'bench-home' });
-    const shares = new FamilyShares(db);
+    const shares = new FamilyShares(db, credentials);
     const { linkCode } = await shares.enable(institution._id, 'client-bench');
     await shares.link(linkCode!.code, { lovedOneId: family.lovedOneId, workspaceId: family.workspaceId, uid: family.uid });
 

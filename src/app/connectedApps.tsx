@@ -1,5 +1,6 @@
 // Settings → Connected apps on the app host: the OAuth grants a caregiver gave (app name, scopes,
 // last use) and revoking one, which ends the app's access on its very next request.
+import type { Credentials } from '../auth/credentials.js';
 import type { Db } from 'mongodb';
 import { scopesIn, SCOPE_TEXT } from '../auth/scopes.js';
 import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js';
@@ -96,8 +97,8 @@ const view = (a: ConnectedApp) => ({
 });
 
 /** The page form and the JSON API, behind the session cookie (mounted through appRoutes' extend hook). */
-export function connectedAppsRoutes(routes: AppRouteBuilder, helpers: ConnectedAppsHelpers, db: Db): void {
-  const store = new OAuthStore(db);
+export function connectedAppsRoutes(routes: AppRouteBuilder, helpers: ConnectedAppsHelpers, db: Db, credentials: Credentials): void {
+  const store = new OAuthStore(db, credentials);
   routes
     .on('settingsAppsRevoke', 'GET', async (req, params) => {
       const id = params.id ?? '';

@@ -1,6 +1,7 @@
 // Changing the workspace with care: renaming it, adding a loved one (a second one of the same name
 // is flagged first), editing a loved one's names, and removing a loved one only after a page that
 // says what goes with them. Each request re-derives the workspace and the loved one from the caller.
+import type { Credentials } from '../auth/credentials.js';
 import type { Db } from 'mongodb';
 import type { SessionCaller } from '../auth/sessions.js';
 import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js';
@@ -32,8 +33,8 @@ const back = (
   </p>
 );
 
-export function editingRoutes(routes: AppRouteBuilder, h: AppHelpers, db: Db): void {
-  const shares = new FamilyShares(db);
+export function editingRoutes(routes: AppRouteBuilder, h: AppHelpers, db: Db, credentials: Credentials): void {
+  const shares = new FamilyShares(db, credentials);
   const form = (req: HttpRequestEnvelope) => (req.body ?? {}) as Record<string, unknown>;
   const page = (caller: SessionCaller, status: number, title: string, body: Markup) =>
     h.pageFor(
@@ -122,7 +123,7 @@ export function editingRoutes(routes: AppRouteBuilder, h: AppHelpers, db: Db): v
       if (!('caller' in m)) return m;
       const input = workspaceNameInput.safeParse(form(req));
       if (!input.success) return page(m.caller, 400, 'Rename the workspace', renameForm(m.workspace, String(form(req).familyName ?? ''), errorBox(friendlyIssues(input.error))));
-      await renameWorkspace(db, m.workspace._id, input.data.familyName);
+      await renameWorkspace(db, credentials, m.workspace._id, input.data.familyName);
       return redirect('/');
     })
     .on('workspaceLovedOnes', 'POST', async (req) => {
@@ -162,7 +163,7 @@ export function editingRoutes(routes: AppRouteBuilder, h: AppHelpers, db: Db): v
       const input = lovedOneInput.safeParse(form(req));
       const values = { firstName: String(form(req).firstName ?? ''), lastName: String(form(req).lastName ?? '') };
       if (!input.success) return page(m.caller, 400, `Edit ${m.lovedOne.displayName}`, editForm(m.lovedOne, values, errorBox(friendlyIssues(input.error))));
-      await renameLovedOne(db, m.workspace._id, m.lovedOne._id, input.data);
+      await renameLovedOne(db, credentials, m.workspace._id, m.lovedOne._id, input.data);
       return redirect('/');
     })
     .on('lovedOneRemove', 'GET', async (req, params) => {
@@ -206,7 +207,7 @@ export function editingRoutes(routes: AppRouteBuilder, h: AppHelpers, db: Db): v
       };
       await shares.unlinkLovedOne(workspace._id, lovedOne._id);
       await sweep();
-      await deleteLovedOne(db, workspace._id, lovedOne._id);
+      await deleteLovedOne(db, credentials, workspace._id, lovedOne._id);
       await sweep();
       return redirect('/');
     });

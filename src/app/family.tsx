@@ -1,6 +1,7 @@
 // The family circle's handlers on the app host: the Family page, inviting and withdrawing
 // invitations, removing a member, handing the workspace over and leaving. Every change re-derives
 // the caller's workspace and role from the session; only the primary caregiver manages.
+import type { Credentials } from '../auth/credentials.js';
 import type { Db } from 'mongodb';
 import { z } from 'zod';
 import type { SessionCaller } from '../auth/sessions.js';
@@ -28,11 +29,11 @@ interface Membership {
   member: MemberRecord;
 }
 
-export function familyRoutes(routes: AppRouteBuilder, h: AppHelpers, deps: { config: Config; db: Db }): void {
+export function familyRoutes(routes: AppRouteBuilder, h: AppHelpers, deps: { config: Config; db: Db; credentials: Credentials }): void {
   const { config, db } = deps;
-  const circle = new FamilyCircle(db);
+  const circle = new FamilyCircle(db, deps.credentials);
   const invites = new InviteStore(db);
-  const credentials = { keys: new KeyStore(db), oauth: new OAuthStore(db) };
+  const credentials = { keys: new KeyStore(db, deps.credentials), oauth: new OAuthStore(db, deps.credentials) };
 
   /** The signed-in caller and their workspace, or the page to show instead. */
   const membershipOf = async (req: HttpRequestEnvelope, path: string): Promise<Membership | HttpReplyEnvelope> => {

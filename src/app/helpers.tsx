@@ -1,5 +1,6 @@
 // What every app-host page needs: the signed-in caller, the same-origin check for changes, and
 // the page shell with its header (used by the app slice and by slices that add app pages).
+import type { Credentials } from '../auth/credentials.js';
 import type { Db } from 'mongodb';
 import { sessionCaller, type SessionCaller } from '../auth/sessions.js';
 import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js';
@@ -26,13 +27,13 @@ export interface AppHelpers {
 }
 
 /** The page shell and session checks every app-host page uses, for this slice and the ones that add pages. */
-export function appHelpers(config: Config, db: Db): AppHelpers {
-  const store = new WorkspaceStore(db, config.inboxDomain);
+export function appHelpers(config: Config, db: Db, credentials: Credentials): AppHelpers {
+  const store = new WorkspaceStore(db, credentials, config.inboxDomain);
   const idp = identityProvider(config);
   const appOrigin = new URL(config.appUrl).origin;
   const idpOrigin = new URL(idp.loginUrl).origin;
   const signInUrl = (next: string) => `${idp.loginUrl}?return_to=${encodeURIComponent(`${config.appUrl}/auth/callback?next=${encodeURIComponent(next)}`)}`;
-  const currentCaller = (req: HttpRequestEnvelope) => sessionCaller(db, req.headers);
+  const currentCaller = (req: HttpRequestEnvelope) => sessionCaller(db, credentials, req.headers);
   const pageFor: AppHelpers['pageFor'] = (status, title, body, caller, headers = {}) =>
     page(status, { title, body, ...(caller ? { signedInAs: caller.email } : {}), formAction: idpOrigin }, headers);
   return {

@@ -1,5 +1,6 @@
 // The app host's pages: sign-in, the family workspace, onboarding, and the modules that add
 // Settings and editing. Everything here acts for the signed-in caller only.
+import type { Credentials } from '../auth/credentials.js';
 import { readFileSync } from 'node:fs';
 import type { Db } from 'mongodb';
 import type { Config } from '../config.js';
@@ -29,17 +30,18 @@ const returnTargetJs = readFileSync(new URL('../http/returnTarget.js', import.me
 export interface AppRoutesDeps {
   config: Config;
   db: Db;
+  credentials: Credentials;
   /** More of the app slice's routes, built elsewhere (Connected apps). */
   extend?: (routes: AppRouteBuilder, helpers: AppHelpers) => void;
 }
 
 export function appRoutes(deps: AppRoutesDeps): RouteHandlers {
-  const { config, db } = deps;
-  const helpers = appHelpers(config, db);
+  const { config, db, credentials } = deps;
+  const helpers = appHelpers(config, db, credentials);
   const { store, signInUrl, currentCaller, requireSameOrigin, pageFor, signedOutPage } = helpers;
-  const keys = new KeyStore(db);
+  const keys = new KeyStore(db, credentials);
   const audit = new AuditLog(db);
-  const sessions = new SessionStore(db);
+  const sessions = new SessionStore(db, credentials);
   const creations = new WorkspaceCreations(db, store);
   const css = asset('app.css');
   const js = asset('app.js');
@@ -144,8 +146,8 @@ export function appRoutes(deps: AppRoutesDeps): RouteHandlers {
       return redirect('/');
     });
   appApiRoutes(routes, helpers, { keys, audit, store, db });
-  settingsRoutes(routes, helpers, { config, db, keys, audit });
-  editingRoutes(routes, helpers, db);
+  settingsRoutes(routes, helpers, { config, db, credentials, keys, audit });
+  editingRoutes(routes, helpers, db, credentials);
   deps.extend?.(routes, helpers);
   return routes.done();
 }

@@ -1,6 +1,7 @@
 // Settings on the app host: MCP API keys (minted by post/redirect/get and shown once, revoked
 // after a confirmation that names the key, removed once revoked), connecting an assistant, the
 // person's time zone, connected apps and recent MCP activity. Everything acts for the caller only.
+import type { Credentials } from '../auth/credentials.js';
 import type { Db } from 'mongodb';
 import type { SessionCaller } from '../auth/sessions.js';
 import type { HttpRequestEnvelope } from '../bus/envelopes.js';
@@ -58,9 +59,9 @@ export const zoneDetectForm = () => (
   </form>
 );
 
-export function settingsRoutes(routes: AppRouteBuilder, h: AppHelpers, deps: { config: Config; db: Db; keys: KeyStore; audit: AuditLog }): void {
+export function settingsRoutes(routes: AppRouteBuilder, h: AppHelpers, deps: { config: Config; db: Db; credentials: Credentials; keys: KeyStore; audit: AuditLog }): void {
   const { config, db, keys, audit } = deps;
-  const oauthApps = new OAuthStore(db);
+  const oauthApps = new OAuthStore(db, deps.credentials);
   const flashes = new Flashes(db, config);
 
   const settingsPage = async (caller: SessionCaller, req: HttpRequestEnvelope, errors: { keys?: Markup; zone?: Markup } = {}, status = 200) => {

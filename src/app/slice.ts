@@ -14,9 +14,10 @@ export const appSlice = defineSlice({
     appRoutes({
       config: ctx.config,
       db: ctx.db,
+      credentials: ctx.credentials,
       extend: (routes, helpers) => {
-        connectedAppsRoutes(routes, helpers, ctx.db);
-        familyRoutes(routes, helpers, { config: ctx.config, db: ctx.db });
+        connectedAppsRoutes(routes, helpers, ctx.db, ctx.credentials);
+        familyRoutes(routes, helpers, { config: ctx.config, db: ctx.db, credentials: ctx.credentials });
       },
     }),
 });

@@ -6,7 +6,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Collection, Db, IndexDescription } from 'mongodb';
 import type { Config } from '../config.js';
 import type { Tenant } from '../tenants.js';
-import { credentialsFor } from './credentials.js';
+import type { Credentials } from './credentials.js';
 
 export const SESSION_COOKIE = 'cc_session';
 export const SESSION_TTL_MS = 14 * 24 * 60 * 60 * 1000;
@@ -52,7 +52,11 @@ export const hashToken = (token: string): string => createHash('sha256').update(
 export class SessionStore {
   private readonly sessions: Collection<SessionRecord>;
   private readonly signedOut: Collection<SignedOutIdToken>;
-  constructor(private readonly db: Db, private readonly clock: () => number = Date.now) {
+  constructor(
+    db: Db,
+    private readonly credentials: Credentials,
+    private readonly clock: () => number = Date.now,
+  ) {
     this.sessions = db.collection<SessionRecord>(SESSIONS);
     this.signedOut = db.collection<SignedOutIdToken>(SIGNED_OUT_ID_TOKENS);
   }
@@ -83,7 +87,7 @@ export class SessionStore {
   async find(token: string | undefined): Promise<SessionRecord | null> {
     if (!token || token.length > 100) return null;
     const _id = hashToken(token);
-    const s = await credentialsFor(this.db).cache.lookup('session', _id, () => this.sessions.findOne({ _id }));
+    const s = await this.credentials.cache.lookup('session', _id, () => this.sessions.findOne({ _id }));
     return s && s.expiresAt.getTime() > this.clock() ? s : null;
   }
 
@@ -101,7 +105,7 @@ export class SessionStore {
     }
     await this.sessions.deleteOne({ _id });
     // Every process forgets them before the sign-out is answered.
-    await credentialsFor(this.db).revoked('session', ended);
+    await this.credentials.revoked('session', ended);
   }
 
   /** Expired sessions, and signed-out ID tokens that have expired (FerretDB v1 has no TTL index). */
@@ -144,7 +148,7 @@ export function clearedSessionCookie(config: Config): string {
 }
 
 /** The signed-in caller of a forwarded request, from its cookie header. */
-export async function sessionCaller(db: Db, headers: Record<string, string>): Promise<SessionCaller | null> {
-  const session = await new SessionStore(db).find(readCookie(headers.cookie, SESSION_COOKIE));
+export async function sessionCaller(db: Db, credentials: Credentials, headers: Record<string, string>): Promise<SessionCaller | null> {
+  const session = await new SessionStore(db, credentials).find(readCookie(headers.cookie, SESSION_COOKIE));
   return session ? { uid: session.uid, email: session.email, ...(session.name ? { name: session.name } : {}), tenant: session.tenant } : null;
 }

@@ -2,6 +2,7 @@
 // one's names, and removing a loved one. Callers have already re-derived the workspace from the
 // signed-in caller; every write here is scoped by that workspace as well.
 import type { Collection, Db } from 'mongodb';
+import type { Credentials } from '../auth/credentials.js';
 import { familyChanged, WORKSPACE_COLLECTIONS, type CareEventRecord, type LovedOneRecord, type UserRecord, type WorkspaceRecord } from './records.js';
 
 const users = (db: Db): Collection<UserRecord> => db.collection(WORKSPACE_COLLECTIONS.users);
@@ -29,15 +30,15 @@ export async function setUserTimeZone(db: Db, uid: string, zone: string): Promis
   return true;
 }
 
-export async function renameWorkspace(db: Db, workspaceId: string, name: string): Promise<void> {
+export async function renameWorkspace(db: Db, credentials: Credentials, workspaceId: string, name: string): Promise<void> {
   await workspaces(db).updateOne({ _id: workspaceId }, { $set: { name } });
-  await familyChanged(db, 'workspace', [workspaceId]);
+  await familyChanged(credentials, 'workspace', [workspaceId]);
 }
 
 /** New names for a loved one; the inbox address stays, so mail already forwarded keeps arriving. */
-export async function renameLovedOne(db: Db, workspaceId: string, lovedOneId: string, name: { firstName: string; lastName: string }): Promise<boolean> {
+export async function renameLovedOne(db: Db, credentials: Credentials, workspaceId: string, lovedOneId: string, name: { firstName: string; lastName: string }): Promise<boolean> {
   const r = await lovedOnes(db).updateOne({ _id: lovedOneId, workspaceId }, { $set: { firstName: name.firstName, lastName: name.lastName, displayName: `${name.firstName} ${name.lastName}` } });
-  if (r.matchedCount === 1) await familyChanged(db, 'lovedOne', [lovedOneId]);
+  if (r.matchedCount === 1) await familyChanged(credentials, 'lovedOne', [lovedOneId]);
   return r.matchedCount === 1;
 }
 
@@ -57,9 +58,9 @@ export function countLovedOneCareEvents(db: Db, workspaceId: string, lovedOneId:
 
 /** Remove the loved one's record (their inbox address stops taking mail at once); their events,
  *  inbox and partner links are removed by their owners' functions. */
-export async function deleteLovedOne(db: Db, workspaceId: string, lovedOneId: string): Promise<boolean> {
+export async function deleteLovedOne(db: Db, credentials: Credentials, workspaceId: string, lovedOneId: string): Promise<boolean> {
   const deleted = (await lovedOnes(db).deleteOne({ _id: lovedOneId, workspaceId })).deletedCount === 1;
   // Also when nothing was deleted: a removal repeated after a crash still reaches every process.
-  await familyChanged(db, 'lovedOne', [lovedOneId]);
+  await familyChanged(credentials, 'lovedOne', [lovedOneId]);
   return deleted;
 }

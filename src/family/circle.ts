@@ -3,6 +3,7 @@
 // family members read it. An account belongs to at most one family workspace.
 import type { Collection, Db } from 'mongodb';
 import { isDuplicateKey } from '../store/errors.js';
+import type { Credentials } from '../auth/credentials.js';
 import { familyChanged, WORKSPACE_COLLECTIONS, type MemberRecord, type MemberRole, type UserRecord, type WorkspaceRecord } from './records.js';
 
 export const ROLE_LABELS: Record<MemberRole, string> = { caregiver: 'Primary caregiver', family_member: 'Family member' };
@@ -55,6 +56,7 @@ export class FamilyCircle {
 
   constructor(
     private readonly db: Db,
+    private readonly credentials: Credentials,
     private readonly clock: () => number = Date.now,
   ) {
     this.seats = db.collection<Seat>(FAMILY_SEATS);
@@ -91,7 +93,7 @@ export class FamilyCircle {
       { $setOnInsert: { workspaceId, uid: who.uid, email: who.email, role: 'family_member', joinedAt: new Date(this.clock()) } },
       { upsert: true },
     );
-    await familyChanged(this.db, 'member', [who.uid]);
+    await familyChanged(this.credentials, 'member', [who.uid]);
     return 'joined';
   }
 
@@ -132,7 +134,7 @@ export class FamilyCircle {
     await this.users.updateOne({ _id: uid, workspaceId }, { $unset: { workspaceId: '' } });
     await this.seats.deleteOne({ _id: uid, workspaceId });
     // Before this returns, no process serves them the workspace any more.
-    await familyChanged(this.db, 'member', [uid]);
+    await familyChanged(this.credentials, 'member', [uid]);
     return res.deletedCount === 1;
   }
 
@@ -159,7 +161,7 @@ export class FamilyCircle {
     await this.membersOf.updateOne({ _id: to._id }, { $set: { role: 'caregiver' } });
     await this.workspaces.updateOne({ _id: workspaceId }, { $set: { ownerUid: toUid } });
     await this.membersOf.updateOne({ _id: from._id }, { $set: { role: 'family_member' } });
-    await Promise.all([familyChanged(this.db, 'member', [fromUid, toUid]), familyChanged(this.db, 'workspace', [workspaceId])]);
+    await Promise.all([familyChanged(this.credentials, 'member', [fromUid, toUid]), familyChanged(this.credentials, 'workspace', [workspaceId])]);
     return true;
   }
 }

@@ -13,8 +13,24 @@
 // sees it; the compare-and-set itself always reads the store.
 import { createHash } from 'node:crypto';
 import type { Collection, Db, Document } from 'mongodb';
-import { credentialsFor } from '../auth/credentials.js';
+import { passThroughCredentials, type Credentials } from '../auth/credentials.js';
 import { duplicateIndexes, isDuplicateKey } from '../store/errors.js';
+
+/** The care-event timeline reaches keyed states with a database handle only, so the role wiring
+ *  registers its process's credentials for its handle here (`keepStatesWith`); a handle nobody
+ *  registered keeps nothing, and what it changes still reaches this process's services. */
+const registered = new WeakMap<Db, Credentials>();
+const passThrough = new WeakMap<Db, Credentials>();
+
+export function keepStatesWith(db: Db, credentials: Credentials): void {
+  registered.set(db, credentials);
+}
+
+function credentialsOf(db: Db): Credentials {
+  let found = registered.get(db) ?? passThrough.get(db);
+  if (!found) passThrough.set(db, (found = passThroughCredentials(db)));
+  return found;
+}
 
 export type Tags = Record<string, string>;
 
@@ -46,7 +62,7 @@ const stateId = (collection: string, key: string) => `${collection}\u0000${key}`
 
 /** Call after dropping a collection of states: no process serves any of its keys again. */
 export function statesDropped(db: Db, collection: string): Promise<void> {
-  return credentialsFor(db).changed('state', [stateId(collection, '')], true);
+  return credentialsOf(db).changed('state', [stateId(collection, '')], true);
 }
 
 export class KeyedStates<T extends Document> {
@@ -73,7 +89,7 @@ export class KeyedStates<T extends Document> {
   /** The newest state of `key` and its version, or null when it was never written. Shared with
    *  every other reader in this process: never change what it returns. */
   latest(key: string): Promise<{ v: number; state: T } | null> {
-    return credentialsFor(this.db).records.lookup('state', stateId(this.collection, key), async () => (await this.read(key)).current);
+    return credentialsOf(this.db).records.lookup('state', stateId(this.collection, key), async () => (await this.read(key)).current);
   }
 
   /** The newest state as the store has it, and the version the head named (none: no head yet). */
@@ -139,7 +155,7 @@ export class KeyedStates<T extends Document> {
       } finally {
         // Version v is stored whatever happened to the head: no process may keep serving v - 1.
         if (told) told.push(stateId(this.collection, key));
-        else await credentialsFor(this.db).changed('state', [stateId(this.collection, key)]);
+        else await credentialsOf(this.db).changed('state', [stateId(this.collection, key)]);
       }
       if (!behind) return { v, state, wrote: true };
       if (attempt >= MAX_ATTEMPTS) throw new Error(`state ${key}: other writers kept overtaking this one`);
@@ -227,7 +243,7 @@ export class KeyedStates<T extends Document> {
 
 /** Tell every process, in one message, about the states written with a `told` list. */
 export function announceStates(db: Db, told: readonly string[]): Promise<void> {
-  return credentialsFor(db).changed('state', [...new Set(told)]);
+  return credentialsOf(db).changed('state', [...new Set(told)]);
 }
 
 /** Run `write` with a `told` list, then announce what it wrote in one message before returning,
@@ -253,7 +269,7 @@ export class SettledDocuments<T extends Document & { _id: string }> {
   }
 
   get(id: string): Promise<T | null> {
-    return credentialsFor(this.db).records.lookup('state', stateId(this.collection, id), () => this.docs.findOne({ _id: id } as never) as Promise<T | null>);
+    return credentialsOf(this.db).records.lookup('state', stateId(this.collection, id), () => this.docs.findOne({ _id: id } as never) as Promise<T | null>);
   }
 
   /** Write a document once; a second writer of the same document finds it there, which is fine. */
@@ -277,7 +293,7 @@ export class SettledDocuments<T extends Document & { _id: string }> {
 
   async replace(doc: T): Promise<void> {
     await this.docs.replaceOne({ _id: doc._id } as never, doc);
-    await credentialsFor(this.db).changed('state', [stateId(this.collection, doc._id)]);
+    await credentialsOf(this.db).changed('state', [stateId(this.collection, doc._id)]);
   }
 }
 

@@ -4,7 +4,7 @@
 // A caller's membership, workspace and loved ones are kept in memory per process; every writer of
 // them tells every process before it returns (`familyChanged`), as a revoked credential does.
 import type { Collection, Db, IndexDescription } from 'mongodb';
-import { credentialsFor } from '../auth/credentials.js';
+import type { Credentials } from '../auth/credentials.js';
 import { isDuplicateKey } from '../store/errors.js';
 import { newId, randomBase32 } from '../store/ids.js';
 import { listCareEvents, purgeWorkspaceCareEvents, type CareEventPage, type CareEventQuery, type CareEventRecord } from './careEvents.js';
@@ -81,20 +81,21 @@ export const WORKSPACE_INDEXES: Record<string, IndexDescription[]> = {
 /** Call after writing a member (by uid), a workspace or a loved one (by id): every process reads
  *  it again on its next request, and this resolves once each has acknowledged. A record created
  *  with a new id needs no call: a miss is never kept. */
-export function familyChanged(db: Db, kind: 'member' | 'workspace' | 'lovedOne', ids: readonly string[]): Promise<void> {
-  return credentialsFor(db).changed(kind, ids);
+export function familyChanged(credentials: Credentials, kind: 'member' | 'workspace' | 'lovedOne', ids: readonly string[]): Promise<void> {
+  return credentials.changed(kind, ids);
 }
 
 const lovedOnesIn = (db: Db): Collection<LovedOneRecord> => db.collection(WORKSPACE_COLLECTIONS.lovedOnes);
 /** Whether the loved one still exists in that workspace (a binding may outlive it); kept in
  *  memory like `lovedOneIn`, and forgotten everywhere when the loved one changes or goes. */
-export async function hasLovedOne(db: Db, workspaceId: string, lovedOneId: string): Promise<boolean> {
-  return (await keptLovedOne(db, lovedOneId))?.workspaceId === workspaceId;
+export async function hasLovedOne(db: Db, credentials: Credentials, workspaceId: string, lovedOneId: string): Promise<boolean> {
+  return (await keptLovedOne(db, credentials, lovedOneId))?.workspaceId === workspaceId;
 }
 
 /** A loved one by id from this process's memory (filled from the store on a miss). Shared with
  *  every later reader: never change what it returns. */
-const keptLovedOne = (db: Db, lovedOneId: string): Promise<LovedOneRecord | null> => credentialsFor(db).records.lookup('lovedOne', lovedOneId, () => lovedOnesIn(db).findOne({ _id: lovedOneId }));
+const keptLovedOne = (db: Db, credentials: Credentials, lovedOneId: string): Promise<LovedOneRecord | null> =>
+  credentials.records.lookup('lovedOne', lovedOneId, () => lovedOnesIn(db).findOne({ _id: lovedOneId }));
 
 /** The loved one behind a family inbox address, in any case and with stray spaces. */
 export function lovedOneByInbox(db: Db, address: string): Promise<LovedOneRecord | null> {
@@ -122,6 +123,7 @@ export class WorkspaceStore {
 
   constructor(
     private readonly db: Db,
+    private readonly credentials: Credentials,
     private readonly inboxDomain: string,
   ) {
     this.users = db.collection(WORKSPACE_COLLECTIONS.users);
@@ -148,7 +150,7 @@ export class WorkspaceStore {
    *  `workspaceId` (FerretDB v1 scans for a query by any other field); the query by uid is the
    *  fallback for a user whose record does not carry it. */
   async workspaceOf(uid: string): Promise<{ workspace: WorkspaceRecord; member: MemberRecord } | null> {
-    const kept = credentialsFor(this.db).records;
+    const kept = this.credentials.records;
     const member = await kept.lookup('member', uid, () => this.memberOf(uid));
     if (!member) return null;
     const workspace = await kept.lookup('workspace', member.workspaceId, () => this.workspaces.findOne({ _id: member.workspaceId }));
@@ -209,7 +211,7 @@ export class WorkspaceStore {
       if (!isDuplicateKey(err)) throw err;
     }
     await this.users.updateOne({ _id: who.uid }, { $set: { workspaceId } });
-    await familyChanged(this.db, 'member', [who.uid]);
+    await familyChanged(this.credentials, 'member', [who.uid]);
   }
 
   /** A new loved one. With `id` it is safe to repeat, as `createWorkspace` with one: a loved one of
@@ -244,7 +246,7 @@ export class WorkspaceStore {
 
   /** The loved one only if it is in the given workspace: ownership is never taken on trust. */
   async lovedOneIn(workspaceId: string, lovedOneId: string): Promise<LovedOneRecord | null> {
-    const lovedOne = await keptLovedOne(this.db, lovedOneId);
+    const lovedOne = await keptLovedOne(this.db, this.credentials, lovedOneId);
     return lovedOne?.workspaceId === workspaceId ? { ...lovedOne } : null;
   }
 
@@ -269,7 +271,7 @@ export class WorkspaceStore {
     await this.lovedOnes.updateMany({ workspaceId }, { $set: { sandbox: false } });
     await this.workspaces.updateOne({ _id: workspaceId }, { $set: { ownerUid, sandbox: false } });
     const ids = (await this.lovedOnes.find({ workspaceId }, { projection: { _id: 1 } }).toArray()).map((l) => l._id);
-    await Promise.all([familyChanged(this.db, 'lovedOne', ids), familyChanged(this.db, 'workspace', [workspaceId])]);
+    await Promise.all([familyChanged(this.credentials, 'lovedOne', ids), familyChanged(this.credentials, 'workspace', [workspaceId])]);
   }
 
   /** First step of purging a workspace: its loved ones (so their inbox addresses stop taking
@@ -277,7 +279,7 @@ export class WorkspaceStore {
   async purgeLovedOnes(workspaceId: string): Promise<void> {
     const ids = (await this.lovedOnes.find({ workspaceId }, { projection: { _id: 1 } }).toArray()).map((l) => l._id);
     await this.lovedOnes.deleteMany({ workspaceId });
-    await familyChanged(this.db, 'lovedOne', ids);
+    await familyChanged(this.credentials, 'lovedOne', ids);
     await purgeWorkspaceCareEvents(this.db, workspaceId, ids);
   }
 
@@ -287,6 +289,6 @@ export class WorkspaceStore {
     const uids = (await this.members.find({ workspaceId }, { projection: { uid: 1 } }).toArray()).map((m) => m.uid);
     await this.members.deleteMany({ workspaceId });
     await this.workspaces.deleteOne({ _id: workspaceId });
-    await Promise.all([familyChanged(this.db, 'member', uids), familyChanged(this.db, 'workspace', [workspaceId])]);
+    await Promise.all([familyChanged(this.credentials, 'member', uids), familyChanged(this.credentials, 'workspace', [workspaceId])]);
   }
 }

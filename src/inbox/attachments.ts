@@ -1,5 +1,6 @@
 // Downloading a kept attachment: only a member of the loved one's workspace, re-derived from the
 // session on every request, gets it; anyone else gets the same 404 as for one that does not exist.
+import type { Credentials } from '../auth/credentials.js';
 import type { Db } from 'mongodb';
 import { sessionCaller } from '../auth/sessions.js';
 import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js';
@@ -14,10 +15,10 @@ function disposition(name: string): string {
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
 }
 
-export async function attachmentDownload(db: Db, inboxDomain: string, req: HttpRequestEnvelope, params: Record<string, string>): Promise<HttpReplyEnvelope> {
-  const caller = await sessionCaller(db, req.headers);
+export async function attachmentDownload(db: Db, credentials: Credentials, inboxDomain: string, req: HttpRequestEnvelope, params: Record<string, string>): Promise<HttpReplyEnvelope> {
+  const caller = await sessionCaller(db, credentials, req.headers);
   if (!caller) return notFound;
-  const membership = await new WorkspaceStore(db, inboxDomain).workspaceOf(caller.uid);
+  const membership = await new WorkspaceStore(db, credentials, inboxDomain).workspaceOf(caller.uid);
   const index = Number(params.index);
   if (!membership || !Number.isInteger(index) || index < 0) return notFound;
   const found = await inboxAttachment(db, membership.workspace._id, params.lovedOneId ?? '', params.itemId ?? '', index);

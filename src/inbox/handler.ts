@@ -1,6 +1,7 @@
 // The worker side of the family inbox: which addresses exist, storing what arrives as an inbox
 // item (with its attachments, up to a bound) and an `inbox_message` care event, for sandboxes too,
 // and handing a kept attachment to a member of the loved one's workspace.
+import type { Credentials } from '../auth/credentials.js';
 import type { Db } from 'mongodb';
 import { z } from 'zod';
 import { newId } from '../store/ids.js';
@@ -30,7 +31,7 @@ export const deliveryBody = z.object({
 });
 export type Delivery = z.infer<typeof deliveryBody>;
 
-export function inboxHandlers(db: Db, inboxDomain: string): RouteHandlers {
+export function inboxHandlers(db: Db, credentials: Credentials, inboxDomain: string): RouteHandlers {
   const lovedOneAt = (address: string) => lovedOneByInbox(db, address);
   return handlers(INBOX_ROUTES)
     .on('recipient', 'POST', async (req) => {
@@ -70,6 +71,6 @@ export function inboxHandlers(db: Db, inboxDomain: string): RouteHandlers {
       }
       return json(200, { stored });
     })
-    .on('attachment', 'GET', (req, params) => attachmentDownload(db, inboxDomain, req, params))
+    .on('attachment', 'GET', (req, params) => attachmentDownload(db, credentials, inboxDomain, req, params))
     .done();
 }

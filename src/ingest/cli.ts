@@ -1,5 +1,6 @@
 // `carecircle deadletters …`: the operator's view of accepted events the database refused, and the
 // two ways out of the dead-letter store: replay through the normal path, or drop.
+import { passThroughCredentials } from '../auth/credentials.js';
 import { createInterface } from 'node:readline/promises';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -84,7 +85,7 @@ async function replay(r: DeadLetterRecord, config: Config, db: Db, log: Logger, 
     return 'not_stored';
   }
   try {
-    const outcome = await new CareEventWriter(db, new FamilyShares(db)).write(e);
+    const outcome = await new CareEventWriter(db, new FamilyShares(db, passThroughCredentials(db))).write(e);
     return outcome === 'dropped' ? 'dropped' : 'stored';
   } catch (err) {
     log.warn({ eventId: e.eventId, errorClass: err instanceof Error ? err.name : typeof err }, 'replay refused by the database');

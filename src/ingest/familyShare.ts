@@ -6,7 +6,7 @@ import type { SnapshotFrom } from 'xstate';
 import { activeLink, FAMILY_SHARE_MACHINE, type familyShareMachine, type FamilyShareLink } from '../../machines/familyShare.js';
 import { EntityConflict, EntityStore, TransitionRefused } from '../store/entities.js';
 import { newId } from '../store/ids.js';
-import { credentialsFor } from '../auth/credentials.js';
+import type { Credentials } from '../auth/credentials.js';
 
 export const FAMILY_SHARE_CODES = 'family_share_codes';
 export const FAMILY_SHARE_CODE_INDEXES: IndexDescription[] = [
@@ -88,7 +88,8 @@ export class FamilyShares {
   private readonly codes: Collection<LinkCodeRecord>;
   private readonly bindings: Collection<BindingRow>;
   constructor(
-    private readonly db: Db,
+    db: Db,
+    private readonly credentials: Credentials,
     readonly entities: EntityStore = new EntityStore(db),
     private readonly clock: () => number = Date.now,
   ) {
@@ -119,7 +120,7 @@ export class FamilyShares {
 
   /** Every process reads the binding again on its next event (resolves once each has acknowledged). */
   private changed(id: string): Promise<void> {
-    return credentialsFor(this.db).changed('binding', [id]);
+    return this.credentials.changed('binding', [id]);
   }
 
   static entityId(institutionId: string, subjectRef: string): string {
@@ -239,7 +240,7 @@ export class FamilyShares {
   /** `binding`, kept in memory by every process: each write of a binding tells them all before it
    *  returns (src/auth/credentials.ts), so an event accepted after a change sees the change. */
   async currentBinding(institutionId: string, subjectRef: string): Promise<Binding | null> {
-    const binding = await credentialsFor(this.db).records.lookup('binding', FamilyShares.entityId(institutionId, subjectRef), () => this.binding(institutionId, subjectRef));
+    const binding = await this.credentials.records.lookup('binding', FamilyShares.entityId(institutionId, subjectRef), () => this.binding(institutionId, subjectRef));
     // A copy: the kept one is shared by every later event.
     return binding && { ...binding, link: { ...binding.link } };
   }

@@ -1,5 +1,6 @@
 // The worker side of the pipe host ({pipe_url}): partner events and the agency's family-share
 // calls. The gateway forwarded the exact body bytes; nothing is parsed before the signature check.
+import type { Credentials } from '../auth/credentials.js';
 import type { Db } from 'mongodb';
 import { z } from 'zod';
 import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js';
@@ -31,6 +32,7 @@ const rawBody = z.object({ raw: z.string() });
 export interface PipeDeps {
   config: Config;
   db: Db;
+  credentials: Credentials;
   partners: PartnerStore;
   shares: FamilyShares;
   writer: CareEventWriter;
@@ -68,7 +70,7 @@ export function pipeHandlers(deps: PipeDeps): RouteHandlers {
    *  and forgotten on every process by whoever changes them, before that change returns. */
   async function liveBinding(institutionId: string, subjectRef: string) {
     const binding = await deps.shares.currentBinding(institutionId, subjectRef);
-    return binding && (await hasLovedOne(deps.db, binding.link.workspaceId, binding.link.lovedOneId)) ? binding : null;
+    return binding && (await hasLovedOne(deps.db, deps.credentials, binding.link.workspaceId, binding.link.lovedOneId)) ? binding : null;
   }
   const retentionMs = deps.config.ingestDedupeDays * DAY_MS;
 

@@ -1,5 +1,6 @@
 // The family's side of family-share, on the app host behind the session cookie: entering the link
 // code an agency gave them binds that agency's client to one of their own loved ones.
+import type { Credentials } from '../auth/credentials.js';
 import type { Db } from 'mongodb';
 import { z } from 'zod';
 import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js';
@@ -28,6 +29,7 @@ const LINK_POLICY = { capacity: 10, refillMs: 6 * 60 * 1000 };
 
 export interface LinkDeps {
   db: Db;
+  credentials: Credentials;
   /** Origin of APP_URL: cookie-authenticated changes are accepted only from our own pages (CSRF). */
   appOrigin: string;
   inboxDomain: string;
@@ -49,7 +51,7 @@ export async function linkFamilyShare(deps: LinkDeps, req: HttpRequestEnvelope, 
   if (!taken.allowed) countRateLimited('family-share-link');
   if (!taken.allowed) throw new ApiProblem(429, 'RATE_LIMITED', 'Too many link attempts', `Wait ${taken.retryAfterSec} s and try again.`, { 'retry-after': String(taken.retryAfterSec) });
 
-  const workspaces = new WorkspaceStore(deps.db, deps.inboxDomain);
+  const workspaces = new WorkspaceStore(deps.db, deps.credentials, deps.inboxDomain);
   const membership = await workspaces.workspaceOf(caller.uid);
   const lovedOne = membership ? await workspaces.lovedOneIn(membership.workspace._id, parsed.data.lovedOneId) : null;
   if (!membership || !lovedOne) throw new ApiProblem(403, 'FORBIDDEN', 'That loved one is not in your workspace', 'Choose one of the loved ones in your own family workspace.');

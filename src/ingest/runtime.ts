@@ -1,5 +1,6 @@
 // Wiring the ingest slice into a process: its worker handlers, its durable consumer (NATS mode)
 // and its cron sweeps. service.ts calls these three and nothing else of the slice.
+import type { Credentials } from '../auth/credentials.js';
 import type { Db } from 'mongodb';
 import { subjects } from '../bus/subjects.js';
 import type { Bus } from '../bus/types.js';
@@ -27,10 +28,10 @@ export const INGEST_BATCH = 500;
 export const INGEST_IN_FLIGHT_BYTES = 32 * 1024 * 1024;
 
 /** The pipe host's handler and the app host's family-share link handler. */
-export function ingestWorkerHandlers(config: Config, log: Logger, db: Db, bus: Bus, limiter: Limiter): RouteHandlers {
+export function ingestWorkerHandlers(config: Config, log: Logger, db: Db, credentials: Credentials, bus: Bus, limiter: Limiter): RouteHandlers {
   const names = subjects(config.busNamespace);
-  const partners = new PartnerStore(db, new SecretBox(resolveDataKey(config, log)));
-  const shares = new FamilyShares(db);
+  const partners = new PartnerStore(db, new SecretBox(resolveDataKey(config, log)), credentials);
+  const shares = new FamilyShares(db, credentials);
   const writer = new CareEventWriter(db, shares);
   // With NATS the de-duplication keys are claimed in key-value, so a 202 waits on no store write.
   const claims: KeyClaims = bus.kv
@@ -40,15 +41,15 @@ export function ingestWorkerHandlers(config: Config, log: Logger, db: Db, bus: B
   return {
     // The `carecircle partner` command announces its changes over NATS; the in-process bus of an
     // embedded run is out of its reach, so there the institution is read fresh.
-    ...pipeHandlers({ config, db, partners, shares, writer, sink, limiter, claims, keepInstitutions: bus.kind !== 'memory' }),
-    ...familyShareLinkHandlers({ db, appOrigin: new URL(config.appUrl).origin, inboxDomain: config.inboxDomain, shares, limiter, callerOf: (headers) => sessionCaller(db, headers) }),
+    ...pipeHandlers({ config, db, credentials, partners, shares, writer, sink, limiter, claims, keepInstitutions: bus.kind !== 'memory' }),
+    ...familyShareLinkHandlers({ db, credentials, appOrigin: new URL(config.appUrl).origin, inboxDomain: config.inboxDomain, shares, limiter, callerOf: (headers) => sessionCaller(db, credentials, headers) }),
   };
 }
 
 /** The durable consumer writing care events; only on a bus with durable streams (embedded runs write on accept). */
-export function startIngestWriter(config: Config, log: Logger, db: Db, bus: Bus): IngestConsumer | undefined {
+export function startIngestWriter(config: Config, log: Logger, db: Db, credentials: Credentials, bus: Bus): IngestConsumer | undefined {
   if (!bus.durable) return undefined;
-  const writer = new CareEventWriter(db, new FamilyShares(db));
+  const writer = new CareEventWriter(db, new FamilyShares(db, credentials));
   return startIngestConsumer(bus.durable, ingestStream(config.busNamespace, subjects(config.busNamespace).ingestEvents), writer, new DeadLetters(db), log.child({ component: 'ingest-consumer' }), {
     // Messages wait in flight to be written together: a larger batch spreads a loved one's timeline
     // write (a dozen commands however many events it takes) over more events. Twice a batch is in
@@ -61,9 +62,9 @@ export function startIngestWriter(config: Config, log: Logger, db: Db, bus: Bus)
 }
 
 /** De-duplication keys older than the retention, and link codes past their expiry. */
-export function ingestSweepJobs(config: Config, db: Db): SweepJob[] {
+export function ingestSweepJobs(config: Config, db: Db, credentials: Credentials): SweepJob[] {
   const keys = new IngestKeys(db);
-  const shares = new FamilyShares(db);
+  const shares = new FamilyShares(db, credentials);
   return [
     {
       name: 'ingest-keys',

@@ -5,7 +5,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Collection, Db, IndexDescription } from 'mongodb';
 import { API_KEY_MACHINE } from '../../machines/apiKey.js';
-import { credentialsFor } from '../auth/credentials.js';
+import type { Credentials } from '../auth/credentials.js';
 import { EntityStore, TransitionRefused } from '../store/entities.js';
 import { newId } from '../store/ids.js';
 
@@ -57,7 +57,11 @@ export class KeyStore {
   private readonly hashes: Collection<{ _id: string; keyId: string }>;
   private readonly entities: EntityStore;
 
-  constructor(private readonly db: Db, private readonly clock: () => number = Date.now) {
+  constructor(
+    db: Db,
+    private readonly credentials: Credentials,
+    private readonly clock: () => number = Date.now,
+  ) {
     this.keys = db.collection<ApiKeyRecord>(API_KEYS);
     this.hashes = db.collection(API_KEY_HASHES);
     this.entities = new EntityStore(db, clock);
@@ -93,7 +97,7 @@ export class KeyStore {
     const revokedAt = state?.context.revokedAt ? new Date(state.context.revokedAt) : at;
     await this.keys.updateOne({ _id: keyId }, { $set: { status: 'revoked', revokedAt } });
     // Every process forgets the key before the caller hears it is revoked.
-    await credentialsFor(this.db).revoked('key', [key.hash]);
+    await this.credentials.revoked('key', [key.hash]);
     return viewOf({ ...key, status: 'revoked', revokedAt });
   }
 
@@ -109,7 +113,7 @@ export class KeyStore {
   /** The key row for a presented plaintext (by hash), or null; from memory once read, until revoked. */
   async findByPlaintext(plaintext: string): Promise<ApiKeyRecord | null> {
     const hash = hashKey(plaintext);
-    const key = await credentialsFor(this.db).cache.lookup('key', hash, async () => {
+    const key = await this.credentials.cache.lookup('key', hash, async () => {
       const pointer = await this.hashes.findOne({ _id: hash });
       return pointer ? await this.keys.findOne({ _id: pointer.keyId }) : null;
     });

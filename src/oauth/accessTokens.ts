@@ -6,7 +6,7 @@
 // either tells every process before it returns (src/auth/credentials.ts), so either ends access at once.
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JWK, type JWTVerifyGetKey } from 'jose';
 import type { Db } from 'mongodb';
-import { credentialsFor, type Credentials } from '../auth/credentials.js';
+import type { Credentials } from '../auth/credentials.js';
 import type { Config } from '../config.js';
 import { OAuthKeys } from './keys.js';
 import { StoredRevokedAccessTokens, type RevokedAccessTokens } from './revokedTokens.js';
@@ -85,18 +85,17 @@ export class AccessTokenVerifier {
   private readonly store: OAuthStore;
   private readonly keySet: JWTVerifyGetKey;
   readonly revoked: RevokedAccessTokens;
-  private readonly credentials: Credentials;
 
   constructor(
     db: Db,
+    private readonly credentials: Credentials,
     private readonly config: Pick<Config, 'appUrl' | 'authUrl' | 'oauthKeyRotation'>,
     private readonly clock: () => number = Date.now,
-    revoked: RevokedAccessTokens = new StoredRevokedAccessTokens(db),
+    revoked: RevokedAccessTokens = new StoredRevokedAccessTokens(db, credentials),
   ) {
-    this.store = new OAuthStore(db, clock);
+    this.store = new OAuthStore(db, credentials, clock);
     this.keySet = storedKeySet(new OAuthKeys(db, config.oauthKeyRotation, undefined, clock), clock);
     this.revoked = revoked;
-    this.credentials = credentialsFor(db);
   }
 
   /** Signature, issuer, audience, type and expiry: the token is one we issued and still live. */
@@ -142,8 +141,8 @@ export class AccessTokenVerifier {
 const verifiers = new WeakMap<Db, AccessTokenVerifier>();
 
 /** One verifier (and key cache) per database handle, for the life of the process. */
-export function accessTokenVerifier(db: Db, config: Pick<Config, 'appUrl' | 'authUrl' | 'oauthKeyRotation'>): AccessTokenVerifier {
+export function accessTokenVerifier(db: Db, credentials: Credentials, config: Pick<Config, 'appUrl' | 'authUrl' | 'oauthKeyRotation'>): AccessTokenVerifier {
   let verifier = verifiers.get(db);
-  if (!verifier) verifiers.set(db, (verifier = new AccessTokenVerifier(db, config)));
+  if (!verifier) verifiers.set(db, (verifier = new AccessTokenVerifier(db, credentials, config)));
   return verifier;
 }

@@ -3,7 +3,7 @@
 // The interface is all the resource server sees, so the records can move to a key-value store
 // with expiry (NATS KV, Redis) without touching it.
 import type { Collection, Db, IndexDescription } from 'mongodb';
-import { credentialsFor } from '../auth/credentials.js';
+import type { Credentials } from '../auth/credentials.js';
 import { oauthCollection } from './store.js';
 
 export interface RevokedAccessTokens {
@@ -25,14 +25,17 @@ interface RevokedRecord {
 export class StoredRevokedAccessTokens implements RevokedAccessTokens {
   private readonly records: Collection<RevokedRecord>;
 
-  constructor(private readonly db: Db) {
+  constructor(
+    db: Db,
+    private readonly credentials: Credentials,
+  ) {
     this.records = db.collection<RevokedRecord>(OAUTH_REVOKED_ACCESS_TOKENS);
   }
 
   async revoke(jti: string, expiresAt: Date): Promise<void> {
     await this.records.updateOne({ _id: jti }, { $set: { expiresAt } }, { upsert: true });
     // Every process forgets the token's state before /oauth/revoke answers.
-    await credentialsFor(this.db).revoked('jti', [jti]);
+    await this.credentials.revoked('jti', [jti]);
   }
 
   async isRevoked(jti: string): Promise<boolean> {

@@ -57,12 +57,12 @@ class InteractionProblem extends Error {
   }
 }
 
-export function authorizationServer(deps: Pick<SliceContext, 'config' | 'log' | 'db' | 'limiter'>): Middleware[] {
-  const { config, log } = deps;
+export function authorizationServer(deps: Pick<SliceContext, 'config' | 'log' | 'db' | 'limiter' | 'credentials'>): Middleware[] {
+  const { config, log, credentials } = deps;
   const db = deps.db;
-  const store = new OAuthStore(db);
-  const users = new WorkspaceStore(db, config.inboxDomain);
-  const sessions = new SessionStore(db);
+  const store = new OAuthStore(db, credentials);
+  const users = new WorkspaceStore(db, credentials, config.inboxDomain);
+  const sessions = new SessionStore(db, credentials);
   const idp = identityProvider(config);
   const verifyIdToken = createIdTokenVerifier(idp);
   const issuer = new URL(config.authUrl);
@@ -318,7 +318,7 @@ export function authorizationServer(deps: Pick<SliceContext, 'config' | 'log' | 
     }
   };
 
-  const revocation = revocationEndpoint({ provider: async () => (await current()).provider, store, verifier: accessTokenVerifier(db, config) });
+  const revocation = revocationEndpoint({ provider: async () => (await current()).provider, store, verifier: accessTokenVerifier(db, credentials, config) });
 
   return [answer_unavailable, registration_edge, interactions, revocation, metadata_url_check, serve_provider];
 }

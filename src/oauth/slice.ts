@@ -9,5 +9,5 @@ export const oauthSlice = defineSlice({
   name: 'oauth',
   indexes: { ...OAUTH_INDEXES, [OAUTH_REVOKED_ACCESS_TOKENS]: REVOKED_ACCESS_TOKEN_INDEXES },
   listeners: [{ host: 'auth', middleware: (ctx) => authorizationServer(ctx) }],
-  jobs: (ctx) => oauthSweepJobs(ctx.config, ctx.db),
+  jobs: (ctx) => oauthSweepJobs(ctx.config, ctx.db, ctx.credentials),
 });

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { Collection, Db, IndexDescription } from 'mongodb';
 import type { Adapter, AdapterFactory, AdapterPayload } from 'oidc-provider';
-import { credentialsFor } from '../auth/credentials.js';
+import type { Credentials } from '../auth/credentials.js';
 import { isDuplicateKey } from '../store/errors.js';
 import { OAUTH_KEY_INDEXES, OAUTH_KEYS } from './keys.js';
 
@@ -119,6 +119,7 @@ export class OAuthStore {
 
   constructor(
     readonly db: Db,
+    readonly credentials: Credentials,
     readonly clock: () => number = Date.now,
   ) {
     this.consumed = db.collection<ConsumedMarker>(OAUTH_CONSUMED);
@@ -159,7 +160,7 @@ export class OAuthStore {
       this.usage.deleteOne({ _id: grantId }),
     ]);
     this.touched.delete(grantId);
-    await credentialsFor(this.db).revoked('grant', [grantId]);
+    await this.credentials.revoked('grant', [grantId]);
   }
 
   /** Revoke a grant on behalf of the person it belongs to; false when it is not theirs or gone. */
@@ -299,7 +300,7 @@ export class MongoAdapter implements Adapter {
       { $set: { payload: sealPayload(this.model, id, payload), ...indexed, ...(expiresIn ? { expiresAt: new Date(now + expiresIn * 1000) } : {}) }, $setOnInsert: { createdAt: new Date(now) } },
       { upsert: true },
     );
-    if (this.model === 'Grant') await credentialsFor(this.store.db).revoked('grant', [id]); // no process keeps an old copy
+    if (this.model === 'Grant') await this.store.credentials.revoked('grant', [id]); // no process keeps an old copy
   }
 
   async find(id: string): Promise<AdapterPayload | undefined> {
@@ -338,7 +339,7 @@ export class MongoAdapter implements Adapter {
 
   async destroy(id: string): Promise<void> {
     await this.docs.deleteOne({ _id: this.storedId(id) });
-    if (this.model === 'Grant') await credentialsFor(this.store.db).revoked('grant', [id]);
+    if (this.model === 'Grant') await this.store.credentials.revoked('grant', [id]);
   }
 
   async revokeByGrantId(grantId: string): Promise<void> {

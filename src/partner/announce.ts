@@ -1,9 +1,8 @@
 // How `carecircle partner` tells the running processes of a change it wrote: over NATS it waits for
 // NATS as long as it takes (the change must reach every process), saying so every few seconds.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { credentialsFor, type Credentials } from '../auth/credentials.js';
+import type { Credentials } from '../auth/credentials.js';
 import type { Bus } from '../bus/types.js';
-import type { Db } from 'mongodb';
 import type { Announce, IssuedSecret } from './records.js';
 
 /** Between progress lines while the command waits for NATS. */
@@ -12,9 +11,10 @@ const PROGRESS_EVERY_MS = 5_000;
 const SILENT_NATS_MS = 1_000;
 
 export interface Announcing {
-  /** The command's NATS connection and membership; absent without NATS_URL. */
+  /** The command's NATS connection; absent without NATS_URL. */
   bus?: Bus;
-  credentials?: Credentials;
+  /** The command's credentials: over NATS, its place on the member list. */
+  credentials: Credentials;
   /** NATS_URL as it may be printed (no user or password). */
   shownUrl?: string;
   /** A secret the change issued, as soon as the store has it and before anything waits. */
@@ -37,11 +37,11 @@ export const UNCONFIRMED =
 export const STOPPED_WAITING = `stopped before every running process heard of the change. The change is saved. ${NOT_HEARD}`;
 
 /** PartnerStore's announcement for the command; Ctrl-C while it waits exits 130 with what holds. */
-export function announcing(db: Db, o: Announcing): Announce {
+export function announcing(o: Announcing): Announce {
   return async (id, secret) => {
     if (secret) o.issued?.(id, secret);
     const { bus, credentials } = o;
-    if (!bus || !credentials) return credentialsFor(db).changed('institution', [id]);
+    if (!bus) return credentials.changed('institution', [id]);
     const started = Date.now();
     let phase: 'nats' | 'acks' = 'nats';
     let phaseSince = started;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { MongoClient } from 'mongodb';
 import { pino } from 'pino';
-import { openCredentials, type Credentials } from '../auth/credentials.js';
+import { openCredentials, passThroughCredentials, type Credentials } from '../auth/credentials.js';
 import { openBus } from '../bus/index.js';
 import type { Bus } from '../bus/types.js';
 import type { Config } from '../config.js';
@@ -141,19 +141,21 @@ async function records(command: string, args: string[], config: Config, json: bo
   });
   const { store, stop } = opened;
   try {
-    if (bus) credentials = await openCredentials(store.db, bus, config.busNamespace, log);
+    // Without NATS the change still reaches the services of this process (a test's), and no other.
+    const own = (credentials = bus ? await openCredentials(store.db, bus, config.busNamespace, log) : passThroughCredentials(store.db));
     // A new secret is on screen as soon as it is saved: it cannot be shown again, and the
     // announcement may wait for NATS for as long as NATS is away (docs/partners.md).
     const shown = (id: string, secret: IssuedSecret) =>
       command === 'create' ? `institution_id  ${id}\nname            ${values.name!.trim()}\nsecret_id       ${secret.id}\nsecret          ${secret.value}` : `secret_id  ${secret.id}\nsecret     ${secret.value}`;
-    const announce = announcing(store.db, {
-      ...(bus && credentials ? { bus, credentials, shownUrl: shownUrl(config.natsUrl!) } : {}),
+    const announce = announcing({
+      credentials: own,
+      ...(bus ? { bus, shownUrl: shownUrl(config.natsUrl!) } : {}),
       issued: (id, secret) => void (json || out(`${shown(id, secret)}\n\n${SHOWN_ONCE}\n`)),
       waiting: (id, secret) => {
         if (json && secret) process.stderr.write(`The change is saved and its secret cannot be shown again; the JSON follows once every running process has heard of it. Meanwhile:\n${shown(id, secret)}\n`);
       },
     });
-    const partners = new PartnerStore(store.db, new SecretBox(key), Date.now, announce);
+    const partners = new PartnerStore(store.db, new SecretBox(key), own, Date.now, announce);
     const reach = () => reachOf(credentials);
     switch (command) {
       case 'create': {

@@ -4,7 +4,7 @@
 // to every process before it returns, so an institution kept in memory never outlives it.
 import { randomBytes } from 'node:crypto';
 import type { Collection, Db, IndexDescription } from 'mongodb';
-import { credentialsFor } from '../auth/credentials.js';
+import type { Credentials } from '../auth/credentials.js';
 import { isDuplicateKey } from '../store/errors.js';
 import { newId, randomBase32 } from '../store/ids.js';
 import type { Sealed, SecretBox } from './secretBox.js';
@@ -77,10 +77,11 @@ export class PartnerStore {
   private readonly lastUseWrite = new Map<string, number>();
 
   constructor(
-    private readonly db: Db,
+    db: Db,
     private readonly box: SecretBox,
+    private readonly credentials: Credentials,
     private readonly clock: () => number = Date.now,
-    private readonly announce: Announce = (id) => credentialsFor(db).changed('institution', [id]),
+    private readonly announce: Announce = (id) => credentials.changed('institution', [id]),
   ) {
     this.institutions = institutionsIn(db);
     this.uses = db.collection(PARTNER_COLLECTIONS.secretUse);
@@ -118,7 +119,7 @@ export class PartnerStore {
   /** The institution as this process keeps it (`load` reads it on a miss). Only for processes that
    *  every writer can reach: over NATS, where the `carecircle partner` command announces too. */
   kept(id: string, load: () => Promise<InstitutionRecord | null> = () => this.get(id)): Promise<InstitutionRecord | null> {
-    return credentialsFor(this.db).records.lookup('institution', id, load);
+    return this.credentials.records.lookup('institution', id, load);
   }
 
   /** After the store write: every process forgets the record before the change returns. */

@@ -1,5 +1,6 @@
 // The human side of a sandbox: the claim page behind the link in the tool's result, sending the
 // invitation drafts once claimed, and a loved one's family inbox.
+import type { Credentials } from '../auth/credentials.js';
 import type { Db } from 'mongodb';
 import { issueInvitation } from '../app/familyAccess.js';
 import type { AppHelpers } from '../app/helpers.js';
@@ -15,8 +16,8 @@ import type { handlers } from '../slice/contract.js';
 import type { SANDBOX_ROUTES } from './routes.js';
 import { SandboxService } from './service.js';
 
-export function sandboxAppRoutes(routes: ReturnType<typeof handlers<typeof SANDBOX_ROUTES>>, h: AppHelpers, config: Config, db: Db): void {
-  const service = new SandboxService(db, config.inboxDomain);
+export function sandboxAppRoutes(routes: ReturnType<typeof handlers<typeof SANDBOX_ROUTES>>, h: AppHelpers, config: Config, db: Db, credentials: Credentials): void {
+  const service = new SandboxService(db, credentials, config.inboxDomain);
   const invites = new InviteStore(db);
   const claimPath = (id: string) => `/onboarding/claim?workspace=${encodeURIComponent(id)}`;
   const notice = (title: string, text: Markup) => (

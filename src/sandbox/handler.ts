@@ -1,4 +1,5 @@
 // The worker handler behind {app_url}/api/mcp/public: the unauthenticated sandbox endpoint.
+import type { Credentials } from '../auth/credentials.js';
 import type { Db } from 'mongodb';
 import type { Bus } from '../bus/types.js';
 import { subjects } from '../bus/subjects.js';
@@ -19,14 +20,14 @@ export function sandboxRateNote(config: Config): string {
   return `Per client address: a burst of ${config.sandboxRateCapacity} workspaces, then one more every ${Math.round(config.sandboxRateRefill / 60_000)} minutes. Over the limit: HTTP 429, JSON-RPC -32029, Retry-After and error.data.retryAfterSec; wait that long and retry once.`;
 }
 
-export function createSandboxServer(config: Config, db: Db, bus: Bus, limiter: Limiter, log?: Logger): McpServer {
+export function createSandboxServer(config: Config, db: Db, credentials: Credentials, bus: Bus, limiter: Limiter, log?: Logger): McpServer {
   return new McpServer({
     name: SANDBOX_ENDPOINT.name,
     title: SANDBOX_ENDPOINT.title,
     version: VERSION,
     instructions: SANDBOX_ENDPOINT.instructions(config),
     tools: sandboxTools({
-      service: new SandboxService(db, config.inboxDomain),
+      service: new SandboxService(db, credentials, config.inboxDomain),
       limiter,
       policy: { capacity: config.sandboxRateCapacity, refillMs: config.sandboxRateRefill },
       appUrl: config.appUrl,
@@ -42,8 +43,8 @@ export function createSandboxServer(config: Config, db: Db, bus: Bus, limiter: L
 }
 
 /** GET answers the descriptor, POST the JSON-RPC messages. */
-export function sandboxEndpoint(config: Config, db: Db, bus: Bus, limiter: Limiter, log: Logger): RouteHandler {
-  const server = createSandboxServer(config, db, bus, limiter, log);
+export function sandboxEndpoint(config: Config, db: Db, credentials: Credentials, bus: Bus, limiter: Limiter, log: Logger): RouteHandler {
+  const server = createSandboxServer(config, db, credentials, bus, limiter, log);
   const descriptor = endpointDescriptor(
     server,
     { url: SANDBOX_ENDPOINT.url(config), auth: 'none', methods: ['initialize', 'ping', 'tools/list', 'tools/call'], rateLimit: sandboxRateNote(config) },

@@ -1,6 +1,7 @@
 // Sandbox workspaces: created by an agent with no sign-in, claimed by the human with the same
 // verified email, purged when nobody claims them. The machine decides; this module applies its
 // decisions to the records, in an order that a retry or the next sweep can always finish.
+import type { Credentials } from '../auth/credentials.js';
 import type { Collection, Db, IndexDescription } from 'mongodb';
 import { SANDBOX_WORKSPACE_MACHINE } from '../../machines/sandboxWorkspace.js';
 import { purgeInboxOf } from '../inbox/records.js';
@@ -55,10 +56,11 @@ export class SandboxService {
 
   constructor(
     private readonly db: Db,
+    credentials: Credentials,
     inboxDomain: string,
     private readonly clock: () => number = Date.now,
   ) {
-    this.store = new WorkspaceStore(db, inboxDomain);
+    this.store = new WorkspaceStore(db, credentials, inboxDomain);
     this.entities = new EntityStore(db, clock);
     this.drafts = db.collection<InviteDraft>(INVITE_DRAFTS);
   }

@@ -1,11 +1,12 @@
 // The cron job that purges sandboxes nobody claimed (and orphaned ones) after SANDBOX_TTL.
+import type { Credentials } from '../auth/credentials.js';
 import type { Db } from 'mongodb';
 import type { Config } from '../config.js';
 import type { SweepJob } from '../slice/contract.js';
 import { SandboxService } from './service.js';
 
-export function sandboxSweepJob(config: Config, db: Db, clock: () => number = Date.now): SweepJob {
-  const service = new SandboxService(db, config.inboxDomain, clock);
+export function sandboxSweepJob(config: Config, db: Db, credentials: Credentials, clock: () => number = Date.now): SweepJob {
+  const service = new SandboxService(db, credentials, config.inboxDomain, clock);
   return {
     name: 'sandbox-sweep',
     schedule: '*/15 * * * *',

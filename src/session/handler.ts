@@ -1,6 +1,7 @@
 // The session helpers of SPEC §A: POST /api/auth/session, GET /api/auth/me, POST /api/auth/signout.
 // Served on the site and app hosts alike, so one sign-in covers both. Both writes are refused from a
 // page on another site (login and logout CSRF), and an ID token opens no session once signed out.
+import type { Credentials } from '../auth/credentials.js';
 import type { Db } from 'mongodb';
 import { z } from 'zod';
 import type { Config } from '../config.js';
@@ -19,9 +20,9 @@ export const FRESH_SIGN_IN_SEC = 5 * 60;
 
 const sessionBody = z.object({ idToken: z.string().min(1, 'is required').max(8192, 'is too long') });
 
-export function sessionHandlers(config: Config, db: Db, verify: IdTokenVerifier = createIdTokenVerifier(identityProvider(config)), clock: () => number = Date.now): RouteHandlers {
-  const sessions = new SessionStore(db, clock);
-  const workspaces = new WorkspaceStore(db, config.inboxDomain);
+export function sessionHandlers(config: Config, db: Db, credentials: Credentials, verify: IdTokenVerifier = createIdTokenVerifier(identityProvider(config)), clock: () => number = Date.now): RouteHandlers {
+  const sessions = new SessionStore(db, credentials, clock);
+  const workspaces = new WorkspaceStore(db, credentials, config.inboxDomain);
   const ownOrigins = [...new Set([config.siteUrl, config.appUrl].map((u) => new URL(u).origin))];
   /** A browser always sends Origin on a POST; a present foreign one is another site's page. Servers send none. */
   const requireOwnOrigin = (req: HttpRequestEnvelope) => {
@@ -51,7 +52,7 @@ export function sessionHandlers(config: Config, db: Db, verify: IdTokenVerifier 
       return json(200, { authenticated: true, uid: user._id, email: user.email, name: user.name ?? null, tenant: user.tenant, expiresAt: expiresAt.toISOString() }, { 'set-cookie': sessionCookie(config, token, expiresAt), 'cache-control': 'no-store' });
     })
     .on('apiAuthMe', 'GET', async (req) => {
-      const caller = await sessionCaller(db, req.headers);
+      const caller = await sessionCaller(db, credentials, req.headers);
       if (!caller) return json(200, { authenticated: false }, { 'cache-control': 'no-store' });
       const membership = await workspaces.workspaceOf(caller.uid);
       return json(

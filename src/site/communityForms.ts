@@ -1,6 +1,7 @@
 // The site's community forms: join, leave, start a thread and reply as the person signed in
 // (session cookie), under the same rules and write limit as the community API. A refused form
 // comes back as the same page with what was typed and the reason beside the field.
+import type { Credentials } from '../auth/credentials.js';
 import type { Db } from 'mongodb';
 import type { HttpRequestEnvelope } from '../bus/envelopes.js';
 import { sessionCaller, type SessionCaller } from '../auth/sessions.js';
@@ -27,7 +28,7 @@ export interface CommunityForms {
   submit(req: HttpRequestEnvelope, slug: string): Promise<{ redirectTo: string } | { page: Page; headers: Record<string, string> } | null>;
 }
 
-export function communityForms(deps: PagesDeps, db: Db, limiter: Limiter): CommunityForms {
+export function communityForms(deps: PagesDeps, db: Db, credentials: Credentials, limiter: Limiter): CommunityForms {
   const { config, community: store } = deps;
   const siteOrigin = new URL(config.siteUrl).origin;
   const writePolicy = perMinute(config.rateCommunityWritesPerMin);
@@ -48,7 +49,7 @@ export function communityForms(deps: PagesDeps, db: Db, limiter: Limiter): Commu
   }
 
   return {
-    viewerOf: async (req, channel, returnPath) => viewerFor(await sessionCaller(db, req.headers), channel, returnPath),
+    viewerOf: async (req, channel, returnPath) => viewerFor(await sessionCaller(db, credentials, req.headers), channel, returnPath),
 
     async submit(req, slug) {
       const channel = deps.directory.data.channels.find((c) => c.slug === slug);
@@ -60,7 +61,7 @@ export function communityForms(deps: PagesDeps, db: Db, limiter: Limiter): Commu
       const action = values.action ?? '';
       const threadId = values.threadId || undefined;
       const returnPath = threadId ? `/channels/${channel.slug}/threads/${encodeURIComponent(threadId)}#take-part` : `/channels/${channel.slug}#take-part`;
-      const caller = await sessionCaller(db, req.headers);
+      const caller = await sessionCaller(db, credentials, req.headers);
       const again = async (status: number, message: string, field?: string, headers: Record<string, string> = {}) => {
         const viewer = await viewerFor(caller, channel.slug, returnPath);
         const page = await pageAgain(channel, threadId, { viewer, status, problem: { action, message, values, ...(field ? { field } : {}) } });

@@ -1,5 +1,6 @@
 // The worker handler behind the directory pages: HTML for browsers, markdown for agents (by
 // `Accept: text/markdown` on the page itself, or through /api/md), the stylesheet and the icon.
+import type { Credentials } from '../auth/credentials.js';
 import { createHash } from 'node:crypto';
 import type { Db } from 'mongodb';
 import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js';
@@ -102,7 +103,7 @@ export function pagesRoutes(deps: PagesDeps, forms: CommunityForms): RouteHandle
     .done();
 }
 
-export function pagesHandlers(config: Config, db: Db, directory: DirectoryDeps, limiter: Limiter): RouteHandlers {
+export function pagesHandlers(config: Config, db: Db, credentials: Credentials, directory: DirectoryDeps, limiter: Limiter): RouteHandlers {
   const deps = { config, directory, community: new CommunityStore(db) };
-  return pagesRoutes(deps, communityForms(deps, db, limiter));
+  return pagesRoutes(deps, communityForms(deps, db, credentials, limiter));
 }

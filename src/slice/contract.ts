@@ -4,6 +4,7 @@
 import type { Middleware } from 'koa';
 import type { Db, IndexDescription } from 'mongodb';
 import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js';
+import type { Credentials } from '../auth/credentials.js';
 import type { Bus } from '../bus/types.js';
 import type { Config } from '../config.js';
 import type { OpenApiKit } from '../http/openapi.js';
@@ -106,6 +107,8 @@ export interface SliceContext {
   db: Db;
   bus: Bus;
   limiter: Limiter;
+  /** This process's credentials and family records in memory, and how a change reaches every process. */
+  credentials: Credentials;
   clock: () => number;
   /** Every slice of the deployment, for the documents that describe the whole service. */
   slices: readonly SliceManifest[];

@@ -26,7 +26,7 @@ export type ToThread = { type: 'request'; id: number; subject: string; json: str
 /** Worker thread → main thread. */
 export type FromThread = { type: 'ready' } | { type: 'reply'; id: number; text: string };
 
-/** What a thread-hosted slice may use; the store and the limiter live on the main thread only. */
+/** What a thread-hosted slice may use; the store, the limiter and the credentials live on the main thread only. */
 function threadContext(config: Config, log: Logger, bus: MemoryBus, manifests: readonly SliceManifest[]): SliceContext {
   const absent = (what: string): never => {
     throw new Error(`${what} is not available on a worker thread: the slices a thread hosts (src/threadSlices.ts) must not use it`);
@@ -42,6 +42,9 @@ function threadContext(config: Config, log: Logger, bus: MemoryBus, manifests: r
     },
     get limiter() {
       return absent('the rate limiter');
+    },
+    get credentials() {
+      return absent('the credentials');
     },
   };
 }

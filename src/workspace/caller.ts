@@ -1,4 +1,5 @@
 // Who is calling the workspace MCP endpoint, re-derived from the credentials on every request.
+import type { Credentials } from '../auth/credentials.js';
 import type { Db } from 'mongodb';
 import { SCOPES, type Scope } from '../auth/scopes.js';
 import type { Config } from '../config.js';
@@ -49,10 +50,10 @@ export class AuthRefusal extends RpcError {
 }
 
 /** An OAuth access token's caller: only the scopes the caregiver approved for that app. */
-async function oauthCaller(db: Db, config: Config, token: string, users: WorkspaceStore, challenge: (error?: string) => string): Promise<WorkspaceCaller> {
+async function oauthCaller(db: Db, credentials: Credentials, config: Config, token: string, users: WorkspaceStore, challenge: (error?: string) => string): Promise<WorkspaceCaller> {
   let verified;
   try {
-    verified = await accessTokenVerifier(db, config).verify(token);
+    verified = await accessTokenVerifier(db, credentials, config).verify(token);
   } catch (err) {
     if (!(err instanceof AccessTokenError)) throw err;
     const hint = err.problem === 'invalid' ? `Get a token for ${config.appUrl}/api/mcp from ${config.authUrl}.` : 'Refresh the token, or connect the app again.';
@@ -68,7 +69,7 @@ export function resourceMetadataUrl(config: Config): string {
   return `${config.appUrl}/.well-known/oauth-protected-resource`;
 }
 
-export async function authenticate(db: Db, config: Config, headers: Record<string, string>, keys: KeyStore, users: WorkspaceStore): Promise<WorkspaceCaller> {
+export async function authenticate(db: Db, credentials: Credentials, config: Config, headers: Record<string, string>, keys: KeyStore, users: WorkspaceStore): Promise<WorkspaceCaller> {
   const challenge = (error?: string) => `Bearer resource_metadata="${resourceMetadataUrl(config)}"${error ? `, error="${error}"` : ''}`;
   const settings = `${config.appUrl}/settings`;
   const auth = headers.authorization;
@@ -77,7 +78,7 @@ export async function authenticate(db: Db, config: Config, headers: Record<strin
     if (!match) throw new AuthRefusal(401, 'Malformed Authorization header', 'Send "Authorization: Bearer <API key>".', challenge('invalid_request'));
     const token = match[1]!;
     if (!token.startsWith('sk-svc-')) {
-      if (looksLikeJwt(token)) return oauthCaller(db, config, token, users, challenge);
+      if (looksLikeJwt(token)) return oauthCaller(db, credentials, config, token, users, challenge);
       throw new AuthRefusal(401, 'Unknown credential', `Use an MCP API key (sk-svc-…) from ${settings}, or an OAuth access token from ${config.authUrl}.`, challenge('invalid_token'));
     }
     if (!API_KEY_FORMAT.test(token)) throw new AuthRefusal(401, 'Malformed API key', 'An API key is "sk-svc-" followed by 64 lowercase hex characters; copy it again from where you saved it.', challenge('invalid_token'));
@@ -89,7 +90,7 @@ export async function authenticate(db: Db, config: Config, headers: Record<strin
     keys.touch(key);
     return { uid: user._id, email: user.email, tenant: user.tenant, via: 'api-key', scopes: 'all', keyId: key._id };
   }
-  const session = await sessionCaller(db, headers);
+  const session = await sessionCaller(db, credentials, headers);
   if (session) return { uid: session.uid, email: session.email, tenant: session.tenant, via: 'session', scopes: 'all' };
   throw new AuthRefusal(401, 'Authentication required', `Send "Authorization: Bearer <API key>" (mint one at ${settings}) or connect with OAuth.`, challenge());
 }

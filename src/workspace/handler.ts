@@ -1,4 +1,5 @@
 // The worker handler behind {app_url}/api/mcp: authenticate first, then MCP, then the audit rows.
+import type { Credentials } from '../auth/credentials.js';
 import type { Db } from 'mongodb';
 import type { HttpReplyEnvelope } from '../bus/envelopes.js';
 import type { Bus } from '../bus/types.js';
@@ -60,9 +61,9 @@ function succeeded(reply: HttpReplyEnvelope, id: unknown): boolean {
 }
 
 /** Authenticate first, then the session caller's rate limit, then MCP, then the audit rows. */
-export function workspaceEndpoint(config: Config, db: Db, log: Logger, bus: Bus, limiter: Limiter): RouteHandler {
-  const store = new WorkspaceStore(db, config.inboxDomain);
-  const keys = new KeyStore(db);
+export function workspaceEndpoint(config: Config, db: Db, credentials: Credentials, log: Logger, bus: Bus, limiter: Limiter): RouteHandler {
+  const store = new WorkspaceStore(db, credentials, config.inboxDomain);
+  const keys = new KeyStore(db, credentials);
   const audit = auditWriter(db, bus, config.busNamespace, log);
   const server = createWorkspaceServer(store, config.maxReplyBytes, log);
   const sessionPolicy = perMinute(config.rateMcpSessionPerMin);
@@ -71,7 +72,7 @@ export function workspaceEndpoint(config: Config, db: Db, log: Logger, bus: Bus,
     const messageId = Array.isArray(req.body) ? null : salvageId(req.body);
     let caller: WorkspaceCaller;
     try {
-      caller = await authenticate(db, config, req.headers, keys, store);
+      caller = await authenticate(db, credentials, config, req.headers, keys, store);
     } catch (err) {
       if (err instanceof AuthRefusal) return { status: err.httpStatus, headers: { 'www-authenticate': err.wwwAuthenticate }, body: failure(messageId, err) };
       // Anything else (the database down, say) is answered by cause where every worker failure is.

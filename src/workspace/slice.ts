@@ -30,7 +30,7 @@ export const workspaceSlice = defineSlice({
   mcp: [WORKSPACE_ENDPOINT],
   indexes: { [MCP_AUDIT_LOG]: AUDIT_INDEXES },
   serve: (ctx) => {
-    const endpoint = workspaceEndpoint(ctx.config, ctx.db, ctx.log, ctx.bus, ctx.limiter);
+    const endpoint = workspaceEndpoint(ctx.config, ctx.db, ctx.credentials, ctx.log, ctx.bus, ctx.limiter);
     return handlers(routes).on('mcp', 'GET', endpoint).on('mcp', 'POST', endpoint).done();
   },
   // Audit rows reach the store here: the stream's consumer (NATS), or the last batch at shutdown.

@@ -6,6 +6,7 @@
  * what the partner was told was accepted against what was stored. Shared by test/chaos.test.ts
  * (bounded) and scripts/chaos.ts (`npm run chaos`, longer).
  */
+import { passThroughCredentials } from '../../src/auth/credentials.js';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -167,10 +168,12 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosCounts> {
     const mongo = new MongoClient(mongoUrl, { serverSelectionTimeoutMS: 5_000 });
     cleanup.push(() => mongo.close());
     const store: Db = mongo.db();
-    const partner = await onboard(store);
-    const fam = await family(store, config);
+    // A handle of the test's own: nothing kept, and the roles under test run in other processes.
+    const credentials = passThroughCredentials(store);
+    const partner = await onboard(store, credentials);
+    const fam = await family(store, credentials, config);
     await shareWith({ urls: { pipe: url(gateways[0]!, 'PIPE') }, bus, config }, partner, 'chaos-client', fam);
-    const apiKey = (await new KeyStore(store).mint(fam.uid, 'chaos')).plaintext;
+    const apiKey = (await new KeyStore(store, credentials).mint(fam.uid, 'chaos')).plaintext;
     const stream = ingestStream(NAMESPACE, subjects(NAMESPACE).ingestEvents);
     const streams = [stream.stream, `KV_${rateBucketName(NAMESPACE)}`, `KV_${ingestKeysBucketName(NAMESPACE)}`];
     await cluster.settled(streams);
