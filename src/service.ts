@@ -22,6 +22,8 @@ import { sliceSubject, type SliceContext, type SliceManifest, type Stoppable } f
 import { SLICES } from './slices.js';
 import { startEmbeddedMongo, type EmbeddedMongo } from './store/embeddedMongo.js';
 import { openStore, type Store } from './store/mongo.js';
+import type { Timelines } from './store/timeline/port.js';
+import { openTimelines } from './store/timeline/timelines.js';
 import { PACKAGE_ROOT } from './version.js';
 import { startWorkers, type WorkerPool } from './worker/runtime.js';
 import { directoryThreadCount, startWorkerThreads, type WorkerThreads } from './worker/threads.js';
@@ -37,6 +39,8 @@ export interface RunningService {
   urls: Record<string, string>;
   bus: Bus;
   store: Store;
+  /** The records kept as timelines, in this store's shape. */
+  timelines: Timelines;
   cron?: CronRole;
   /** The embedded run's worker threads, where it has any (DIRECTORY_THREADS). */
   workerThreads?: WorkerThreads;
@@ -102,7 +106,8 @@ export async function startService(role: Role, config: Config, log: Logger): Pro
 
     // Exact in memory for one process; in JetStream key-value where several share the NATS bus.
     const limiter = openLimiter(bus, config.busNamespace, log);
-    const ctx: SliceContext = { config, log, db: store.db, bus, limiter, clock: Date.now, slices };
+    const timelines = await openTimelines(store.db);
+    const ctx: SliceContext = { config, log, db: store.db, timelines, bus, limiter, clock: Date.now, slices };
     const urls: Record<string, string> = {};
     let cronRole: CronRole | undefined;
     let pool: WorkerPool | undefined;
@@ -157,7 +162,7 @@ export async function startService(role: Role, config: Config, log: Logger): Pro
       stops.push(() => metrics.close());
     }
     log.info({ role, urls, bus: bus.kind }, 'carecircle started');
-    return { role, urls, bus, store, ...(cronRole ? { cron: cronRole } : {}), ...(workerThreads ? { workerThreads } : {}), stop: stopAll };
+    return { role, urls, bus, store, timelines, ...(cronRole ? { cron: cronRole } : {}), ...(workerThreads ? { workerThreads } : {}), stop: stopAll };
   } catch (err) {
     await stopAll();
     throw err;

@@ -253,7 +253,7 @@ describe('roles, members and former members', () => {
 describe('markup - the family pages print what people typed as text', () => {
   const EVIL = '<script>alert(1)</script> "><img src=x onerror=alert(2)>';
   it('when names of people, the workspace and loved ones carry payloads, then every family page shows them inert', async () => {
-    const store = new WorkspaceStore(db, svc.config.inboxDomain);
+    const store = new WorkspaceStore(db, svc.config.inboxDomain, svc.timelines);
     const owner = await store.upsertUser({ uid: 'u-evil-owner', email: 'evil.owner@example.com', name: EVIL });
     const member = await store.upsertUser({ uid: 'u-evil-member', email: 'evil.member@example.com', name: EVIL });
     const ws = await store.createWorkspace({ name: EVIL, owner: { uid: owner._id, email: owner.email }, sandbox: false });

@@ -29,7 +29,7 @@ describe('the weekly care summary prompt and timeline resources', () => {
     const now = Date.now();
     const mongo = await MongoClient.connect(svc.mongoUrl);
     const event = (id: string, ageMs: number, eventType: string, payload: Record<string, unknown>): CareEventRecord => ({ _id: id, lovedOneId: rosa.lovedOneId, workspaceId: 'x', source: 'partner', institutionId: 'inst_test', eventType, occurredAt: new Date(now - ageMs), receivedAt: new Date(), payload });
-    await appendCareEvents(mongo.db(databaseName(svc.mongoUrl)), [
+    await appendCareEvents(svc.timelines, [
         event('evt_sum_1', 1 * DAY, 'med_administered', { medication_name: 'Metoprolol', dose_amount: 25, dose_unit: 'mg', administered_by: 'Ana' }),
         event('evt_sum_2', 2 * DAY, 'vital_recorded', { vital_type: 'blood_pressure', value: 131, secondary_value: 84, unit: 'mmHg', recorded_by: 'Ana' }),
         event('evt_sum_3', 3 * DAY, 'note_added', { caregiver_id: 'Ben', note_text: 'Walked to the garden and back.' }),

@@ -37,7 +37,7 @@ describe('MCP 2026-07-28 and the 2025 era, through the SDK v2 client', () => {
     // Real events, so list_care_events' output is validated with content and not only empty lists.
     const mongo = await MongoClient.connect(svc.mongoUrl);
     await appendCareEvents(
-      mongo.db(databaseName(svc.mongoUrl)),
+      svc.timelines,
       [0, 1].map((i) => ({ _id: `evt_era_${i}`, lovedOneId, workspaceId: 'x', source: 'partner' as const, institutionId: 'inst_test', eventType: 'vital_recorded', occurredAt: new Date(Date.UTC(2026, 10, 1, 10, i)), receivedAt: new Date(), payload: { vital_type: 'blood_pressure', systolic: 128 + i, diastolic: 82, unit: 'mmHg' } })),
     );
     await mongo.close();

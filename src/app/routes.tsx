@@ -19,22 +19,24 @@ import { APP_ROUTES, type AppRouteBuilder } from './routeTable.js';
 import { AuditLog } from '../workspace/audit.js';
 import { SCOPES } from '../auth/scopes.js';
 import type { Markup } from '../http/html.js';
+import type { Timelines } from '../store/timeline/port.js';
 
 const asset = (name: string) => readFileSync(new URL(`./assets/${name}`, import.meta.url), 'utf8');
 
 export interface AppRoutesDeps {
   config: Config;
   db: Db;
+  timelines: Timelines;
   /** More of the app slice's routes, built elsewhere (Connected apps). */
   extend?: (routes: AppRouteBuilder, helpers: AppHelpers) => void;
 }
 
 export function appRoutes(deps: AppRoutesDeps): RouteHandlers {
-  const { config, db } = deps;
-  const helpers = appHelpers(config, db);
+  const { config, db, timelines } = deps;
+  const helpers = appHelpers(config, db, timelines);
   const { store, signInUrl, currentCaller, requireSameOrigin, pageFor, signedOutPage } = helpers;
   const keys = new KeyStore(db);
-  const audit = new AuditLog(db);
+  const audit = new AuditLog(timelines);
   const sessions = new SessionStore(db);
   const css = asset('app.css');
   const js = asset('app.js');

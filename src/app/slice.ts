@@ -14,6 +14,7 @@ export const appSlice = defineSlice({
     appRoutes({
       config: ctx.config,
       db: ctx.db,
+      timelines: ctx.timelines,
       extend: (routes, helpers) => {
         connectedAppsRoutes(routes, helpers, ctx.db);
         familyRoutes(routes, helpers, { config: ctx.config, db: ctx.db });

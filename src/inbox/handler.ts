@@ -6,11 +6,12 @@ import { z } from 'zod';
 import { newId } from '../store/ids.js';
 import { ApiProblem, json } from '../http/reply.js';
 import { handlers, type RouteHandlers } from '../slice/contract.js';
-import { appendCareEvent, lovedOneByInbox } from '../family/records.js';
+import { appendCareEvents, lovedOneByInbox } from '../family/records.js';
 import { Binary } from 'mongodb';
 import { ATTACHMENT_KEEP_BYTES, EXCERPT_CHARS, storeInboxAttachments, storeInboxItem } from './records.js';
 import { attachmentDownload } from './attachments.js';
 import { INBOX_ROUTES } from './routes.js';
+import type { Timelines } from '../store/timeline/port.js';
 
 const recipientBody = z.object({ address: z.string().max(320) });
 export const deliveryBody = z.object({
@@ -30,7 +31,7 @@ export const deliveryBody = z.object({
 });
 export type Delivery = z.infer<typeof deliveryBody>;
 
-export function inboxHandlers(db: Db, inboxDomain: string): RouteHandlers {
+export function inboxHandlers(db: Db, timelines: Timelines, inboxDomain: string): RouteHandlers {
   const lovedOneAt = (address: string) => lovedOneByInbox(db, address);
   return handlers(INBOX_ROUTES)
     .on('recipient', 'POST', async (req) => {
@@ -47,7 +48,7 @@ export function inboxHandlers(db: Db, inboxDomain: string): RouteHandlers {
         if (!lovedOne) continue; // purged between RCPT and DATA: nothing to keep
         const receivedAt = new Date(d.receivedAt);
         const itemId = newId('mail');
-        await storeInboxItem(db, { _id: itemId, lovedOneId: lovedOne._id, workspaceId: lovedOne.workspaceId, from: d.from, subject: d.subject, receivedAt, excerpt: d.text, attachmentNames: d.attachmentNames, ...(d.messageId ? { messageId: d.messageId } : {}) });
+        await storeInboxItem(timelines, { _id: itemId, lovedOneId: lovedOne._id, workspaceId: lovedOne.workspaceId, from: d.from, subject: d.subject, receivedAt, excerpt: d.text, attachmentNames: d.attachmentNames, ...(d.messageId ? { messageId: d.messageId } : {}) });
         const kept = (d.attachments ?? []).filter((a) => a.index < d.attachmentNames.length);
         await storeInboxAttachments(
           db,
@@ -56,7 +57,7 @@ export function inboxHandlers(db: Db, inboxDomain: string): RouteHandlers {
             return { _id: `${itemId}:${a.index}`, itemId, lovedOneId: lovedOne._id, workspaceId: lovedOne.workspaceId, index: a.index, name: d.attachmentNames[a.index]!, contentType: a.contentType, size: data.length, data: new Binary(data) };
           }),
         );
-        await appendCareEvent(db, {
+        await appendCareEvents(timelines, [{
           _id: newId('evt'),
           lovedOneId: lovedOne._id,
           workspaceId: lovedOne.workspaceId,
@@ -65,11 +66,12 @@ export function inboxHandlers(db: Db, inboxDomain: string): RouteHandlers {
           occurredAt: receivedAt,
           receivedAt,
           payload: { inboxItemId: itemId, from: d.from, subject: d.subject, receivedAt: d.receivedAt, excerpt: d.text, attachmentNames: d.attachmentNames },
-        });
+          },
+        ]);
         stored++;
       }
       return json(200, { stored });
     })
-    .on('attachment', 'GET', (req, params) => attachmentDownload(db, inboxDomain, req, params))
+    .on('attachment', 'GET', (req, params) => attachmentDownload(db, timelines, inboxDomain, req, params))
     .done();
 }

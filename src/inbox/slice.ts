@@ -9,5 +9,5 @@ export const inboxSlice = defineSlice({
   name: 'inbox',
   routes: INBOX_ROUTES,
   indexes: INBOX_INDEXES,
-  serve: (ctx) => inboxHandlers(ctx.db, ctx.config.inboxDomain),
+  serve: (ctx) => inboxHandlers(ctx.db, ctx.timelines, ctx.config.inboxDomain),
 });

@@ -15,6 +15,7 @@ import { DeadLetters, queuedEventOf, type DeadLetterRecord } from './deadLetters
 import { FamilyShares } from './familyShare.js';
 import { ensureIngestStream, ingestStream } from './stream.js';
 import { CareEventWriter } from './writer.js';
+import { openTimelines } from '../store/timeline/timelines.js';
 
 export const DEADLETTERS_USAGE = `usage:
   carecircle deadletters list [--limit <n>]            newest first: id, when, institution, event type, error class
@@ -76,7 +77,7 @@ async function replay(r: DeadLetterRecord, config: Config, db: Db, log: Logger, 
     return 'not_stored';
   }
   try {
-    const outcome = await new CareEventWriter(db, new FamilyShares(db)).write(e);
+    const outcome = await new CareEventWriter(await openTimelines(db), new FamilyShares(db)).write(e);
     return outcome === 'dropped' ? 'dropped' : 'stored';
   } catch (err) {
     log.warn({ eventId: e.eventId, errorClass: err instanceof Error ? err.name : typeof err }, 'replay refused by the database');

@@ -54,11 +54,11 @@ class InteractionProblem extends Error {
   }
 }
 
-export function authorizationServer(deps: Pick<SliceContext, 'config' | 'log' | 'db' | 'limiter'>): Middleware[] {
+export function authorizationServer(deps: Pick<SliceContext, 'config' | 'log' | 'db' | 'timelines' | 'limiter'>): Middleware[] {
   const { config, log } = deps;
   const db = deps.db;
   const store = new OAuthStore(db);
-  const users = new WorkspaceStore(db, config.inboxDomain);
+  const users = new WorkspaceStore(db, config.inboxDomain, deps.timelines);
   const sessions = new SessionStore(db);
   const idp = identityProvider(config);
   const verifyIdToken = createIdTokenVerifier(idp);

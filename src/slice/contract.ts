@@ -10,6 +10,7 @@ import type { OpenApiKit } from '../http/openapi.js';
 import type { Logger } from '../log.js';
 import type { PromptDeclaration, ResourceTemplateDeclaration, ToolDeclaration } from '../rpc/mcp.js';
 import type { BucketPolicy, Limiter } from '../limits/limiter.js';
+import type { Timelines } from '../store/timeline/port.js';
 
 /** The listeners a route can be served on; `internal` routes are reached over the bus only (the SMTP role). */
 export type Host = 'site' | 'app' | 'pipe' | 'internal';
@@ -104,6 +105,8 @@ export interface SliceContext {
   config: Config;
   log: Logger;
   db: Db;
+  /** The records kept as timelines (care events, inbox, activity), in the shape chosen for this store. */
+  timelines: Timelines;
   bus: Bus;
   limiter: Limiter;
   clock: () => number;

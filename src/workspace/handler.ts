@@ -18,6 +18,7 @@ import { WorkspaceStore } from '../family/records.js';
 import { workspacePrompts } from './prompts.js';
 import { workspaceResources } from './resources.js';
 import { toolVisibleTo, workspaceTools } from './tools.js';
+import type { Timelines } from '../store/timeline/port.js';
 
 export function createWorkspaceServer(store: WorkspaceStore, log?: Logger): McpServer {
   return new McpServer({
@@ -57,10 +58,10 @@ function succeeded(reply: HttpReplyEnvelope, id: unknown): boolean {
 }
 
 /** Authenticate first, then MCP, then the audit rows. */
-export function workspaceEndpoint(config: Config, db: Db, log: Logger, bus: Bus): RouteHandler {
-  const store = new WorkspaceStore(db, config.inboxDomain);
+export function workspaceEndpoint(config: Config, db: Db, timelines: Timelines, log: Logger, bus: Bus): RouteHandler {
+  const store = new WorkspaceStore(db, config.inboxDomain, timelines);
   const keys = new KeyStore(db);
-  const audit = auditWriter(db, bus, config.busNamespace, log);
+  const audit = auditWriter(timelines, bus, config.busNamespace, log);
   const server = createWorkspaceServer(store, log);
   return async (req, _params, reqLog) => {
     let caller: WorkspaceCaller;

@@ -29,13 +29,13 @@ export const workspaceSlice = defineSlice({
   mcp: [WORKSPACE_ENDPOINT],
   indexes: { [MCP_AUDIT_LOG]: AUDIT_INDEXES },
   serve: (ctx) => {
-    const endpoint = workspaceEndpoint(ctx.config, ctx.db, ctx.log, ctx.bus);
+    const endpoint = workspaceEndpoint(ctx.config, ctx.db, ctx.timelines, ctx.log, ctx.bus);
     return handlers(routes).on('mcp', 'GET', endpoint).on('mcp', 'POST', endpoint).done();
   },
   // Audit rows reach the store here: the stream's consumer (NATS), or the last batch at shutdown.
   background: (ctx) => {
-    const writer = auditWriter(ctx.db, ctx.bus, ctx.config.busNamespace, ctx.log);
-    const consumer = ctx.bus.durable ? startAuditConsumer(ctx.bus.durable, auditStream(ctx.config.busNamespace), new AuditLog(ctx.db), ctx.log) : undefined;
+    const writer = auditWriter(ctx.timelines, ctx.bus, ctx.config.busNamespace, ctx.log);
+    const consumer = ctx.bus.durable ? startAuditConsumer(ctx.bus.durable, auditStream(ctx.config.busNamespace), new AuditLog(ctx.timelines), ctx.log) : undefined;
     return { stop: async () => void (await Promise.all([consumer?.stop(), writer.stop()])) };
   },
 });
