@@ -23,6 +23,7 @@ import { SLICES } from './slices.js';
 import { startEmbeddedMongo, type EmbeddedMongo } from './store/embeddedMongo.js';
 import { openStore, type Store } from './store/mongo.js';
 import type { Timelines } from './store/timeline/port.js';
+import { migrateTimelines } from './store/timeline/migrate.js';
 import { openTimelines } from './store/timeline/timelines.js';
 import { PACKAGE_ROOT } from './version.js';
 import { startWorkers, type WorkerPool } from './worker/runtime.js';
@@ -107,6 +108,8 @@ export async function startService(role: Role, config: Config, log: Logger): Pro
     // Exact in memory for one process; in JetStream key-value where several share the NATS bus.
     const limiter = openLimiter(bus, config.busNamespace, log);
     const timelines = await openTimelines(store.db);
+    // A store an earlier version wrote is taken into the timelines once, by a process that serves.
+    if (role === 'all' || role === 'worker') await migrateTimelines(store.db, timelines, slices.flatMap((s) => s.timelines ?? []), log);
     const ctx: SliceContext = { config, log, db: store.db, timelines, bus, limiter, clock: Date.now, slices };
     const urls: Record<string, string> = {};
     let cronRole: CronRole | undefined;

@@ -2,6 +2,6 @@
 // owner module (users, workspaces, members, loved ones, care events, invitations).
 import { defineSlice } from '../slice/contract.js';
 import { FAMILY_INVITE_INDEXES, FAMILY_INVITES } from './invites.js';
-import { WORKSPACE_INDEXES } from './records.js';
+import { CARE_EVENT_STREAM, WORKSPACE_INDEXES } from './records.js';
 
-export const familySlice = defineSlice({ name: 'family', indexes: { ...WORKSPACE_INDEXES, [FAMILY_INVITES]: FAMILY_INVITE_INDEXES } });
+export const familySlice = defineSlice({ name: 'family', timelines: [CARE_EVENT_STREAM], indexes: { ...WORKSPACE_INDEXES, [FAMILY_INVITES]: FAMILY_INVITE_INDEXES } });

@@ -10,7 +10,7 @@ import type { OpenApiKit } from '../http/openapi.js';
 import type { Logger } from '../log.js';
 import type { PromptDeclaration, ResourceTemplateDeclaration, ToolDeclaration } from '../rpc/mcp.js';
 import type { BucketPolicy, Limiter } from '../limits/limiter.js';
-import type { Timelines } from '../store/timeline/port.js';
+import type { Stream, Timelines } from '../store/timeline/port.js';
 
 /** The listeners a route can be served on; `internal` routes are reached over the bus only (the SMTP role). */
 export type Host = 'site' | 'app' | 'pipe' | 'internal';
@@ -121,6 +121,9 @@ export interface SliceManifest {
   /** Worker side: the handlers of the routes above (called once per worker process). */
   serve?(ctx: SliceContext): RouteHandlers;
   mcp?: readonly McpEndpointSpec[];
+  /** The records this slice keeps as timelines (src/store/timeline): a store an earlier version
+   *  wrote is migrated to them on start-up. */
+  timelines?: readonly Stream<never>[];
   /** Indexes by collection, for the collections this slice owns. */
   indexes?: Readonly<Record<string, readonly IndexDescription[]>>;
   /** Scheduled sweeps, run by the cron leader. */

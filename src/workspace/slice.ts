@@ -6,6 +6,7 @@ import { AUDIT_INDEXES, auditStream, AuditLog, auditWriter, MCP_AUDIT_LOG, start
 import { WORKSPACE_ENDPOINT } from './endpoint.js';
 import { workspaceEndpoint } from './handler.js';
 import { MCP_REQUEST_HEADERS } from '../rpc/versions.js';
+import { ACTIVITY_STREAM } from './activity.js';
 
 export const APP_MCP_BODY_LIMIT = 256 * 1024;
 
@@ -27,6 +28,7 @@ export const workspaceSlice = defineSlice({
   name: 'workspace',
   routes,
   mcp: [WORKSPACE_ENDPOINT],
+  timelines: [ACTIVITY_STREAM],
   indexes: { [MCP_AUDIT_LOG]: AUDIT_INDEXES },
   serve: (ctx) => {
     const endpoint = workspaceEndpoint(ctx.config, ctx.db, ctx.timelines, ctx.log, ctx.bus);

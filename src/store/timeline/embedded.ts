@@ -58,10 +58,14 @@ export class EmbeddedTimeline<T extends TimelineRecord> extends TimelineBase<T> 
     return result;
   }
 
+  adopt(records: readonly T[]): Promise<void> {
+    return this.copy(records);
+  }
+
   /** Copy stored records into their owners' months: each month listed, then its copies inserted.
    *  An insert that meets a removal's drop of the same collection fails on FerretDB (it closes the
    *  connection, or finds its table gone): the copy is tried again, which its `_id`s make harmless. */
-  async copy(records: readonly T[]): Promise<void> {
+  private async copy(records: readonly T[]): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.copyOnce(records);

@@ -55,6 +55,9 @@ export class IndexedTimeline<T extends TimelineRecord> extends TimelineBase<T> {
     await this.forgetClaims(owners);
   }
 
+  /** The records collection is the timeline: nothing to copy. */
+  async adopt(): Promise<void> {}
+
   count(owner: string): Promise<number> {
     return this.records.countDocuments({ [this.stream.owner]: owner } as Filter<T>);
   }

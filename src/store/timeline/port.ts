@@ -70,6 +70,9 @@ export interface Timeline<T extends TimelineRecord> {
   removeWhere(match: Readonly<Record<string, string>>, owners: readonly string[]): Promise<void>;
   /** Records of one owner, superseded ones included: what `remove` would delete. */
   count(owner: string): Promise<number>;
+  /** Take in records already in the records collection (a store an earlier version wrote): the
+   *  embedded shape copies them to their owners' months; repeating it changes nothing. */
+  adopt(records: readonly T[]): Promise<void>;
 }
 
 /** The adapter chosen for this store, handing out one timeline per stream. */
@@ -173,6 +176,7 @@ export abstract class TimelineBase<T extends TimelineRecord> implements Timeline
   abstract remove(owner: string): Promise<number>;
   abstract removeWhere(match: Readonly<Record<string, string>>, owners: readonly string[]): Promise<void>;
   abstract count(owner: string): Promise<number>;
+  abstract adopt(records: readonly T[]): Promise<void>;
   /** Record on `id` that `by` superseded it (repeating it changes nothing). */
   protected abstract mark(owner: string, id: string, by: string): Promise<void>;
 
