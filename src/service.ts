@@ -13,7 +13,6 @@ import type { GatewayDeps } from './gateway/context.js';
 import { createApexApp } from './gateway/apex.js';
 import { createAuthHostApp, createHostApp, createHostLean } from './gateway/hosts.js';
 import { leanAhead, type LeanHandler } from './gateway/leanMcp.js';
-import { keepStatesWith } from './family/keyed.js';
 import { startInboxListener } from './inbox/smtp.js';
 import type Koa from 'koa';
 import { openLimiter } from './limits/index.js';
@@ -23,6 +22,9 @@ import { sliceSubject, type SliceContext, type SliceManifest, type Stoppable } f
 import { SLICES } from './slices.js';
 import { startEmbeddedMongo, type EmbeddedMongo } from './store/embeddedMongo.js';
 import { openStore, type Store } from './store/mongo.js';
+import type { Timelines } from './store/timeline/port.js';
+import { migrateTimelines } from './store/timeline/migrate.js';
+import { openTimelines } from './store/timeline/timelines.js';
 import { PACKAGE_ROOT } from './version.js';
 import { startWorkers, type WorkerPool } from './worker/runtime.js';
 import { directoryThreadCount, startWorkerThreads, type WorkerThreads } from './worker/threads.js';
@@ -40,6 +42,8 @@ export interface RunningService {
   store: Store;
   /** This process's credentials and family records in memory (src/auth/credentials.ts). */
   credentials: Credentials;
+  /** The records kept as timelines, in this store's shape. */
+  timelines: Timelines;
   cron?: CronRole;
   /** The embedded run's worker threads, where it has any (DIRECTORY_THREADS). */
   workerThreads?: WorkerThreads;
@@ -102,11 +106,13 @@ export async function startService(role: Role, config: Config, log: Logger): Pro
     stops.push(() => bus.close());
     const credentials = await openCredentials(store.db, bus, config.busNamespace, log);
     stops.push(() => credentials.stop());
-    keepStatesWith(store.db, credentials);
 
     // Exact in memory for one process; in JetStream key-value where several share the NATS bus.
     const limiter = openLimiter(bus, config.busNamespace, log);
-    const ctx: SliceContext = { config, log, db: store.db, bus, limiter, credentials, clock: Date.now, slices };
+    const timelines = await openTimelines(store.db);
+    // A store an earlier version wrote is taken into the timelines once, by a process that serves.
+    if (role === 'all' || role === 'worker') await migrateTimelines(store.db, timelines, slices.flatMap((s) => s.timelines ?? []), log);
+    const ctx: SliceContext = { config, log, db: store.db, timelines, bus, limiter, credentials, clock: Date.now, slices };
     const urls: Record<string, string> = {};
     let cronRole: CronRole | undefined;
     let pool: WorkerPool | undefined;
@@ -161,7 +167,7 @@ export async function startService(role: Role, config: Config, log: Logger): Pro
       stops.push(() => metrics.close());
     }
     log.info({ role, urls, bus: bus.kind }, 'carecircle started');
-    return { role, urls, bus, store, credentials, ...(cronRole ? { cron: cronRole } : {}), ...(workerThreads ? { workerThreads } : {}), stop: stopAll };
+    return { role, urls, bus, store, credentials, timelines, ...(cronRole ? { cron: cronRole } : {}), ...(workerThreads ? { workerThreads } : {}), stop: stopAll };
   } catch (err) {
     await stopAll();
     throw err;

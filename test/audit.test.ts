@@ -8,6 +8,7 @@ import { caregiverWithKey } from './harness/identity.js';
 import { startRole, type RoleProcess } from './harness/processes.js';
 import { freshDatabaseUrl } from './harness/servers.js';
 import { postJson, rpc, startTestService, surfaceEnv, type TestService } from './harness/service.js';
+import { openTimelines } from '../src/store/timeline/timelines.js';
 
 const cleanup: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -36,7 +37,7 @@ describe('audit rows off the reply path', () => {
     const mongoUrl = freshDatabaseUrl(inject('mongoUrl'));
     const mongo = await new MongoClient(mongoUrl).connect();
     cleanup.push(() => mongo.close());
-    const log = new AuditLog(mongo.db(databaseName(mongoUrl)));
+    const log = new AuditLog(await openTimelines(mongo.db(databaseName(mongoUrl))));
     const row = (i: number): AuditRow => ({ _id: `aud_redelivered_${i}`, uid: 'u1', tenant: 'family', method: 'tools/call', tool: 'ping', success: true, durationMs: 1, authMethod: 'api-key', at: new Date() });
     await log.insert([row(1), row(2)]);
     await log.insert([row(1), row(2), row(3)]);

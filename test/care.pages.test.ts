@@ -51,7 +51,7 @@ describe('care pages - a loved one seen by the family', () => {
     await send(partner, 'rosa-1', 'note_added', utc(2, 23, 30), { caregiver_id: 'Ana', note_text: 'Ate a full breakfast.' });
     await send(partner, 'rosa-1', 'visit_ended', utc(1, 1, 15), { caregiver_id: 'Ana', actual_end: utc(1, 1, 15), duration_minutes: 195 });
     await send(partner, 'rosa-1', 'fall_reported', utc(1, 2, 0), { severity: 'minor', reported_by: 'Ana' });
-    const lovedOne = await new WorkspaceStore(svc.store.db, svc.credentials, svc.config.inboxDomain).lovedOneIn(fam.workspaceId, fam.lovedOneId);
+    const lovedOne = await new WorkspaceStore(svc.store.db, svc.credentials, svc.config.inboxDomain, svc.timelines).lovedOneIn(fam.workspaceId, fam.lovedOneId);
     const mail = nodemailer.createTransport({ host: '127.0.0.1', port: Number(new URL(svc.urls.smtp!).port), secure: false, ignoreTLS: true });
     await mail.sendMail({ from: 'clinic@sender.example', to: lovedOne!.inboxAddress, subject: 'Lab results ready', text: 'Your results are in the portal.' });
     mail.close();

@@ -233,7 +233,7 @@ describe('editing with care, over HTTP', () => {
   it('when a stranger opens the app or a sandbox claim link, then the page says what carecircle is, which workspace, and which email claims it', async () => {
     const signedOut = textOf(await (await fetch(app('/'))).text());
     expect(signedOut).toContain('carecircle helps a family look after someone they love');
-    const sandbox = await new SandboxService(run.svc.store.db, run.svc.credentials, run.svc.config.inboxDomain).create({ lovedOneFirstName: 'Eleanor', lovedOneLastName: 'Vance', primaryCaregiverEmail: 'claire.vance@example.com', familyMemberEmails: [] });
+    const sandbox = await new SandboxService(run.svc.store.db, run.svc.credentials, run.svc.config.inboxDomain, run.svc.timelines).create({ lovedOneFirstName: 'Eleanor', lovedOneLastName: 'Vance', primaryCaregiverEmail: 'claire.vance@example.com', familyMemberEmails: [] });
     const claim = textOf(await (await fetch(app(`/onboarding/claim?workspace=${sandbox.workspace._id}`))).text());
     expect(claim).toContain('“The Vance Family (sandbox)”');
     expect(claim).toContain('signing in with claire.vance@example.com');

@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { appendCareEvent } from '../src/family/records.js';
+import { appendCareEvents } from '../src/family/records.js';
 import { screenshot, signInWithBrowser, useServiceWithBrowser } from './harness/browser.js';
 
 const run = useServiceWithBrowser({ env: { SMTP_URL: '' } });
@@ -43,7 +43,7 @@ describe('the family circle in Chromium', () => {
     await Promise.all([cg.waitForURL(`${run.svc.config.appUrl}/`), cg.click('main button[type=submit]')]);
     const lovedOneId = decodeURIComponent((await cg.getAttribute('a.loved-one', 'href'))!.split('/').at(-1)!);
     const at = new Date(Date.now() - 2 * 3_600_000);
-    await appendCareEvent(run.svc.store.db, {
+    await appendCareEvents(run.svc.timelines, [{
       _id: 'ce_family_browser_1',
       lovedOneId,
       workspaceId: (await run.svc.store.db.collection('loved_ones').findOne({ _id: lovedOneId as never }))!.workspaceId as string,
@@ -52,7 +52,8 @@ describe('the family circle in Chromium', () => {
       occurredAt: at,
       receivedAt: at,
       payload: { medication_name: 'Metoprolol', dose_amount: 25, dose_unit: 'mg', administered_by: 'Ana' },
-    });
+      },
+    ]);
 
     await cg.click('header nav a:has-text("Family")');
     await cg.locator('#members').waitFor();

@@ -256,7 +256,7 @@ describe('markup - the family pages print what people typed as text', () => {
   it('when names of people, the workspace and loved ones carry payloads, then every family page shows them inert', async () => {
     // The test's own handle keeps nothing; what it changes still reaches the service in this process.
     const credentials = passThroughCredentials(db);
-    const store = new WorkspaceStore(db, credentials, svc.config.inboxDomain);
+    const store = new WorkspaceStore(db, credentials, svc.config.inboxDomain, svc.timelines);
     const owner = await store.upsertUser({ uid: 'u-evil-owner', email: 'evil.owner@example.com', name: EVIL });
     const member = await store.upsertUser({ uid: 'u-evil-member', email: 'evil.member@example.com', name: EVIL });
     const ws = await store.createWorkspace({ name: EVIL, owner: { uid: owner._id, email: owner.email }, sandbox: false });

@@ -89,14 +89,14 @@ describe('ingest - the consumer writes batches', () => {
   it('when a batch holds a duplicate, an event stored before, a moved binding and a refused event, then the good ones are stored once and only the refused one is dead-lettered', async () => {
     const good = Array.from({ length: 12 }, () => queued());
     const storedBefore = queued();
-    await new CareEventWriter(svc.store.db, new FamilyShares(svc.store.db, svc.credentials)).write(storedBefore);
+    await new CareEventWriter(svc.timelines, new FamilyShares(svc.store.db, svc.credentials)).write(storedBefore);
     const moved = queued(undefined, { linkId: 'lnk_elsewhere' });
     const refused = queued({ $refused: true });
     const all = [...good.slice(0, 6), storedBefore, refused, good[2]!, moved, ...good.slice(6)];
     // good[2] twice under different message ids: a redelivery the window does not catch.
     for (const [i, e] of all.entries()) await svc.bus.durable!.publish(s.subject, e, { msgId: `${e.eventId}.${i}` });
 
-    const writer = new CountingWriter(svc.store.db, new FamilyShares(svc.store.db, svc.credentials));
+    const writer = new CountingWriter(svc.timelines, new FamilyShares(svc.store.db, svc.credentials));
     const consumer = startIngestConsumer(svc.bus.durable!, s, writer, new DeadLetters(svc.store.db), createLogger('silent'), { concurrency: 32, ackWaitMs: 2_000, maxDeliveries: 2 });
     try {
       await untilConsumer(s, (state) => drainedOf(state) && writer.batches.length > 0);
@@ -138,7 +138,7 @@ describe('ingest - the consumer gathers batches under load', () => {
     await ensureIngestStream(svc.bus.durable!, s, 10_000);
     const events = Array.from({ length: 9 }, () => queued());
     for (const e of events) await svc.bus.durable!.publish(s.subject, e, { msgId: e.eventId });
-    const writer = new HeldWriter(svc.store.db, new FamilyShares(svc.store.db, svc.credentials));
+    const writer = new HeldWriter(svc.timelines, new FamilyShares(svc.store.db, svc.credentials));
     // Eight in flight: the first is written alone (from idle) and held; seven wait behind it; the
     // ninth can only be taken once the first is done.
     const consumer = startIngestConsumer(svc.bus.durable!, s, writer, new DeadLetters(svc.store.db), createLogger('silent'), { concurrency: 8, ackWaitMs: 10_000, maxDeliveries: 2 });
@@ -161,7 +161,7 @@ describe('ingest - the consumer gathers batches under load', () => {
     await ensureIngestStream(svc.bus.durable!, s, 10_000);
     const events = Array.from({ length: 41 }, () => queued());
     for (const e of events) await svc.bus.durable!.publish(s.subject, e, { msgId: e.eventId });
-    const writer = new SinglesCounted(svc.store.db, new FamilyShares(svc.store.db, svc.credentials));
+    const writer = new SinglesCounted(svc.timelines, new FamilyShares(svc.store.db, svc.credentials));
     const consumer = startIngestConsumer(svc.bus.durable!, s, writer, new DeadLetters(svc.store.db), createLogger('silent'), { concurrency: 8, ackWaitMs: 10_000, maxDeliveries: 2 });
     try {
       await untilConsumer(s, drainedOf, 50);

@@ -15,6 +15,7 @@ import { PartnerStore } from '../src/partner/records.js';
 import { parseDataKey, SecretBox } from '../src/partner/secretBox.js';
 import { SessionStore } from '../src/auth/sessions.js';
 import { WORKSPACE_COLLECTIONS, WorkspaceStore } from '../src/family/records.js';
+import { openTimelines } from '../src/store/timeline/timelines.js';
 
 /** A fixed data key for the tests (so child processes and the test read the same secrets). */
 export const TEST_DATA_KEY = Buffer.alloc(32, 7).toString('base64');
@@ -42,7 +43,7 @@ export interface Family {
 export async function family(db: Db, credentials: Credentials, config: Config): Promise<Family> {
   const uid = `u-${randomBytes(5).toString('hex')}`;
   const email = `${uid}@example.com`;
-  const ws = new WorkspaceStore(db, credentials, config.inboxDomain);
+  const ws = new WorkspaceStore(db, credentials, config.inboxDomain, await openTimelines(db));
   await ws.upsertUser({ uid, email });
   const workspace = await ws.createWorkspace({ name: 'The Test Family', owner: { uid, email }, sandbox: false });
   const lovedOne = await ws.addLovedOne(workspace._id, { firstName: 'Rose', lastName: 'Test' }, false);

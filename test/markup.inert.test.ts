@@ -48,14 +48,14 @@ describe('markup - app pages served by real servers', () => {
   });
 
   it('when a workspace, its loved one, a key and inbox mail carry payloads, then home, Settings, care pages and the inbox print them inert', async () => {
-    const store = new WorkspaceStore(svc.store.db, svc.credentials, svc.config.inboxDomain);
+    const store = new WorkspaceStore(svc.store.db, svc.credentials, svc.config.inboxDomain, svc.timelines);
     const uid = 'u-evil-markup';
     const email = 'evil"markup@example.com';
     await store.upsertUser({ uid, email, name: EVIL });
     const ws = await store.createWorkspace({ name: EVIL, owner: { uid, email }, sandbox: false });
     const lovedOne = await store.addLovedOne(ws._id, { firstName: PAYLOADS[0]!, lastName: PAYLOADS[1]! }, false);
     await new KeyStore(svc.store.db, svc.credentials).mint(uid, EVIL);
-    await storeInboxItem(svc.store.db, { _id: 'mail-evil', lovedOneId: lovedOne._id, workspaceId: ws._id, from: EVIL, subject: EVIL, receivedAt: new Date(), excerpt: `${EVIL}\n${EVIL}`, attachmentNames: [EVIL] });
+    await storeInboxItem(svc.timelines, { _id: 'mail-evil', lovedOneId: lovedOne._id, workspaceId: ws._id, from: EVIL, subject: EVIL, receivedAt: new Date(), excerpt: `${EVIL}\n${EVIL}`, attachmentNames: [EVIL] });
     const { token } = await new SessionStore(svc.store.db, svc.credentials).create({ uid, email, tenant: 'family' });
     const id = encodeURIComponent(lovedOne._id);
     for (const path of ['/', '/settings', `/inbox/${id}`, `/care/${id}`, `/care/${id}/medications`, `/care/${id}/vitals`, '/workspace/invites', '/workspace/name', `/workspace/loved-ones/${id}/edit`, `/workspace/loved-ones/${id}/remove`]) {

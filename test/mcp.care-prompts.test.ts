@@ -2,10 +2,8 @@
 // SDK v2 client in both eras: built from real events, scope-checked, and refused for foreign ids
 // exactly as the tools refuse them.
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendCareEvents, type CareEventRecord } from '../src/family/records.js';
-import { databaseName } from '../src/store/mongo.js';
 import { caregiverWithKey } from './harness/identity.js';
 import { postJson, rpc, startTestService, type TestService } from './harness/service.js';
 import { connectedApp } from './oauth.fixtures.js';
@@ -27,15 +25,13 @@ describe('the weekly care summary prompt and timeline resources', () => {
     rosa = await caregiverWithKey(svc, 'summary@example.com');
     other = await caregiverWithKey(svc, 'elsewhere@example.com', { firstName: 'Hugo', lastName: 'Stone' });
     const now = Date.now();
-    const mongo = await MongoClient.connect(svc.mongoUrl);
     const event = (id: string, ageMs: number, eventType: string, payload: Record<string, unknown>): CareEventRecord => ({ _id: id, lovedOneId: rosa.lovedOneId, workspaceId: 'x', source: 'partner', institutionId: 'inst_test', eventType, occurredAt: new Date(now - ageMs), receivedAt: new Date(), payload });
-    await appendCareEvents(mongo.db(databaseName(svc.mongoUrl)), [
+    await appendCareEvents(svc.timelines, [
         event('evt_sum_1', 1 * DAY, 'med_administered', { medication_name: 'Metoprolol', dose_amount: 25, dose_unit: 'mg', administered_by: 'Ana' }),
         event('evt_sum_2', 2 * DAY, 'vital_recorded', { vital_type: 'blood_pressure', value: 131, secondary_value: 84, unit: 'mmHg', recorded_by: 'Ana' }),
         event('evt_sum_3', 3 * DAY, 'note_added', { caregiver_id: 'Ben', note_text: 'Walked to the garden and back.' }),
         event('evt_sum_old', 12 * DAY, 'note_added', { caregiver_id: 'Ben', note_text: 'An older note outside the week.' }),
     ]);
-    await mongo.close();
   });
   afterAll(async () => {
     await svc?.stop();

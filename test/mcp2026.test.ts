@@ -2,10 +2,8 @@
 // validates against its declared outputSchema; OAuth callers are listed only what their scopes run.
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import Ajv2020 from 'ajv/dist/2020.js';
-import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendCareEvents } from '../src/family/records.js';
-import { databaseName } from '../src/store/mongo.js';
 import { caregiverWithKey } from './harness/identity.js';
 import { startTestService, type TestService } from './harness/service.js';
 import { connectedApp } from './oauth.fixtures.js';
@@ -35,12 +33,10 @@ describe('MCP 2026-07-28 and the 2025 era, through the SDK v2 client', () => {
     svc = await startTestService({ nats: true });
     const { apiKey, lovedOneId } = await caregiverWithKey(svc, 'era@example.com');
     // Real events, so list_care_events' output is validated with content and not only empty lists.
-    const mongo = await MongoClient.connect(svc.mongoUrl);
     await appendCareEvents(
-      mongo.db(databaseName(svc.mongoUrl)),
+      svc.timelines,
       [0, 1].map((i) => ({ _id: `evt_era_${i}`, lovedOneId, workspaceId: 'x', source: 'partner' as const, institutionId: 'inst_test', eventType: 'vital_recorded', occurredAt: new Date(Date.UTC(2026, 10, 1, 10, i)), receivedAt: new Date(), payload: { vital_type: 'blood_pressure', systolic: 128 + i, diastolic: 82, unit: 'mmHg' } })),
     );
-    await mongo.close();
     endpoints = [
       { name: 'directory', url: `${svc.urls.site}/api/mcp`, headers: {}, tools: 3 },
       { name: 'sandbox', url: `${svc.config.appUrl}/api/mcp/public`, headers: {}, tools: 1 },

@@ -184,13 +184,13 @@ describe('sandbox lifecycle', () => {
   it('when a sandbox outlives SANDBOX_TTL, then the sweeper purges it with everything tagged to it, and its inbox rejects mail', async () => {
     const result = resultOf(await start({ lovedOneFirstName: 'Old', lovedOneLastName: 'Sandbox', sandbox: true, familyMemberEmails: ['x@example.com'] }));
     await mail(result.inboxAddress, 'before', 'kept until the sweep');
-    const sweep = sandboxSweepJob(svc.config, db, passThroughCredentials(db), () => Date.now() + svc.config.sandboxTtl + 60_000);
+    const sweep = sandboxSweepJob(svc.config, db, passThroughCredentials(db), svc.timelines, () => Date.now() + svc.config.sandboxTtl + 60_000);
     const counts = await sweep.run();
     expect(counts.purged).toBeGreaterThanOrEqual(1);
     for (const [collection, filter] of [['workspaces', { _id: result.workspaceId }], ['loved_ones', { _id: result.lovedOneId }], ['inbox_items', { lovedOneId: result.lovedOneId }], ['care_events', { lovedOneId: result.lovedOneId }], ['invite_drafts', { workspaceId: result.workspaceId }]] as const) {
       expect(await db.collection(collection).countDocuments(filter as any)).toBe(0);
     }
-    expect(await new SandboxService(db, passThroughCredentials(db), svc.config.inboxDomain).state(result.workspaceId)).toBe('purged');
+    expect(await new SandboxService(db, passThroughCredentials(db), svc.config.inboxDomain, svc.timelines).state(result.workspaceId)).toBe('purged');
     await expect(mail(result.inboxAddress, 'after', 'nobody home')).rejects.toThrow(/550/);
   });
 

@@ -1,5 +1,5 @@
-// The family records and care-event pages a workspace call reads, served from memory in every
-// worker, and changes that still hold on the very next request everywhere: two gateways and two
+// The family records a workspace call reads (served from memory in every worker) and its care
+// events, and changes that still hold on the very next request everywhere: two gateways and two
 // worker processes over NATS, a stream of calls on gateway B (reads racing the change included)
 // while gateway A changes what they read.
 import { describe, expect, it } from 'vitest';
@@ -84,9 +84,9 @@ describe('family records in memory - changes across gateways and workers under l
   it('when a care event is added on gateway A while gateway B serves its loved one\'s listing, then every call on B that starts after the append returned lists it', async () => {
     const fam = await caregiverWithKey(deployment().a, 'memo-events@example.com');
     const old = [event(fam, '2026-10-01T08:00:00Z'), event(fam, '2026-10-02T08:00:00Z')];
-    await appendCareEvents(deployment().a.store.db, old);
+    await appendCareEvents(deployment().a.timelines, old);
     const added = event(fam, '2026-10-03T08:00:00Z');
-    const seen = await acrossChange({ authorization: `Bearer ${fam.apiKey}` }, fam.lovedOneId, () => appendCareEvents(deployment().a.store.db, [added]).then(() => undefined));
+    const seen = await acrossChange({ authorization: `Bearer ${fam.apiKey}` }, fam.lovedOneId, () => appendCareEvents(deployment().a.timelines, [added]).then(() => undefined));
     expect(seen.before.length).toBeGreaterThanOrEqual(40);
     expect(new Set(seen.before.slice(0, 30))).toEqual(new Set([`${old[1]!._id},${old[0]!._id}`]));
     expect(new Set(seen.after)).toEqual(new Set([`${added._id},${old[1]!._id},${old[0]!._id}`]));
@@ -103,7 +103,7 @@ describe('family records in memory - changes across gateways and workers under l
 
   it('when a member is removed on gateway A while gateway B serves their calls, then every call on B that starts after the removal returned is not authorized', async () => {
     const cg = await caregiverWithKey(deployment().a, 'memo-manager@example.com');
-    await appendCareEvents(deployment().a.store.db, [event(cg, '2026-10-04T08:00:00Z')]);
+    await appendCareEvents(deployment().a.timelines, [event(cg, '2026-10-04T08:00:00Z')]);
     const invited = await form(cg.cookie, '/family/invites', { email: 'memo-member@example.com' });
     const link = new RegExp(`${deployment().a.config.appUrl}/join/[A-Za-z0-9._%-]+`).exec(await invited.text())![0];
     const member = await signIn(deployment().a, 'memo-member@example.com');

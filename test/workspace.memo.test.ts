@@ -1,7 +1,8 @@
-// What a steady-state workspace call reads from the store: nothing. The driver's command
-// monitoring on the service's own client shows that the caller's membership, workspace, loved one
-// and care-event pages come from memory once the process has read them; only the audit row (and
-// Settings' activity list beside it), written off the reply path, still reach the store.
+// What a steady-state workspace call reads from the store: the loved one's own timeline and
+// nothing else. The driver's command monitoring on the service's own client shows that the
+// caller's membership, workspace and loved one come from memory once the process has read them;
+// the listing reads the loved one's month list and newest months (a few small collections of its
+// own), and the audit row, written off the reply path, still reaches the store.
 import type { CommandStartedEvent } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { appendCareEvents, type CareEventRecord } from '../src/family/records.js';
@@ -11,8 +12,10 @@ import { freshDatabaseUrl } from './harness/servers.js';
 import { startTestService, type TestService } from './harness/service.js';
 
 const READS = new Set(['find', 'aggregate', 'count', 'distinct', 'getMore']);
-/** The audit write's own collections: the log, and each caller's list of recent activity. */
-const auditWrite = (collection: string) => collection === MCP_AUDIT_LOG || collection.startsWith('mcp_activity_');
+/** The audit write's own collections: the log, and its caller's activity timeline. */
+const auditWrite = (collection: string) => collection === MCP_AUDIT_LOG || /^tlm?_activity_/.test(collection);
+/** The loved one's own care timeline on the embedded store (the indexed one reads `care_events`). */
+const ownTimeline = (lovedOneId: string) => (collection: string) => new RegExp(`^tlm?_care_(\\d{6}_)?${lovedOneId}$`).test(collection) || collection === 'care_events';
 
 let svc: TestService;
 const commands: { name: string; collection: string }[] = [];
@@ -53,10 +56,10 @@ const event = (who: { lovedOneId: string; workspaceId: string }, n: number): Car
 });
 
 describe('workspace calls - no store read per request', () => {
-  it('when a key or a session cookie lists a loved one\'s care events again, then no command reads the store but the audit write\'s own', async () => {
+  it('when a key or a session cookie lists a loved one\'s care events again, then no command reads the store but the loved one\'s timeline and the audit write\'s own', async () => {
     const fam = await caregiverWithKey(svc, 'steady-reads@example.com');
     // Events over three months: the listing reads the month list and more than one page.
-    await appendCareEvents(svc.store.db, Array.from({ length: 6 }, (_, n) => event(fam, n)));
+    await appendCareEvents(svc.timelines, Array.from({ length: 6 }, (_, n) => event(fam, n)));
     for (const credential of [{ authorization: `Bearer ${fam.apiKey}` }, { cookie: fam.cookie }]) {
       const first = await listing(credential, fam.lovedOneId);
       expect(first).toEqual(['evt_steady5', 'evt_steady2', 'evt_steady4']);
@@ -65,7 +68,8 @@ describe('workspace calls - no store read per request', () => {
       // The requests did reach the store (their audit rows), so monitoring saw them.
       await expect.poll(() => commands.some((c) => c.name === 'insert' && c.collection === MCP_AUDIT_LOG)).toBe(true);
       const sent = commands.splice(0);
-      expect(sent.filter((c) => READS.has(c.name) && !auditWrite(c.collection))).toEqual([]);
+      expect(sent.filter((c) => READS.has(c.name) && !auditWrite(c.collection) && !ownTimeline(fam.lovedOneId)(c.collection))).toEqual([]);
+      expect(sent.some((c) => ownTimeline(fam.lovedOneId)(c.collection))).toBe(true);
     }
   });
 });

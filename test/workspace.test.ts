@@ -222,7 +222,7 @@ describe('workspace MCP endpoint - reply size', () => {
     const base = Date.parse('2026-10-01T00:00:00Z');
     const note = 'n'.repeat(2_000);
     await appendCareEvents(
-      db,
+      svc.timelines,
       Array.from({ length: 50 }, (_, i) => ({ _id: `evt_bulk_${i}`, lovedOneId: me.lovedOneId, workspaceId: me.workspaceId, source: 'partner' as const, institutionId: 'inst_test', eventType: 'note_added', occurredAt: new Date(base + i * 60_000), receivedAt: new Date(), payload: { note, i } })),
     );
     const list = (id: number, limit: number) => rpc('tools/call', { name: 'list_care_events', arguments: { lovedOneId: me.lovedOneId, limit } }, id);
@@ -302,7 +302,7 @@ describe('workspace MCP endpoint - tools', () => {
     const base = Date.parse('2026-11-01T10:00:00Z');
     for (const [lovedOneId, n] of [[me.lovedOneId, 25], [second.json.id, 3], [other.lovedOneId, 2]] as const) {
       await appendCareEvents(
-        db,
+        svc.timelines,
         Array.from({ length: n }, (_, i) => ({ _id: `evt_${lovedOneId}_${i}`, lovedOneId, workspaceId: 'x', source: 'partner' as const, institutionId: 'inst_test', eventType: 'vital_recorded', occurredAt: new Date(base + i * 60_000), receivedAt: new Date(), payload: { vital_type: 'heart_rate', value: 60 + i, unit: '/min', recorded_by: 'n1' } })),
       );
     }

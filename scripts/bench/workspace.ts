@@ -11,6 +11,7 @@ import { combineRuns, cpuCell, problems, runLoad, type Measured } from './load.j
 import { carecircleEnv, startCarecircle, stopAll, type Child } from './procs.js';
 import { MCP_HEADERS } from './queries.js';
 import { finding, fixed, heading, note, progress, rate, ratio, table } from './report.js';
+import { openTimelines } from '../../src/store/timeline/timelines.js';
 
 export async function benchWorkspace(infra: Infra): Promise<void> {
   heading('(b) Workspace: tools/call list_care_events, API key against session cookie');
@@ -23,8 +24,8 @@ export async function benchWorkspace(infra: Infra): Promise<void> {
     const family = await signUpFamily(service.urls.app!, env);
     const client = await new MongoClient(env.MONGO_URL!).connect();
     try {
-      // Through the writer, so the events are on the loved one's pages as well as in `care_events`.
-      await appendCareEvents(client.db(databaseName(env.MONGO_URL!)), Array.from({ length: 50 }, (_, n) => careEvent(n, family.lovedOneId, family.workspaceId)));
+      // Through the timeline, so the events are on the loved one's timeline as well as in `care_events`.
+      await appendCareEvents(await openTimelines(client.db(databaseName(env.MONGO_URL!))), Array.from({ length: 50 }, (_, n) => careEvent(n, family.lovedOneId, family.workspaceId)));
     } finally {
       await client.close();
     }

@@ -5,8 +5,8 @@ import type { Credentials } from '../auth/credentials.js';
 import type { Db } from 'mongodb';
 import type { SessionCaller } from '../auth/sessions.js';
 import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js';
-import { countLovedOneCareEvents, deleteLovedOne, duplicateLovedOne, renameLovedOne, renameWorkspace } from '../family/changes.js';
-import { deleteLovedOneCareEvents, type LovedOneRecord, type WorkspaceRecord } from '../family/records.js';
+import { deleteLovedOne, duplicateLovedOne, renameLovedOne, renameWorkspace } from '../family/changes.js';
+import { countLovedOneCareEvents, deleteLovedOneCareEvents, type LovedOneRecord, type WorkspaceRecord } from '../family/records.js';
 import type { Markup } from '../http/html.js';
 import { redirect } from '../http/page.js';
 import { countInboxItemsOf, deleteInboxOf } from '../inbox/records.js';
@@ -171,7 +171,7 @@ export function editingRoutes(routes: AppRouteBuilder, h: AppHelpers, db: Db, cr
       const m = await managedLovedOne(req, id, `/workspace/loved-ones/${encodeURIComponent(id)}/remove`, false);
       if (!('caller' in m)) return m;
       const l = m.lovedOne;
-      const [events, mail, links] = await Promise.all([countLovedOneCareEvents(db, m.workspace._id, l._id), countInboxItemsOf(db, m.workspace._id, l._id), shares.countLinksTo(m.workspace._id, l._id)]);
+      const [events, mail, links] = await Promise.all([countLovedOneCareEvents(h.timelines, l._id), countInboxItemsOf(h.timelines, l._id), shares.countLinksTo(m.workspace._id, l._id)]);
       return page(
         m.caller,
         200,
@@ -202,8 +202,8 @@ export function editingRoutes(routes: AppRouteBuilder, h: AppHelpers, db: Db, cr
       // Agencies first so nothing new arrives, and the record last, so a removal that fails half-way
       // can be asked again; what arrived meanwhile (mail) is swept once more after the record goes.
       const sweep = async () => {
-        await deleteLovedOneCareEvents(db, workspace._id, lovedOne._id);
-        await deleteInboxOf(db, workspace._id, lovedOne._id);
+        await deleteLovedOneCareEvents(h.timelines, lovedOne._id);
+        await deleteInboxOf(db, h.timelines, workspace._id, lovedOne._id);
       };
       await shares.unlinkLovedOne(workspace._id, lovedOne._id);
       await sweep();

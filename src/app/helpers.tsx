@@ -10,6 +10,7 @@ import type { Markup } from '../http/html.js';
 import { ApiProblem } from '../http/reply.js';
 import { page } from './page.js';
 import { clockIn, viewerZone, type Clock } from './time.js';
+import type { Timelines } from '../store/timeline/port.js';
 
 export interface AppHelpers {
   currentCaller(req: HttpRequestEnvelope): Promise<SessionCaller | null>;
@@ -24,11 +25,12 @@ export interface AppHelpers {
   requireSameOrigin(req: HttpRequestEnvelope): void;
   signInUrl(next: string): string;
   store: WorkspaceStore;
+  timelines: Timelines;
 }
 
 /** The page shell and session checks every app-host page uses, for this slice and the ones that add pages. */
-export function appHelpers(config: Config, db: Db, credentials: Credentials): AppHelpers {
-  const store = new WorkspaceStore(db, credentials, config.inboxDomain);
+export function appHelpers(config: Config, db: Db, credentials: Credentials, timelines: Timelines): AppHelpers {
+  const store = new WorkspaceStore(db, credentials, config.inboxDomain, timelines);
   const idp = identityProvider(config);
   const appOrigin = new URL(config.appUrl).origin;
   const idpOrigin = new URL(idp.loginUrl).origin;
@@ -49,6 +51,7 @@ export function appHelpers(config: Config, db: Db, credentials: Credentials): Ap
     },
     signInUrl,
     store,
+    timelines,
     pageFor,
     clockFor: async (caller, req, now = new Date()) => clockIn((await store.user(caller.uid))?.timeZone ?? viewerZone(req.headers.cookie), now),
     signedOutPage: (next, lead) =>

@@ -22,6 +22,7 @@ import { APP_ROUTES, type AppRouteBuilder } from './routeTable.js';
 import { AuditLog } from '../workspace/audit.js';
 import { SCOPES } from '../auth/scopes.js';
 import type { Markup } from '../http/html.js';
+import type { Timelines } from '../store/timeline/port.js';
 
 const asset = (name: string) => readFileSync(new URL(`./assets/${name}`, import.meta.url), 'utf8');
 /** The rule for where a sign-in may lead, as the page script imports it (see returnTarget.js). */
@@ -31,16 +32,17 @@ export interface AppRoutesDeps {
   config: Config;
   db: Db;
   credentials: Credentials;
+  timelines: Timelines;
   /** More of the app slice's routes, built elsewhere (Connected apps). */
   extend?: (routes: AppRouteBuilder, helpers: AppHelpers) => void;
 }
 
 export function appRoutes(deps: AppRoutesDeps): RouteHandlers {
-  const { config, db, credentials } = deps;
-  const helpers = appHelpers(config, db, credentials);
+  const { config, db, credentials, timelines } = deps;
+  const helpers = appHelpers(config, db, credentials, timelines);
   const { store, signInUrl, currentCaller, requireSameOrigin, pageFor, signedOutPage } = helpers;
   const keys = new KeyStore(db, credentials);
-  const audit = new AuditLog(db);
+  const audit = new AuditLog(timelines);
   const sessions = new SessionStore(db, credentials);
   const creations = new WorkspaceCreations(db, store);
   const css = asset('app.css');

@@ -15,6 +15,7 @@ export const appSlice = defineSlice({
       config: ctx.config,
       db: ctx.db,
       credentials: ctx.credentials,
+      timelines: ctx.timelines,
       extend: (routes, helpers) => {
         connectedAppsRoutes(routes, helpers, ctx.db, ctx.credentials);
         familyRoutes(routes, helpers, { config: ctx.config, db: ctx.db, credentials: ctx.credentials });

@@ -3,6 +3,7 @@
 import type { WorkspaceStore } from '../family/records.js';
 import { describe, EntryView, EVENT_GROUPS } from './describe.js';
 import { CareNav, ZoneNote, type CareView } from './parts.js';
+import { CursorRefused } from '../store/timeline/port.js';
 
 export const TIMELINE_PAGE = 25;
 
@@ -16,12 +17,16 @@ export async function timelineBody(store: WorkspaceStore, v: CareView) {
   const since = from ? clock.startOf(from) : null;
   // "To" is inclusive: up to the start of the next day.
   const untilExact = to ? clock.startOf(new Date(Date.parse(`${to}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10)) : null;
-  const { events, nextCursor } = await store.listCareEvents(lovedOne._id, {
+  const q = {
     ...(since ? { since } : {}),
     ...(untilExact ? { until: untilExact } : {}),
     ...(group ? { types: EVENT_GROUPS[group]!.types } : {}),
     limit: TIMELINE_PAGE,
-    ...(query.cursor ? { cursor: query.cursor } : {}),
+  };
+  // The cursor comes from a link: one of another filter (or none at all) starts from the newest.
+  const { events, nextCursor } = await store.listCareEvents(lovedOne._id, { ...q, ...(query.cursor ? { cursor: query.cursor } : {}) }).catch((err: unknown) => {
+    if (err instanceof CursorRefused) return store.listCareEvents(lovedOne._id, q);
+    throw err;
   });
   const action = `/care/${encodeURIComponent(lovedOne._id)}`;
   const keep = new URLSearchParams({ ...(group ? { type: group } : {}), ...(from ? { from } : {}), ...(to ? { to } : {}) });

@@ -3,12 +3,11 @@
 // signed-in caller; every write here is scoped by that workspace as well.
 import type { Collection, Db } from 'mongodb';
 import type { Credentials } from '../auth/credentials.js';
-import { familyChanged, WORKSPACE_COLLECTIONS, type CareEventRecord, type LovedOneRecord, type UserRecord, type WorkspaceRecord } from './records.js';
+import { familyChanged, WORKSPACE_COLLECTIONS, type LovedOneRecord, type UserRecord, type WorkspaceRecord } from './records.js';
 
 const users = (db: Db): Collection<UserRecord> => db.collection(WORKSPACE_COLLECTIONS.users);
 const workspaces = (db: Db): Collection<WorkspaceRecord> => db.collection(WORKSPACE_COLLECTIONS.workspaces);
 const lovedOnes = (db: Db): Collection<LovedOneRecord> => db.collection(WORKSPACE_COLLECTIONS.lovedOnes);
-const careEvents = (db: Db): Collection<CareEventRecord> => db.collection(WORKSPACE_COLLECTIONS.careEvents);
 
 /** The zone as given, when this runtime knows it (under that name or an older one); else null.
  *  Kept as given: the browser says Asia/Kolkata where this runtime's list still says Asia/Calcutta. */
@@ -51,10 +50,6 @@ export async function duplicateLovedOne(db: Db, workspaceId: string, name: { fir
   return all.find((l) => l._id !== except && sameName(l.firstName) === sameName(name.firstName) && sameName(l.lastName) === sameName(name.lastName)) ?? null;
 }
 
-/** How many care events a loved one has: what removing them would delete. */
-export function countLovedOneCareEvents(db: Db, workspaceId: string, lovedOneId: string): Promise<number> {
-  return careEvents(db).countDocuments({ workspaceId, lovedOneId });
-}
 
 /** Remove the loved one's record (their inbox address stops taking mail at once); their events,
  *  inbox and partner links are removed by their owners' functions. */

@@ -7,8 +7,8 @@ import type { Collection, Db, IndexDescription } from 'mongodb';
 import type { Credentials } from '../auth/credentials.js';
 import { isDuplicateKey } from '../store/errors.js';
 import { newId, randomBase32 } from '../store/ids.js';
-import { listCareEvents, purgeWorkspaceCareEvents, type CareEventPage, type CareEventQuery, type CareEventRecord } from './careEvents.js';
-import { CARE_EVENTS, startTimeline } from './timeline.js';
+import type { Timelines } from '../store/timeline/port.js';
+import { CARE_EVENTS, listCareEvents, purgeWorkspaceCareEvents, type CareEventPage, type CareEventQuery, type CareEventRecord } from './careEvents.js';
 import type { Tenant } from '../tenants.js';
 
 export type MemberRole = 'caregiver' | 'family_member';
@@ -55,7 +55,7 @@ export interface LovedOneRecord {
   createdAt: Date;
 }
 
-export { appendCareEvent, appendCareEvents, careEventStored, deleteLovedOneCareEvents, loadCareEventsInBulk, purgePartnerCareEvents, readCareEventCursor } from './careEvents.js';
+export { appendCareEvents, careEventStored, countLovedOneCareEvents, deleteLovedOneCareEvents, purgePartnerCareEvents, CARE_EVENT_STREAM } from './careEvents.js';
 export type { CareEventPage, CareEventQuery, CareEventRecord } from './careEvents.js';
 
 export const WORKSPACE_COLLECTIONS = {
@@ -125,6 +125,7 @@ export class WorkspaceStore {
     private readonly db: Db,
     private readonly credentials: Credentials,
     private readonly inboxDomain: string,
+    private readonly timelines: Timelines,
   ) {
     this.users = db.collection(WORKSPACE_COLLECTIONS.users);
     this.workspaces = db.collection(WORKSPACE_COLLECTIONS.workspaces);
@@ -232,11 +233,8 @@ export class WorkspaceStore {
     } catch (err) {
       const earlier = id && isDuplicateKey(err) ? await this.lovedOnes.findOne({ _id: id, workspaceId }) : null;
       if (!earlier) throw err;
-      // The timeline is started again: the earlier attempt may have stopped before it.
-      await startTimeline(this.db, earlier._id, workspaceId);
       return earlier;
     }
-    await startTimeline(this.db, lovedOne._id, workspaceId);
     return lovedOne;
   }
 
@@ -256,9 +254,10 @@ export class WorkspaceStore {
   }
 
   /** One page of a loved one's care events, newest first, filtered by time (`since` inclusive,
-   *  `until` exclusive) and type; `nextCursor` continues it. The caller checks ownership. */
+   *  `until` exclusive) and type; `nextCursor` continues it, and only it (a cursor of another
+   *  query throws CursorRefused). The caller checks ownership. */
   listCareEvents(lovedOneId: string, q: CareEventQuery): Promise<CareEventPage> {
-    return listCareEvents(this.db, lovedOneId, q);
+    return listCareEvents(this.timelines, lovedOneId, q);
   }
 
   /** Sandbox workspaces created before `before`: what the sandbox sweep looks at. */
@@ -280,7 +279,7 @@ export class WorkspaceStore {
     const ids = (await this.lovedOnes.find({ workspaceId }, { projection: { _id: 1 } }).toArray()).map((l) => l._id);
     await this.lovedOnes.deleteMany({ workspaceId });
     await familyChanged(this.credentials, 'lovedOne', ids);
-    await purgeWorkspaceCareEvents(this.db, workspaceId, ids);
+    await purgeWorkspaceCareEvents(this.timelines, workspaceId, ids);
   }
 
   /** Last step: the members, then the workspace record, so a purge that stops half-way is still

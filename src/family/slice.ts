@@ -3,6 +3,6 @@
 // module. No routes, handlers or jobs: family/ sits below the slices (docs/architecture.md).
 import { defineSlice } from '../slice/contract.js';
 import { FAMILY_INVITE_INDEXES, FAMILY_INVITES } from './invites.js';
-import { WORKSPACE_INDEXES } from './records.js';
+import { CARE_EVENT_STREAM, WORKSPACE_INDEXES } from './records.js';
 
-export const familySlice = defineSlice({ name: 'family', indexes: { ...WORKSPACE_INDEXES, [FAMILY_INVITES]: FAMILY_INVITE_INDEXES } });
+export const familySlice = defineSlice({ name: 'family', timelines: [CARE_EVENT_STREAM], indexes: { ...WORKSPACE_INDEXES, [FAMILY_INVITES]: FAMILY_INVITE_INDEXES } });

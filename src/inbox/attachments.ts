@@ -6,6 +6,7 @@ import { sessionCaller } from '../auth/sessions.js';
 import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js';
 import { WorkspaceStore } from '../family/records.js';
 import { inboxAttachment } from './records.js';
+import type { Timelines } from '../store/timeline/port.js';
 
 const notFound: HttpReplyEnvelope = { status: 404, headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }, body: 'No such attachment in your family inbox.\n', raw: true };
 
@@ -15,10 +16,10 @@ function disposition(name: string): string {
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
 }
 
-export async function attachmentDownload(db: Db, credentials: Credentials, inboxDomain: string, req: HttpRequestEnvelope, params: Record<string, string>): Promise<HttpReplyEnvelope> {
+export async function attachmentDownload(db: Db, credentials: Credentials, timelines: Timelines, inboxDomain: string, req: HttpRequestEnvelope, params: Record<string, string>): Promise<HttpReplyEnvelope> {
   const caller = await sessionCaller(db, credentials, req.headers);
   if (!caller) return notFound;
-  const membership = await new WorkspaceStore(db, credentials, inboxDomain).workspaceOf(caller.uid);
+  const membership = await new WorkspaceStore(db, credentials, inboxDomain, timelines).workspaceOf(caller.uid);
   const index = Number(params.index);
   if (!membership || !Number.isInteger(index) || index < 0) return notFound;
   const found = await inboxAttachment(db, membership.workspace._id, params.lovedOneId ?? '', params.itemId ?? '', index);

@@ -7,11 +7,12 @@ import { z } from 'zod';
 import { newId } from '../store/ids.js';
 import { ApiProblem, json } from '../http/reply.js';
 import { handlers, type RouteHandlers } from '../slice/contract.js';
-import { appendCareEvent, lovedOneByInbox } from '../family/records.js';
+import { appendCareEvents, lovedOneByInbox } from '../family/records.js';
 import { Binary } from 'mongodb';
 import { ATTACHMENT_KEEP_BYTES, EXCERPT_CHARS, storeInboxAttachments, storeInboxItem } from './records.js';
 import { attachmentDownload } from './attachments.js';
 import { INBOX_ROUTES } from './routes.js';
+import type { Timelines } from '../store/timeline/port.js';
 
 const recipientBody = z.object({ address: z.string().max(320) });
 export const deliveryBody = z.object({
@@ -31,7 +32,7 @@ export const deliveryBody = z.object({
 });
 export type Delivery = z.infer<typeof deliveryBody>;
 
-export function inboxHandlers(db: Db, credentials: Credentials, inboxDomain: string): RouteHandlers {
+export function inboxHandlers(db: Db, credentials: Credentials, timelines: Timelines, inboxDomain: string): RouteHandlers {
   const lovedOneAt = (address: string) => lovedOneByInbox(db, address);
   return handlers(INBOX_ROUTES)
     .on('recipient', 'POST', async (req) => {
@@ -48,7 +49,7 @@ export function inboxHandlers(db: Db, credentials: Credentials, inboxDomain: str
         if (!lovedOne) continue; // purged between RCPT and DATA: nothing to keep
         const receivedAt = new Date(d.receivedAt);
         const itemId = newId('mail');
-        await storeInboxItem(db, { _id: itemId, lovedOneId: lovedOne._id, workspaceId: lovedOne.workspaceId, from: d.from, subject: d.subject, receivedAt, excerpt: d.text, attachmentNames: d.attachmentNames, ...(d.messageId ? { messageId: d.messageId } : {}) });
+        await storeInboxItem(timelines, { _id: itemId, lovedOneId: lovedOne._id, workspaceId: lovedOne.workspaceId, from: d.from, subject: d.subject, receivedAt, excerpt: d.text, attachmentNames: d.attachmentNames, ...(d.messageId ? { messageId: d.messageId } : {}) });
         const kept = (d.attachments ?? []).filter((a) => a.index < d.attachmentNames.length);
         await storeInboxAttachments(
           db,
@@ -57,7 +58,7 @@ export function inboxHandlers(db: Db, credentials: Credentials, inboxDomain: str
             return { _id: `${itemId}:${a.index}`, itemId, lovedOneId: lovedOne._id, workspaceId: lovedOne.workspaceId, index: a.index, name: d.attachmentNames[a.index]!, contentType: a.contentType, size: data.length, data: new Binary(data) };
           }),
         );
-        await appendCareEvent(db, {
+        await appendCareEvents(timelines, [{
           _id: newId('evt'),
           lovedOneId: lovedOne._id,
           workspaceId: lovedOne.workspaceId,
@@ -66,11 +67,12 @@ export function inboxHandlers(db: Db, credentials: Credentials, inboxDomain: str
           occurredAt: receivedAt,
           receivedAt,
           payload: { inboxItemId: itemId, from: d.from, subject: d.subject, receivedAt: d.receivedAt, excerpt: d.text, attachmentNames: d.attachmentNames },
-        });
+          },
+        ]);
         stored++;
       }
       return json(200, { stored });
     })
-    .on('attachment', 'GET', (req, params) => attachmentDownload(db, credentials, inboxDomain, req, params))
+    .on('attachment', 'GET', (req, params) => attachmentDownload(db, credentials, timelines, inboxDomain, req, params))
     .done();
 }

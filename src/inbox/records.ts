@@ -1,10 +1,9 @@
 // Family inbox items: one per delivered message and loved one; never the full body, and the
 // attachments only up to a bound. The inbox slice owns the collections; other slices (the sandbox's
-// inbox page and purge, the app's removal of a loved one) call these functions. On the embedded
-// FerretDB, which scans the whole collection for a query by loved one, each loved one also keeps a
-// list of its newest items beside its care-event pages, read by key.
+// inbox page and purge, the app's removal of a loved one) call these functions. The items are a
+// timeline of the port (src/store/timeline), one per loved one.
 import { type Binary, type Collection, type Db, type IndexDescription } from 'mongodb';
-import { lovedOneList, usesTimelinePages } from '../family/timeline.js';
+import type { Stream, Timelines } from '../store/timeline/port.js';
 
 export const EXCERPT_CHARS = 2000;
 /** Attachment bytes kept per message: the delivery crosses the bus (NATS carries 1 MB) as base64. */
@@ -44,35 +43,22 @@ export interface InboxItem {
   messageId?: string;
 }
 
-const inboxItems = (db: Db): Collection<InboxItem> => db.collection<InboxItem>(INBOX_ITEMS);
-const newestFirst = (a: InboxItem, b: InboxItem) => b.receivedAt.getTime() - a.receivedAt.getTime() || (a._id < b._id ? 1 : a._id > b._id ? -1 : 0);
-const recentList = (db: Db, lovedOneId: string) => lovedOneList<InboxItem>(db, lovedOneId, 'inbox', (raw) => ({ ...(raw as InboxItem), receivedAt: new Date((raw as { receivedAt: string }).receivedAt) }));
-/** A loved one's newest items by query: a scan on FerretDB, so only for a loved one without a list. */
-const queryRecent = (db: Db, lovedOneId: string, limit: number) => inboxItems(db).find({ lovedOneId }).sort({ receivedAt: -1, _id: -1 }).limit(limit).toArray();
+export const INBOX_STREAM: Stream<InboxItem> = { name: 'inbox', records: INBOX_ITEMS, owner: 'lovedOneId', time: 'receivedAt' };
+const inboxItems = (timelines: Timelines) => timelines.of(INBOX_STREAM);
 
-/** Store the item, then put it on its loved one's list (repeating that changes nothing). */
-export async function storeInboxItem(db: Db, item: InboxItem): Promise<void> {
-  await inboxItems(db).insertOne(item);
-  if (!(await usesTimelinePages(db))) return;
-  await recentList(db, item.lovedOneId).update(
-    item.workspaceId,
-    () => queryRecent(db, item.lovedOneId, RECENT_INBOX_ITEMS),
-    (items) => (items.some((i) => i._id === item._id) ? null : [...items, item].sort(newestFirst).slice(0, RECENT_INBOX_ITEMS)),
-  );
+/** Store the item (repeating it changes nothing). */
+export async function storeInboxItem(timelines: Timelines, item: InboxItem): Promise<void> {
+  await inboxItems(timelines).append([item]);
 }
 
 /** A loved one's newest mail first (at most `RECENT_INBOX_ITEMS`). */
-export async function recentInboxItems(db: Db, lovedOneId: string, limit: number): Promise<InboxItem[]> {
-  const n = Math.min(limit, RECENT_INBOX_ITEMS);
-  if (!(await usesTimelinePages(db))) return queryRecent(db, lovedOneId, n);
-  // No list: no mail since the lists arrived, so whatever there is predates them.
-  return ((await recentList(db, lovedOneId).read()) ?? (await queryRecent(db, lovedOneId, n))).slice(0, n);
+export async function recentInboxItems(timelines: Timelines, lovedOneId: string, limit: number): Promise<InboxItem[]> {
+  return (await inboxItems(timelines).list(lovedOneId, { limit: Math.min(limit, RECENT_INBOX_ITEMS) })).records;
 }
 
-/** Every item of a workspace, when the workspace itself is purged (its loved ones' lists go with
- *  their care-event pages). */
-export async function purgeInboxOf(db: Db, workspaceId: string): Promise<void> {
-  await inboxItems(db).deleteMany({ workspaceId });
+/** Every item of a workspace, when the workspace itself is purged. */
+export async function purgeInboxOf(db: Db, timelines: Timelines, workspaceId: string, lovedOneIds: readonly string[]): Promise<void> {
+  await inboxItems(timelines).removeWhere({ workspaceId }, lovedOneIds);
   await attachments(db).deleteMany({ workspaceId });
 }
 
@@ -94,13 +80,13 @@ export function inboxAttachment(db: Db, workspaceId: string, lovedOneId: string,
   return attachments(db).findOne({ _id: `${itemId}:${index}`, workspaceId, lovedOneId });
 }
 
-export function countInboxItemsOf(db: Db, workspaceId: string, lovedOneId: string): Promise<number> {
-  return inboxItems(db).countDocuments({ workspaceId, lovedOneId });
+export function countInboxItemsOf(timelines: Timelines, lovedOneId: string): Promise<number> {
+  return inboxItems(timelines).count(lovedOneId);
 }
 
 /** A loved one's items and attachments, when the family removes the loved one; items deleted. */
-export async function deleteInboxOf(db: Db, workspaceId: string, lovedOneId: string): Promise<number> {
-  const n = (await inboxItems(db).deleteMany({ workspaceId, lovedOneId })).deletedCount;
+export async function deleteInboxOf(db: Db, timelines: Timelines, workspaceId: string, lovedOneId: string): Promise<number> {
+  const n = await inboxItems(timelines).remove(lovedOneId);
   await attachments(db).deleteMany({ workspaceId, lovedOneId });
   return n;
 }

@@ -16,6 +16,7 @@ import { DeadLetters, queuedEventOf, type DeadLetterRecord } from './deadLetters
 import { FamilyShares } from './familyShare.js';
 import { ensureIngestStream, ingestStream } from './stream.js';
 import { CareEventWriter } from './writer.js';
+import { openTimelines } from '../store/timeline/timelines.js';
 
 export const DEADLETTERS_USAGE = `usage:
   carecircle deadletters list [--limit <n>]            newest first: id, when, institution, event type, error class
@@ -85,7 +86,7 @@ async function replay(r: DeadLetterRecord, config: Config, db: Db, log: Logger, 
     return 'not_stored';
   }
   try {
-    const outcome = await new CareEventWriter(db, new FamilyShares(db, passThroughCredentials(db))).write(e);
+    const outcome = await new CareEventWriter(await openTimelines(db), new FamilyShares(db, passThroughCredentials(db))).write(e);
     return outcome === 'dropped' ? 'dropped' : 'stored';
   } catch (err) {
     log.warn({ eventId: e.eventId, errorClass: err instanceof Error ? err.name : typeof err }, 'replay refused by the database');

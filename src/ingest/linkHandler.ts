@@ -15,6 +15,7 @@ import { describeIssues } from './envelope.js';
 import type { FamilyShares } from './familyShare.js';
 import { INGEST_ROUTES } from './routes.js';
 import { countRateLimited } from '../metrics/index.js';
+import type { Timelines } from '../store/timeline/port.js';
 
 /** The signed-in caller, from the forwarded headers (the session's `sessionCaller`). */
 export type CallerOf = (headers: Record<string, string>) => Promise<{ uid: string; email: string; tenant: string } | null>;
@@ -30,6 +31,7 @@ const LINK_POLICY = { capacity: 10, refillMs: 6 * 60 * 1000 };
 export interface LinkDeps {
   db: Db;
   credentials: Credentials;
+  timelines: Timelines;
   /** Origin of APP_URL: cookie-authenticated changes are accepted only from our own pages (CSRF). */
   appOrigin: string;
   inboxDomain: string;
@@ -51,7 +53,7 @@ export async function linkFamilyShare(deps: LinkDeps, req: HttpRequestEnvelope, 
   if (!taken.allowed) countRateLimited('family-share-link');
   if (!taken.allowed) throw new ApiProblem(429, 'RATE_LIMITED', 'Too many link attempts', `Wait ${taken.retryAfterSec} s and try again.`, { 'retry-after': String(taken.retryAfterSec) });
 
-  const workspaces = new WorkspaceStore(deps.db, deps.credentials, deps.inboxDomain);
+  const workspaces = new WorkspaceStore(deps.db, deps.credentials, deps.inboxDomain, deps.timelines);
   const membership = await workspaces.workspaceOf(caller.uid);
   const lovedOne = membership ? await workspaces.lovedOneIn(membership.workspace._id, parsed.data.lovedOneId) : null;
   if (!membership || !lovedOne) throw new ApiProblem(403, 'FORBIDDEN', 'That loved one is not in your workspace', 'Choose one of the loved ones in your own family workspace.');

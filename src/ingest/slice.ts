@@ -9,7 +9,7 @@ export const ingestSlice = defineSlice({
   name: 'ingest',
   routes: INGEST_ROUTES,
   indexes: INGEST_INDEXES,
-  serve: (ctx) => ingestWorkerHandlers(ctx.config, ctx.log, ctx.db, ctx.credentials, ctx.bus, ctx.limiter),
-  background: (ctx) => startIngestWriter(ctx.config, ctx.log, ctx.db, ctx.credentials, ctx.bus),
+  serve: (ctx) => ingestWorkerHandlers(ctx.config, ctx.log, ctx.db, ctx.credentials, ctx.timelines, ctx.bus, ctx.limiter),
+  background: (ctx) => startIngestWriter(ctx.config, ctx.log, ctx.db, ctx.credentials, ctx.timelines, ctx.bus),
   jobs: (ctx) => ingestSweepJobs(ctx.config, ctx.db, ctx.credentials),
 });

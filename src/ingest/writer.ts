@@ -1,8 +1,7 @@
 // Turning accepted events into the family's care events, at most once per event id, one at a time
 // or in batches. Runs in the JetStream consumer (NATS mode) or from the requests (embedded mode).
-import type { Db } from 'mongodb';
-import { isDuplicateKey } from '../store/errors.js';
-import { appendCareEvent, appendCareEvents, purgePartnerCareEvents, type CareEventRecord } from '../family/records.js';
+import { appendCareEvents, purgePartnerCareEvents, type CareEventRecord } from '../family/records.js';
+import type { Timelines } from '../store/timeline/port.js';
 import type { Binding, FamilyShares } from './familyShare.js';
 import { metrics } from '../metrics/index.js';
 
@@ -35,7 +34,7 @@ function counted(outcome: WriteOutcome): WriteOutcome {
 
 export class CareEventWriter {
   constructor(
-    private readonly db: Db,
+    private readonly timelines: Timelines,
     private readonly shares: FamilyShares,
   ) {}
 
@@ -62,14 +61,9 @@ export class CareEventWriter {
   async write(e: QueuedEvent): Promise<WriteOutcome> {
     const event = CareEventWriter.recordOf(e, await this.shares.currentBinding(e.institutionId, e.subjectRef));
     if (!event) return counted('dropped');
-    try {
-      await appendCareEvent(this.db, event);
-      return counted('stored');
-    } catch (err) {
-      // The event id is the `_id`: a redelivery after a crash finds it stored and changes nothing.
-      if (isDuplicateKey(err)) return counted('already_stored');
-      throw err;
-    }
+    // The event id is the `_id`: a redelivery after a crash finds it stored and changes nothing.
+    const { duplicates } = await appendCareEvents(this.timelines, [event]);
+    return counted(duplicates.length ? 'already_stored' : 'stored');
   }
 
   /**
@@ -80,7 +74,7 @@ export class CareEventWriter {
   async writeMany(events: QueuedEvent[]): Promise<WriteOutcome[]> {
     const bindings = await Promise.all(events.map((e) => this.shares.currentBinding(e.institutionId, e.subjectRef)));
     const records = events.map((e, i) => CareEventWriter.recordOf(e, bindings[i]!));
-    const { duplicates } = await appendCareEvents(this.db, records.filter((r): r is PartnerCareEvent => r !== null));
+    const { duplicates } = await appendCareEvents(this.timelines, records.filter((r): r is PartnerCareEvent => r !== null));
     // The same id twice in one batch (a redelivery beside the original): one stored, one duplicate.
     const left = new Map<string, number>();
     for (const id of duplicates) left.set(id, (left.get(id) ?? 0) + 1);
@@ -94,6 +88,6 @@ export class CareEventWriter {
   }
 
   async purge(institutionId: string, subjectRef: string): Promise<number> {
-    return purgePartnerCareEvents(this.db, institutionId, subjectRef);
+    return purgePartnerCareEvents(this.timelines, institutionId, subjectRef);
   }
 }

@@ -57,11 +57,11 @@ class InteractionProblem extends Error {
   }
 }
 
-export function authorizationServer(deps: Pick<SliceContext, 'config' | 'log' | 'db' | 'limiter' | 'credentials'>): Middleware[] {
+export function authorizationServer(deps: Pick<SliceContext, 'config' | 'log' | 'db' | 'timelines' | 'limiter' | 'credentials'>): Middleware[] {
   const { config, log, credentials } = deps;
   const db = deps.db;
   const store = new OAuthStore(db, credentials);
-  const users = new WorkspaceStore(db, credentials, config.inboxDomain);
+  const users = new WorkspaceStore(db, credentials, config.inboxDomain, deps.timelines);
   const sessions = new SessionStore(db, credentials);
   const idp = identityProvider(config);
   const verifyIdToken = createIdTokenVerifier(idp);

@@ -17,7 +17,7 @@ import type { SANDBOX_ROUTES } from './routes.js';
 import { SandboxService } from './service.js';
 
 export function sandboxAppRoutes(routes: ReturnType<typeof handlers<typeof SANDBOX_ROUTES>>, h: AppHelpers, config: Config, db: Db, credentials: Credentials): void {
-  const service = new SandboxService(db, credentials, config.inboxDomain);
+  const service = new SandboxService(db, credentials, config.inboxDomain, h.timelines);
   const invites = new InviteStore(db);
   const claimPath = (id: string) => `/onboarding/claim?workspace=${encodeURIComponent(id)}`;
   const notice = (title: string, text: Markup) => (
@@ -189,7 +189,7 @@ export function sandboxAppRoutes(routes: ReturnType<typeof handlers<typeof SANDB
       const membership = await h.store.workspaceOf(caller.uid);
       const lovedOne = membership ? await h.store.lovedOneIn(membership.workspace._id, params.lovedOneId ?? '') : null;
       if (!lovedOne) return h.pageFor(404, 'Not found', notice('No such loved one in your workspace', 'Pick a loved one from your workspace.'), caller);
-      const mail = await recentInboxItems(db, lovedOne._id, 50);
+      const mail = await recentInboxItems(h.timelines, lovedOne._id, 50);
       const [clock, kept] = await Promise.all([h.clockFor(caller, req), keptAttachments(db, mail.map((m) => m._id))]);
       const base = `/inbox/${encodeURIComponent(lovedOne._id)}/attachments`;
       const list = mail.length ? (

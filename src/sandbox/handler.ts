@@ -15,19 +15,20 @@ import type { RouteHandler } from '../slice/contract.js';
 import { SANDBOX_ENDPOINT } from './endpoint.js';
 import { SandboxService } from './service.js';
 import { sandboxTools, START_WORKSPACE_TOOL } from './tool.js';
+import type { Timelines } from '../store/timeline/port.js';
 
 export function sandboxRateNote(config: Config): string {
   return `Per client address: a burst of ${config.sandboxRateCapacity} workspaces, then one more every ${Math.round(config.sandboxRateRefill / 60_000)} minutes. Over the limit: HTTP 429, JSON-RPC -32029, Retry-After and error.data.retryAfterSec; wait that long and retry once.`;
 }
 
-export function createSandboxServer(config: Config, db: Db, credentials: Credentials, bus: Bus, limiter: Limiter, log?: Logger): McpServer {
+export function createSandboxServer(config: Config, db: Db, credentials: Credentials, timelines: Timelines, bus: Bus, limiter: Limiter, log?: Logger): McpServer {
   return new McpServer({
     name: SANDBOX_ENDPOINT.name,
     title: SANDBOX_ENDPOINT.title,
     version: VERSION,
     instructions: SANDBOX_ENDPOINT.instructions(config),
     tools: sandboxTools({
-      service: new SandboxService(db, credentials, config.inboxDomain),
+      service: new SandboxService(db, credentials, config.inboxDomain, timelines),
       limiter,
       policy: { capacity: config.sandboxRateCapacity, refillMs: config.sandboxRateRefill },
       appUrl: config.appUrl,
@@ -43,8 +44,8 @@ export function createSandboxServer(config: Config, db: Db, credentials: Credent
 }
 
 /** GET answers the descriptor, POST the JSON-RPC messages. */
-export function sandboxEndpoint(config: Config, db: Db, credentials: Credentials, bus: Bus, limiter: Limiter, log: Logger): RouteHandler {
-  const server = createSandboxServer(config, db, credentials, bus, limiter, log);
+export function sandboxEndpoint(config: Config, db: Db, credentials: Credentials, timelines: Timelines, bus: Bus, limiter: Limiter, log: Logger): RouteHandler {
+  const server = createSandboxServer(config, db, credentials, timelines, bus, limiter, log);
   const descriptor = endpointDescriptor(
     server,
     { url: SANDBOX_ENDPOINT.url(config), auth: 'none', methods: ['initialize', 'ping', 'tools/list', 'tools/call'], rateLimit: sandboxRateNote(config) },

@@ -8,6 +8,7 @@ import { purgeInboxOf } from '../inbox/records.js';
 import { EntityStore, TransitionRefused } from '../store/entities.js';
 import { newId } from '../store/ids.js';
 import { WorkspaceStore, type LovedOneRecord, type WorkspaceRecord } from '../family/records.js';
+import type { Timelines } from '../store/timeline/port.js';
 
 export const ANONYMOUS_OWNER = 'anonymous-mcp';
 export const INVITE_DRAFTS = 'invite_drafts';
@@ -58,9 +59,10 @@ export class SandboxService {
     private readonly db: Db,
     credentials: Credentials,
     inboxDomain: string,
+    private readonly timelines: Timelines,
     private readonly clock: () => number = Date.now,
   ) {
-    this.store = new WorkspaceStore(db, credentials, inboxDomain);
+    this.store = new WorkspaceStore(db, credentials, inboxDomain, timelines);
     this.entities = new EntityStore(db, clock);
     this.drafts = db.collection<InviteDraft>(INVITE_DRAFTS);
   }
@@ -157,7 +159,8 @@ export class SandboxService {
    *  stops half-way is found and finished by the next one. */
   private async purgeRecords(workspaceId: string): Promise<void> {
     await this.store.purgeLovedOnes(workspaceId);
-    await purgeInboxOf(this.db, workspaceId);
+    // The inbox's loved ones are found from its items: the loved ones' records are gone by now.
+    await purgeInboxOf(this.db, this.timelines, workspaceId, []);
     await this.drafts.deleteMany({ workspaceId });
     await this.store.purgeWorkspace(workspaceId);
   }

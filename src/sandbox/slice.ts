@@ -14,10 +14,10 @@ export const sandboxSlice = defineSlice({
   mcp: [SANDBOX_ENDPOINT],
   indexes: SANDBOX_INDEXES,
   serve: (ctx) => {
-    const endpoint = sandboxEndpoint(ctx.config, ctx.db, ctx.credentials, ctx.bus, ctx.limiter, ctx.log);
+    const endpoint = sandboxEndpoint(ctx.config, ctx.db, ctx.credentials, ctx.timelines, ctx.bus, ctx.limiter, ctx.log);
     const routes = handlers(SANDBOX_ROUTES).on('mcp', 'GET', endpoint).on('mcp', 'POST', endpoint);
-    sandboxAppRoutes(routes, appHelpers(ctx.config, ctx.db, ctx.credentials), ctx.config, ctx.db, ctx.credentials);
+    sandboxAppRoutes(routes, appHelpers(ctx.config, ctx.db, ctx.credentials, ctx.timelines), ctx.config, ctx.db, ctx.credentials);
     return routes.done();
   },
-  jobs: (ctx) => [sandboxSweepJob(ctx.config, ctx.db, ctx.credentials)],
+  jobs: (ctx) => [sandboxSweepJob(ctx.config, ctx.db, ctx.credentials, ctx.timelines)],
 });

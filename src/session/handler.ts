@@ -14,15 +14,16 @@ import { handlers, type RouteHandlers } from '../slice/contract.js';
 import { WorkspaceStore } from '../family/records.js';
 import { SESSION_ROUTES } from './routes.js';
 import { clearedSessionCookie, hashToken, readCookie, SESSION_COOKIE, SESSION_TTL_MS, sessionCaller, sessionCookie, SessionStore } from '../auth/sessions.js';
+import type { Timelines } from '../store/timeline/port.js';
 
 /** Providers demand a fresh sign-in before minting a long session from an old token. */
 export const FRESH_SIGN_IN_SEC = 5 * 60;
 
 const sessionBody = z.object({ idToken: z.string().min(1, 'is required').max(8192, 'is too long') });
 
-export function sessionHandlers(config: Config, db: Db, credentials: Credentials, verify: IdTokenVerifier = createIdTokenVerifier(identityProvider(config)), clock: () => number = Date.now): RouteHandlers {
+export function sessionHandlers(config: Config, db: Db, credentials: Credentials, timelines: Timelines, verify: IdTokenVerifier = createIdTokenVerifier(identityProvider(config)), clock: () => number = Date.now): RouteHandlers {
   const sessions = new SessionStore(db, credentials, clock);
-  const workspaces = new WorkspaceStore(db, credentials, config.inboxDomain);
+  const workspaces = new WorkspaceStore(db, credentials, config.inboxDomain, timelines);
   const ownOrigins = [...new Set([config.siteUrl, config.appUrl].map((u) => new URL(u).origin))];
   /** A browser always sends Origin on a POST; a present foreign one is another site's page. Servers send none. */
   const requireOwnOrigin = (req: HttpRequestEnvelope) => {

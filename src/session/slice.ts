@@ -8,7 +8,7 @@ export const sessionSlice = defineSlice({
   name: 'session',
   routes: SESSION_ROUTES,
   indexes: { [SESSIONS]: SESSION_INDEXES, [SIGNED_OUT_ID_TOKENS]: SIGNED_OUT_INDEXES },
-  serve: (ctx) => sessionHandlers(ctx.config, ctx.db, ctx.credentials),
+  serve: (ctx) => sessionHandlers(ctx.config, ctx.db, ctx.credentials, ctx.timelines),
   jobs: (ctx) => {
     const sessions = new SessionStore(ctx.db, ctx.credentials, ctx.clock);
     return [{ name: 'sessions', schedule: '17,47 * * * *', run: () => sessions.sweep() }];

@@ -11,6 +11,7 @@ import type { OpenApiKit } from '../http/openapi.js';
 import type { Logger } from '../log.js';
 import type { PromptDeclaration, ResourceTemplateDeclaration, ToolDeclaration } from '../rpc/mcp.js';
 import type { BucketPolicy, Limiter } from '../limits/limiter.js';
+import type { Stream, Timelines } from '../store/timeline/port.js';
 
 /** The listeners a route can be served on; `internal` routes are reached over the bus only (the SMTP role). */
 export type Host = 'site' | 'app' | 'pipe' | 'internal';
@@ -105,6 +106,8 @@ export interface SliceContext {
   config: Config;
   log: Logger;
   db: Db;
+  /** The records kept as timelines (care events, inbox, activity), in the shape chosen for this store. */
+  timelines: Timelines;
   bus: Bus;
   limiter: Limiter;
   /** This process's credentials and family records in memory, and how a change reaches every process. */
@@ -121,6 +124,9 @@ export interface SliceManifest {
   /** Worker side: the handlers of the routes above (called once per worker process). */
   serve?(ctx: SliceContext): RouteHandlers;
   mcp?: readonly McpEndpointSpec[];
+  /** The records this slice keeps as timelines (src/store/timeline): a store an earlier version
+   *  wrote is migrated to them on start-up. */
+  timelines?: readonly Stream<never>[];
   /** Indexes by collection, for the collections this slice owns. */
   indexes?: Readonly<Record<string, readonly IndexDescription[]>>;
   /** Scheduled sweeps, run by the cron leader. */

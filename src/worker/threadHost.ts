@@ -40,6 +40,9 @@ function threadContext(config: Config, log: Logger, bus: MemoryBus, manifests: r
     get db() {
       return absent('the store');
     },
+    get timelines() {
+      return absent('the store');
+    },
     get limiter() {
       return absent('the rate limiter');
     },

@@ -3,14 +3,13 @@
 // path, in batches: over NATS each request's rows are published to a JetStream work queue (the
 // reply waits for that acknowledgement, never for the store) and a durable consumer inserts them;
 // in one process they wait in memory for the next batch, and the last batch is written at shutdown.
-import type { Collection, Db } from 'mongodb';
-import { noteActivity, recentActivity } from './activity.js';
-import { MCP_AUDIT_LOG, type AuditRow } from './auditRow.js';
+import { recentActivity, recordActivity } from './activity.js';
+import type { AuditRow } from './auditRow.js';
 import type { Bus } from '../bus/types.js';
 import type { ConsumerSpec, DurableMessage, DurableStreams, StreamSpec } from '../bus/durable.js';
 import type { Logger } from '../log.js';
-import { duplicateIndexes } from '../store/errors.js';
 import { newId } from '../store/ids.js';
+import type { Timelines } from '../store/timeline/port.js';
 
 export { AUDIT_INDEXES, MCP_AUDIT_LOG, type AuditRow, type AuthMethod } from './auditRow.js';
 
@@ -22,25 +21,15 @@ const BATCH_WAIT_MS = 25;
 const RETRY_MS = 1_000;
 
 export class AuditLog {
-  private readonly rows: Collection<AuditRow>;
-  constructor(private readonly db: Db) {
-    this.rows = db.collection<AuditRow>(MCP_AUDIT_LOG);
-  }
+  constructor(private readonly timelines: Timelines) {}
 
   /** Unordered, and a row already stored (its id is its `_id`) is no failure: a redelivery is harmless. */
-  async insert(rows: readonly AuditRow[]): Promise<void> {
-    if (!rows.length) return;
-    try {
-      await this.rows.insertMany(rows.map((r) => ({ ...r })), { ordered: false });
-    } catch (err) {
-      if (!duplicateIndexes(err)) throw err;
-    }
-    // Settings' listing, kept per uid on the embedded store (once per uid for the whole batch).
-    await noteActivity(this.db, rows);
+  insert(rows: readonly AuditRow[]): Promise<void> {
+    return recordActivity(this.timelines, rows);
   }
 
   recent(uid: string, limit = 20): Promise<AuditRow[]> {
-    return recentActivity(this.db, uid, limit);
+    return recentActivity(this.timelines, uid, limit);
   }
 }
 
@@ -200,11 +189,11 @@ export function startAuditConsumer(durable: DurableStreams, s: AuditStream, log:
   );
 }
 
-const writers = new WeakMap<Db, AuditWriter>();
+const writers = new WeakMap<Timelines, AuditWriter>();
 
-/** This process's audit writer for a database handle: the stream where the bus has one, else the queue. */
-export function auditWriter(db: Db, bus: Bus, namespace: string, logger: Logger): AuditWriter {
-  let writer = writers.get(db);
-  if (!writer) writers.set(db, (writer = bus.durable ? new StreamAuditWriter(bus.durable, auditStream(namespace), new AuditLog(db)) : new QueuedAuditWriter(new AuditLog(db), logger)));
+/** This process's audit writer for a store: the stream where the bus has one, else the queue. */
+export function auditWriter(timelines: Timelines, bus: Bus, namespace: string, logger: Logger): AuditWriter {
+  let writer = writers.get(timelines);
+  if (!writer) writers.set(timelines, (writer = bus.durable ? new StreamAuditWriter(bus.durable, auditStream(namespace), new AuditLog(timelines)) : new QueuedAuditWriter(new AuditLog(timelines), logger)));
   return writer;
 }

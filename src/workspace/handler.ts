@@ -21,6 +21,7 @@ import { WorkspaceStore } from '../family/records.js';
 import { workspacePrompts } from './prompts.js';
 import { workspaceResources } from './resources.js';
 import { toolVisibleTo, workspaceTools } from './tools.js';
+import type { Timelines } from '../store/timeline/port.js';
 
 export function createWorkspaceServer(store: WorkspaceStore, maxReplyBytes: number, log?: Logger): McpServer {
   return new McpServer({
@@ -61,10 +62,10 @@ function succeeded(reply: HttpReplyEnvelope, id: unknown): boolean {
 }
 
 /** Authenticate first, then the session caller's rate limit, then MCP, then the audit rows. */
-export function workspaceEndpoint(config: Config, db: Db, credentials: Credentials, log: Logger, bus: Bus, limiter: Limiter): RouteHandler {
-  const store = new WorkspaceStore(db, credentials, config.inboxDomain);
+export function workspaceEndpoint(config: Config, db: Db, credentials: Credentials, timelines: Timelines, log: Logger, bus: Bus, limiter: Limiter): RouteHandler {
+  const store = new WorkspaceStore(db, credentials, config.inboxDomain, timelines);
   const keys = new KeyStore(db, credentials);
-  const audit = auditWriter(db, bus, config.busNamespace, log);
+  const audit = auditWriter(timelines, bus, config.busNamespace, log);
   const server = createWorkspaceServer(store, config.maxReplyBytes, log);
   const sessionPolicy = perMinute(config.rateMcpSessionPerMin);
   return async (req, _params, reqLog) => {

@@ -6,6 +6,7 @@ import { AUDIT_INDEXES, auditStream, AuditLog, auditWriter, MCP_AUDIT_LOG, start
 import { WORKSPACE_ENDPOINT } from './endpoint.js';
 import { workspaceEndpoint } from './handler.js';
 import { MCP_REQUEST_HEADERS } from '../rpc/versions.js';
+import { ACTIVITY_STREAM } from './activity.js';
 
 export const APP_MCP_BODY_LIMIT = 256 * 1024;
 
@@ -28,15 +29,16 @@ export const workspaceSlice = defineSlice({
   name: 'workspace',
   routes,
   mcp: [WORKSPACE_ENDPOINT],
+  timelines: [ACTIVITY_STREAM],
   indexes: { [MCP_AUDIT_LOG]: AUDIT_INDEXES },
   serve: (ctx) => {
-    const endpoint = workspaceEndpoint(ctx.config, ctx.db, ctx.credentials, ctx.log, ctx.bus, ctx.limiter);
+    const endpoint = workspaceEndpoint(ctx.config, ctx.db, ctx.credentials, ctx.timelines, ctx.log, ctx.bus, ctx.limiter);
     return handlers(routes).on('mcp', 'GET', endpoint).on('mcp', 'POST', endpoint).done();
   },
   // Audit rows reach the store here: the stream's consumer (NATS), or the last batch at shutdown.
   background: (ctx) => {
-    const writer = auditWriter(ctx.db, ctx.bus, ctx.config.busNamespace, ctx.log);
-    const consumer = ctx.bus.durable ? startAuditConsumer(ctx.bus.durable, auditStream(ctx.config.busNamespace), new AuditLog(ctx.db), ctx.log) : undefined;
+    const writer = auditWriter(ctx.timelines, ctx.bus, ctx.config.busNamespace, ctx.log);
+    const consumer = ctx.bus.durable ? startAuditConsumer(ctx.bus.durable, auditStream(ctx.config.busNamespace), new AuditLog(ctx.timelines), ctx.log) : undefined;
     return { stop: async () => void (await Promise.all([consumer?.stop(), writer.stop()])) };
   },
 });

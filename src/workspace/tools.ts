@@ -6,9 +6,10 @@ import { RPC } from '../rpc/codes.js';
 import { RpcError, ToolError } from '../rpc/errors.js';
 import { implementTool, type CallContext, type ToolDeclaration, type ToolDefinition } from '../rpc/mcp.js';
 import type { WorkspaceCaller } from './caller.js';
-import { readCareEventCursor, type CareEventQuery, type CareEventRecord, type WorkspaceStore } from '../family/records.js';
+import { type CareEventQuery, type CareEventRecord, type WorkspaceStore } from '../family/records.js';
 import { TOOL_SCOPES } from './scopes.js';
 import { careEventsOutput, lovedOnesOutput, pingOutput, profileOutput } from './outputs.js';
+import { CursorRefused } from '../store/timeline/port.js';
 
 export const DEFAULT_EVENTS_LIMIT = 20;
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
@@ -76,7 +77,7 @@ const instant = (field: 'since' | 'until') =>
     .datetime({ offset: true, message: `${field} must be an ISO 8601 date-time with a time zone, e.g. 2026-11-01T00:00:00Z` })
     .describe(`${field === 'since' ? 'Events at or after' : 'Events before'} this instant (ISO 8601).`);
 
-const badCursor = () => new RpcError(RPC.INVALID_PARAMS, 'Invalid arguments for list_care_events: cursor: not a nextCursor this tool returned', { hint: 'Pass nextCursor from the previous result unchanged, with the same lovedOneId.' });
+const badCursor = () => new RpcError(RPC.INVALID_PARAMS, 'Invalid arguments for list_care_events: cursor: not a nextCursor of this query', { hint: 'Pass nextCursor from the previous result unchanged, with the same lovedOneId, since, until and types.' });
 
 const eventView = (e: CareEventRecord) => ({
   id: e._id,
@@ -139,20 +140,21 @@ export function workspaceTools(store: WorkspaceStore, platform = 'carecircle'): 
           since: instant('since').optional(),
           until: instant('until').optional(),
           types: z.array(z.string().min(1).max(64)).min(1).max(20).optional().describe('Only these event types, e.g. ["vital_recorded"]; types this server does not know yet are allowed.'),
-          cursor: z.string().min(1).max(512).optional().describe('nextCursor from the previous result, with the same lovedOneId.'),
+          cursor: z.string().min(1).max(512).optional().describe('nextCursor from the previous result, with the same lovedOneId, since, until and types.'),
         })
         .strict()
         .refine((a) => a.cursor === undefined || a.lovedOneId !== undefined, { path: ['lovedOneId'], message: 'lovedOneId is required with cursor (a cursor continues one loved one\'s listing)' })
         .refine((a) => !a.since || !a.until || Date.parse(a.since) < Date.parse(a.until), { path: ['until'], message: 'until must be after since' }),
       handler: async ({ lovedOneId, limit, since, until, types, cursor }, ctx) => {
         const c = callerOf(ctx, 'care_circle:read');
-        if (cursor !== undefined && !readCareEventCursor(cursor)) throw badCursor();
         const query: CareEventQuery = { limit, ...(since ? { since: new Date(since) } : {}), ...(until ? { until: new Date(until) } : {}), ...(types ? { types } : {}) };
         const membership = c.tenant === 'family' ? await store.workspaceOf(c.uid) : null;
         if (lovedOneId !== undefined) {
           const lovedOne = membership ? await store.lovedOneIn(membership.workspace._id, lovedOneId) : null;
           if (!lovedOne) throw notAuthorized();
-          const page = await store.listCareEvents(lovedOne._id, { ...query, ...(cursor ? { cursor } : {}) });
+          const page = await store.listCareEvents(lovedOne._id, { ...query, ...(cursor ? { cursor } : {}) }).catch((err: unknown) => {
+            throw err instanceof CursorRefused ? badCursor() : err;
+          });
           return { structured: { lovedOneId: lovedOne._id, count: page.events.length, events: page.events.map(eventView), ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } };
         }
         if (!membership) return { structured: { count: 0, events: [], byLovedOne: [] } };

@@ -1,26 +1,30 @@
-// Both read shapes of the family records against one test server: the embedded store's pages and
-// lists read by key, and the plain queries MongoDB serves from its indexes.
+// Both timeline shapes against one test server: the embedded store's (a collection per owner and
+// month) and the indexed one MongoDB serves from its indexes, each on a database of its own.
 import { MongoClient, type Db } from 'mongodb';
 import { afterAll, beforeAll, inject } from 'vitest';
-import { setTimelinePages } from '../../src/family/timeline.js';
 import { databaseName } from '../../src/store/mongo.js';
+import type { Timelines } from '../../src/store/timeline/port.js';
+import { timelinesOf, type TimelineShape } from '../../src/store/timeline/timelines.js';
 import { freshDatabaseUrl } from './servers.js';
 
-/** One fresh database seen through two connections, `pages` and `query`; filled in before the tests. */
-export function useBothShapes(): Record<'pages' | 'query', Db> {
+export const SHAPES: readonly TimelineShape[] = ['embedded', 'indexed'];
+
+/** A fresh database per shape and its timelines in that shape; filled in before the tests. */
+export function useBothShapes(): Record<TimelineShape, { db: Db; timelines: Timelines }> {
   const clients: MongoClient[] = [];
-  const dbs = {} as Record<'pages' | 'query', Db>;
+  const shapes = {} as Record<TimelineShape, { db: Db; timelines: Timelines }>;
   beforeAll(async () => {
-    const url = freshDatabaseUrl(inject('mongoUrl'));
-    for (const [shape, pages] of [['pages', true], ['query', false]] as const) {
+    for (const shape of SHAPES) {
+      const url = freshDatabaseUrl(inject('mongoUrl'));
       const client = await new MongoClient(url).connect();
       clients.push(client);
-      dbs[shape] = client.db(databaseName(url));
-      setTimelinePages(dbs[shape], pages);
+      const db = client.db(databaseName(url));
+      shapes[shape] = { db, timelines: timelinesOf(db, shape) };
     }
   });
   afterAll(async () => {
+    for (const { db } of Object.values(shapes)) await db.dropDatabase();
     for (const c of clients) await c.close();
   });
-  return dbs;
+  return shapes;
 }
