@@ -1,13 +1,33 @@
-import { defineConfig } from 'vitest/config';
+import os from 'node:os';
+import { configDefaults, defineConfig } from 'vitest/config';
+import { LEFT_OUT_OF_QUICK, OWN_PROCESS } from './test/harness/quickRun.js';
 
-export default defineConfig({
-  test: {
-    include: ['src/**/*.test.ts', 'machines/**/*.test.ts', 'bridge/**/*.test.ts', 'test/**/*.test.ts'],
-    // One FerretDB (or MONGO_URL) and one nats-server (or NATS_URL) for the whole run.
-    globalSetup: ['test/harness/globalSetup.ts'],
-    testTimeout: 30_000,
-    // Generous for hooks that start their own servers (a first FerretDB build takes about a minute).
-    hookTimeout: 120_000,
-    pool: 'forks',
-  },
+const FILES = ['src/**/*.test.ts', 'machines/**/*.test.ts', 'bridge/**/*.test.ts', 'test/**/*.test.ts'];
+const OPTIONS = {
+  testTimeout: 30_000,
+  // Generous for hooks that start their own servers (a first FerretDB build takes about a minute).
+  hookTimeout: 120_000,
+  pool: 'forks',
+} as const;
+// Two files at a time even on two cores (vitest's default there is one): most of a file's time is
+// spent waiting on servers, child processes and Chromium, so a second one fills the gaps.
+const MAX_WORKERS = Math.max(2, os.availableParallelism() - 1);
+
+export default defineConfig(({ mode }) => {
+  // `vitest run --mode quick` (npm run test:quick): the inner loop, without the long, browser and cluster files.
+  const exclude = [...configDefaults.exclude, ...(mode === 'quick' ? Object.values(LEFT_OUT_OF_QUICK).flat() : [])];
+  return {
+    test: {
+      // One FerretDB (or MONGO_URL) and one nats-server (or NATS_URL) for the whole run.
+      globalSetup: ['test/harness/globalSetup.ts'],
+      maxWorkers: MAX_WORKERS,
+      projects: [
+        // Files share their worker's modules: each file imports the service once per worker, not
+        // once per file (about 1.5 s of CPU each). Every test starts its own services and database.
+        { test: { name: 'shared', include: FILES, exclude: [...exclude, ...OWN_PROCESS], isolate: false, ...OPTIONS } },
+        // Files that read what belongs to the whole process, such as the metrics registry.
+        { test: { name: 'own process', include: OWN_PROCESS, exclude, ...OPTIONS } },
+      ],
+    },
+  };
 });

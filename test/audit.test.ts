@@ -1,9 +1,9 @@
 // The MCP audit log off the reply path: exactly one row per authenticated, parsed request, none
 // lost: in one process through the shutdown, and over NATS through a worker killed with SIGKILL.
 import { MongoClient } from 'mongodb';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import { databaseName } from '../src/store/mongo.js';
-import { AuditLog, type AuditRow } from '../src/workspace/audit.js';
+import { auditStream, AuditLog, type AuditRow } from '../src/workspace/audit.js';
 import { caregiverWithKey } from './harness/identity.js';
 import { startRole, type RoleProcess } from './harness/processes.js';
 import { freshDatabaseUrl } from './harness/servers.js';
@@ -74,8 +74,10 @@ describe('audit rows off the reply path', () => {
     await workers[0]!.kill('SIGKILL');
     await calls(gateway, apiKey, 20);
     await expect.poll(() => auditRows(mongoUrl), { timeout: 30_000, interval: 250 }).toBe(60);
-    // And no more than that: a redelivered row is stored once.
-    await new Promise((r) => setTimeout(r, 1_000));
+    // And no more than that: once the stream has nothing left to deliver (a row the killed worker
+    // held comes back after the ack wait), a redelivered row is stored once.
+    const stream = auditStream(env.BUS_NAMESPACE);
+    await vi.waitFor(async () => expect(await gateway.bus.durable!.consumerState(stream.stream.name, stream.consumer.durable)).toEqual({ pending: 0, ackPending: 0 }), { timeout: 30_000, interval: 250 });
     expect(await auditRows(mongoUrl)).toBe(60);
   }, 120_000);
 });

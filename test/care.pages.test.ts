@@ -1,8 +1,7 @@
 // A loved one's timeline, medications and vital signs, read from the app host after an agency sent
 // events through the signed ingest and a clinic mailed the family inbox; payloads stay inert.
 import nodemailer from 'nodemailer';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { clockIn } from '../src/care/time.js';
 import { WorkspaceStore } from '../src/family/records.js';
 import { startTestService, type TestService } from './harness/service.js';
@@ -55,7 +54,7 @@ describe('care pages - a loved one seen by the family', () => {
     const mail = nodemailer.createTransport({ host: '127.0.0.1', port: Number(new URL(svc.urls.smtp!).port), secure: false, ignoreTLS: true });
     await mail.sendMail({ from: 'clinic@sender.example', to: lovedOne!.inboxAddress, subject: 'Lab results ready', text: 'Your results are in the portal.' });
     mail.close();
-    for (let i = 0; i < 100 && !(await careEvents(svc.store.db).findOne({ lovedOneId: fam.lovedOneId, eventType: 'inbox_message' })); i++) await sleep(100);
+    await vi.waitFor(async () => expect(await careEvents(svc.store.db).findOne({ lovedOneId: fam.lovedOneId, eventType: 'inbox_message' })).not.toBeNull(), { timeout: 10_000, interval: 50 });
   });
 
   it('when the family opens the loved one, then the timeline merges visits, doses, vitals, notes, mail and unknown types, newest first, in plain words and their zone', async () => {

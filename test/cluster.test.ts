@@ -1,6 +1,6 @@
 // Scaling out: worker processes in one queue group over real NATS, as operators run them.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import { startRole, type RoleProcess } from './harness/processes.js';
 import { freshDatabaseUrl } from './harness/servers.js';
 import { postJson, rpc, startTestService, type TestService } from './harness/service.js';
@@ -8,13 +8,7 @@ import { postJson, rpc, startTestService, type TestService } from './harness/ser
 const handled = (p: RoleProcess) => p.lines.filter((l) => l.includes('"msg":"handled"')).length;
 
 /** Log lines cross a pipe after the reply crossed the socket: wait for them, with a bound. */
-async function eventually(check: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > until) throw new Error(`never happened: ${what}`);
-    await sleep(20);
-  }
-}
+const eventually = (check: () => boolean, what: string, timeoutMs = 5_000) => vi.waitFor(() => expect(check(), `never happened: ${what}`).toBe(true), { timeout: timeoutMs, interval: 20 });
 
 describe('cluster - worker processes in a queue group', () => {
   const cleanup: (() => Promise<unknown>)[] = [];

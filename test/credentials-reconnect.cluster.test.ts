@@ -3,8 +3,7 @@
 // what it kept, so the very next request with a revoked key, or from an integration deactivated
 // meanwhile, is refused. One worker, behind a link the test cuts, and a gateway on NATS directly.
 import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { NatsBus } from '../src/bus/nats.js';
 import { API_KEYS, KeyStore, type ApiKeyRecord } from '../src/keys/keys.js';
 import { createLogger } from '../src/log.js';
@@ -51,13 +50,7 @@ afterAll(async () => {
   await watcher?.close();
 });
 
-async function until(check: () => boolean): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('the worker never got there');
-    await sleep(20);
-  }
-}
+const until = (check: () => boolean) => vi.waitFor(() => expect(check(), 'the worker never got there').toBe(true), { timeout: 30_000, interval: 20 });
 
 const logged = (msg: string) => worker.lines.filter((l) => l.includes(`"msg":"${msg}"`)).length;
 

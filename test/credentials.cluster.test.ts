@@ -2,7 +2,7 @@
 // request everywhere: two gateways and two worker processes over NATS, a stream of requests on
 // gateway B while the credential is revoked through gateway A.
 import * as oauth from 'oauth4webapi';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { appCall, caregiverWithKey } from './harness/identity.js';
 import type { TestService } from './harness/service.js';
 import { twoGatewaysForFile } from './harness/twoGateways.js';
@@ -43,9 +43,8 @@ function streamOn(gateway: TestService, credential: string, clients: number) {
   };
 }
 
-async function until(check: () => boolean): Promise<void> {
-  while (!check()) await new Promise((r) => setTimeout(r, 10));
-}
+/** Until `check` holds: under load each call of the stream may wait for the bus (see the timeout below). */
+const until = (check: () => boolean) => vi.waitFor(() => expect(check()).toBe(true), { timeout: 60_000, interval: 10 });
 
 // Under load a call may wait up to the deployment's 20 s bus budget (test/harness/twoGateways.ts).
 describe('credentials - revocation across gateways and workers under load', { timeout: 90_000 }, () => {

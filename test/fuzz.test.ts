@@ -5,8 +5,7 @@
 // FUZZ_RUNS and FUZZ_TIME_LIMIT_S scale it (`npm run fuzz`), FUZZ_SEED replays a run.
 import { passThroughCredentials } from '../src/auth/credentials.js';
 import fc from 'fast-check';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { INGEST_DEAD_LETTERS } from '../src/ingest/deadLetters.js';
 import { SLICES } from '../src/slices.js';
 import { startDeployment, type Deployment } from './harness/deployment.js';
@@ -131,21 +130,23 @@ async function check(input: FuzzInput): Promise<void> {
 }
 
 /** Every accepted event is in care_events once, nothing else arrived for the family, and nothing was dead-lettered. */
-async function settledStore(): Promise<{ stored: string[]; others: string[]; deadLetters: number; lostFields: string[] }> {
-  const until = Date.now() + 60_000;
-  for (;;) {
-    const rows = await careEvents(dep.db).find({ institutionId: fixtures.institutionId }, { projection: { _id: 1, payload: 1 } }).toArray();
-    const ids = rows.map((r) => r._id);
-    const deadLetters = await dep.db.collection(INGEST_DEAD_LETTERS).countDocuments({ institutionId: fixtures.institutionId });
-    const stored = ids.filter((id) => accepted.has(id));
-    const lostFields = rows.flatMap((r) => {
-      const sent = sentFields.get(r._id);
-      const kept = new Set(fieldPaths(r.payload));
-      return (sent ?? []).filter((f) => !kept.has(f)).map((f) => `${r._id} payload${f}`);
-    });
-    if (stored.length + deadLetters >= accepted.size || Date.now() > until) return { stored, others: ids.filter((id) => !accepted.has(id)), deadLetters, lostFields };
-    await sleep(200);
-  }
+function settledStore(): Promise<{ stored: string[]; others: string[]; deadLetters: number; lostFields: string[] }> {
+  return vi.waitFor(
+    async () => {
+      const rows = await careEvents(dep.db).find({ institutionId: fixtures.institutionId }, { projection: { _id: 1, payload: 1 } }).toArray();
+      const ids = rows.map((r) => r._id);
+      const deadLetters = await dep.db.collection(INGEST_DEAD_LETTERS).countDocuments({ institutionId: fixtures.institutionId });
+      const stored = ids.filter((id) => accepted.has(id));
+      if (stored.length + deadLetters < accepted.size) throw new Error(`${stored.length} of ${accepted.size} accepted events stored, ${deadLetters} dead-lettered`);
+      const lostFields = rows.flatMap((r) => {
+        const sent = sentFields.get(r._id);
+        const kept = new Set(fieldPaths(r.payload));
+        return (sent ?? []).filter((f) => !kept.has(f)).map((f) => `${r._id} payload${f}`);
+      });
+      return { stored, others: ids.filter((id) => !accepted.has(id)), deadLetters, lostFields };
+    },
+    { timeout: 60_000, interval: 200 },
+  );
 }
 
 describe('fuzz', () => {

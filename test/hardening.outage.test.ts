@@ -4,8 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { RPC } from '../src/rpc/codes.js';
 import { ensureFerretDbBinary, startFerretDb } from '../src/store/embedded/ferretdb.js';
 import type { StartedServer } from '../src/store/embedded/process.js';
@@ -60,14 +59,7 @@ describe('database outage', () => {
     expect(app!.json).toMatchObject({ code: 'UNAVAILABLE', error: { code: 'UNAVAILABLE' } });
 
     await startDb();
-    const until = Date.now() + 30_000;
-    for (const [name, call] of Object.entries(calls)) {
-      let status = (await call()).status;
-      while (status !== 200 && Date.now() < until) {
-        await sleep(250);
-        status = (await call()).status;
-      }
-      expect({ name, status }).toEqual({ name, status: 200 });
-    }
+    for (const [name, call] of Object.entries(calls))
+      await vi.waitFor(async () => expect({ name, status: (await call()).status }).toEqual({ name, status: 200 }), { timeout: 30_000, interval: 250 });
   });
 });

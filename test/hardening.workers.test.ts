@@ -1,7 +1,6 @@
 // A request can fail, but it cannot take the worker pool down: replies larger than NATS carries
 // are refused by name, and the gateway does not walk a failed request through the pool.
-import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import { RPC } from '../src/rpc/codes.js';
 import { startRole, type RoleProcess } from './harness/processes.js';
 import { freshDatabaseUrl } from './harness/servers.js';
@@ -10,13 +9,7 @@ import { postJson, rpc, startTestService } from './harness/service.js';
 const refusalsIn = (workers: RoleProcess[]) => workers.flatMap((w) => w.lines.filter((l) => l.includes('reply too large')));
 
 /** Log lines cross a pipe after the reply crossed the socket: wait for them, with a bound. */
-async function eventually(check: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > until) throw new Error(`never happened: ${what}`);
-    await sleep(20);
-  }
-}
+const eventually = (check: () => boolean, what: string, timeoutMs = 5_000) => vi.waitFor(() => expect(check(), `never happened: ${what}`).toBe(true), { timeout: timeoutMs, interval: 20 });
 
 describe('workers survive what a request makes them do', () => {
   const cleanup: (() => Promise<unknown>)[] = [];

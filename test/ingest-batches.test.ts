@@ -3,10 +3,9 @@
 // duplicate, an event stored before, one whose binding moved on and one the store refuses stores
 // each good event once and dead-letters only the refused one; and a batch that follows another
 // waits for a full one, gathered while the one before it is written.
-import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { subjects } from '../src/bus/subjects.js';
-import { GATHER_MS, startIngestConsumer } from '../src/ingest/consumer.js';
+import { startIngestConsumer } from '../src/ingest/consumer.js';
 import { DeadLetters } from '../src/ingest/deadLetters.js';
 import { FamilyShares } from '../src/ingest/familyShare.js';
 import { ensureIngestStream, ingestStream, type IngestStream } from '../src/ingest/stream.js';
@@ -47,12 +46,15 @@ class CountingWriter extends CareEventWriter {
   }
 }
 
-/** Until the stream's consumer state satisfies `done` (20 s at most; the assertions after say what is missing). */
+/** Until the stream's consumer state satisfies `done` (20 s at most). */
 async function untilConsumer(s: IngestStream, done: (state: { pending: number; ackPending: number }) => boolean, pollMs = 100): Promise<void> {
-  for (const until = Date.now() + 20_000; Date.now() < until; await sleep(pollMs)) {
-    const state = await svc.bus.durable!.consumerState(s.stream, s.durable).catch(() => undefined);
-    if (state && done(state)) return;
-  }
+  await vi.waitFor(
+    async () => {
+      const state = await svc.bus.durable!.consumerState(s.stream, s.durable);
+      if (!done(state)) throw new Error(`consumer at ${state.pending} pending, ${state.ackPending} unacknowledged`);
+    },
+    { timeout: 20_000, interval: pollMs },
+  );
 }
 const drainedOf = (state: { pending: number; ackPending: number }) => state.pending === 0 && state.ackPending === 0;
 
@@ -145,7 +147,6 @@ describe('ingest - the consumer gathers batches under load', () => {
     try {
       await writer.firstStarted;
       await untilConsumer(s, (state) => state.ackPending >= 9, 20);
-      await sleep(GATHER_MS / 2);
       writer.letGo();
       await untilConsumer(s, drainedOf);
     } finally {

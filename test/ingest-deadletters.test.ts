@@ -120,13 +120,21 @@ describe('ingest - an accepted event the database refuses is dead-lettered, not 
 async function deadletters(args: string[], stdin?: string) {
   let stdout = '';
   let stderr = '';
+  let answer = stdin;
   const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => ((stdout += String(chunk)), true));
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => ((stderr += String(chunk)), true));
-  const push = stdin === undefined ? undefined : setTimeout(() => process.stdin.emit('data', stdin), 200);
+  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+    stderr += String(chunk);
+    // Asked (the question goes to stderr): the operator types the answer.
+    if (answer !== undefined && stderr.includes('[y/N] ')) {
+      const typed = answer;
+      answer = undefined;
+      setImmediate(() => process.stdin.emit('data', typed));
+    }
+    return true;
+  });
   try {
     return { code: await deadlettersCommand(args, { ...svc.config, mongoUrl: svc.mongoUrl }), stdout, stderr };
   } finally {
-    if (push) clearTimeout(push);
     out.mockRestore();
     err.mockRestore();
   }

@@ -2,8 +2,8 @@
 // one and a session, signed requests, and the family's link made through the real worker route.
 import type { Credentials } from '../src/auth/credentials.js';
 import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from 'mongodb';
+import { vi } from 'vitest';
 import { subjects } from '../src/bus/subjects.js';
 import { sliceSubject } from '../src/slice/contract.js';
 import type { Bus } from '../src/bus/types.js';
@@ -122,24 +122,27 @@ export async function shareWith(svc: { urls: Record<string, string>; bus: Bus; c
 export const careEvents = (db: Db) => db.collection<PartnerCareEvent>(WORKSPACE_COLLECTIONS.careEvents);
 
 /** Wait (bounded) until the consumer has written `count` care events matching `filter`. */
-export async function storedEvents(db: Db, filter: Record<string, unknown>, count: number, timeoutMs = 10_000): Promise<PartnerCareEvent[]> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const rows = await careEvents(db).find(filter).toArray();
-    if (rows.length >= count || Date.now() > until) return rows;
-    await sleep(25);
-  }
+export function storedEvents(db: Db, filter: Record<string, unknown>, count: number, timeoutMs = 10_000): Promise<PartnerCareEvent[]> {
+  return vi.waitFor(
+    async () => {
+      const rows = await careEvents(db).find(filter).toArray();
+      if (rows.length < count) throw new Error(`${rows.length} of ${count} care events stored`);
+      return rows;
+    },
+    { timeout: timeoutMs, interval: 25 },
+  );
 }
 
 /** Wait (bounded) until the durable consumer has nothing pending or unacknowledged. */
 export async function drained(bus: Bus, config: Config, timeoutMs = 15_000): Promise<void> {
-  if (!bus.durable) return;
+  const durable = bus.durable;
+  if (!durable) return;
   const s = ingestStream(config.busNamespace, subjects(config.busNamespace).ingestEvents);
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const state = await bus.durable.consumerState(s.stream, s.durable);
-    if (state.pending === 0 && state.ackPending === 0) return;
-    if (Date.now() > until) throw new Error(`ingest consumer not drained: ${state.pending} pending, ${state.ackPending} unacknowledged`);
-    await sleep(25);
-  }
+  await vi.waitFor(
+    async () => {
+      const state = await durable.consumerState(s.stream, s.durable);
+      if (state.pending || state.ackPending) throw new Error(`ingest consumer not drained: ${state.pending} pending, ${state.ackPending} unacknowledged`);
+    },
+    { timeout: timeoutMs, interval: 25 },
+  );
 }

@@ -2,8 +2,7 @@
 // counters move, labels hold route patterns (never a raw path or a secret), and only the metrics
 // port serves it.
 import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { subjects } from '../src/bus/subjects.js';
 import { DeadLetters } from '../src/ingest/deadLetters.js';
 import { ingestStream } from '../src/ingest/stream.js';
@@ -48,7 +47,8 @@ describe('metrics', () => {
     const subject = sliceSubject(NS, 'directory');
     const before = await scrape(gateway);
     const answered = postJson(`${gateway.urls.site}/api/mcp`, rpc('tools/list'));
-    await sleep(300);
+    // The worker starts once the request has found nobody on the bus.
+    await vi.waitFor(async () => expect(sample(await scrape(gateway), 'carecircle_bus_no_responders_total', { subject })).toBeGreaterThan(sample(before, 'carecircle_bus_no_responders_total', { subject })), { timeout: 5_000, interval: 20 });
     worker = await startTestService({ role: 'worker', nats: true, mongoUrl: gateway.mongoUrl, env });
     started.push(worker);
     expect((await answered).status).toBe(200);

@@ -42,7 +42,8 @@ async function documentServer() {
     if (path === '/good/client.json') return json(res, doc(path), { 'cache-control': 'public, max-age=300' });
     if (path === '/mismatch/client.json') return json(res, doc(path, { client_id: 'https://elsewhere.example/client.json' }));
     if (path === '/big/client.json') return json(res, doc(path, { padding: 'x'.repeat(6 * 1024) }));
-    if (path === '/slow/client.json') return void setTimeout(() => json(res, doc(path)), 1500);
+    // Never answered: the fetcher's own deadline ends the request.
+    if (path === '/slow/client.json') return;
     if (path === '/html/client.json') return res.writeHead(200, { 'content-type': 'text/html' }).end(JSON.stringify(doc(path)));
     if (path === '/redirect/client.json') return res.writeHead(302, { location: `${base}/good/client.json` }).end();
     if (path === '/secret/client.json') return json(res, doc(path, { token_endpoint_auth_method: 'client_secret_basic' }));
@@ -52,7 +53,15 @@ async function documentServer() {
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   base = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { base, hits, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return {
+    base,
+    hits,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections(); // a request left unanswered included
+      }),
+  };
 }
 
 beforeAll(async () => {

@@ -6,7 +6,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { MongoClient, type Db } from 'mongodb';
 import nodemailer from 'nodemailer';
 import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { RPC } from '../src/rpc/codes.js';
 import { SandboxService } from '../src/sandbox/service.js';
 import { sandboxSweepJob } from '../src/sandbox/sweep.js';
@@ -257,9 +257,9 @@ describe('sandbox endpoint - limits', () => {
   it('when sandboxes are created, then an ops notification carries ids and counts only', async () => {
     const seen: unknown[] = [];
     const sub = svc.bus.subscribe(`${svc.config.busNamespace}.ops.sandbox.created`, (m) => seen.push(m.data));
-    await new Promise((r) => setTimeout(r, 50));
+    await svc.bus.flush(); // the server has the subscription before anything is published
     await start({ lovedOneFirstName: 'Private', lovedOneLastName: 'Name', sandbox: true, primaryCaregiverEmail: 'secret@example.com', careContext: 'very private' });
-    for (let i = 0; i < 50 && !seen.length; i++) await new Promise((r) => setTimeout(r, 20));
+    await vi.waitFor(() => expect(seen.length).toBeGreaterThan(0), { timeout: 1_000, interval: 20 });
     await sub.drain();
     expect(seen).toHaveLength(1);
     expect(Object.keys(seen[0] as object).sort()).toEqual(['at', 'event', 'hasPrimaryCaregiverEmail', 'inviteDraftCount', 'lovedOneId', 'workspaceId']);

@@ -2,8 +2,7 @@
 // of its own, a thread that stops replaced while every request it had is still answered, and a
 // stop that lets the requests in hand finish. The answers themselves are held to the main thread's
 // by test/lean-path.test.ts.
-import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { directoryThreadCount } from '../src/worker/threads.js';
 import { postJson, rpc, startTestService, testConfig, type TestService } from './harness/service.js';
 
@@ -15,15 +14,6 @@ async function metric(svc: TestService, name: string): Promise<number> {
   return Number(new RegExp(`^${name} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
 }
 
-/** Asks until the directory answers 200 again, for at most `ms`. */
-async function answersAgain(svc: TestService, ms: number): Promise<boolean> {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    if ((await postJson(`${svc.urls.site}/api/mcp`, search('respite', 1))).status === 200) return true;
-    await sleep(50);
-  }
-  return false;
-}
 
 describe('worker threads of the embedded run', () => {
   let svc: TestService;
@@ -57,7 +47,8 @@ describe('worker threads of the embedded run', () => {
   it('when the thread stops in the middle of requests, then each is answered 200 or 503 with Retry-After, a new thread takes over, and the restart is counted', async () => {
     const restartsBefore = await metric(svc, 'carecircle_worker_thread_restarts_total');
     const inFlight = Array.from({ length: 40 }, (_, i) => postJson(`${svc.urls.site}/api/mcp`, search(`caregiver support ${i}`, i + 1)));
-    await sleep(5);
+    // Once one is answered the rest are on their way: stop the thread with them in hand.
+    await Promise.race(inFlight);
     await svc.workerThreads!.crashOne();
     const answers = await Promise.all(inFlight);
     for (const a of answers) {
@@ -68,7 +59,7 @@ describe('worker threads of the embedded run', () => {
       }
     }
     // The replacement joins after a short wait; until then requests are 503, never lost.
-    expect(await answersAgain(svc, 10_000)).toBe(true);
+    await vi.waitFor(async () => expect((await postJson(`${svc.urls.site}/api/mcp`, search('respite', 1))).status).toBe(200), { timeout: 10_000, interval: 50 });
     expect(svc.workerThreads!.serving()).toBe(1);
     expect(await metric(svc, 'carecircle_worker_thread_restarts_total')).toBe(restartsBefore + 1);
     expect(await metric(svc, 'carecircle_worker_threads')).toBe(1);

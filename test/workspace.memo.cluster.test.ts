@@ -2,7 +2,7 @@
 // events, and changes that still hold on the very next request everywhere: two gateways and two
 // worker processes over NATS, a stream of calls on gateway B (reads racing the change included)
 // while gateway A changes what they read.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { appendCareEvents, type CareEventRecord } from '../src/family/records.js';
 import { RPC } from '../src/rpc/codes.js';
 import { caregiverWithKey, signIn } from './harness/identity.js';
@@ -41,9 +41,8 @@ function streamOn(gateway: TestService, credential: { authorization?: string; co
   };
 }
 
-async function until(check: () => boolean): Promise<void> {
-  while (!check()) await new Promise((r) => setTimeout(r, 10));
-}
+/** Until `check` holds: under load each call of the stream may wait for the bus (see the timeout below). */
+const until = (check: () => boolean) => vi.waitFor(() => expect(check()).toBe(true), { timeout: 60_000, interval: 10 });
 
 const handled = () => deployment().workers.map((w) => w.lines.filter((l) => l.includes('"msg":"handled"')).length);
 

@@ -1,6 +1,6 @@
 // One behaviour suite, run against both bus implementations.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import { createLogger } from '../log.js';
 import { HandlerFailure, NoRespondersError, RemoteHandlerError, RequestEncodingError, RequestTimeoutError } from './errors.js';
 import { MemoryBus } from './memory.js';
@@ -94,8 +94,12 @@ describe.each(impls)('bus (%s)', (_name, open) => {
   it('a slow handler times out with RequestTimeoutError', async () => {
     const a = await bus();
     const s = subject();
-    a.serve(s, 'q', async () => sleep(500));
+    // The handler answers only once the caller has given up.
+    let answer!: () => void;
+    const held = new Promise<void>((resolve) => (answer = resolve));
+    a.serve(s, 'q', async () => held);
     await expect(a.request(s, {}, { timeoutMs: 50 })).rejects.toBeInstanceOf(RequestTimeoutError);
+    answer();
   });
 
   it('a failing handler becomes RemoteHandlerError with its message', async () => {
@@ -174,14 +178,17 @@ describe.each(impls)('bus (%s)', (_name, open) => {
     const caller = a.kind === 'memory' ? a : await bus();
     const s = subject();
     let finished = 0;
+    let started!: () => void;
+    const inFlight = new Promise<void>((resolve) => (started = resolve));
     const sub = a.serve(s, 'q', async () => {
-      await sleep(100);
+      started();
+      await sleep(100); // the handler's work, still under way when the drain begins
       finished++;
       return 'done';
     });
     await a.flush();
     const pending = caller.request(s, {}, { timeoutMs: 2000 });
-    await sleep(20);
+    await inFlight;
     await sub.drain();
     expect(finished).toBe(1);
     await expect(pending).resolves.toBe('done');
@@ -196,8 +203,7 @@ describe.each(impls)('bus (%s)', (_name, open) => {
     a.subscribe(s, (m) => got.push(m.data));
     await a.flush();
     a.publish(s, { hello: 1 });
-    for (let i = 0; i < 50 && got.length < 2; i++) await sleep(10);
-    expect(got).toEqual([{ hello: 1 }, { hello: 1 }]);
+    await vi.waitFor(() => expect(got).toEqual([{ hello: 1 }, { hello: 1 }]), { timeout: 500, interval: 10 });
   });
 
   it('ready() is true while open and false after close', async () => {

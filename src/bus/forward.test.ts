@@ -1,8 +1,9 @@
 // The gateway's retry rule on a real (in-process) bus: send again only while no worker answered,
 // never a request a worker failed, and hand a request that workers never answer to a few at most.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startNats } from '../../test/harness/servers.js';
 import { createLogger } from '../log.js';
+import { metrics } from '../metrics/index.js';
 import type { HttpRequestEnvelope } from './envelopes.js';
 import { HandlerFailure } from './errors.js';
 import { forward, RequestRejectedError, UnavailableError, WorkerFailedError } from './forward.js';
@@ -77,8 +78,13 @@ describe('forward - retries only while no worker answered', () => {
 
   it('when no worker is subscribed yet, then it waits within the window, without counting attempts', async () => {
     bus = new MemoryBus();
-    setTimeout(() => bus.serve('late', QUEUE, async () => ok), 300);
-    await expect(forward(bus, 'late', envelope, { ...opts, maxAttempts: 1 })).resolves.toMatchObject({ status: 200 });
+    const foundNobody = async () => (await metrics.busNoResponders.get()).values.find((v) => v.labels.subject === 'late')?.value ?? 0;
+    const before = await foundNobody();
+    const answered = forward(bus, 'late', envelope, { ...opts, maxAttempts: 1 });
+    // The worker subscribes once the request has found nobody twice, more often than maxAttempts.
+    await vi.waitFor(async () => expect(await foundNobody()).toBeGreaterThanOrEqual(before + 2), { timeout: 2_000, interval: 10 });
+    bus.serve('late', QUEUE, async () => ok);
+    await expect(answered).resolves.toMatchObject({ status: 200 });
   });
 
   it("when the request cannot be encoded, then it is rejected at once as the request's fault", async () => {

@@ -8,13 +8,17 @@ import { VERSION } from '../version.js';
 import { loadCostData } from './costData.js';
 import { loadDirectoryData } from './data.js';
 import { DIRECTORY_ENDPOINT, DIRECTORY_INSTRUCTIONS } from './endpoint.js';
-import { createDirectoryIndex } from './search.js';
+import { createDirectoryIndex, type DirectoryIndex } from './search.js';
 import { directoryTools, type DirectoryDeps } from './tools.js';
+
+// The index is frozen once built, so the directory and site slices of a process share one.
+let index: DirectoryIndex | undefined;
 
 /** Data files are read and indexed once per worker process. */
 export function loadDirectory(siteUrl: string): DirectoryDeps {
   const data = loadDirectoryData();
-  return { data, index: createDirectoryIndex(data), costs: loadCostData(), siteUrl };
+  index ??= createDirectoryIndex(data);
+  return { data, index, costs: loadCostData(), siteUrl };
 }
 
 export function createDirectoryServer(deps: DirectoryDeps, maxReplyBytes: number, log?: Logger): McpServer {

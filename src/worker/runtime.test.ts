@@ -5,7 +5,7 @@ import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { MongoClient } from 'mongodb';
 import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js';
 import { forward } from '../bus/forward.js';
 import { MemoryBus } from '../bus/memory.js';
@@ -62,8 +62,10 @@ describe('worker runtime - failures by cause', () => {
     const pool = startWorkers(bus, [{ subject: 's', handle: async (req) => (handled.push(req.requestId), req.requestId === 'slow' && (await busy), { status: 200, headers: {}, body: req.requestId }) }], { concurrency: 1, log });
     stop = () => pool.stop();
     const slow = bus.request('s', { ...envelope, requestId: 'slow' }, { timeoutMs: 5_000, headers: { 'cc-deadline': String(Date.now() + 5_000) } });
-    const late = bus.request('s', { ...envelope, requestId: 'late' }, { timeoutMs: 5_000, headers: { 'cc-deadline': String(Date.now() + 50) } });
-    await new Promise((r) => setTimeout(r, 100));
+    const lateDeadline = Date.now() + 50;
+    const late = bus.request('s', { ...envelope, requestId: 'late' }, { timeoutMs: 5_000, headers: { 'cc-deadline': String(lateDeadline) } });
+    // The slot comes free only once the late request's deadline has passed.
+    await vi.waitFor(() => expect(Date.now()).toBeGreaterThan(lateDeadline), { interval: 10 });
     release();
     await expect(slow).resolves.toMatchObject({ status: 200, body: 'slow' });
     await expect(late).rejects.toMatchObject({ kind: 'unavailable' });

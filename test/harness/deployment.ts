@@ -1,7 +1,7 @@
 // A NATS-mode deployment as operators run it: one gateway process and worker processes on a real
 // nats-server and one database, with a test-side database handle to check what was stored.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient, type Db } from 'mongodb';
+import { vi } from 'vitest';
 import type { Config } from '../../src/config.js';
 import { startRole, type RoleProcess } from './processes.js';
 import { surfaceEnv, testConfig } from './service.js';
@@ -19,14 +19,16 @@ export interface Deployment {
 }
 
 async function answers(url: string, timeoutMs: number, gateway: RoleProcess): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    if (gateway.child.exitCode !== null) throw new Error(`gateway exited with ${gateway.child.exitCode}`);
-    const ok = await fetch(url).then((r) => r.ok, () => false);
-    if (ok) return;
-    if (Date.now() > until) throw new Error(`${url} never answered`);
-    await sleep(100);
-  }
+  let exited: number | null = null;
+  await vi.waitFor(
+    async () => {
+      // A gateway that exited will never answer: stop asking (the error below says so).
+      if ((exited = gateway.child.exitCode) !== null) return;
+      if (!(await fetch(url).then((r) => r.ok, () => false))) throw new Error(`${url} never answered`);
+    },
+    { timeout: timeoutMs, interval: 100 },
+  );
+  if (exited !== null) throw new Error(`gateway exited with ${exited}`);
 }
 
 export async function startDeployment(opts: { natsUrl: string; mongoUrl: string; workers?: number; env?: Record<string, string> }): Promise<Deployment> {

@@ -5,6 +5,8 @@
  * `freshDatabaseUrl(inject('mongoUrl'))` from './servers.js'. Databases derived that way are
  * dropped at the end of the run even on an external `MONGO_URL`.
  */
+import os from 'node:os';
+import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startMongo, startNats, type RunningServer } from './servers.js';
 
@@ -18,6 +20,10 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  // The test workers and every process the tests start (role processes, the stdio bridge, the
+  // conformance suite) load the same modules again and again: Node's compile cache keeps their
+  // compiled code between processes. Set here, before the workers start, so all of them inherit it.
+  process.env.NODE_COMPILE_CACHE ??= path.join(os.tmpdir(), 'carecircle-node-compile-cache');
   const started: RunningServer[] = [];
   const teardown = async (): Promise<void> => {
     const results = await Promise.allSettled(started.map((s) => s.stop()));

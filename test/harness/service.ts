@@ -51,7 +51,9 @@ export async function startTestService(opts: TestServiceOptions = {}): Promise<T
   // A port picked free can be taken by an outgoing connection before the listener binds it:
   // then the whole start is tried again on new ports.
   for (let attempt = 1; ; attempt++) {
-    const config = testConfig({ ...(await surfaceEnv()), MONGO_URL: mongoUrl, ...nats, ...opts.env });
+    // No directory worker thread unless a test asks for one (DIRECTORY_THREADS): a thread costs a
+    // second or two of start-up and about 70 MB, and only the tests of threads need it.
+    const config = testConfig({ ...(await surfaceEnv()), MONGO_URL: mongoUrl, DIRECTORY_THREADS: '0', ...nats, ...opts.env });
     try {
       const service = await startService(opts.role ?? 'all', config, createLogger(config.logLevel));
       return { ...service, config, mongoUrl };

@@ -27,9 +27,17 @@ export async function startTwoGateways(namespace: string): Promise<TwoGateways> 
   const budget = { BUS_TIMEOUT_MS: '20000', GATEWAY_RETRY_WINDOW_MS: '20000' };
   const env = { NATS_URL: inject('natsUrl'), MONGO_URL: mongoUrl, BUS_NAMESPACE: `${namespace}${randomBytes(3).toString('hex')}`, RATE_MCP_KEY_PER_MIN: '100000', ...budget, ...publicUrls };
   const workers: RoleProcess[] = [startRole('worker', env), startRole('worker', env)];
-  await Promise.all(workers.map((w) => w.waitFor(/workers serving/)));
-  const a = await startTestService({ nats: true, role: 'gateway', mongoUrl, env: { ...env, ...surfaces } });
-  const b = await startTestService({ nats: true, role: 'gateway', mongoUrl, env });
+  const started: TestService[] = [];
+  try {
+    await Promise.all(workers.map((w) => w.waitFor(/workers serving/)));
+    started.push(await startTestService({ nats: true, role: 'gateway', mongoUrl, env: { ...env, ...surfaces } }));
+    started.push(await startTestService({ nats: true, role: 'gateway', mongoUrl, env }));
+  } catch (err) {
+    // A start that failed half-way leaves no process behind to slow the rest of the run.
+    await Promise.all([...started.map((s) => s.stop()), ...workers.map((w) => w.kill('SIGKILL'))]);
+    throw err;
+  }
+  const [a, b] = started as [TestService, TestService];
   return {
     a,
     b,

@@ -1,0 +1,33 @@
+// What `npm run test:quick` leaves out for the inner loop (vitest.config.ts reads it in mode
+// `quick`); `npm test` runs everything. test/quickRun.test.ts holds every file that drives
+// Chromium or starts carecircle as several processes to this list.
+export const LEFT_OUT_OF_QUICK = {
+  /** Bounded runs of the chaos and fuzz suites and the official MCP conformance suite. */
+  long: ['test/chaos.test.ts', 'test/fuzz.test.ts', 'test/conformance.test.ts'],
+  /** Files that drive headless Chromium. */
+  browser: [
+    'test/*.browser.test.ts',
+    'test/bridge-oauth.test.ts',
+    'test/community.forms.test.ts',
+    'test/editing.test.ts',
+    'test/oauth.flow.test.ts',
+    'test/oauth.sdk.test.ts',
+    'test/sandbox.test.ts',
+    'test/site.pages.test.ts',
+  ],
+  /** Files that start carecircle as gateway and worker processes on NATS. */
+  cluster: [
+    'test/*.cluster.test.ts',
+    'test/cluster.test.ts',
+    'test/audit.test.ts',
+    'test/hardening.workers.test.ts',
+    'test/ingest-cluster.test.ts',
+    'test/ingest-fresh.test.ts',
+    'test/ingest-vanish.test.ts',
+    'test/nats-micro.test.ts',
+  ],
+};
+
+/** Files run in a process of their own (vitest.config.ts): they read what belongs to the whole
+ *  process, such as the metrics registry every service of the process counts into. */
+export const OWN_PROCESS = ['test/metrics.test.ts'];
