@@ -19,7 +19,7 @@ import { WORKSPACE_ENDPOINT, WORKSPACE_INSTRUCTIONS } from './endpoint.js';
 import { WorkspaceStore } from '../family/records.js';
 import { workspacePrompts } from './prompts.js';
 import { workspaceResources } from './resources.js';
-import { toolVisibleTo, workspaceTools } from './tools.js';
+import { callerHoldsScope, workspaceTools } from './tools.js';
 
 export function createWorkspaceServer(store: WorkspaceStore, maxReplyBytes: number, log?: Logger): McpServer {
   return new McpServer({
@@ -32,7 +32,7 @@ export function createWorkspaceServer(store: WorkspaceStore, maxReplyBytes: numb
     resources: workspaceResources(store),
     notificationStatus: 202,
     invalidArguments: 'error',
-    toolVisible: toolVisibleTo,
+    holdsScope: callerHoldsScope,
     cacheScope: 'private',
     maxReplyBytes,
     ...(log ? { onInternalError: (err: unknown, ctx: { requestId: string }) => log.error({ err, requestId: ctx.requestId }, 'workspace tool failed') } : {}),
