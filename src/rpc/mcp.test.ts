@@ -92,7 +92,7 @@ describe('mcp core - methods', () => {
 
 describe('mcp core - declared scopes', () => {
   const runs: string[] = [];
-  const guarded = defineTool({ ...echo, name: 'guarded', title: 'Guarded', scope: 'notes:read', handler: async ({ text }) => (runs.push(text), { structured: { text } }) } as never);
+  const guarded = defineTool({ ...echo, name: 'guarded', title: 'Guarded', scope: 'notes:read', handler: async ({ text }: { text: string }) => (runs.push(text), { structured: { text } }) } as never);
   const prompt = { name: 'recap', title: 'Recap', description: 'A recap.', arguments: [], scope: 'notes:read', get: async () => ({ messages: [] }) };
   const resources = { templates: [], scope: 'notes:read', list: async () => [{ uri: 'x://1', name: 'one', title: 'One', mimeType: 'text/plain' }], read: async (uri: string) => [{ uri, mimeType: 'text/plain', text: 'one' }] };
   // The caller is whatever the surface verified: here the list of scopes it holds.

@@ -6,7 +6,7 @@ import type { CallContext } from '../rpc/mcp.js';
 import type { CareEventRecord, LovedOneRecord, WorkspaceStore } from '../family/records.js';
 import type { WorkspaceCaller } from './caller.js';
 
-/** The same refusal the tools give for an id outside the caller's workspace, whether or not it exists. */
+/** The one refusal the tools, the prompt and the resources give for an id outside the caller's workspace, whether or not it exists. */
 export const notAuthorized = () =>
   new RpcError(RPC.NOT_AUTHORIZED, 'Not authorized for this lovedOneId', { hint: 'The id is not in your family workspace; call list_loved_ones for the ids you can read.' });
 

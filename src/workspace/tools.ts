@@ -6,6 +6,7 @@ import { RpcError, ToolError } from '../rpc/errors.js';
 import { implementTool, type CallContext, type ToolDeclaration, type ToolDefinition } from '../rpc/mcp.js';
 import type { WorkspaceCaller } from './caller.js';
 import { readCareEventCursor, type CareEventQuery, type CareEventRecord, type WorkspaceStore } from '../family/records.js';
+import { notAuthorized } from './careReader.js';
 import { grantCovers, TOOL_SCOPES } from './scopes.js';
 import { careEventsOutput, lovedOnesOutput, pingOutput, profileOutput } from './outputs.js';
 
@@ -62,8 +63,6 @@ export function callerHoldsScope(caller: unknown, scope: string): boolean {
 
 /** The verified caller; the server has already refused one whose grant lacks the tool's scope. */
 const callerOf = (ctx: CallContext): WorkspaceCaller => ctx.caller as WorkspaceCaller;
-
-const notAuthorized = () => new RpcError(RPC.NOT_AUTHORIZED, 'Not authorized for this lovedOneId', { hint: "The id is not in your family workspace; call list_loved_ones for the ids you can read." });
 
 const instant = (field: 'since' | 'until') =>
   z.iso
