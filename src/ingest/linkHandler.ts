@@ -23,9 +23,6 @@ const linkBody = z.object({
   lovedOneId: z.string().trim().min(1).max(64),
 });
 
-/** Ten tries an hour per person: a code has 60 bits, this only keeps typos from turning into noise. */
-const LINK_POLICY = { capacity: 10, refillMs: 6 * 60 * 1000 };
-
 export interface LinkDeps {
   db: Db;
   /** Origin of APP_URL: cookie-authenticated changes are accepted only from our own pages (CSRF). */
@@ -33,6 +30,8 @@ export interface LinkDeps {
   inboxDomain: string;
   shares: FamilyShares;
   limiter: Limiter;
+  /** Link codes a person may enter per hour (RATE_FAMILY_SHARE_LINK_PER_HOUR), refilled evenly. */
+  linksPerHour: number;
   callerOf: CallerOf;
 }
 
@@ -45,7 +44,7 @@ export async function linkFamilyShare(deps: LinkDeps, req: HttpRequestEnvelope, 
   if (caller.tenant !== 'family') throw new ApiProblem(403, 'FORBIDDEN', 'Only family accounts can link a loved one', 'Sign in with your family account.');
   const parsed = linkBody.safeParse(req.body);
   if (!parsed.success) throw new ApiProblem(400, 'VALIDATION_FAILED', describeIssues(parsed.error), 'Send {"code": "<the code from the agency>", "lovedOneId": "<your loved one>"}.');
-  const taken = await deps.limiter.take(`family-share-link:uid:${caller.uid}`, LINK_POLICY);
+  const taken = await deps.limiter.take(`family-share-link:uid:${caller.uid}`, { capacity: deps.linksPerHour, refillMs: Math.ceil(3_600_000 / deps.linksPerHour) });
   if (!taken.allowed) countRateLimited('family-share-link');
   if (!taken.allowed) throw new ApiProblem(429, 'RATE_LIMITED', 'Too many link attempts', `Wait ${taken.retryAfterSec} s and try again.`, { 'retry-after': String(taken.retryAfterSec) });
 

@@ -12,7 +12,7 @@ export const SESSION_ROUTES = defineRoutes({
     path: '/api/auth/session',
     methods: ['POST'],
     bodyLimit: 16 * 1024,
-    rate: { bucket: 'session', by: 'ip', policy: () => perMinute(30) },
+    rate: { bucket: 'session', by: 'ip', policy: (c) => perMinute(c.rateSessionPerMin) },
     forwardHeaders: ['origin'],
     openapi: (kit) => ({
       post: {
