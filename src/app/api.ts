@@ -13,7 +13,7 @@ import type { AppHelpers } from './helpers.js';
 import type { AppRouteBuilder } from './routeTable.js';
 
 export function appApiRoutes(routes: AppRouteBuilder, helpers: AppHelpers, deps: { keys: KeyStore; audit: AuditLog; store: WorkspaceStore; db: Db }): void {
-  const { requireCaller, requireSameOrigin } = helpers;
+  const { requireCaller } = helpers;
   const { keys, audit, store, db } = deps;
   routes
     .on('apiWorkspace', 'GET', async (req) => {
@@ -27,7 +27,6 @@ export function appApiRoutes(routes: AppRouteBuilder, helpers: AppHelpers, deps:
       });
     })
     .on('apiWorkspace', 'POST', async (req) => {
-      requireSameOrigin(req);
       const caller = await requireCaller(req);
       if (await store.workspaceOf(caller.uid)) throw new ApiProblem(409, 'BAD_REQUEST', 'You already have a family workspace', 'GET /api/workspace shows it.');
       const input = workspaceInput.safeParse(req.body ?? {});
@@ -36,7 +35,6 @@ export function appApiRoutes(routes: AppRouteBuilder, helpers: AppHelpers, deps:
       return json(201, { workspace: { id: workspace._id, name: workspace.name }, lovedOne: { id: lovedOne._id, name: lovedOne.displayName, inboxAddress: lovedOne.inboxAddress } });
     })
     .on('apiWorkspaceLovedOnes', 'POST', async (req) => {
-      requireSameOrigin(req);
       const caller = await requireCaller(req);
       const membership = await store.workspaceOf(caller.uid);
       if (!membership) throw new ApiProblem(404, 'NOT_FOUND', 'You have no family workspace yet', 'POST /api/workspace first.');
@@ -50,7 +48,6 @@ export function appApiRoutes(routes: AppRouteBuilder, helpers: AppHelpers, deps:
     })
     .on('apiKeys', 'GET', async (req) => json(200, { keys: await keys.list((await requireCaller(req)).uid) }))
     .on('apiKeys', 'POST', async (req) => {
-      requireSameOrigin(req);
       const caller = await requireCaller(req);
       const input = keyInput.safeParse(req.body ?? {});
       if (!input.success) throw new ApiProblem(400, 'VALIDATION_FAILED', `Invalid body: ${describeIssues(input.error)}`, 'Send {"name": "<up to 60 chars>"} or an empty object.');
@@ -63,7 +60,6 @@ export function appApiRoutes(routes: AppRouteBuilder, helpers: AppHelpers, deps:
       }
     })
     .on('apiKeysRevoke', 'POST', async (req, params) => {
-      requireSameOrigin(req);
       const caller = await requireCaller(req);
       return json(200, { key: await revokeKey(keys, caller, params.id ?? '') });
     })

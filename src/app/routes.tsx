@@ -35,7 +35,7 @@ export interface AppRoutesDeps {
 export function appRoutes(deps: AppRoutesDeps): RouteHandlers {
   const { config, db } = deps;
   const helpers = appHelpers(config, db);
-  const { store, signInUrl, currentCaller, requireSameOrigin, pageFor, signedOutPage } = helpers;
+  const { store, signInUrl, currentCaller, pageFor, signedOutPage } = helpers;
   const keys = new KeyStore(db);
   const audit = new AuditLog(db);
   const sessions = new SessionStore(db);
@@ -101,7 +101,6 @@ export function appRoutes(deps: AppRoutesDeps): RouteHandlers {
       );
     })
     .on('signout', 'POST', async (req) => {
-      requireSameOrigin(req);
       await sessions.revoke(readCookie(req.headers.cookie, SESSION_COOKIE));
       return redirect('/', { 'set-cookie': clearedSessionCookie(config) });
     })
@@ -123,7 +122,6 @@ export function appRoutes(deps: AppRoutesDeps): RouteHandlers {
       return pageFor(200, 'Create your workspace', [zoneDetectForm(), onboardingForm()], caller);
     })
     .on('onboarding', 'POST', async (req) => {
-      requireSameOrigin(req);
       const caller = await currentCaller(req);
       if (!caller) return redirect('/signin?next=/onboarding');
       if (await store.workspaceOf(caller.uid)) return redirect('/');

@@ -25,8 +25,6 @@ const linkBody = z.object({
 
 export interface LinkDeps {
   db: Db;
-  /** Origin of APP_URL: cookie-authenticated changes are accepted only from our own pages (CSRF). */
-  appOrigin: string;
   inboxDomain: string;
   shares: FamilyShares;
   limiter: Limiter;
@@ -39,8 +37,6 @@ export interface LinkDeps {
 export async function linkFamilyShare(deps: LinkDeps, req: HttpRequestEnvelope, log: Logger): Promise<HttpReplyEnvelope> {
   const caller = await deps.callerOf(req.headers);
   if (!caller) throw new ApiProblem(401, 'UNAUTHORIZED', 'Sign in first', 'Sign in to your family workspace, then enter the code again.');
-  if (req.headers.origin !== deps.appOrigin)
-    throw new ApiProblem(403, 'FORBIDDEN', 'Cross-origin request refused', `Enter the code on a page of ${deps.appOrigin}.`);
   if (caller.tenant !== 'family') throw new ApiProblem(403, 'FORBIDDEN', 'Only family accounts can link a loved one', 'Sign in with your family account.');
   const parsed = linkBody.safeParse(req.body);
   if (!parsed.success) throw new ApiProblem(400, 'VALIDATION_FAILED', describeIssues(parsed.error), 'Send {"code": "<the code from the agency>", "lovedOneId": "<your loved one>"}.');

@@ -41,7 +41,7 @@ export function ingestWorkerHandlers(config: Config, log: Logger, db: Db, bus: B
     // The `carecircle partner` command announces its changes over NATS; the in-process bus of an
     // embedded run is out of its reach, so there the institution is read fresh.
     ...pipeHandlers({ config, db, partners, shares, writer, sink, limiter, claims, keepInstitutions: bus.kind !== 'memory' }),
-    ...familyShareLinkHandlers({ db, appOrigin: new URL(config.appUrl).origin, inboxDomain: config.inboxDomain, shares, limiter, linksPerHour: config.rateFamilyShareLinkPerHour, callerOf: (headers) => sessionCaller(db, headers) }),
+    ...familyShareLinkHandlers({ db, inboxDomain: config.inboxDomain, shares, limiter, linksPerHour: config.rateFamilyShareLinkPerHour, callerOf: (headers) => sessionCaller(db, headers) }),
   };
 }
 
