@@ -1,12 +1,14 @@
 // The bridge's --check reads the same scope declaration the workspace endpoint enforces.
 import { describe, expect, it } from 'vitest';
 import { SCOPES } from '../src/auth/scopes.js';
-import { toolVisibleTo, WORKSPACE_TOOLS } from '../src/workspace/tools.js';
+import { callerHoldsScope, WORKSPACE_TOOLS } from '../src/workspace/tools.js';
 import { TOOL_SCOPES, toolAccess } from './identify.js';
 
 describe('the bridge and the workspace agree on tool scopes', () => {
   it('when a tool is declared by the workspace, then the bridge knows the scope it needs', () => {
     expect(Object.keys(TOOL_SCOPES).sort()).toEqual(Object.values(WORKSPACE_TOOLS).map((t) => t.name).sort());
+    // The declaration the server enforces is the table the bridge reads.
+    for (const t of Object.values(WORKSPACE_TOOLS)) expect((t as { scope?: string }).scope, t.name).toBe(TOOL_SCOPES[t.name]);
   });
 
   it('when an OAuth grant holds any set of scopes, then the bridge lists as callable exactly what the workspace shows', () => {
@@ -14,7 +16,8 @@ describe('the bridge and the workspace agree on tool scopes', () => {
     for (const granted of grants) {
       const names = Object.values(WORKSPACE_TOOLS).map((t) => t.name);
       const bridge = toolAccess(names, granted.join(' ')).filter((a) => !a.missing).map((a) => a.name);
-      const workspace = names.filter((n) => toolVisibleTo(n, { scopes: granted }));
+      const declared = Object.values(WORKSPACE_TOOLS) as { name: string; scope?: string }[];
+      const workspace = declared.filter((t) => t.scope === undefined || callerHoldsScope({ scopes: granted }, t.scope)).map((t) => t.name);
       expect(bridge, granted.join(' ') || '(none)').toEqual(workspace);
     }
   });

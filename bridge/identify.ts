@@ -1,6 +1,6 @@
 // For --check: which of carecircle's MCP endpoints a URL reached, from the endpoint's own answers,
 // and which workspace tools a credential's scopes let it call.
-import { TOOL_SCOPES as WORKSPACE_TOOL_SCOPES } from '../src/workspace/scopes.js';
+import { grantCovers, TOOL_SCOPES as WORKSPACE_TOOL_SCOPES } from '../src/workspace/scopes.js';
 import { resourceMetadataFrom } from './oauth.js';
 import type { BridgeOptions } from './options.js';
 
@@ -58,9 +58,9 @@ export interface ToolAccess {
 
 /** Each tool with the scope it lacks; `granted` undefined means a key, which may call them all. */
 export function toolAccess(names: string[], granted: string | undefined): ToolAccess[] {
-  const have = new Set((granted ?? '').split(' ').filter(Boolean));
+  const have = granted === undefined ? 'all' : granted.split(' ').filter(Boolean);
   return names.map((name) => {
     const needed = TOOL_SCOPES[name];
-    return granted === undefined || !needed || have.has(needed) ? { name } : { name, missing: needed };
+    return grantCovers(have, needed) ? { name } : { name, missing: needed! };
   });
 }

@@ -156,7 +156,7 @@ describe('the MCP conformance suite', () => {
   beforeAll(async () => {
     node = suiteNode();
     // The suite sends a few hundred requests in seconds: the per-minute limits are not under test here.
-    svc = await startTestService({ nats: true, env: { RATE_MCP_KEY_PER_MIN: '100000', RATE_DIRECTORY_MCP_PER_MIN: '100000' } });
+    svc = await startTestService({ nats: true, env: { RATE_MCP_KEY_PER_MIN: '100000', RATE_DIRECTORY_MCP_PER_MIN: '100000', RATE_SANDBOX_MCP_PER_MIN: '100000' } });
     const { apiKey } = await caregiverWithKey(svc, 'conformance@example.com');
     const keyed = await keyedProxy(new URL(`${svc.config.appUrl}/api/mcp`), apiKey);
     proxy = keyed.server;

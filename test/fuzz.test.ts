@@ -52,6 +52,7 @@ beforeAll(async () => {
       DATA_KEY: TEST_DATA_KEY,
       // Rate limits would turn most inputs into 429s: each is tested on its own elsewhere.
       RATE_DIRECTORY_MCP_PER_MIN: '1000000',
+      RATE_SANDBOX_MCP_PER_MIN: '1000000',
       RATE_MCP_KEY_PER_MIN: '1000000',
       RATE_NEWSLETTER_PER_HOUR: '1000000',
       RATE_COMMUNITY_WRITES_PER_MIN: '1000000',

@@ -7,7 +7,7 @@ import { postJson, rpc, startTestService, type TestService } from './harness/ser
 
 let svc: TestService;
 beforeAll(async () => {
-  svc = await startTestService({ nats: true, env: { RATE_DIRECTORY_MCP_PER_MIN: '100000', RATE_MCP_KEY_PER_MIN: '100000' } });
+  svc = await startTestService({ nats: true, env: { RATE_DIRECTORY_MCP_PER_MIN: '100000', RATE_SANDBOX_MCP_PER_MIN: '100000', RATE_MCP_KEY_PER_MIN: '100000' } });
 });
 afterAll(async () => svc?.stop());
 
@@ -61,7 +61,7 @@ describe('batches', () => {
   });
 
   it('when a reply would exceed MAX_REPLY_BYTES, then 413 -32600 saying what to do, the batch stopped where it passed, and the endpoint keeps serving', async () => {
-    const small = await startTestService({ nats: true, env: { MAX_REPLY_BYTES: '20000', RATE_DIRECTORY_MCP_PER_MIN: '100000' } });
+    const small = await startTestService({ nats: true, env: { MAX_REPLY_BYTES: '20000', RATE_DIRECTORY_MCP_PER_MIN: '100000', RATE_SANDBOX_MCP_PER_MIN: '100000' } });
     try {
       const url = `${small.urls.site}/api/mcp`;
       const before = await skippedItems(small);

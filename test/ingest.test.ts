@@ -230,7 +230,9 @@ describe('ingest - the family enters the link code', () => {
     expect((await enterLinkCode(svc.bus, svc.config, fam, 'AAAA-BBBB-CCCC')).status).toBe(400);
     expect((await enterLinkCode(svc.bus, svc.config, fam, code, other.lovedOneId)).status).toBe(403);
     expect((await enterLinkCode(svc.bus, svc.config, { ...fam, cookie: 'cc_session=nope' }, code)).status).toBe(401);
-    expect((await enterLinkCode(svc.bus, svc.config, fam, code, fam.lovedOneId, { origin: 'https://evil.example' })).status).toBe(403);
+    // Another site's page is refused at the app host's edge, before any worker sees the code.
+    const foreign = await fetch(`${svc.urls.app}/api/family-share/link`, { method: 'POST', headers: { cookie: fam.cookie, origin: 'https://evil.example', 'content-type': 'application/json' }, body: JSON.stringify({ code, lovedOneId: fam.lovedOneId }) });
+    expect(foreign.status).toBe(403);
     expect((await postEvent(pipe, partner, visit(partner, 'client-l'))).status).toBe(404);
     // Lower case and without dashes is the same code; it works once.
     const ok = await enterLinkCode(svc.bus, svc.config, fam, code.toLowerCase().replace(/-/g, ''));

@@ -138,7 +138,7 @@ describe('MCP 2026-07-28 and the 2025 era, through the SDK v2 client', () => {
     });
   });
 
-  it('when an OAuth app holds only profile:read, then tools/list and server/discover show only what it can run', async () => {
+  it('when an OAuth app holds only profile:read, then tools/list and server/discover show only what it can run, and calling the rest is refused with insufficient_scope', async () => {
     await caregiverWithKey(svc, 'scoped@example.com');
     const { tokens } = await connectedApp(svc, 'scoped@example.com', ['profile:read']);
     const auth = { authorization: `Bearer ${tokens.access_token}` };
@@ -158,5 +158,16 @@ describe('MCP 2026-07-28 and the 2025 era, through the SDK v2 client', () => {
     });
     const discover = (await res.json()) as any;
     expect(discover.result).toMatchObject({ cacheScope: 'private', _meta: { 'dev.carecircle/tools': ['ping', 'get_user_profile'] } });
+    // A tool it is not shown is refused by the server's call path, in the words every era gets.
+    for (const name of ['list_loved_ones', 'list_care_events']) {
+      const call = await fetch(endpoints[2]!.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'mcp-protocol-version': '2025-06-18', ...auth },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name, arguments: {} } }),
+      });
+      expect(call.status, name).toBe(403);
+      expect(call.headers.get('www-authenticate'), name).toContain('error="insufficient_scope", scope="care_circle:read"');
+      expect(((await call.json()) as any).error, name).toEqual({ code: -32001, message: 'This tool needs the care_circle:read scope', data: { hint: 'Reconnect and approve care_circle:read.', scope: 'care_circle:read' } });
+    }
   });
 });

@@ -14,7 +14,7 @@ import type { AppHelpers } from './helpers.js';
 import type { AppRouteBuilder } from './routeTable.js';
 
 export function appApiRoutes(routes: AppRouteBuilder, helpers: AppHelpers, deps: { keys: KeyStore; audit: AuditLog; store: WorkspaceStore; db: Db }): void {
-  const { requireCaller, requireSameOrigin } = helpers;
+  const { requireCaller } = helpers;
   const { keys, audit, store, db } = deps;
   const creations = new WorkspaceCreations(db, store);
   routes
@@ -29,7 +29,6 @@ export function appApiRoutes(routes: AppRouteBuilder, helpers: AppHelpers, deps:
       });
     })
     .on('apiWorkspace', 'POST', async (req) => {
-      requireSameOrigin(req);
       const caller = await requireCaller(req);
       const hasWorkspace = () => new ApiProblem(409, 'BAD_REQUEST', 'You already have a family workspace', 'GET /api/workspace shows it.');
       const key = req.headers['idempotency-key']?.trim();
@@ -45,7 +44,6 @@ export function appApiRoutes(routes: AppRouteBuilder, helpers: AppHelpers, deps:
       return json(201, outcome.created);
     })
     .on('apiWorkspaceLovedOnes', 'POST', async (req) => {
-      requireSameOrigin(req);
       const caller = await requireCaller(req);
       const membership = await store.workspaceOf(caller.uid);
       if (!membership) throw new ApiProblem(404, 'NOT_FOUND', 'You have no family workspace yet', 'POST /api/workspace first.');
@@ -59,7 +57,6 @@ export function appApiRoutes(routes: AppRouteBuilder, helpers: AppHelpers, deps:
     })
     .on('apiKeys', 'GET', async (req) => json(200, { keys: await keys.list((await requireCaller(req)).uid) }))
     .on('apiKeys', 'POST', async (req) => {
-      requireSameOrigin(req);
       const caller = await requireCaller(req);
       const input = keyInput.safeParse(req.body ?? {});
       if (!input.success) throw new ApiProblem(400, 'VALIDATION_FAILED', `Invalid body: ${describeIssues(input.error)}`, 'Send {"name": "<up to 60 chars>"} or an empty object.');
@@ -72,7 +69,6 @@ export function appApiRoutes(routes: AppRouteBuilder, helpers: AppHelpers, deps:
       }
     })
     .on('apiKeysRevoke', 'POST', async (req, params) => {
-      requireSameOrigin(req);
       const caller = await requireCaller(req);
       return json(200, { key: await revokeKey(keys, caller, params.id ?? '') });
     })

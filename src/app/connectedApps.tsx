@@ -17,7 +17,6 @@ import { stamp, type Clock } from './time.js';
 export interface ConnectedAppsHelpers {
   currentCaller(req: HttpRequestEnvelope): Promise<SessionCaller | null>;
   requireCaller(req: HttpRequestEnvelope): Promise<{ uid: string }>;
-  requireSameOrigin(req: HttpRequestEnvelope): void;
   pageFor(status: number, title: string, body: Markup, caller?: SessionCaller | null): HttpReplyEnvelope;
   signedOutPage(next: string): HttpReplyEnvelope;
 }
@@ -130,14 +129,12 @@ export function connectedAppsRoutes(routes: AppRouteBuilder, helpers: ConnectedA
       );
     })
     .on('settingsAppsRevoke', 'POST', async (req, params) => {
-      helpers.requireSameOrigin(req);
       const caller = await helpers.requireCaller(req);
       await store.revokeGrantOf(caller.uid, params.id ?? '');
       return redirect('/settings#connected-apps');
     })
     .on('apiOauthApps', 'GET', async (req) => json(200, { apps: (await store.connectedApps((await helpers.requireCaller(req)).uid)).map(view) }))
     .on('apiOauthAppsRevoke', 'POST', async (req, params) => {
-      helpers.requireSameOrigin(req);
       const caller = await helpers.requireCaller(req);
       if (!(await store.revokeGrantOf(caller.uid, params.id ?? ''))) throw new ApiProblem(404, 'NOT_FOUND', 'No such connected app on your account', 'GET /api/oauth/apps lists them.');
       return json(200, { revoked: true, grantId: params.id });

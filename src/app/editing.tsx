@@ -49,7 +49,6 @@ export function editingRoutes(routes: AppRouteBuilder, h: AppHelpers, db: Db, cr
 
   /** The caller's workspace, if they manage it; otherwise the page to answer with. */
   const managed = async (req: HttpRequestEnvelope, next: string, change: boolean): Promise<{ caller: SessionCaller; workspace: WorkspaceRecord } | HttpReplyEnvelope> => {
-    if (change) h.requireSameOrigin(req);
     const caller = await h.currentCaller(req);
     if (!caller) return change ? redirect(`/signin?next=${encodeURIComponent(next)}`) : h.signedOutPage(next);
     const membership = await h.store.workspaceOf(caller.uid);

@@ -84,7 +84,6 @@ export function familyRoutes(routes: AppRouteBuilder, h: AppHelpers, deps: { con
       return isReply(m) ? m : familyPage(m);
     })
     .on('familyInvites', 'POST', async (req) => {
-      h.requireSameOrigin(req);
       const m = await membershipOf(req, '/family');
       if (isReply(m)) return m;
       if (!canManage(m.member)) return notManager(m);
@@ -104,7 +103,6 @@ export function familyRoutes(routes: AppRouteBuilder, h: AppHelpers, deps: { con
       }
     })
     .on('familyInviteRevoke', 'POST', async (req, params) => {
-      h.requireSameOrigin(req);
       const m = await membershipOf(req, '/family');
       if (isReply(m)) return m;
       if (!canManage(m.member)) return notManager(m);
@@ -136,7 +134,6 @@ export function familyRoutes(routes: AppRouteBuilder, h: AppHelpers, deps: { con
       );
     })
     .on('familyRemove', 'POST', async (req, params) => {
-      h.requireSameOrigin(req);
       const uid = params.uid ?? '';
       const m = await membershipOf(req, '/family');
       if (isReply(m)) return m;
@@ -174,7 +171,6 @@ export function familyRoutes(routes: AppRouteBuilder, h: AppHelpers, deps: { con
       );
     })
     .on('familyHandOver', 'POST', async (req, params) => {
-      h.requireSameOrigin(req);
       const found = await managerAndTarget(req, params.uid ?? '');
       if ('status' in found) return found;
       const { m, target } = found;
@@ -202,7 +198,6 @@ export function familyRoutes(routes: AppRouteBuilder, h: AppHelpers, deps: { con
       );
     })
     .on('familyLeave', 'POST', async (req) => {
-      h.requireSameOrigin(req);
       const m = await membershipOf(req, '/family/leave');
       if (isReply(m)) return m;
       const outcome = await circle.leave(m.workspace._id, m.caller.uid);

@@ -22,7 +22,6 @@ export interface AppHelpers {
   signedOutPage(next: string, lead?: Markup): HttpReplyEnvelope;
   /** The clock of the caller's zone: theirs from Settings, else the browser's cookie, else UTC. */
   clockFor(caller: SessionCaller, req: HttpRequestEnvelope, now?: Date): Promise<Clock>;
-  requireSameOrigin(req: HttpRequestEnvelope): void;
   signInUrl(next: string): string;
   store: WorkspaceStore;
   timelines: Timelines;
@@ -32,7 +31,6 @@ export interface AppHelpers {
 export function appHelpers(config: Config, db: Db, credentials: Credentials, timelines: Timelines): AppHelpers {
   const store = new WorkspaceStore(db, credentials, config.inboxDomain, timelines);
   const idp = identityProvider(config);
-  const appOrigin = new URL(config.appUrl).origin;
   const idpOrigin = new URL(idp.loginUrl).origin;
   const signInUrl = (next: string) => `${idp.loginUrl}?return_to=${encodeURIComponent(`${config.appUrl}/auth/callback?next=${encodeURIComponent(next)}`)}`;
   const currentCaller = (req: HttpRequestEnvelope) => sessionCaller(db, credentials, req.headers);
@@ -44,10 +42,6 @@ export function appHelpers(config: Config, db: Db, credentials: Credentials, tim
       const caller = await currentCaller(req);
       if (!caller) throw new ApiProblem(401, 'UNAUTHORIZED', 'Sign in first', `Sign in at ${config.appUrl}/signin.`);
       return caller;
-    },
-    /** Cookie-authenticated changes must come from our own pages (CSRF defence). */
-    requireSameOrigin: (req) => {
-      if (req.headers.origin !== appOrigin) throw new ApiProblem(403, 'FORBIDDEN', 'Cross-origin request refused', `Changes are accepted only from pages on ${appOrigin}.`);
     },
     signInUrl,
     store,

@@ -107,7 +107,6 @@ export function joinRoutes(routes: AppRouteBuilder, h: AppHelpers, deps: { circl
   routes
     .on('join', 'GET', async (req, params) => answer(req, params.token ?? ''))
     .on('join', 'POST', async (req, params) => {
-      h.requireSameOrigin(req);
       const token = params.token ?? '';
       const caller = await h.currentCaller(req);
       if (!caller) return redirect(`/signin?next=${encodeURIComponent(joinPath(token))}`);

@@ -1,9 +1,12 @@
 // The app host's pages and JSON API, declared once: sign-in, the family workspace and Settings.
-import { defineRoutes, type handlers, type HttpMethod } from '../slice/contract.js';
+import { defineRoutes, type handlers, type HttpMethod, type SameOriginRule } from '../slice/contract.js';
 
-/** Pages and the JSON API behind the session cookie: forms and JSON up to 32 KB. */
+/** Cookie-authenticated changes are accepted only from the app's own pages (CSRF defence). */
+const APP_CHANGES: SameOriginRule = { from: ['app'], hint: (origins) => `Changes are accepted only from pages on ${origins}.` };
+
+/** Pages and the JSON API behind the session cookie: forms and JSON up to 32 KB, changes from our pages only. */
 export const appPage = <const M extends readonly HttpMethod[]>(path: string, methods: M) =>
-  ({ hosts: ['app'], path, methods, bodyLimit: 32 * 1024, forwardHeaders: ['cookie', 'origin', 'accept'] }) as const;
+  ({ hosts: ['app'], path, methods, bodyLimit: 32 * 1024, forwardHeaders: ['cookie', 'origin', 'accept'], sameOrigin: APP_CHANGES }) as const;
 
 export const APP_ROUTES = defineRoutes({
   // RFC 9728 protected-resource metadata of the workspace MCP endpoint (root and path forms), readable cross-origin.

@@ -40,7 +40,7 @@ export interface AppRoutesDeps {
 export function appRoutes(deps: AppRoutesDeps): RouteHandlers {
   const { config, db, credentials, timelines } = deps;
   const helpers = appHelpers(config, db, credentials, timelines);
-  const { store, signInUrl, currentCaller, requireSameOrigin, pageFor, signedOutPage } = helpers;
+  const { store, signInUrl, currentCaller, pageFor, signedOutPage } = helpers;
   const keys = new KeyStore(db, credentials);
   const audit = new AuditLog(timelines);
   const sessions = new SessionStore(db, credentials);
@@ -111,7 +111,6 @@ export function appRoutes(deps: AppRoutesDeps): RouteHandlers {
       );
     })
     .on('signout', 'POST', async (req) => {
-      requireSameOrigin(req);
       await sessions.revoke(readCookie(req.headers.cookie, SESSION_COOKIE));
       return redirect('/', { 'set-cookie': clearedSessionCookie(config) });
     })
@@ -133,7 +132,6 @@ export function appRoutes(deps: AppRoutesDeps): RouteHandlers {
       return pageFor(200, 'Create your workspace', [zoneDetectForm(), onboardingForm()], caller);
     })
     .on('onboarding', 'POST', async (req) => {
-      requireSameOrigin(req);
       const caller = await currentCaller(req);
       if (!caller) return redirect('/signin?next=/onboarding');
       const input = workspaceInput.safeParse(req.body ?? {});

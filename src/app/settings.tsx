@@ -149,7 +149,6 @@ export function settingsRoutes(routes: AppRouteBuilder, h: AppHelpers, deps: { c
       return settingsPage(caller, req);
     })
     .on('settingsKeys', 'POST', async (req) => {
-      h.requireSameOrigin(req);
       const caller = await h.currentCaller(req);
       if (!caller) return redirect('/signin?next=/settings');
       const input = keyInput.safeParse(req.body ?? {});
@@ -199,21 +198,18 @@ export function settingsRoutes(routes: AppRouteBuilder, h: AppHelpers, deps: { c
       );
     })
     .on('settingsKeysRevoke', 'POST', async (req, params) => {
-      h.requireSameOrigin(req);
       const caller = await h.currentCaller(req);
       if (!caller) return redirect('/signin?next=/settings');
       await revokeKey(keys, caller, params.id ?? '');
       return redirect('/settings#mcp-api-keys');
     })
     .on('settingsKeysRemove', 'POST', async (req, params) => {
-      h.requireSameOrigin(req);
       const caller = await h.currentCaller(req);
       if (!caller) return redirect('/signin?next=/settings');
       if (!(await keys.removeRevoked(caller.uid, params.id ?? ''))) return noSuchKey(caller);
       return redirect('/settings#mcp-api-keys');
     })
     .on('settingsTimeZone', 'POST', async (req) => {
-      h.requireSameOrigin(req);
       const caller = await h.currentCaller(req);
       if (!caller) return redirect('/signin?next=/settings');
       const body = (req.body ?? {}) as { timeZone?: unknown; detected?: unknown };

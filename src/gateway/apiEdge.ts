@@ -33,6 +33,8 @@ export interface ApiEdgeOptions {
   forwardHeaders?: readonly string[];
   /** Safe to send again after a worker timeout (true for reads). */
   idempotent?: boolean;
+  /** Same-origin protection of the route's changes: the accepted origins and the refusal's hint. */
+  sameOrigin?: { origins: readonly string[]; allowMissing: boolean; hint: string };
 }
 
 /** Turns every edge failure into an ApiError body (both forms) with the right status. */
@@ -86,6 +88,23 @@ export function api_rate_limit(deps: GatewayDeps, bucket: ApiEdgeOptions['bucket
   };
 }
 
+/** Methods that change something: the ones a foreign page must not send with the visitor's cookie. */
+const CHANGES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * A change sent from another site's page is refused (CSRF). Browsers always send Origin on a POST;
+ * `null` (a sandboxed frame, a redirect) is as foreign as any other.
+ */
+export function require_same_origin(rule: ApiEdgeOptions['sameOrigin']) {
+  return async (ctx: Context, next: Next): Promise<void> => {
+    if (rule && CHANGES.has(ctx.method)) {
+      const origin = ctx.get('origin');
+      if (origin ? !rule.origins.includes(origin) : !rule.allowMissing) throw new EdgeRefusal(403, 'FORBIDDEN', 'Cross-origin request refused', rule.hint);
+    }
+    return next();
+  };
+}
+
 /** JSON bodies on POST/PUT/PATCH/DELETE with a body; forms are read as text for the worker to parse. */
 export function read_api_body(limit: number, maxDepth: number) {
   return async (ctx: Context, next: Next): Promise<void> => {
@@ -119,5 +138,12 @@ export function forward_api(deps: GatewayDeps, opts: ApiEdgeOptions) {
 
 /** The whole pipeline of a JSON API route or page, in order. */
 export function apiEndpoint(deps: GatewayDeps, opts: ApiEdgeOptions): Middleware[] {
-  return [api_error_boundary(deps), allow_methods(opts.methods), api_rate_limit(deps, opts.bucket), read_api_body(opts.bodyLimit ?? 64 * 1024, deps.config.jsonMaxDepth), forward_api(deps, opts)];
+  return [
+    api_error_boundary(deps),
+    allow_methods(opts.methods),
+    api_rate_limit(deps, opts.bucket),
+    read_api_body(opts.bodyLimit ?? 64 * 1024, deps.config.jsonMaxDepth),
+    require_same_origin(opts.sameOrigin),
+    forward_api(deps, opts),
+  ];
 }

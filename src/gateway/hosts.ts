@@ -5,10 +5,10 @@ import cors from '@koa/cors';
 import Router from '@koa/router';
 import Koa, { type Context, type Middleware } from 'koa';
 import { sendApiError } from '../http/apiError.js';
-import { compilePath, pathsOf, sliceSubject, type Host, type RouteSpec, type SliceContext, type SliceManifest } from '../slice/contract.js';
+import { compilePath, pathsOf, sliceSubject, type Host, type RouteSpec, type SameOriginRule, type SliceContext, type SliceManifest } from '../slice/contract.js';
 import type { BucketPolicy } from '../limits/limiter.js';
 import { leanMcp, type LeanHandler, type LeanRoute } from './leanMcp.js';
-import { apiEndpoint } from './apiEdge.js';
+import { apiEndpoint, type ApiEdgeOptions } from './apiEdge.js';
 import type { GatewayDeps } from './context.js';
 import { mcp_cors, mcpEndpoint, type RateBucket } from './mcpEdge.js';
 import { listenerBasics } from './middleware.js';
@@ -45,9 +45,16 @@ function bucketOf(route: RouteSpec, deps: GatewayDeps): Bucket | undefined {
   return (ctx) => plain({ ip: ctx.ip, authorization: ctx.get('authorization') });
 }
 
+/** A route's same-origin rule with its hosts' origins, from the configured URLs. */
+function sameOriginOf(rule: SameOriginRule, deps: GatewayDeps): NonNullable<ApiEdgeOptions['sameOrigin']> {
+  const origins = [...new Set(rule.from.map((h) => new URL(h === 'site' ? deps.config.siteUrl : deps.config.appUrl).origin))];
+  return { origins, allowMissing: rule.allowMissing ?? false, hint: rule.hint(origins.join(' or ')) };
+}
+
 function pipeline(route: RouteSpec, subject: string, deps: GatewayDeps): Middleware[] {
   const bucket = bucketOf(route, deps);
   const forwardHeaders = route.forwardHeaders ?? [];
+  if (route.sameOrigin && (route.edge ?? 'api') !== 'api') throw new Error(`same-origin protection is for api routes, not ${route.edge} (${pathsOf(route).join(', ')})`);
   switch (route.edge ?? 'api') {
     case 'mcp':
       return mcpEndpoint(deps, { subject, bodyLimit: route.bodyLimit ?? 64 * 1024, bucket: bucket ?? (() => undefined), forwardHeaders });
@@ -64,6 +71,7 @@ function pipeline(route: RouteSpec, subject: string, deps: GatewayDeps): Middlew
           ...(bucket ? { bucket } : {}),
           forwardHeaders,
           ...(route.idempotent !== undefined ? { idempotent: route.idempotent } : {}),
+          ...(route.sameOrigin ? { sameOrigin: sameOriginOf(route.sameOrigin, deps) } : {}),
         }),
       ];
     }

@@ -22,6 +22,8 @@ export const FAMILY_SHARE_CODE_INDEXES: IndexDescription[] = [
  * projection before the transition, so a crash in between fails closed.
  */
 export const FAMILY_SHARE_BINDINGS = 'family_share_bindings';
+/** `linkedTo`: the clients bound to one loved one, when the family removes it or counts its links. */
+export const FAMILY_SHARE_BINDING_INDEXES: IndexDescription[] = [{ key: { 'link.lovedOneId': 1, 'link.workspaceId': 1 }, name: 'by_loved_one' }];
 
 /** How long a link code waits for the family before the agency must turn family-share off and on again. */
 export const LINK_CODE_TTL_MS = 14 * 24 * 60 * 60 * 1000;

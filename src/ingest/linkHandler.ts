@@ -25,18 +25,15 @@ const linkBody = z.object({
   lovedOneId: z.string().trim().min(1).max(64),
 });
 
-/** Ten tries an hour per person: a code has 60 bits, this only keeps typos from turning into noise. */
-const LINK_POLICY = { capacity: 10, refillMs: 6 * 60 * 1000 };
-
 export interface LinkDeps {
   db: Db;
   credentials: Credentials;
   timelines: Timelines;
-  /** Origin of APP_URL: cookie-authenticated changes are accepted only from our own pages (CSRF). */
-  appOrigin: string;
   inboxDomain: string;
   shares: FamilyShares;
   limiter: Limiter;
+  /** Link codes a person may enter per hour (RATE_FAMILY_SHARE_LINK_PER_HOUR), refilled evenly. */
+  linksPerHour: number;
   callerOf: CallerOf;
 }
 
@@ -44,12 +41,10 @@ export interface LinkDeps {
 export async function linkFamilyShare(deps: LinkDeps, req: HttpRequestEnvelope, log: Logger): Promise<HttpReplyEnvelope> {
   const caller = await deps.callerOf(req.headers);
   if (!caller) throw new ApiProblem(401, 'UNAUTHORIZED', 'Sign in first', 'Sign in to your family workspace, then enter the code again.');
-  if (req.headers.origin !== deps.appOrigin)
-    throw new ApiProblem(403, 'FORBIDDEN', 'Cross-origin request refused', `Enter the code on a page of ${deps.appOrigin}.`);
   if (caller.tenant !== 'family') throw new ApiProblem(403, 'FORBIDDEN', 'Only family accounts can link a loved one', 'Sign in with your family account.');
   const parsed = linkBody.safeParse(req.body);
   if (!parsed.success) throw new ApiProblem(400, 'VALIDATION_FAILED', describeIssues(parsed.error), 'Send {"code": "<the code from the agency>", "lovedOneId": "<your loved one>"}.');
-  const taken = await deps.limiter.take(`family-share-link:uid:${caller.uid}`, LINK_POLICY);
+  const taken = await deps.limiter.take(`family-share-link:uid:${caller.uid}`, { capacity: deps.linksPerHour, refillMs: Math.ceil(3_600_000 / deps.linksPerHour) });
   if (!taken.allowed) countRateLimited('family-share-link');
   if (!taken.allowed) throw new ApiProblem(429, 'RATE_LIMITED', 'Too many link attempts', `Wait ${taken.retryAfterSec} s and try again.`, { 'retry-after': String(taken.retryAfterSec) });
 

@@ -12,5 +12,14 @@ export const INGEST_ROUTES = defineRoutes({
   // The access log shows the pattern: the path holds the partner's client id.
   pipeV1ClientsFamilyShare: { ...signed, path: '/pipe/v1/clients/:subject_ref/family-share', methods: ['PUT'], logPattern: true },
   pipeV1ClientsEvents: { ...signed, path: '/pipe/v1/clients/:subject_ref/events', methods: ['DELETE'], logPattern: true },
-  familyShareLink: { hosts: ['app'], path: '/api/family-share/link', methods: ['POST'], bodyLimit: 4096, forwardHeaders: ['cookie', 'origin'], idempotent: false },
+  // A code entered with the family's cookie comes only from the app's own pages (CSRF defence).
+  familyShareLink: {
+    hosts: ['app'],
+    path: '/api/family-share/link',
+    methods: ['POST'],
+    bodyLimit: 4096,
+    sameOrigin: { from: ['app'], hint: (origins) => `Enter the code on a page of ${origins}.` },
+    forwardHeaders: ['cookie', 'origin'],
+    idempotent: false,
+  },
 });

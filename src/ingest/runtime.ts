@@ -43,7 +43,7 @@ export function ingestWorkerHandlers(config: Config, log: Logger, db: Db, creden
     // The `carecircle partner` command announces its changes over NATS; the in-process bus of an
     // embedded run is out of its reach, so there the institution is read fresh.
     ...pipeHandlers({ config, db, credentials, partners, shares, writer, sink, limiter, claims, keepInstitutions: bus.kind !== 'memory' }),
-    ...familyShareLinkHandlers({ db, credentials, timelines, appOrigin: new URL(config.appUrl).origin, inboxDomain: config.inboxDomain, shares, limiter, callerOf: (headers) => sessionCaller(db, credentials, headers) }),
+    ...familyShareLinkHandlers({ db, credentials, timelines, inboxDomain: config.inboxDomain, shares, limiter, linksPerHour: config.rateFamilyShareLinkPerHour, callerOf: (headers) => sessionCaller(db, credentials, headers) }),
   };
 }
 

@@ -12,12 +12,12 @@ const echo = defineTool({
   output: z.object({ text: z.string() }),
   handler: async ({ text }) => ({ structured: { text } }),
 });
-const secret = defineTool({ ...echo, name: 'secret', title: 'Secret' } as never);
+const secret = defineTool({ ...echo, name: 'secret', title: 'Secret', scope: 'secret:read' } as never);
 
 const MODERN = '2026-07-28';
 const meta = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} };
 function server(over: Partial<McpServerOptions> = {}) {
-  return new McpServer({ name: 't', title: 'T', version: '1', tools: [echo, secret], notificationStatus: 204, invalidArguments: 'error', maxReplyBytes: 1_048_576, ...over });
+  return new McpServer({ name: 't', title: 'T', version: '1', tools: [echo, secret], holdsScope: () => true, notificationStatus: 204, invalidArguments: 'error', maxReplyBytes: 1_048_576, ...over });
 }
 const ctx = { requestId: 'r1', clientIp: '127.0.0.1' };
 const post = (s: McpServer, body: unknown, headers: Record<string, string> = {}) => s.handlePost({ method: 'POST', headers, body }, ctx);
@@ -48,14 +48,14 @@ describe('mcp core - 2026-07-28', () => {
   });
 
   it('tools/list and server/discover show only visible tools; lists carry cache hints', async () => {
-    const s = server({ toolVisible: (name) => name !== 'secret', cacheScope: 'private' });
+    const s = server({ holdsScope: () => false, cacheScope: 'private' });
     const l = await post(s, modern('tools/list'), headers('tools/list'));
     expect((l.body as any).result.tools.map((t: any) => t.name)).toEqual(['echo']);
     expect((l.body as any).result).toMatchObject({ ttlMs: 300_000, cacheScope: 'private' });
     expect((l.body as any).result.tools[0].outputSchema).toMatchObject({ type: 'object', required: ['text'] });
     const d = await post(s, modern('server/discover'), headers('server/discover'));
     expect((d.body as any).result).toMatchObject({ supportedVersions: [MODERN, '2025-11-25', '2025-06-18', '2025-03-26'], _meta: { 'dev.carecircle/tools': ['echo'] } });
-    const none = await post(server({ toolVisible: () => false }), modern('server/discover'), headers('server/discover'));
+    const none = await post(server({ tools: [{ ...echo, scope: 'echo:use' }, secret], holdsScope: () => false }), modern('server/discover'), headers('server/discover'));
     expect((none.body as any).result.capabilities).toEqual({});
   });
 

@@ -36,3 +36,10 @@ export const parseError = (detail: string) =>
 
 export const invalidRequest = (detail: string, httpStatus = 400) =>
   new RpcError(RPC.INVALID_REQUEST, `Invalid Request: ${detail}`, { hint: 'A request needs "jsonrpc": "2.0" and a string "method"; "params" must be an object.' }, httpStatus);
+
+/** A caller whose OAuth grant lacks the scope a tool, prompt or resource declares; the endpoint answers 403 with insufficient_scope. */
+export class InsufficientScope extends RpcError {
+  constructor(readonly scope: string) {
+    super(RPC.UNAUTHORIZED, `This tool needs the ${scope} scope`, { hint: `Reconnect and approve ${scope}.`, scope });
+  }
+}

@@ -90,6 +90,43 @@ describe('mcp core - methods', () => {
   });
 });
 
+describe('mcp core - declared scopes', () => {
+  const runs: string[] = [];
+  const guarded = defineTool({ ...echo, name: 'guarded', title: 'Guarded', scope: 'notes:read', handler: async ({ text }: { text: string }) => (runs.push(text), { structured: { text } }) } as never);
+  const prompt = { name: 'recap', title: 'Recap', description: 'A recap.', arguments: [], scope: 'notes:read', get: async () => ({ messages: [] }) };
+  const resources = { templates: [], scope: 'notes:read', list: async () => [{ uri: 'x://1', name: 'one', title: 'One', mimeType: 'text/plain' }], read: async (uri: string) => [{ uri, mimeType: 'text/plain', text: 'one' }] };
+  // The caller is whatever the surface verified: here the list of scopes it holds.
+  const scoped = () => server({ tools: [echo, guarded], prompts: [prompt], resources, holdsScope: (caller, scope) => (caller as string[]).includes(scope) });
+  const as = (s: McpServer, caller: string[], body: unknown) => s.handlePost({ method: 'POST', headers: {}, body }, { ...ctx, caller });
+  const names = (r: { body?: unknown }, key: string) => ((r.body as any).result[key] as { name: string }[]).map((t) => t.name);
+
+  it('when a tool declares a scope, then a caller without it is not shown it and is refused before the handler runs', async () => {
+    const s = scoped();
+    expect(names(await as(s, [], { jsonrpc: '2.0', id: 1, method: 'tools/list' }), 'tools')).toEqual(['echo']);
+    const refused = await as(s, [], call('guarded', { text: 'hi' }));
+    expect((refused.body as any).error).toEqual({ code: RPC.UNAUTHORIZED, message: 'This tool needs the notes:read scope', data: { hint: 'Reconnect and approve notes:read.', scope: 'notes:read' } });
+    expect(runs).toEqual([]);
+    expect(names(await as(s, ['notes:read'], { jsonrpc: '2.0', id: 1, method: 'tools/list' }), 'tools')).toEqual(['echo', 'guarded']);
+    expect((await as(s, ['notes:read'], call('guarded', { text: 'hi' }))).body).toMatchObject({ result: { content: [{ type: 'text', text: '{"text":"hi"}' }] } });
+    expect(runs).toEqual(['hi']);
+  });
+
+  it('when a prompt or resources declare a scope, then a caller without it sees none and is refused getting or reading one', async () => {
+    const s = scoped();
+    const rpc = (method: string, params: Record<string, unknown> = {}) => ({ jsonrpc: '2.0', id: 1, method, params });
+    expect(names(await as(s, [], rpc('prompts/list')), 'prompts')).toEqual([]);
+    expect((await as(s, [], rpc('resources/list'))).body).toMatchObject({ result: { resources: [] } });
+    for (const body of [rpc('prompts/get', { name: 'recap' }), rpc('resources/read', { uri: 'x://1' })])
+      expect((await as(s, [], body)).body, body.method).toMatchObject({ error: { code: RPC.UNAUTHORIZED, data: { scope: 'notes:read' } } });
+    expect(names(await as(s, ['notes:read'], rpc('prompts/list')), 'prompts')).toEqual(['recap']);
+    expect((await as(s, ['notes:read'], rpc('resources/read', { uri: 'x://1' }))).body).toMatchObject({ result: { contents: [{ text: 'one' }] } });
+  });
+
+  it('when a feature declares a scope and the server has no way to check it, then the server refuses to start', () => {
+    expect(() => server({ tools: [echo, guarded] })).toThrow(/guarded|notes:read/);
+  });
+});
+
 describe('mcp core - envelopes', () => {
   it('invalid envelope is 400 -32600 with the id echoed', async () => {
     const r = await post(server(), { jsonrpc: '1.0', id: 7, method: 'ping' });

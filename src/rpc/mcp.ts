@@ -9,7 +9,7 @@ import { encodedAs, encodeJson, encodingOf } from '../bus/replies.js';
 import { metrics } from '../metrics/index.js';
 import { RPC } from './codes.js';
 import { describeIssues, isNotification, isPlainObject, parseRpcRequest, salvageId, type RpcId, type RpcRequest, type RpcResponse } from './envelope.js';
-import { invalidRequest, RpcError, ToolError, ToolFailure } from './errors.js';
+import { InsufficientScope, invalidRequest, RpcError, ToolError, ToolFailure } from './errors.js';
 import {
   DEFAULT_PROTOCOL_VERSION,
   envelopeVersion,
@@ -25,9 +25,9 @@ import {
 } from './versions.js';
 
 import { FEATURE_METHODS, FeatureSet, type Features } from './features.js';
-import { toInputSchema, toOutputSchema, type CallContext, type ToolAnnotations, type ToolDefinition } from './tool.js';
+import { toInputSchema, toOutputSchema, type CallContext, type ScopeCheck, type ToolAnnotations, type ToolDefinition } from './tool.js';
 
-export { defineTool, implementTool, toInputSchema, toOutputSchema, type CallContext, type ToolAnnotations, type ToolDeclaration, type ToolDefinition, type ToolResult } from './tool.js';
+export { defineTool, implementTool, toInputSchema, toOutputSchema, type CallContext, type ScopeCheck, type ToolAnnotations, type ToolDeclaration, type ToolDefinition, type ToolResult } from './tool.js';
 export type { Features, PromptDeclaration, PromptDefinition, PromptMessage, ResourceContents, ResourceEntry, ResourceProvider, ResourceTemplateDeclaration } from './features.js';
 export { CURRENT_PROTOCOL_VERSION, DEFAULT_PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS } from './versions.js';
 
@@ -45,8 +45,12 @@ export interface McpServerOptions extends Features {
   invalidArguments: 'error' | 'result';
   /** Called with errors that are not the caller's fault, for logging. */
   onInternalError?: (err: unknown, ctx: CallContext) => void;
-  /** Which tools a caller is shown (tools/list, server/discover); all when absent. */
-  toolVisible?: (tool: string, caller: unknown) => boolean;
+  /**
+   * Whether a caller holds a scope. Every tool, prompt and resource that declares a `scope` is
+   * shown (tools/list, server/discover, the feature lists) and run only when this says so; it is
+   * required as soon as one of them declares a scope.
+   */
+  holdsScope?: ScopeCheck;
   /** Caching hints on 2026-07-28 lists: `private` when what a caller sees depends on who it is. */
   cacheScope?: 'public' | 'private';
   /**
@@ -83,8 +87,13 @@ export class McpServer {
   readonly typedTools: readonly PublicTool[];
   private readonly features: FeatureSet;
 
+  private readonly holdsScope: ScopeCheck;
+
   constructor(readonly options: McpServerOptions) {
-    this.features = new FeatureSet(options);
+    const scoped = [...options.tools, ...(options.prompts ?? []), ...(options.resources ? [options.resources] : [])].find((f) => f.scope !== undefined);
+    if (scoped && !options.holdsScope) throw new Error(`${options.name}: a feature declares the ${scoped.scope} scope but the server has no holdsScope to check it`);
+    this.holdsScope = options.holdsScope ?? (() => false);
+    this.features = new FeatureSet(options, this.holdsScope);
     for (const tool of options.tools) this.tools.set(tool.name, tool);
     // Generated once: tools/list and the descriptors are served from this cache.
     this.publicTools = options.tools.map((t) => ({
@@ -225,11 +234,15 @@ export class McpServer {
     }
   }
 
+  /** Whether this caller may see and call a tool: the one place a declared scope is enforced. */
+  private mayUse(tool: ToolDefinition, ctx: CallContext): boolean {
+    return tool.scope === undefined || this.holdsScope(ctx.caller, tool.scope);
+  }
+
   /** The tools this caller may use, with output schemas where the version has structured content. */
   private visibleTools(ctx: CallContext): readonly PublicTool[] {
     const tools = ctx.protocolVersion >= STRUCTURED_FROM ? this.typedTools : this.publicTools;
-    const visible = this.options.toolVisible;
-    return visible ? tools.filter((t) => visible(t.name, ctx.caller)) : tools;
+    return tools.filter((t) => this.mayUse(this.tools.get(t.name)!, ctx));
   }
 
   private cacheHints(ttlMs = LIST_TTL_MS) {
@@ -282,6 +295,7 @@ export class McpServer {
       if (this.options.invalidArguments === 'result' || ctx.modern) return { content: [{ type: 'text', text: message }], isError: true };
       throw new RpcError(RPC.INVALID_PARAMS, message, { hint: 'See the tool\'s inputSchema in tools/list.' });
     }
+    if (!this.mayUse(tool, ctx)) throw new InsufficientScope(tool.scope!);
     try {
       const result = await tool.handler(args.data, ctx);
       const json = JSON.stringify(result.structured);

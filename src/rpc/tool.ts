@@ -1,6 +1,9 @@
 // How a tool is declared once by its slice and implemented beside it; its schemas as clients see them.
 import { z } from 'zod';
 
+/** Whether a caller holds an OAuth scope: the one question the server asks of a declared `scope`. */
+export type ScopeCheck = (caller: unknown, scope: string) => boolean;
+
 export interface CallContext {
   requestId: string;
   clientIp: string;
@@ -34,6 +37,11 @@ export interface ToolDeclaration {
   annotations: ToolAnnotations;
   /** What `structuredContent` holds; served as `outputSchema` from 2025-06-18 on. */
   output: z.ZodType;
+  /**
+   * The OAuth scope a caller needs to be shown the tool and to call it; none: any verified caller.
+   * The server enforces it (tools/list, server/discover and tools/call), never the handler.
+   */
+  scope?: string;
 }
 
 export interface ToolDefinition<S extends z.ZodType = z.ZodType> extends ToolDeclaration {

@@ -85,7 +85,6 @@ export function sandboxAppRoutes(routes: ReturnType<typeof handlers<typeof SANDB
       );
     })
     .on('onboardingClaim', 'POST', async (req) => {
-      h.requireSameOrigin(req);
       const id = String((req.body as { workspace?: unknown } | undefined)?.workspace ?? '');
       const caller = await h.currentCaller(req);
       if (!caller) return redirect(`/signin?next=${encodeURIComponent(claimPath(id))}`);
@@ -167,7 +166,6 @@ export function sandboxAppRoutes(routes: ReturnType<typeof handlers<typeof SANDB
       );
     })
     .on('workspaceInvitesSend', 'POST', async (req) => {
-      h.requireSameOrigin(req);
       const caller = await h.requireCaller(req);
       const membership = await h.store.workspaceOf(caller.uid);
       // Only a claimed (or ordinary) workspace sends mail, and only its primary caregiver: a sandbox never does.

@@ -16,7 +16,7 @@ export const SANDBOX_ROUTES = defineRoutes({
     bodyLimit: SANDBOX_BODY_LIMIT,
     // SPEC's 6-an-hour bucket is spent by creations, which only a worker can recognise; the edge
     // keeps a general per-address limit on everything else.
-    rate: { bucket: 'sandbox-endpoint', by: 'ip', policy: (c) => perMinute(c.rateDirectoryMcpPerMin) },
+    rate: { bucket: 'sandbox-endpoint', by: 'ip', policy: (c) => perMinute(c.rateSandboxMcpPerMin) },
     forwardHeaders: MCP_REQUEST_HEADERS,
   },
   onboardingClaim: appPage('/onboarding/claim', ['GET', 'POST']),

@@ -9,7 +9,6 @@ import { identityProvider } from '../config.js';
 import { createIdTokenVerifier, IdTokenError, type IdTokenVerifier } from '../identity/verify.js';
 import { describeIssues } from '../rpc/envelope.js';
 import { ApiProblem, json } from '../http/reply.js';
-import type { HttpRequestEnvelope } from '../bus/envelopes.js';
 import { handlers, type RouteHandlers } from '../slice/contract.js';
 import { WorkspaceStore } from '../family/records.js';
 import { SESSION_ROUTES } from './routes.js';
@@ -24,15 +23,8 @@ const sessionBody = z.object({ idToken: z.string().min(1, 'is required').max(819
 export function sessionHandlers(config: Config, db: Db, credentials: Credentials, timelines: Timelines, verify: IdTokenVerifier = createIdTokenVerifier(identityProvider(config)), clock: () => number = Date.now): RouteHandlers {
   const sessions = new SessionStore(db, credentials, clock);
   const workspaces = new WorkspaceStore(db, credentials, config.inboxDomain, timelines);
-  const ownOrigins = [...new Set([config.siteUrl, config.appUrl].map((u) => new URL(u).origin))];
-  /** A browser always sends Origin on a POST; a present foreign one is another site's page. Servers send none. */
-  const requireOwnOrigin = (req: HttpRequestEnvelope) => {
-    const origin = req.headers.origin;
-    if (origin && !ownOrigins.includes(origin)) throw new ApiProblem(403, 'FORBIDDEN', 'Cross-origin request refused', `Sign-in and sign-out are accepted only from pages on ${ownOrigins.join(' or ')}.`);
-  };
   return handlers(SESSION_ROUTES)
     .on('apiAuthSession', 'POST', async (req) => {
-      requireOwnOrigin(req);
       const body = sessionBody.safeParse(req.body ?? {});
       if (!body.success) throw new ApiProblem(400, 'VALIDATION_FAILED', `Invalid body: ${describeIssues(body.error)}`, 'Send {"idToken": "<identity-provider ID token>"}.');
       let identity;
@@ -70,7 +62,6 @@ export function sessionHandlers(config: Config, db: Db, credentials: Credentials
       );
     })
     .on('apiAuthSignout', 'POST', async (req) => {
-      requireOwnOrigin(req);
       await sessions.revoke(readCookie(req.headers.cookie, SESSION_COOKIE));
       return json(200, { signedOut: true }, { 'set-cookie': clearedSessionCookie(config), 'cache-control': 'no-store' });
     })

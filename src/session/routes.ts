@@ -1,10 +1,13 @@
 // The session helpers' routes (SPEC §A), on the site and app hosts alike so one sign-in covers both.
 import { errors, jsonContent } from '../http/openapi.js';
-import { defineRoutes } from '../slice/contract.js';
+import { defineRoutes, type SameOriginRule } from '../slice/contract.js';
 import { perMinute } from '../limits/limiter.js';
 
 const sessionStatus = { type: 'object', required: ['authenticated'], additionalProperties: true, properties: { authenticated: { type: 'boolean' } } };
 const sessionRequest = { type: 'object', required: ['idToken'], properties: { idToken: { type: 'string', minLength: 1, maxLength: 8192, description: 'An identity-provider ID token of a signed-in user.' } } };
+
+/** A browser always sends Origin on a POST: a foreign one is another site's page (login CSRF). Servers send none. */
+const OWN_PAGES: SameOriginRule = { from: ['site', 'app'], allowMissing: true, hint: (origins) => `Sign-in and sign-out are accepted only from pages on ${origins}.` };
 
 export const SESSION_ROUTES = defineRoutes({
   apiAuthSession: {
@@ -12,7 +15,8 @@ export const SESSION_ROUTES = defineRoutes({
     path: '/api/auth/session',
     methods: ['POST'],
     bodyLimit: 16 * 1024,
-    rate: { bucket: 'session', by: 'ip', policy: () => perMinute(30) },
+    rate: { bucket: 'session', by: 'ip', policy: (c) => perMinute(c.rateSessionPerMin) },
+    sameOrigin: OWN_PAGES,
     forwardHeaders: ['origin'],
     openapi: (kit) => ({
       post: {
@@ -45,6 +49,7 @@ export const SESSION_ROUTES = defineRoutes({
     hosts: ['site', 'app'],
     path: '/api/auth/signout',
     methods: ['POST'],
+    sameOrigin: OWN_PAGES,
     forwardHeaders: ['cookie', 'origin'],
     openapi: () => ({
       post: {

@@ -30,7 +30,6 @@ export interface CommunityForms {
 
 export function communityForms(deps: PagesDeps, db: Db, credentials: Credentials, limiter: Limiter): CommunityForms {
   const { config, community: store } = deps;
-  const siteOrigin = new URL(config.siteUrl).origin;
   const writePolicy = perMinute(config.rateCommunityWritesPerMin);
   const signInUrl = (returnPath: string) => `${config.appUrl}/signin?next=${encodeURIComponent(`${config.siteUrl}${returnPath}`)}`;
 
@@ -54,8 +53,7 @@ export function communityForms(deps: PagesDeps, db: Db, credentials: Credentials
     async submit(req, slug) {
       const channel = deps.directory.data.channels.find((c) => c.slug === slug);
       if (!channel) return null;
-      // Cookie-authenticated changes come only from the site's own pages (CSRF defence).
-      if (req.headers.origin !== siteOrigin) throw new ApiProblem(403, 'FORBIDDEN', 'Cross-origin request refused', `Forms are accepted only from pages on ${siteOrigin}.`);
+      // A form from another site's page was refused at the gateway (the route's sameOrigin).
       const form = (typeof req.body === 'object' && req.body !== null && !Array.isArray(req.body) ? req.body : {}) as Record<string, unknown>;
       const values = Object.fromEntries(Object.entries(form).filter((e): e is [string, string] => typeof e[1] === 'string'));
       const action = values.action ?? '';

@@ -85,6 +85,8 @@ export const SITE_ROUTES = defineRoutes({
     methods: ['POST'],
     bodyLimit: 32 * 1024,
     rate: { bucket: 'community-forms', by: 'ip', policy: (config) => perMinute(Math.max(60, config.rateCommunityWritesPerMin * 2)) },
+    // Cookie-authenticated changes come only from the site's own pages (CSRF defence).
+    sameOrigin: { from: ['site'], hint: (origins) => `Forms are accepted only from pages on ${origins}.` },
     forwardHeaders: ['cookie', 'origin'],
   },
 });

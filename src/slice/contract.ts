@@ -33,6 +33,19 @@ export interface RateRule {
   policy: (config: Config) => BucketPolicy;
 }
 
+/**
+ * Where a route's changes may come from (CSRF defence): a POST, PUT or DELETE whose Origin is not
+ * one of these hosts' pages is refused at the gateway with 403 FORBIDDEN, before a worker sees it.
+ */
+export interface SameOriginRule {
+  /** The hosts whose pages may send it: the origins of SITE_URL and APP_URL. */
+  from: readonly ('site' | 'app')[];
+  /** A request without Origin passes: a server calling it. Browsers always send Origin on a POST. */
+  allowMissing?: boolean;
+  /** The refusal's hint, given the accepted origins joined by " or ". */
+  hint: (origins: string) => string;
+}
+
 /** An OpenAPI 3.0 operation object, kept loose: the whole document is validated by its tests. */
 export type OpenApiOperation = Record<string, unknown>;
 export type OpenApiOperations = Partial<Record<Lowercase<HttpMethod>, OpenApiOperation>>;
@@ -47,6 +60,8 @@ export interface RouteSpec {
   /** Largest request body in bytes (default 64 KB). */
   bodyLimit?: number;
   rate?: RateRule;
+  /** Same-origin protection of its changes; only for `api` routes. */
+  sameOrigin?: SameOriginRule;
   /** Request headers the worker needs, lower-case. */
   forwardHeaders?: readonly string[];
   /** Safe to send again after a worker timeout. Default: GET for `api` routes; always for `mcp` and `signed`. */

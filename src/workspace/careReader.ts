@@ -1,31 +1,21 @@
 // What the workspace prompt and resources share: the caller's loved ones re-derived from the
 // verified caller on every call, and care events in plain words.
-import { InsufficientScope } from './tools.js';
 import { RPC } from '../rpc/codes.js';
 import { RpcError } from '../rpc/errors.js';
 import type { CallContext } from '../rpc/mcp.js';
 import type { CareEventRecord, LovedOneRecord, WorkspaceStore } from '../family/records.js';
 import type { WorkspaceCaller } from './caller.js';
-import { CARE_READ_SCOPE } from './scopes.js';
 
-/** Whether a caller is shown care content: OAuth callers only with care_circle:read. */
-export function mayReadCare(caller: unknown): boolean {
-  const scopes = (caller as WorkspaceCaller | undefined)?.scopes;
-  return scopes === undefined || scopes === 'all' || scopes.includes(CARE_READ_SCOPE);
-}
-
-/** The same refusal the tools give for an id outside the caller's workspace, whether or not it exists. */
+/** The one refusal the tools, the prompt and the resources give for an id outside the caller's workspace, whether or not it exists. */
 export const notAuthorized = () =>
   new RpcError(RPC.NOT_AUTHORIZED, 'Not authorized for this lovedOneId', { hint: 'The id is not in your family workspace; call list_loved_ones for the ids you can read.' });
 
 export class CareReader {
   constructor(private readonly store: WorkspaceStore) {}
 
-  /** The verified caller, refused when an OAuth grant lacks care_circle:read. */
+  /** The verified caller; the server has already refused one whose grant lacks the declared scope. */
   private reader(ctx: CallContext): WorkspaceCaller {
-    const caller = ctx.caller as WorkspaceCaller;
-    if (!mayReadCare(caller)) throw new InsufficientScope(CARE_READ_SCOPE);
-    return caller;
+    return ctx.caller as WorkspaceCaller;
   }
 
   /** Every loved one the caller's family workspace holds (none for other tenants). */

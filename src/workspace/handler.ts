@@ -20,7 +20,7 @@ import { WORKSPACE_ENDPOINT, WORKSPACE_INSTRUCTIONS } from './endpoint.js';
 import { WorkspaceStore } from '../family/records.js';
 import { workspacePrompts } from './prompts.js';
 import { workspaceResources } from './resources.js';
-import { toolVisibleTo, workspaceTools } from './tools.js';
+import { callerHoldsScope, workspaceTools } from './tools.js';
 import type { Timelines } from '../store/timeline/port.js';
 
 export function createWorkspaceServer(store: WorkspaceStore, maxReplyBytes: number, log?: Logger): McpServer {
@@ -34,7 +34,7 @@ export function createWorkspaceServer(store: WorkspaceStore, maxReplyBytes: numb
     resources: workspaceResources(store),
     notificationStatus: 202,
     invalidArguments: 'error',
-    toolVisible: toolVisibleTo,
+    holdsScope: callerHoldsScope,
     cacheScope: 'private',
     maxReplyBytes,
     ...(log ? { onInternalError: (err: unknown, ctx: { requestId: string }) => log.error({ err, requestId: ctx.requestId }, 'workspace tool failed') } : {}),

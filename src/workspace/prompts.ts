@@ -2,7 +2,8 @@
 // that loved one's care events in plain words. Read-only: it only reads what the tools read.
 import type { PromptDeclaration, PromptDefinition } from '../rpc/mcp.js';
 import type { WorkspaceStore } from '../family/records.js';
-import { CareReader, dayOf, eventLine, mayReadCare, tally } from './careReader.js';
+import { CareReader, dayOf, eventLine, tally } from './careReader.js';
+import { CARE_READ_SCOPE } from './scopes.js';
 
 export const SUMMARY_DAYS = 7;
 /** More than a week of ordinary care produces; the prompt says when it was cut short. */
@@ -22,7 +23,7 @@ export function workspacePrompts(store: WorkspaceStore, clock: () => number = Da
   return [
     {
       ...WEEKLY_SUMMARY_PROMPT,
-      visible: mayReadCare,
+      scope: CARE_READ_SCOPE,
       get: async (args, ctx) => {
         const lovedOne = await reader.lovedOne(ctx, args.lovedOneId!.trim());
         const now = new Date(clock());

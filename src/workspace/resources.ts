@@ -2,7 +2,8 @@
 // read, read by URI, and described by a URI template.
 import type { ResourceProvider, ResourceTemplateDeclaration } from '../rpc/mcp.js';
 import type { WorkspaceStore } from '../family/records.js';
-import { CareReader, eventLine, mayReadCare } from './careReader.js';
+import { CareReader, eventLine } from './careReader.js';
+import { CARE_READ_SCOPE } from './scopes.js';
 
 /** The newest events a timeline shows. */
 export const TIMELINE_EVENTS = 50;
@@ -36,7 +37,7 @@ export function workspaceResources(store: WorkspaceStore): ResourceProvider {
   const reader = new CareReader(store);
   return {
     templates: WORKSPACE_RESOURCE_TEMPLATES,
-    visible: mayReadCare,
+    scope: CARE_READ_SCOPE,
     list: async (ctx) =>
       (await reader.lovedOnes(ctx)).map((l) => ({
         uri: timelineUri(l._id),

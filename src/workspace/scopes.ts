@@ -1,8 +1,9 @@
-// The OAuth scope each workspace tool, prompt and resource needs: one declaration that the
-// endpoint enforces and the stdio bridge reads for --check (a leaf module: type imports only).
+// The OAuth scope each workspace tool, prompt and resource needs: one declaration that the tool
+// declarations reference, the MCP server enforces and the stdio bridge reads for --check (a leaf
+// module: type imports only).
 import type { Scope } from '../auth/scopes.js';
 
-/** By tool name; `undefined`: a verified caller is enough. API keys and sessions are not scope-gated. */
+/** By tool name; `undefined`: a verified caller is enough. Each tool's declaration takes its `scope` from here. */
 export const TOOL_SCOPES = {
   ping: undefined,
   get_user_profile: 'profile:read',
@@ -12,3 +13,9 @@ export const TOOL_SCOPES = {
 
 /** The weekly care summary prompt and the loved ones' timeline resources read the care circle. */
 export const CARE_READ_SCOPE = 'care_circle:read' as const satisfies Scope;
+
+/** What a credential was granted: the scopes an OAuth sign-in approved, or all of them for API keys and sessions. */
+export type Granted = readonly string[] | 'all';
+
+/** Whether a grant covers a declared scope: the rule the endpoint enforces and the bridge predicts with. */
+export const grantCovers = (granted: Granted, needed: string | undefined): boolean => needed === undefined || granted === 'all' || granted.includes(needed);

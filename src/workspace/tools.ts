@@ -1,13 +1,13 @@
 // The workspace MCP tools (SPEC §B1). Each re-derives what the caller may see from the verified
 // caller alone: a lovedOneId from anywhere else is "not authorized", whether or not it exists.
 import { z } from 'zod';
-import type { Scope } from '../auth/scopes.js';
 import { RPC } from '../rpc/codes.js';
 import { RpcError, ToolError } from '../rpc/errors.js';
 import { implementTool, type CallContext, type ToolDeclaration, type ToolDefinition } from '../rpc/mcp.js';
 import type { WorkspaceCaller } from './caller.js';
 import { type CareEventQuery, type CareEventRecord, type WorkspaceStore } from '../family/records.js';
-import { TOOL_SCOPES } from './scopes.js';
+import { notAuthorized } from './careReader.js';
+import { grantCovers, TOOL_SCOPES } from './scopes.js';
 import { careEventsOutput, lovedOnesOutput, pingOutput, profileOutput } from './outputs.js';
 import { CursorRefused } from '../store/timeline/port.js';
 
@@ -26,6 +26,7 @@ export const WORKSPACE_TOOLS = {
   },
   getUserProfile: {
     name: 'get_user_profile',
+    scope: TOOL_SCOPES.get_user_profile,
     title: 'Get my profile',
     description:
       "Your account: uid, email and tenant; for family accounts also the family workspace's name, your role in it (caregiver: the primary caregiver who manages it; family_member: reads it) and how many members it has, everyone counted.",
@@ -34,6 +35,7 @@ export const WORKSPACE_TOOLS = {
   },
   listLovedOnes: {
     name: 'list_loved_ones',
+    scope: TOOL_SCOPES.list_loved_ones,
     title: 'List loved ones',
     description:
       'The loved ones (ids and names) in your family workspace. Use an id with list_care_events.',
@@ -42,6 +44,7 @@ export const WORKSPACE_TOOLS = {
   },
   listCareEvents: {
     name: 'list_care_events',
+    scope: TOOL_SCOPES.list_care_events,
     title: 'List recent care events',
     description:
       'Care events (visits, notes, medications, vitals, forwarded mail), newest first: for one loved one when lovedOneId is given, otherwise for each loved one in your workspace (limit applies per loved one). Narrow by time with since/until (ISO 8601; since inclusive, until exclusive) and by event type with types. When more events match, the result has nextCursor: call again with the same arguments and cursor set to it for the next page.',
@@ -50,27 +53,17 @@ export const WORKSPACE_TOOLS = {
   },
 } as const satisfies Record<string, ToolDeclaration>;
 
-/** Whether a caller is shown a tool: OAuth callers see only what their granted scopes can run. */
-export function toolVisibleTo(tool: string, caller: unknown): boolean {
-  const scope: Scope | undefined = (TOOL_SCOPES as Record<string, Scope | undefined>)[tool];
+/**
+ * Whether a verified caller holds a scope: OAuth callers hold what they were granted, API keys and
+ * sessions everything. The MCP server asks this of every tool, prompt and resource that declares one.
+ */
+export function callerHoldsScope(caller: unknown, scope: string): boolean {
   const scopes = (caller as WorkspaceCaller | undefined)?.scopes;
-  return !scope || scopes === undefined || scopes === 'all' || scopes.includes(scope);
+  return scopes !== undefined && grantCovers(scopes, scope);
 }
 
-/** Thrown when an OAuth caller lacks a scope; the endpoint answers 403 with insufficient_scope. */
-export class InsufficientScope extends RpcError {
-  constructor(readonly scope: Scope) {
-    super(RPC.UNAUTHORIZED, `This tool needs the ${scope} scope`, { hint: `Reconnect and approve ${scope}.`, scope });
-  }
-}
-
-function callerOf(ctx: CallContext, scope?: Scope): WorkspaceCaller {
-  const caller = ctx.caller as WorkspaceCaller;
-  if (scope && caller.scopes !== 'all' && !caller.scopes.includes(scope)) throw new InsufficientScope(scope);
-  return caller;
-}
-
-const notAuthorized = () => new RpcError(RPC.NOT_AUTHORIZED, 'Not authorized for this lovedOneId', { hint: "The id is not in your family workspace; call list_loved_ones for the ids you can read." });
+/** The verified caller; the server has already refused one whose grant lacks the tool's scope. */
+const callerOf = (ctx: CallContext): WorkspaceCaller => ctx.caller as WorkspaceCaller;
 
 const instant = (field: 'since' | 'until') =>
   z.iso
@@ -103,7 +96,7 @@ export function workspaceTools(store: WorkspaceStore, platform = 'carecircle'): 
     implementTool(WORKSPACE_TOOLS.getUserProfile, {
       input: z.object({}).strict(),
       handler: async (_args, ctx) => {
-        const c = callerOf(ctx, 'profile:read');
+        const c = callerOf(ctx);
         const membership = c.tenant === 'family' ? await store.workspaceOf(c.uid) : null;
         return {
           structured: {
@@ -120,7 +113,7 @@ export function workspaceTools(store: WorkspaceStore, platform = 'carecircle'): 
     implementTool(WORKSPACE_TOOLS.listLovedOnes, {
       input: z.object({}).strict(),
       handler: async (_args, ctx) => {
-        const c = callerOf(ctx, 'care_circle:read');
+        const c = callerOf(ctx);
         if (c.tenant !== 'family') throw new ToolError(`list_loved_ones is for family caregivers; this account's tenant is "${c.tenant}".`);
         const membership = await store.workspaceOf(c.uid);
         const lovedOnes = membership ? await store.lovedOnesOf(membership.workspace._id) : [];
@@ -146,7 +139,7 @@ export function workspaceTools(store: WorkspaceStore, platform = 'carecircle'): 
         .refine((a) => a.cursor === undefined || a.lovedOneId !== undefined, { path: ['lovedOneId'], message: 'lovedOneId is required with cursor (a cursor continues one loved one\'s listing)' })
         .refine((a) => !a.since || !a.until || Date.parse(a.since) < Date.parse(a.until), { path: ['until'], message: 'until must be after since' }),
       handler: async ({ lovedOneId, limit, since, until, types, cursor }, ctx) => {
-        const c = callerOf(ctx, 'care_circle:read');
+        const c = callerOf(ctx);
         const query: CareEventQuery = { limit, ...(since ? { since: new Date(since) } : {}), ...(until ? { until: new Date(until) } : {}), ...(types ? { types } : {}) };
         const membership = c.tenant === 'family' ? await store.workspaceOf(c.uid) : null;
         if (lovedOneId !== undefined) {

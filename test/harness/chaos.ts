@@ -130,6 +130,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosCounts> {
       SHUTDOWN_GRACE_MS: '2000',
       RATE_INGEST_PER_MIN: '1000000',
       RATE_DIRECTORY_MCP_PER_MIN: '1000000',
+      RATE_SANDBOX_MCP_PER_MIN: '1000000',
       RATE_MCP_KEY_PER_MIN: '1000000',
     };
     const start = (role: Role) => {
