@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { signBody } from '../src/partner/signature.js';
 import { KNOWN_EVENT_TYPES } from '../src/ingest/envelope.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../src/rpc/versions.js';
-import { pathsOf, type Edge, type SliceManifest } from '../src/slice/contract.js';
+import { pathsOf, type AuthBody, type Edge, type SliceManifest } from '../src/slice/contract.js';
 
 /** A partner subject never linked to a family, for the agency calls. */
 const OTHER_SUBJECT = 'fuzz-other-client';
@@ -19,6 +19,8 @@ export interface Endpoint {
   methods: readonly string[];
   edge: Edge;
   bodyLimit: number;
+  /** What an auth host route reads from the body. */
+  authBody?: AuthBody;
 }
 
 /** Every route served on a listener, from the manifests: a new route is fuzzed without a change here. */
@@ -32,27 +34,14 @@ export function endpointsOf(slices: readonly SliceManifest[]): Endpoint[] {
   return out;
 }
 
-/**
- * The auth host is Koa middleware its slices mount as it is (the authorization server, the
- * development sign-in), outside the route tables: its paths are listed here.
- */
-export const AUTH_ENDPOINTS: readonly Endpoint[] = (
-  [
-    ['/.well-known/oauth-authorization-server', ['GET']],
-    ['/.well-known/openid-configuration', ['GET']],
-    ['/.well-known/jwks.json', ['GET']],
-    ['/oauth/authorize', ['GET', 'POST']],
-    ['/oauth/token', ['POST']],
-    ['/oauth/register', ['POST']],
-    ['/oauth/revoke', ['POST']],
-    ['/oauth/interaction/:uid', ['GET']],
-    ['/oauth/interaction/:uid/signed-in', ['GET']],
-    ['/oauth/interaction/:uid/login', ['POST']],
-    ['/oauth/interaction/:uid/consent', ['POST']],
-    ['/dev/login', ['GET', 'POST']],
-    ['/dev/jwks.json', ['GET']],
-  ] as const
-).map(([path, methods]) => ({ name: `auth ${path}`, host: 'auth', path, methods, edge: 'api', bodyLimit: 64 * 1024 }));
+/** Every route of the auth host, from the listeners the slices declare (the authorization server, the development sign-in). */
+export function authEndpointsOf(slices: readonly SliceManifest[]): Endpoint[] {
+  return slices.flatMap((slice) =>
+    (slice.listeners ?? []).flatMap((listener) =>
+      Object.entries(listener.routes).map(([route, spec]): Endpoint => ({ name: `${slice.name}.${route}`, host: 'auth', path: spec.path, methods: spec.methods, edge: 'api', bodyLimit: 64 * 1024, authBody: spec.body })),
+    ),
+  );
+}
 
 /** Credentials and ids of a real family and partner, so generated requests also get past the checks. */
 export interface Fixtures {
@@ -229,36 +218,37 @@ const controlBody = fc.record(
 );
 
 /** What the authorization server and the sign-in pages read: OAuth forms and client registrations. */
-const oauthBody = (f: Fixtures): fc.Arbitrary<Body> =>
-  fc.oneof(
-    fc
-      .record(
-        {
-          grant_type: fc.constantFrom('authorization_code', 'refresh_token', 'client_credentials', 'junk'),
-          code: junkText,
-          client_id: fc.oneof(fc.constant(`${f.origins.site}/client.json`), junkText),
-          redirect_uri: fc.constantFrom(`${f.origins.app}/auth/callback`, 'http://localhost:1/cb', 'javascript:alert(1)', ''),
-          code_verifier: junkText,
-          token: fc.constantFrom(f.apiKey, f.idToken, 'junk'),
-          token_type_hint: fc.constantFrom('access_token', 'refresh_token', 'junk'),
-          response_type: fc.constantFrom('code', 'token', ''),
-          scope: fc.constantFrom('profile:read care_circle:read', 'openid', ''),
-          email: fc.oneof(fc.emailAddress(), junkText),
-          name: fc.string({ maxLength: 30 }),
-          return_to: fc.constantFrom(`${f.origins.app}/auth/callback`, 'https://evil.example/', '//evil.example', ''),
-        },
-        { requiredKeys: [] },
-      )
-      .map((d): Body => ({ bytes: utf8(new URLSearchParams(d).toString()), type: 'application/x-www-form-urlencoded', shape: 'oauth form' })),
-    fc
-      .record({ redirect_uris: fc.array(fc.oneof(fc.webUrl(), junkText), { maxLength: 3 }), client_name: fc.string({ maxLength: 40 }), grant_types: fc.array(fc.constantFrom('authorization_code', 'refresh_token', 'implicit')), token_endpoint_auth_method: fc.constantFrom('none', 'client_secret_basic', 'junk') }, { requiredKeys: [] })
-      .map(asJson('client registration')),
-  );
+const oauthBody = (f: Fixtures, body: AuthBody | undefined): fc.Arbitrary<Body> => (body === 'json' ? registrationBody : body === 'form' ? oauthForm(f) : fc.oneof(oauthForm(f), registrationBody));
+
+const oauthForm = (f: Fixtures): fc.Arbitrary<Body> =>
+  fc
+    .record(
+      {
+        grant_type: fc.constantFrom('authorization_code', 'refresh_token', 'client_credentials', 'junk'),
+        code: junkText,
+        client_id: fc.oneof(fc.constant(`${f.origins.site}/client.json`), junkText),
+        redirect_uri: fc.constantFrom(`${f.origins.app}/auth/callback`, 'http://localhost:1/cb', 'javascript:alert(1)', ''),
+        code_verifier: junkText,
+        token: fc.constantFrom(f.apiKey, f.idToken, 'junk'),
+        token_type_hint: fc.constantFrom('access_token', 'refresh_token', 'junk'),
+        response_type: fc.constantFrom('code', 'token', ''),
+        scope: fc.constantFrom('profile:read care_circle:read', 'openid', ''),
+        email: fc.oneof(fc.emailAddress(), junkText),
+        name: fc.string({ maxLength: 30 }),
+        return_to: fc.constantFrom(`${f.origins.app}/auth/callback`, 'https://evil.example/', '//evil.example', ''),
+      },
+      { requiredKeys: [] },
+    )
+    .map((d): Body => ({ bytes: utf8(new URLSearchParams(d).toString()), type: 'application/x-www-form-urlencoded', shape: 'oauth form' }));
+
+const registrationBody: fc.Arbitrary<Body> = fc
+  .record({ redirect_uris: fc.array(fc.oneof(fc.webUrl(), junkText), { maxLength: 3 }), client_name: fc.string({ maxLength: 40 }), grant_types: fc.array(fc.constantFrom('authorization_code', 'refresh_token', 'implicit')), token_endpoint_auth_method: fc.constantFrom('none', 'client_secret_basic', 'junk') }, { requiredKeys: [] })
+  .map(asJson('client registration'));
 
 /** A body the endpoint could take: JSON-RPC, a partner event or agency call, OAuth, or the API's fields. */
 const shapedBody = (f: Fixtures, e: Endpoint): fc.Arbitrary<Body> =>
   e.host === 'auth'
-    ? oauthBody(f)
+    ? oauthBody(f, e.authBody)
     : e.edge === 'mcp' ? rpcBody(f) : e.edge === 'signed' ? (e.methods.includes('POST') ? eventBody(f).map(asJson('event')) : controlBody.map(asJson('control'))) : apiBody(f);
 
 const bodyFor = (f: Fixtures, e: Endpoint): fc.Arbitrary<Body> =>

@@ -12,7 +12,7 @@ import { startDeployment, type Deployment } from './harness/deployment.js';
 import { appCall, caregiverWithKey, devIdToken } from './harness/identity.js';
 import { sendHttp, sendRaw, type Answer } from './harness/send.js';
 import { freshDatabaseUrl } from './harness/servers.js';
-import { AUTH_ENDPOINTS, endpointsOf, fuzzInput, type Fixtures, type FuzzInput } from './fuzz.inputs.js';
+import { authEndpointsOf, endpointsOf, fuzzInput, type Fixtures, type FuzzInput } from './fuzz.inputs.js';
 import { careEvents, onboard, setFamilyShare, TEST_DATA_KEY } from './ingest.fixtures.js';
 import { FUZZ_REGRESSIONS } from './fuzz.regressions.js';
 
@@ -162,7 +162,7 @@ describe('fuzz', () => {
   });
 
   it(`when ${RUNS} generated requests hit every endpoint, then no process dies, nothing answers 5xx, every 202 is stored once with every field it was sent with, and the service still answers`, { timeout: 180_000 + (TIME_LIMIT_S > 0 ? TIME_LIMIT_S * 1_000 : RUNS * 1_000) }, async () => {
-    const endpoints = [...endpointsOf(SLICES), ...AUTH_ENDPOINTS];
+    const endpoints = [...endpointsOf(SLICES), ...authEndpointsOf(SLICES)];
     await fc.assert(
       fc.asyncProperty(fuzzInput(fixtures, endpoints), (input) => check(input)),
       { numRuns: RUNS, seed: SEED, ...(TIME_LIMIT_S > 0 ? { interruptAfterTimeLimit: TIME_LIMIT_S * 1_000, markInterruptAsFailure: false } : {}) },

@@ -66,12 +66,7 @@ export function clockIn(zone: string, now = new Date()): Clock {
   return clock;
 }
 
-/** "3 h 15 min", "45 min". */
-export function duration(minutes: number): string {
-  const m = Math.round(minutes);
-  const h = Math.floor(m / 60);
-  return h ? `${h} h${m % 60 ? ` ${m % 60} min` : ''}` : `${m} min`;
-}
+export { duration } from '../family/careEventTypes.js';
 
 /** " (EST)" after "America/New_York": the zone's short name at that instant, when it adds to the zone's own ("UTC" has none). */
 export const zoneAside = (clock: Clock, d: Date): string => {

@@ -1,54 +1,8 @@
-// Vital-sign kinds as partners name them: the label a family reads, the LOINC code (for a later
-// FHIR mapping; docs in care-domain research) and units written for people (UCUM codes mapped).
+// Vital-sign readings as the care pages chart them: series by kind and unit, oldest first.
 import type { CareEventRecord } from '../family/records.js';
+import { readingText, unitText, VITAL_KINDS, vitalKind, type VitalKind } from '../family/vitalKinds.js';
 
-export interface VitalKind {
-  key: string;
-  label: string;
-  loinc?: string;
-  /** Blood pressure carries systolic in `value` and diastolic in `secondary_value`. */
-  pair?: [string, string];
-}
-
-const KINDS: VitalKind[] = [
-  { key: 'blood_pressure', label: 'Blood pressure', loinc: '85354-9', pair: ['Systolic', 'Diastolic'] },
-  { key: 'pulse', label: 'Pulse', loinc: '8867-4' },
-  { key: 'temperature', label: 'Temperature', loinc: '8310-5' },
-  { key: 'oxygen_saturation', label: 'Oxygen saturation', loinc: '59408-5' },
-  { key: 'weight', label: 'Weight', loinc: '29463-7' },
-  { key: 'glucose', label: 'Blood glucose', loinc: '2339-0' },
-  { key: 'respiratory_rate', label: 'Breathing rate', loinc: '9279-1' },
-];
-
-const ALIASES: Record<string, string> = {
-  bp: 'blood_pressure',
-  heart_rate: 'pulse',
-  hr: 'pulse',
-  body_temperature: 'temperature',
-  temp: 'temperature',
-  spo2: 'oxygen_saturation',
-  o2_saturation: 'oxygen_saturation',
-  oxygen: 'oxygen_saturation',
-  body_weight: 'weight',
-  blood_glucose: 'glucose',
-  blood_sugar: 'glucose',
-  respiration: 'respiratory_rate',
-};
-
-const UNITS: Record<string, string> = { 'mm[Hg]': 'mmHg', '/min': '/min', Cel: '°C', C: '°C', '[degF]': '°F', F: '°F', '[lb_av]': 'lb', '[in_i]': 'in', 'kg/m2': 'kg/m²' };
-
-const slug = (s: string) => s.trim().toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_|_$/g, '');
-
-/** The kind of a partner's `vital_type`; an unknown one becomes its own kind, labelled from its name. */
-export function vitalKind(vitalType: unknown): VitalKind {
-  const key = slug(String(vitalType ?? '')) || 'unnamed';
-  const known = KINDS.find((k) => k.key === (ALIASES[key] ?? key));
-  if (known) return known;
-  const label = key.replace(/_/g, ' ');
-  return { key, label: label.charAt(0).toUpperCase() + label.slice(1) };
-}
-
-export const unitText = (unit: unknown): string => (typeof unit === 'string' ? (UNITS[unit.trim()] ?? unit.trim()) : '');
+export { readingText, vitalKind, type VitalKind };
 
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : null);
 
@@ -80,15 +34,8 @@ export function seriesOf(events: CareEventRecord[]): VitalSeries[] {
     series.readings.push({ at: e.occurredAt, value, ...(second === null ? {} : { second }), by: String(e.payload.recorded_by ?? '') });
   }
   const order = (s: VitalSeries) => {
-    const i = KINDS.findIndex((k) => k.key === s.kind.key);
-    return i < 0 ? KINDS.length : i;
+    const i = VITAL_KINDS.findIndex((k) => k.key === s.kind.key);
+    return i < 0 ? VITAL_KINDS.length : i;
   };
   return [...groups.values()].map((s) => ({ ...s, readings: s.readings.sort((a, b) => a.at.getTime() - b.at.getTime()) })).sort((a, b) => order(a) - order(b) || a.kind.label.localeCompare(b.kind.label));
-}
-
-/** "142/88 mmHg", "72 /min", "37.1 °C". */
-export function readingText(kind: VitalKind, value: unknown, second: unknown, unit: unknown): string {
-  const u = unitText(unit);
-  const v = `${String(value ?? '?')}${second !== undefined && second !== null && kind.pair ? `/${String(second)}` : ''}`;
-  return u ? `${v} ${u}` : v;
 }

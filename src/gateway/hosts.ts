@@ -121,11 +121,23 @@ export function createHostLean(host: Exclude<Host, 'internal'>, deps: GatewayDep
   return leanMcp(deps, host, routes);
 }
 
-/** The authorization host: the Koa apps slices mount on it as they are (sign-in, OAuth). */
+/** The authorization host: the routes slices declare for it (sign-in, OAuth), each mounted by name. */
 export function createAuthHostApp(deps: GatewayDeps, slices: readonly SliceManifest[], ctx: SliceContext): Koa {
   const app = new Koa({ proxy: deps.config.trustProxy });
   for (const m of listenerBasics(deps, 'auth')) app.use(m);
-  for (const slice of slices) for (const listener of slice.listeners ?? []) if (listener.host === 'auth') for (const m of listener.middleware(ctx)) app.use(m);
+  for (const slice of slices)
+    for (const listener of slice.listeners ?? []) {
+      const steps = listener.mount(ctx);
+      if (!steps) continue;
+      const router = new Router();
+      for (const [name, route] of Object.entries(listener.routes)) {
+        const pipeline = steps[name];
+        if (!pipeline?.length) throw new Error(`auth route ${slice.name}.${name} has no steps`);
+        router.register(route.path, [...route.methods], [...pipeline] as never, { name: `${slice.name}.${name}` });
+      }
+      app.use(router.routes() as unknown as Middleware);
+      if (listener.allowedMethods) app.use(router.allowedMethods() as unknown as Middleware);
+    }
   app.use(async (c) => sendApiError(c, 404, 'NOT_FOUND', ...NOT_FOUND_HINT.auth(c.path)));
   return app;
 }

@@ -2,10 +2,9 @@
 // It behaves like a real provider (ES256 ID tokens, a published JWKS, issuer and audience), so
 // the rest of carecircle cannot tell it apart. loadConfig refuses it under NODE_ENV=production.
 import { createHash } from 'node:crypto';
-import Router from '@koa/router';
 import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
 import type { Db } from 'mongodb';
-import type { Context } from 'koa';
+import type { Context, Middleware } from 'koa';
 import { z } from 'zod';
 import type { Config } from '../config.js';
 import { identityProvider } from '../config.js';
@@ -14,6 +13,7 @@ import { contentSecurityPolicy } from '../http/csp.js';
 import type { Markup } from '../http/html.js';
 import { pageHeaders, renderShell, sendHtml } from '../http/page.js';
 import { returnTarget } from '../http/returnTarget.js';
+import type { AuthRouteTable } from '../slice/contract.js';
 import { isDuplicateKey } from '../store/errors.js';
 
 export const DEV_IDP_KEYS = 'dev_idp_keys';
@@ -75,20 +75,27 @@ const STYLE = 'body{font:16px/1.5 system-ui,sans-serif;max-width:28rem;margin:3r
 
 const page = (title: string, body: Markup): string => renderShell({ title, titleSuffix: '', inlineStyle: STYLE, main: body, bareBody: true });
 
-export function devIdpRouter(config: Config, db: Db): Router {
-  const router = new Router({ prefix: '/dev' });
+/** The development sign-in's routes on the auth host. */
+export const DEV_IDP_ROUTES = {
+  jwks: { path: '/dev/jwks.json', methods: ['GET'], body: 'none' },
+  loginPage: { path: '/dev/login', methods: ['GET'], body: 'none' },
+  signIn: { path: '/dev/login', methods: ['POST'], body: 'form' },
+} as const satisfies AuthRouteTable;
+
+/** The handler of each route in DEV_IDP_ROUTES. */
+export function devIdpHandlers(config: Config, db: Db): Record<keyof typeof DEV_IDP_ROUTES, Middleware> {
   const returnOrigins = [config.siteUrl, config.appUrl].map((u) => new URL(u).origin);
   // form-action covers the redirect that follows the form, so our own hosts are listed too.
   const csp = contentSecurityPolicy({ img: 'data:', style: "'unsafe-inline'", formTargets: returnOrigins, frameAncestors: "'none'", baseUri: "'none'" });
   const html = (ctx: Context, status: number, body: string) => sendHtml(ctx, status, body, pageHeaders({ csp }));
 
-  router.get('/jwks.json', async (ctx) => {
+  const jwks: Middleware = async (ctx) => {
     const key = await signingKey(db);
     ctx.set('Cache-Control', 'public, max-age=300');
     ctx.body = { keys: [key.publicJwk] };
-  });
+  };
 
-  router.get('/login', (ctx) => {
+  const loginPage: Middleware = async (ctx) => {
     const returnTo = safeReturnTo(config, typeof ctx.query.return_to === 'string' ? ctx.query.return_to : undefined);
     if (!returnTo)
       return html(
@@ -123,9 +130,9 @@ export function devIdpRouter(config: Config, db: Db): Router {
         </>,
       ),
     );
-  });
+  };
 
-  router.post('/login', async (ctx) => {
+  const signIn: Middleware = async (ctx) => {
     const raw = await readRawBody(ctx, 16 * 1024);
     const form = loginForm.safeParse(Object.fromEntries(new URLSearchParams(raw.toString('utf8'))));
     const returnTo = form.success ? safeReturnTo(config, form.data.return_to) : undefined;
@@ -149,6 +156,6 @@ export function devIdpRouter(config: Config, db: Db): Router {
     ctx.set('Cache-Control', 'no-store');
     // In the fragment, so the token never reaches a server log or a Referer header.
     ctx.redirect(`${returnTo}#id_token=${token}`);
-  });
-  return router;
+  };
+  return { jwks, loginPage, signIn };
 }

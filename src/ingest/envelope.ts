@@ -1,47 +1,12 @@
 // What partners send, parsed with zod: the event envelope, the payloads of the known event types,
 // and the bodies of the agency calls. Unknown event types pass with their payload as it is.
 import { z } from 'zod';
-import { parseIsoInstant } from '../partner/signature.js';
-
-const isoInstant = () => z.string().refine((s) => parseIsoInstant(s) !== null, 'must be an ISO 8601 date-time with seconds and a zone, e.g. 2026-11-22T10:15:00Z');
-const text = (max = 200) => z.string().trim().min(1).max(max);
-const amount = z.number().finite();
+import { isoInstant, PARTNER_PAYLOADS } from '../family/careEventTypes.js';
 
 export const SUBJECT_REF = z.string().min(1).max(200).regex(/^[\x21-\x7e]+$/, 'subject_ref must be printable ASCII without spaces');
 
-/** Payload fields of the v1 event types (SPEC, Events). Extra fields are kept. */
-export const KNOWN_PAYLOADS = {
-  visit_started: z.looseObject({
-    caregiver_id: text(),
-    scheduled_start: isoInstant(),
-    actual_start: isoInstant(),
-    location: z.union([z.string().max(2000), z.record(z.string(), z.unknown())]).optional(),
-  }),
-  visit_ended: z.looseObject({
-    caregiver_id: text(),
-    actual_end: isoInstant(),
-    duration_minutes: amount.min(0).max(7 * 24 * 60),
-  }),
-  note_added: z.looseObject({
-    caregiver_id: text(),
-    note_text: z.string().trim().min(1).max(20_000),
-    structured_summary: z.union([z.string().max(20_000), z.record(z.string(), z.unknown())]).optional(),
-  }),
-  med_administered: z.looseObject({
-    medication_name: text(),
-    dose_amount: amount.min(0),
-    dose_unit: text(50),
-    administered_by: text(),
-    scheduled_at: isoInstant().optional(),
-  }),
-  vital_recorded: z.looseObject({
-    vital_type: text(100),
-    value: amount,
-    unit: text(50),
-    recorded_by: text(),
-    secondary_value: amount.optional(),
-  }),
-} as const;
+/** Payload fields of the v1 event types (SPEC, Events), from the catalogue of care-event types. Extra fields are kept. */
+export const KNOWN_PAYLOADS = PARTNER_PAYLOADS;
 
 export type KnownEventType = keyof typeof KNOWN_PAYLOADS;
 export const KNOWN_EVENT_TYPES = Object.keys(KNOWN_PAYLOADS) as KnownEventType[];
@@ -74,7 +39,7 @@ export function describeIssues(error: z.ZodError, prefix = ''): string {
 export function parseEvent(body: unknown): { ok: true; event: EventEnvelope } | { ok: false; message: string } {
   const env = eventEnvelope.safeParse(body);
   if (!env.success) return { ok: false, message: describeIssues(env.error) };
-  const schema = (KNOWN_PAYLOADS as Record<string, z.ZodType>)[env.data.event_type];
+  const schema = Object.hasOwn(KNOWN_PAYLOADS, env.data.event_type) ? (KNOWN_PAYLOADS as Record<string, z.ZodType>)[env.data.event_type] : undefined;
   if (schema) {
     const p = schema.safeParse(env.data.payload);
     if (!p.success) return { ok: false, message: describeIssues(p.error, 'payload') };

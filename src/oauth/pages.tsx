@@ -5,8 +5,7 @@ import { contentSecurityPolicy } from '../http/csp.js';
 import type { Markup } from '../http/html.js';
 import { pageHeaders, renderShell, sendHtml } from '../http/page.js';
 import { SCOPE_TEXT, type Scope } from '../auth/scopes.js';
-
-export const ASSET_PATHS = { css: '/oauth/assets/oauth.css', js: '/oauth/assets/oauth.js' } as const;
+import { ASSET_PATHS } from './paths.js';
 
 export const OAUTH_CSS = `:root { --ink: #1f2937; --muted: #6b7280; --accent: #0f766e; --line: #e5e7eb; --bg: #f9fafb; }
 * { box-sizing: border-box; }

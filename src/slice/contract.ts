@@ -148,9 +148,38 @@ export interface SliceManifest {
   jobs?(ctx: SliceContext): SweepJob[];
   /** Work a worker process runs besides answering routes (a durable consumer); undefined when none. */
   background?(ctx: SliceContext): Stoppable | undefined;
-  /** Koa middleware a listener mounts as it is (the authorization server and the sign-in pages). */
-  listeners?: readonly { host: 'auth'; middleware(ctx: SliceContext): Middleware[] }[];
+  /** The slice's routes on the auth host (the authorization server and the sign-in pages), served by Koa middleware in the gateway process. */
+  listeners?: readonly AuthListener[];
 }
+
+/** What a route of the auth host reads from the request body. */
+export type AuthBody = 'none' | 'form' | 'json';
+
+/** One route of the auth host. */
+export interface AuthRoute {
+  /** Koa-router style pattern (`/oauth/interaction/:uid`). */
+  path: string;
+  methods: readonly (HttpMethod | 'OPTIONS')[];
+  body: AuthBody;
+}
+
+export type AuthRouteTable = Readonly<Record<string, AuthRoute>>;
+
+/**
+ * Routes a slice serves on the auth host. The gateway mounts each declared route with the steps
+ * `mount` gives it, and nothing else: a path not declared here is not answered by the slice.
+ */
+export interface AuthListener<R extends AuthRouteTable = AuthRouteTable> {
+  host: 'auth';
+  routes: R;
+  /** The steps of each route, by route name; undefined when the slice serves none in this deployment. */
+  mount(ctx: SliceContext): { readonly [K in keyof R]: readonly Middleware[] } | undefined;
+  /** Answer a declared path called with another method with 405 and `Allow` (and OPTIONS with `Allow`). */
+  allowedMethods?: boolean;
+}
+
+/** Declares an auth host listener, keeping its route names for `mount`. */
+export const defineAuthListener = <const R extends AuthRouteTable>(listener: AuthListener<R>): AuthListener => listener as unknown as AuthListener;
 
 /** Declares a slice (an identity function that keeps declarations readable and typed). */
 export const defineSlice = (manifest: SliceManifest): SliceManifest => manifest;
