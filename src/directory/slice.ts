@@ -1,11 +1,11 @@
 // The directory slice: the public, read-only directory MCP endpoint on the site host.
-import { SUPPORTED_PROTOCOL_VERSIONS } from '../rpc/mcp.js';
+import { DEFAULT_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../rpc/mcp.js';
 import { jsonContent, ref } from '../http/openapi.js';
 import { defineRoutes, defineSlice, handlers } from '../slice/contract.js';
 import { perMinute } from '../limits/limiter.js';
 import { directoryEndpoint } from './handler.js';
 import { DIRECTORY_ENDPOINT } from './endpoint.js';
-import { MCP_REQUEST_HEADERS } from '../rpc/versions.js';
+import { MCP_REQUEST_HEADERS, STRUCTURED_FROM } from '../rpc/versions.js';
 
 export const SITE_MCP_BODY_LIMIT = 256 * 1024;
 
@@ -33,12 +33,14 @@ const routes = defineRoutes({
         description:
           'MCP 2026-07-28 (server/discover, tools/list, tools/call with the version and client capabilities in params._meta, and the Mcp-Method / Mcp-Name headers equal to the body) and the 2025 versions (initialize, ping, tools/list, tools/call, notifications/initialized). No authentication.',
         operationId: 'call_directory_mcp',
+        // The gateway forwards no empty header: an empty value is the header left out, so the
+        // schemas accept '' and the descriptions say what leaving the header out means.
         parameters: [
-          { name: 'MCP-Protocol-Version', in: 'header', required: false, schema: { type: 'string', enum: [...SUPPORTED_PROTOCOL_VERSIONS] } },
-          { name: 'Mcp-Method', in: 'header', required: false, description: 'Required under 2026-07-28: the body\'s method.', schema: { type: 'string', minLength: 1 } },
-          { name: 'Mcp-Name', in: 'header', required: false, description: 'Required under 2026-07-28 for tools/call: the tool name, plain or =?base64?…?=.', schema: { type: 'string', minLength: 1 } },
+          { name: 'MCP-Protocol-Version', in: 'header', required: false, description: `Empty or absent: ${DEFAULT_PROTOCOL_VERSION}, unless the body carries its own version.`, schema: { type: 'string', enum: ['', ...SUPPORTED_PROTOCOL_VERSIONS] } },
+          { name: 'Mcp-Method', in: 'header', required: false, description: 'Required under 2026-07-28: the body\'s method. An empty value counts as absent.', schema: { type: 'string' } },
+          { name: 'Mcp-Name', in: 'header', required: false, description: 'Required under 2026-07-28 for tools/call: the tool name, plain or =?base64?…?=. An empty value counts as absent.', schema: { type: 'string' } },
         ],
-        requestBody: { required: true, content: jsonContent({ oneOf: [ref('JsonRpcRequest'), { type: 'array', items: ref('JsonRpcRequest') }] }) },
+        requestBody: { required: true, content: jsonContent({ oneOf: [ref('JsonRpcRequest'), { type: 'array', minItems: 1, items: ref('JsonRpcRequest'), description: `A batch (versions before ${STRUCTURED_FROM}); an empty batch is refused (-32600).` }] }) },
         responses: {
           '200': { description: 'A JSON-RPC response (success or error), or an array for a batch.', content: jsonContent({ oneOf: [ref('JsonRpcResponse'), { type: 'array', items: ref('JsonRpcResponse') }] }) },
           '204': { description: 'The message was a notification (notifications/initialized).' },

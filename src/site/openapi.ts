@@ -1,5 +1,6 @@
 // The site API's OpenAPI 3.0.3 description, assembled from the operations every slice declares
 // beside its site routes, so the document and the service cannot disagree.
+import { maxHeaderSize } from 'node:http';
 import type { Config } from '../config.js';
 import { API_ERROR_CODES } from '../http/apiError.js';
 import { jsonContent, openApiKit, ref, STANDARD_ERRORS, type Json } from '../http/openapi.js';
@@ -171,6 +172,10 @@ export function buildOpenApi(config: Config, slices: readonly SliceManifest[]): 
     for (const route of Object.values(slice.routes ?? {}))
       if (route.hosts.includes('site') && route.openapi)
         for (const path of pathsOf(route)) paths[path.replace(/:([A-Za-z_]+)/g, '{$1}')] = { ...paths[path], ...route.openapi(kit) };
+  // Any request can be too long for the HTTP server, before any route reads it.
+  for (const item of Object.values(paths))
+    for (const operation of Object.values(item) as { responses?: Record<string, Json> }[])
+      if (operation.responses) operation.responses['431'] ??= { $ref: '#/components/responses/HeaderFieldsTooLarge' };
   return {
     openapi: OPENAPI_VERSION,
     info: {
@@ -206,12 +211,17 @@ export function buildOpenApi(config: Config, slices: readonly SliceManifest[]): 
         ServerJson: serverJsonSchema,
         OAuthAuthorizationServerMetadata: oauthMetadataSchema,
       },
-      responses: Object.fromEntries(
-        Object.entries(STANDARD_ERRORS).map(([name, e]) => [
-          name,
-          { description: e.description, content: jsonContent(ref('ApiError')), ...(e.status === 429 || e.status === 503 ? { headers: { 'Retry-After': { schema: { type: 'integer' } } } } : {}) },
-        ]),
-      ),
+      responses: {
+        ...Object.fromEntries(
+          Object.entries(STANDARD_ERRORS).map(([name, e]) => [
+            name,
+            { description: e.description, content: jsonContent(ref('ApiError')), ...(e.status === 429 || e.status === 503 ? { headers: { 'Retry-After': { schema: { type: 'integer' } } } } : {}) },
+          ]),
+        ),
+        HeaderFieldsTooLarge: {
+          description: `The request line and headers together exceed ${maxHeaderSize / 1024} KB (an over-long URL, say): refused by the HTTP server before any route, with no body and the connection closed.`,
+        },
+      },
       securitySchemes: {
         idToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'An identity-provider ID token (Authorization: Bearer <ID token>).' },
         sessionCookie: { type: 'apiKey', in: 'cookie', name: 'cc_session', description: 'The session cookie set by POST /api/auth/session.' },

@@ -14,7 +14,7 @@ import { PAGE_HEADERS, renderHtml } from './layout.js';
 import { wantsMarkdown } from '../http/negotiate.js';
 import { notFoundPage, resolvePage } from './pages.js';
 import type { PagesDeps } from './pages/common.js';
-import { SITE_ROUTES } from './routes.js';
+import { onSitePattern, SITE_ROUTES } from './routes.js';
 import { FAVICON_SVG, STYLESHEET } from './styles.js';
 import { communityForms, type CommunityForms } from './communityForms.js';
 import type { Limiter } from '../limits/limiter.js';
@@ -49,16 +49,21 @@ export function pageReply(req: HttpRequestEnvelope, page: Page, config: Config, 
 
 /** The site path /api/md should render: `?path=`, else the `x-md-original-path` header, else the home page. */
 export function markdownTarget(req: HttpRequestEnvelope, siteUrl: string): URL {
+  const field = req.query.path !== undefined ? 'path' : 'x-md-original-path';
   const raw = req.query.path ?? req.headers['x-md-original-path'] ?? '/';
   const hint = 'Pass a path on this site, such as /resources/eldercare-locator or /calculator?careType=assisted_living; /llms.txt lists the pages.';
-  if (raw.length > MAX_PATH) throw new ApiProblem(400, 'VALIDATION_FAILED', `path must be at most ${MAX_PATH} characters`, hint);
+  if (raw.length > MAX_PATH) throw new ApiProblem(400, 'VALIDATION_FAILED', `${field} must be at most ${MAX_PATH} characters`, hint);
+  // The OpenAPI document's pattern, so the document and this check refuse the same values.
+  const refused = () => new ApiProblem(400, 'VALIDATION_FAILED', `${field} must be a path on this site: starting with a single / (not // or /\\) or with ${siteUrl}, without control characters`, hint);
+  if (!new RegExp(onSitePattern(siteUrl), 'u').test(raw)) throw refused();
   let url: URL;
   try {
     url = new URL(raw, `${siteUrl}/`);
   } catch {
-    throw new ApiProblem(400, 'VALIDATION_FAILED', 'path is not a valid URL path', hint);
+    throw new ApiProblem(400, 'VALIDATION_FAILED', `${field} is not a valid URL path`, hint);
   }
-  if (url.origin !== new URL(siteUrl).origin || !(raw.startsWith('/') || raw.startsWith(siteUrl))) throw new ApiProblem(400, 'VALIDATION_FAILED', 'path must be a path on this site, starting with /', hint);
+  // Kept behind the pattern: whatever the pattern lets through must still land on this site.
+  if (url.origin !== new URL(siteUrl).origin) throw refused();
   // `/api/md?path=/calculator?careType=x&state=OH` arrives with `state` as our own parameter:
   // an unencoded query of the target is the common way to write it, so it belongs to the target.
   if (req.query.path !== undefined) for (const [k, v] of Object.entries(req.query)) if (k !== 'path') url.searchParams.append(k, v);

@@ -8,9 +8,15 @@ import { perMinute } from '../limits/limiter.js';
 const noCache = { 'Cache-Control': { schema: { type: 'string' }, description: 'Discovery documents may be cached for a few minutes.' } };
 const varyHeader = { Vary: { schema: { type: 'string', enum: ['Accept, Accept-Encoding'] }, description: 'HTML and markdown are cached apart.' } };
 
+/**
+ * What /api/md renders: a path on this site (from /), or an absolute URL of it. A URL parser reads
+ * `//host` and `/\host` as another origin and drops tabs and line breaks (so `/\t/host` is `//host`),
+ * hence no second slash or backslash after the first and no control characters at all. The pattern is
+ * both the OpenAPI document's rule and the server's check (with the `u` flag, as JSON Schema reads it).
+ */
+export const onSitePattern = (siteUrl: string): string => `^(?=[^\\x00-\\x1f\\x7f]*$)(/(?![/\\\\])|${siteUrl.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(/|$))`;
+
 /** A discovery document: readable from any origin, revalidated by ETag. */
-/** What /api/md renders: a path on this site (from /), or an absolute URL of it. */
-const onSite = (config: Config): string => `^(/|${config.siteUrl.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(/|$))`;
 
 function discoveryDoc(path: string, summary: string, description: string | ((config: Config) => string), contentType: string, schema: Json): RouteSpec {
   return {
@@ -62,8 +68,15 @@ export const SITE_ROUTES = defineRoutes({
         description: 'Renders the page at `path` (with its query) from the same data as the HTML page. Pages also answer markdown directly when asked with `Accept: text/markdown`.',
         operationId: 'get_markdown',
         parameters: [
-          { name: 'path', in: 'query', required: false, schema: { type: 'string', maxLength: 2048, pattern: onSite(config), example: '/resources/eldercare-locator' }, description: 'Site path to render, with its query: starting with / (or with SITE_URL). Default: the x-md-original-path header, else /.' },
-          { name: 'x-md-original-path', in: 'header', required: false, schema: { type: 'string', maxLength: 2048, pattern: onSite(config) }, description: 'The original path, when a proxy rewrote the request to /api/md.' },
+          { name: 'path', in: 'query', required: false, schema: { type: 'string', maxLength: 2048, pattern: onSitePattern(config.siteUrl), example: '/resources/eldercare-locator' }, description: 'Site path to render, with its query: starting with / (or with SITE_URL). Default: the x-md-original-path header, else /.' },
+          {
+            name: 'x-md-original-path',
+            in: 'header',
+            required: false,
+            // The gateway drops an empty header, so an empty value reads as no header at all.
+            schema: { type: 'string', maxLength: 2048, pattern: `^$|${onSitePattern(config.siteUrl)}` },
+            description: 'The original path, when a proxy rewrote the request to /api/md; the same rule as `path`. An empty value counts as absent.',
+          },
           { name: 'Accept', in: 'header', required: false, schema: { type: 'string', example: 'text/markdown' } },
         ],
         responses: {
