@@ -1,38 +1,23 @@
 // A database outage is transient: every surface answers 503 with Retry-After in its own error
 // format while the database is down, and serves again once it is back. A private FerretDB, so
 // stopping it disturbs no other test.
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { RPC } from '../src/rpc/codes.js';
-import { ensureFerretDbBinary, startFerretDb } from '../src/store/embedded/ferretdb.js';
-import type { StartedServer } from '../src/store/embedded/process.js';
 import { caregiverWithKey } from './harness/identity.js';
-import { ferretDbBinDir, freePort, repoRoot } from './harness/servers.js';
+import { startPrivateFerretDb, type PrivateFerretDb } from './harness/privateFerretDb.js';
 import { postJson, rpc, startTestService, type TestService } from './harness/service.js';
 
-const quiet = () => undefined;
-let bin: string;
-let port: number;
-let dataDir: string;
-let db: StartedServer | undefined;
+let db: PrivateFerretDb | undefined;
 let svc: TestService;
 
-const startDb = async () => (db = await startFerretDb({ bin, dataDir, port, log: quiet }));
-
 beforeAll(async () => {
-  bin = await ensureFerretDbBinary({ binDir: ferretDbBinDir, repoRoot, log: quiet });
-  port = await freePort();
-  dataDir = mkdtempSync(path.join(os.tmpdir(), 'carecircle-outage-'));
-  await startDb();
+  db = await startPrivateFerretDb('outage');
   // A bus timeout above the driver's server-selection timeout (5 s): the worker's own answer arrives.
-  svc = await startTestService({ nats: true, mongoUrl: `mongodb://127.0.0.1:${port}/carecircle_outage`, env: { BUS_TIMEOUT_MS: '15000', GATEWAY_RETRY_WINDOW_MS: '20000' } });
+  svc = await startTestService({ nats: true, mongoUrl: db.url('carecircle_outage'), env: { BUS_TIMEOUT_MS: '15000', GATEWAY_RETRY_WINDOW_MS: '20000' } });
 });
 afterAll(async () => {
   await svc?.stop();
-  await db?.stop();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  await db?.remove();
 });
 
 describe('database outage', () => {
@@ -58,7 +43,7 @@ describe('database outage', () => {
     expect(siteApi!.json).toMatchObject({ code: 'UNAVAILABLE', error: { code: 'UNAVAILABLE' } });
     expect(app!.json).toMatchObject({ code: 'UNAVAILABLE', error: { code: 'UNAVAILABLE' } });
 
-    await startDb();
+    await db!.start();
     for (const [name, call] of Object.entries(calls))
       await vi.waitFor(async () => expect({ name, status: (await call()).status }).toEqual({ name, status: 200 }), { timeout: 30_000, interval: 250 });
   });

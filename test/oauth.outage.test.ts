@@ -2,36 +2,21 @@
 // Retry-After in the OAuth error format (JSON for the endpoints apps call, a page at authorize),
 // and served again once the database is back. A private FerretDB, so stopping it disturbs no
 // other test.
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ensureFerretDbBinary, startFerretDb } from '../src/store/embedded/ferretdb.js';
-import type { StartedServer } from '../src/store/embedded/process.js';
-import { ferretDbBinDir, freePort, repoRoot } from './harness/servers.js';
+import { startPrivateFerretDb, type PrivateFerretDb } from './harness/privateFerretDb.js';
 import { startTestService, type TestService } from './harness/service.js';
 import { Jar, register } from './oauth.fixtures.js';
 
-const quiet = () => undefined;
-let bin: string;
-let port: number;
-let dataDir: string;
-let db: StartedServer | undefined;
+let db: PrivateFerretDb | undefined;
 let svc: TestService;
 
-const startDb = async () => (db = await startFerretDb({ bin, dataDir, port, log: quiet }));
-
 beforeAll(async () => {
-  bin = await ensureFerretDbBinary({ binDir: ferretDbBinDir, repoRoot, log: quiet });
-  port = await freePort();
-  dataDir = mkdtempSync(path.join(os.tmpdir(), 'carecircle-oauth-outage-'));
-  await startDb();
-  svc = await startTestService({ mongoUrl: `mongodb://127.0.0.1:${port}/carecircle_oauth_outage` });
+  db = await startPrivateFerretDb('oauth-outage');
+  svc = await startTestService({ mongoUrl: db.url('carecircle_oauth_outage') });
 });
 afterAll(async () => {
   await svc?.stop();
-  await db?.stop();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  await db?.remove();
 });
 
 const form = (body: Record<string, string>) => ({ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(body) });
@@ -78,7 +63,7 @@ describe('oauth - database outage', () => {
       expect(await down[name]!.text()).toContain('<code id="error-code">temporarily_unavailable</code>');
     }
 
-    await startDb();
+    await db!.start();
     await vi.waitFor(async () => expect((await calls.register()).status).toBe(201), { timeout: 30_000, interval: 250 });
     expect((await calls.authorize()).status).toBe(303);
   });
