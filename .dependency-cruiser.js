@@ -32,7 +32,8 @@ export default {
     },
     {
       name: 'shared-mechanism-not-upward',
-      comment: 'Shared mechanism (config, log, version, roles, http, bus, store, limits, rpc, auth, slice, metrics) may not import the domain layer, slices, the runtime or the role wiring.',
+      comment:
+        'Shared mechanism (config, log, version, roles, http, bus, store, limits, rpc, auth, slice, metrics) may not import the domain layer, slices, the runtime or the role wiring.',
       severity: 'error',
       from: { path: SHARED, pathNot: TESTS },
       to: { path: `${DOMAIN}|${SLICES}|${RUNTIME}|${WIRING}` },
@@ -46,7 +47,8 @@ export default {
     },
     {
       name: 'slices-not-upward',
-      comment: 'Feature slices may not import the runtime (gateway, worker, cron) or the role wiring: they declare manifests (src/slice/contract.ts) that the wiring hands to the runtime.',
+      comment:
+        'Feature slices may not import the runtime (gateway, worker, cron) or the role wiring: they declare manifests (src/slice/contract.ts) that the wiring hands to the runtime.',
       severity: 'error',
       from: { path: SLICES, pathNot: TESTS },
       to: { path: `${RUNTIME}|${WIRING}` },
@@ -74,7 +76,8 @@ export default {
     },
     {
       name: 'bridge-stands-alone',
-      comment: 'The MCP bridge ships on its own: of src/ it may import only the leaf modules src/version.ts, src/rpc/codes.ts (the pinned JSON-RPC codes) and src/workspace/scopes.ts (the scope each tool needs).',
+      comment:
+        'The MCP bridge ships on its own: of src/ it may import only the leaf modules src/version.ts, src/rpc/codes.ts (the pinned JSON-RPC codes) and src/workspace/scopes.ts (the scope each tool needs).',
       severity: 'error',
       from: { path: '^bridge/', pathNot: TESTS },
       to: { path: '^src/', pathNot: '^src/(version|rpc/codes|workspace/scopes)\\.ts$' },

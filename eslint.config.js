@@ -12,10 +12,18 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
-      'no-restricted-imports': ['error', { patterns: [{ regex: '^(fs|path|os|crypto|http|https|url|util|events|child_process|net|stream|timers)(/.*)?$', message: 'Use the node: specifier.' }] }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [{ regex: '^(fs|path|os|crypto|http|https|url|util|events|child_process|net|stream|timers)(/.*)?$', message: 'Use the node: specifier.' }],
+        },
+      ],
       'no-restricted-syntax': [
         'error',
-        { selector: "CallExpression[callee.object.name=/^(it|test|describe)$/][callee.property.name=/^(skip|only|todo)$/]", message: 'No skipped, focused or todo tests.' },
+        {
+          selector: 'CallExpression[callee.object.name=/^(it|test|describe)$/][callee.property.name=/^(skip|only|todo)$/]',
+          message: 'No skipped, focused or todo tests.',
+        },
       ],
     },
   },
@@ -28,7 +36,15 @@ export default tseslint.config(
   {
     files: ['src/**/assets/*.js'],
     languageOptions: {
-      globals: { window: 'readonly', document: 'readonly', location: 'readonly', history: 'readonly', navigator: 'readonly', fetch: 'readonly', URLSearchParams: 'readonly' },
+      globals: {
+        window: 'readonly',
+        document: 'readonly',
+        location: 'readonly',
+        history: 'readonly',
+        navigator: 'readonly',
+        fetch: 'readonly',
+        URLSearchParams: 'readonly',
+      },
     },
   },
 );

@@ -4,7 +4,18 @@ import { RPC } from '../src/rpc/codes.js';
 import { routingHeaders } from './era.js';
 import type { Frame } from './framing.js';
 import type { Log } from './log.js';
-import { classify, idKey, invalidRequest, parseError, recoverId, rpcError, type Message, type RpcErrorObject, type RpcId, type RpcResponse } from './messages.js';
+import {
+  classify,
+  idKey,
+  invalidRequest,
+  parseError,
+  recoverId,
+  rpcError,
+  type Message,
+  type RpcErrorObject,
+  type RpcId,
+  type RpcResponse,
+} from './messages.js';
 import type { Exchange, Upstream } from './upstream.js';
 
 type Forwarded = Extract<Message, { kind: 'request' | 'notification' }>;
@@ -110,7 +121,10 @@ export class Bridge {
       .catch((err: unknown) => {
         // Not expected (every failure is an Exchange), but a request must never go unanswered.
         this.log.error(`internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-        const error: RpcErrorObject = { code: RPC.INTERNAL_ERROR, message: `carecircle-mcp internal error: ${err instanceof Error ? err.message : String(err)}` };
+        const error: RpcErrorObject = {
+          code: RPC.INTERNAL_ERROR,
+          message: `carecircle-mcp internal error: ${err instanceof Error ? err.message : String(err)}`,
+        };
         const replies = messages.flatMap((m) => (m.kind === 'request' ? [rpcError(m.id, error)] : []));
         if (replies.length > 0) this.write(batch ? replies : replies[0]!);
       })
@@ -160,7 +174,11 @@ function replyFor(id: RpcId, exchange: Exchange, find: (exchange: Exchange) => R
   // A batch refused as a whole (one error, id null) applies to each of its requests.
   const whole = exchange.kind === 'reply' && !Array.isArray(exchange.body) ? asResponse(exchange.body) : undefined;
   if (whole?.error) return rpcError(id, whole.error);
-  return rpcError(id, { code: RPC.INTERNAL_ERROR, message: 'carecircle sent no reply to this request', data: { hint: 'Try again; report it if it persists.' } });
+  return rpcError(id, {
+    code: RPC.INTERNAL_ERROR,
+    message: 'carecircle sent no reply to this request',
+    data: { hint: 'Try again; report it if it persists.' },
+  });
 }
 
 function asResponse(value: unknown): RpcResponse | undefined {
@@ -168,7 +186,8 @@ function asResponse(value: unknown): RpcResponse | undefined {
   const v = value as Record<string, unknown>;
   if ('result' in v) return { jsonrpc: '2.0', id: (v.id ?? null) as RpcId, result: v.result };
   const e = v.error as Record<string, unknown> | undefined;
-  if (e && typeof e.code === 'number' && typeof e.message === 'string') return { jsonrpc: '2.0', id: (v.id ?? null) as RpcId, error: e as unknown as RpcErrorObject };
+  if (e && typeof e.code === 'number' && typeof e.message === 'string')
+    return { jsonrpc: '2.0', id: (v.id ?? null) as RpcId, error: e as unknown as RpcErrorObject };
   return undefined;
 }
 

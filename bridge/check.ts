@@ -18,12 +18,23 @@ async function call(upstream: Upstream, method: string, params: Record<string, u
   if (exchange.kind === 'failed') return { ok: false, error: exchange.error, ms };
   const body = exchange.kind === 'reply' ? (exchange.body as { result?: Record<string, unknown>; error?: RpcErrorObject }) : undefined;
   if (body?.error) return { ok: false, error: body.error, ms };
-  if (!body?.result) return { ok: false, error: { code: -32603, message: 'the server sent no result', data: { hint: "Check that CARECIRCLE_URL points at carecircle's app." } }, ms };
+  if (!body?.result)
+    return {
+      ok: false,
+      error: { code: -32603, message: 'the server sent no result', data: { hint: "Check that CARECIRCLE_URL points at carecircle's app." } },
+      ms,
+    };
   return { ok: true, result: body.result, ms };
 }
 
 /** Runs the check, writing a report with `print`; resolves to true when the bridge is ready. */
-export async function runCheck(options: BridgeOptions, credential: Credential, upstream: Upstream, print: (line: string) => void, userAgent = 'carecircle-mcp'): Promise<boolean> {
+export async function runCheck(
+  options: BridgeOptions,
+  credential: Credential,
+  upstream: Upstream,
+  print: (line: string) => void,
+  userAgent = 'carecircle-mcp',
+): Promise<boolean> {
   print(`carecircle-mcp --check`);
   print(`  endpoint  ${options.endpoint}`);
   const oauth = credential instanceof OAuthCredential ? credential : undefined;
@@ -54,7 +65,11 @@ export async function runCheck(options: BridgeOptions, credential: Credential, u
 
   if (usable && !usable.ok) return fail(accepted, { ok: false, error: usable.error, ms: 0 });
 
-  const init = await call(upstream, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'carecircle-mcp-check', version: '1' } });
+  const init = await call(upstream, 'initialize', {
+    protocolVersion: '2025-06-18',
+    capabilities: {},
+    clientInfo: { name: 'carecircle-mcp-check', version: '1' },
+  });
   // A refused key still proves the server answered: say so before the key's own verdict.
   if (!init.ok && init.error.code === -32001) print(`  ok    server reached${kind ? ': the family workspace endpoint' : ''} (${init.ms} ms)`);
   else if (!init.ok) return fail('reach the server', init);
@@ -90,9 +105,13 @@ export async function runCheck(options: BridgeOptions, credential: Credential, u
   if (refused.length > 0) {
     const lacking = [...new Set(refused.map((t) => t.missing!))];
     print(`  WARN  refused with ${credentialName}: ${refused.map((t) => `${t.name} (needs ${t.missing})`).join(', ')}`);
-    print(`        fix: run ${loginCommand(options)} again in a terminal and tick ${lacking.join(' and ')} on the consent page; or use an MCP API key from ${options.settingsUrl}.`);
+    print(
+      `        fix: run ${loginCommand(options)} again in a terminal and tick ${lacking.join(' and ')} on the consent page; or use an MCP API key from ${options.settingsUrl}.`,
+    );
   }
   print('');
-  print(`Verdict: READY (${allowed.length} of ${access.length} tools usable with ${credentialName}). Add carecircle-mcp to your assistant (README, "Desktop assistants (stdio bridge)").`);
+  print(
+    `Verdict: READY (${allowed.length} of ${access.length} tools usable with ${credentialName}). Add carecircle-mcp to your assistant (README, "Desktop assistants (stdio bridge)").`,
+  );
   return true;
 }

@@ -18,7 +18,11 @@ const USER_AGENT = `carecircle-mcp/${VERSION} node/${process.versions.node}`;
 /** Token requests are bounded apart from --timeout-ms: a refresh holds the token file's lock meanwhile. */
 const TOKEN_TIMEOUT_MS = 15_000;
 
-const httpFor = (options: BridgeOptions): HttpSettings => ({ userAgent: USER_AGENT, timeoutMs: Math.min(options.timeoutMs, TOKEN_TIMEOUT_MS), allowHttp: options.allowHttp });
+const httpFor = (options: BridgeOptions): HttpSettings => ({
+  userAgent: USER_AGENT,
+  timeoutMs: Math.min(options.timeoutMs, TOKEN_TIMEOUT_MS),
+  allowHttp: options.allowHttp,
+});
 
 function upstreamFor(options: BridgeOptions, credential: Credential, log: Log): Upstream {
   return new Upstream({ ...options, credential, userAgent: USER_AGENT, log });
@@ -26,7 +30,9 @@ function upstreamFor(options: BridgeOptions, credential: Credential, log: Log): 
 
 function configFailure(argv: string[], err: BridgeConfigError): never {
   if (argv.includes('--check')) {
-    process.stdout.write(`carecircle-mcp --check\n\n  FAIL  configuration: ${err.message}\n\nVerdict: NOT READY. Fix the configuration, then run carecircle-mcp --check again.\n`);
+    process.stdout.write(
+      `carecircle-mcp --check\n\n  FAIL  configuration: ${err.message}\n\nVerdict: NOT READY. Fix the configuration, then run carecircle-mcp --check again.\n`,
+    );
     process.exit(1);
   }
   process.stderr.write(`carecircle-mcp: ${err.message}\n`);

@@ -89,7 +89,8 @@ export class OAuthCredential implements Credential {
   ) {
     this.entry = entry;
     this.seen = version;
-    if (!entry.refreshToken && !entry.accessToken) this.ended = 'no tokens are stored for this server (the last --login did not finish, or carecircle refused to renew them)';
+    if (!entry.refreshToken && !entry.accessToken)
+      this.ended = 'no tokens are stored for this server (the last --login did not finish, or carecircle refused to renew them)';
   }
 
   get scope(): string {
@@ -118,7 +119,11 @@ export class OAuthCredential implements Credential {
       if (outcome.kind === 'failed' && (!this.entry.accessToken || expiresIn(this.entry) <= 0))
         return {
           ok: false,
-          error: { code: RPC.INTERNAL_ERROR, message: `Cannot renew the carecircle sign-in: ${outcome.message}`, data: { hint: 'Check your network and that carecircle is running; the bridge tries again on the next request.' } },
+          error: {
+            code: RPC.INTERNAL_ERROR,
+            message: `Cannot renew the carecircle sign-in: ${outcome.message}`,
+            data: { hint: 'Check your network and that carecircle is running; the bridge tries again on the next request.' },
+          },
         };
     }
     return { ok: true, header: `Bearer ${this.entry.accessToken}` };
@@ -197,7 +202,11 @@ export class OAuthCredential implements Credential {
           return { result: { kind: 'ended' } };
         }
         try {
-          const tokens = await tokenRequest(current.tokenEndpoint, { grant_type: 'refresh_token', refresh_token: current.refreshToken, client_id: current.clientId, resource: current.resource ?? current.server }, this.o.http);
+          const tokens = await tokenRequest(
+            current.tokenEndpoint,
+            { grant_type: 'refresh_token', refresh_token: current.refreshToken, client_id: current.clientId, resource: current.resource ?? current.server },
+            this.o.http,
+          );
           const next: StoredSignIn = {
             ...current,
             accessToken: tokens.accessToken,
@@ -212,7 +221,10 @@ export class OAuthCredential implements Credential {
         } catch (err) {
           if (!(err instanceof OAuthError)) throw err;
           if (!err.transient && err.code !== undefined && SIGN_IN_OVER.has(err.code)) {
-            this.end(`carecircle refused to renew it (${err.code}: revoked in Settings → Connected apps, signed out, or unused for too long)`, current.refreshToken);
+            this.end(
+              `carecircle refused to renew it (${err.code}: revoked in Settings → Connected apps, signed out, or unused for too long)`,
+              current.refreshToken,
+            );
             // Keep the client for the next --login; the dead tokens go.
             const { accessToken: _a, refreshToken: _r, expiresAt: _e, ...kept } = current;
             return { result: { kind: 'ended' }, entry: { ...kept, updatedAt: new Date().toISOString() } };

@@ -7,8 +7,14 @@ describe('routing headers of a 2026-07-28 message', () => {
   const meta = { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } };
 
   it('when a message carries the envelope, then its version, method and name become headers the server accepts', () => {
-    expect(routingHeaders({ params: { name: 'ping', ...meta } }, 'tools/call')).toEqual({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'ping' });
-    expect(routingHeaders({ params: { uri: 'carecircle://loved-ones/x/timeline', ...meta } }, 'resources/read')?.['mcp-name']).toBe('carecircle://loved-ones/x/timeline');
+    expect(routingHeaders({ params: { name: 'ping', ...meta } }, 'tools/call')).toEqual({
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/call',
+      'mcp-name': 'ping',
+    });
+    expect(routingHeaders({ params: { uri: 'carecircle://loved-ones/x/timeline', ...meta } }, 'resources/read')?.['mcp-name']).toBe(
+      'carecircle://loved-ones/x/timeline',
+    );
     expect(routingHeaders({ params: meta }, 'tools/list')).toEqual({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' });
   });
 

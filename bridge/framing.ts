@@ -6,9 +6,7 @@ const HEAD_BYTES = 4096;
 const TAIL_BYTES = 512;
 const NEWLINE = 0x0a;
 
-export type Frame =
-  | { kind: 'line'; text: string }
-  | { kind: 'oversized'; bytes: number; head: string; tail: string };
+export type Frame = { kind: 'line'; text: string } | { kind: 'oversized'; bytes: number; head: string; tail: string };
 
 export class LineSplitter {
   private parts: Buffer[] = [];

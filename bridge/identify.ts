@@ -23,7 +23,12 @@ export const kindOfName = (name: unknown): EndpointKind | undefined => (typeof n
  */
 export async function identifyEndpoint(o: Pick<BridgeOptions, 'endpoint' | 'timeoutMs'>, userAgent: string): Promise<EndpointKind | undefined> {
   try {
-    const res = await fetch(o.endpoint, { method: 'GET', headers: { accept: 'application/json', 'user-agent': userAgent }, redirect: 'manual', signal: AbortSignal.timeout(o.timeoutMs) });
+    const res = await fetch(o.endpoint, {
+      method: 'GET',
+      headers: { accept: 'application/json', 'user-agent': userAgent },
+      redirect: 'manual',
+      signal: AbortSignal.timeout(o.timeoutMs),
+    });
     const text = await res.text();
     if (res.status === 401 && resourceMetadataFrom(res.headers.get('www-authenticate'))) return 'workspace';
     if (res.status !== 200) return undefined;

@@ -41,8 +41,20 @@ describe('bridge login - the authorization request', () => {
   });
 
   it('when the URL is built, then it carries the client, the loopback redirect, S256 and the resource', () => {
-    const as = { issuer: 'https://auth.example.org', authorizationEndpoint: 'https://auth.example.org/oauth/authorize', tokenEndpoint: 'https://auth.example.org/oauth/token', issParameter: true };
-    const url = authorizationUrl(as, { clientId: 'c1', redirectUri: 'http://127.0.0.1:5000/callback', scope: 'profile:read care_circle:read', state: 's', challenge: 'x', resource: 'https://app.example.org/api/mcp' });
+    const as = {
+      issuer: 'https://auth.example.org',
+      authorizationEndpoint: 'https://auth.example.org/oauth/authorize',
+      tokenEndpoint: 'https://auth.example.org/oauth/token',
+      issParameter: true,
+    };
+    const url = authorizationUrl(as, {
+      clientId: 'c1',
+      redirectUri: 'http://127.0.0.1:5000/callback',
+      scope: 'profile:read care_circle:read',
+      state: 's',
+      challenge: 'x',
+      resource: 'https://app.example.org/api/mcp',
+    });
     expect(Object.fromEntries(url.searchParams)).toEqual({
       response_type: 'code',
       client_id: 'c1',
@@ -56,7 +68,9 @@ describe('bridge login - the authorization request', () => {
   });
 
   it('when a 401 names its resource metadata, then that address is read from the challenge', () => {
-    expect(resourceMetadataFrom('Bearer resource_metadata="https://app.example.org/.well-known/oauth-protected-resource", error="invalid_token"')).toBe('https://app.example.org/.well-known/oauth-protected-resource');
+    expect(resourceMetadataFrom('Bearer resource_metadata="https://app.example.org/.well-known/oauth-protected-resource", error="invalid_token"')).toBe(
+      'https://app.example.org/.well-known/oauth-protected-resource',
+    );
     expect(resourceMetadataFrom('Bearer error="invalid_token"')).toBeUndefined();
     expect(resourceMetadataFrom(null)).toBeUndefined();
   });

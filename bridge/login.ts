@@ -8,7 +8,18 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
-import { authorizationUrl, clientExists, discover, OAuthError, pkce, registerClient, revokeToken, tokenRequest, type AuthorizationServer, type HttpSettings } from './oauth.js';
+import {
+  authorizationUrl,
+  clientExists,
+  discover,
+  OAuthError,
+  pkce,
+  registerClient,
+  revokeToken,
+  tokenRequest,
+  type AuthorizationServer,
+  type HttpSettings,
+} from './oauth.js';
 import { loginCommand, type BridgeOptions } from './options.js';
 import { TokenFileError, TokenStore, type StoredSignIn } from './tokenStore.js';
 
@@ -49,7 +60,8 @@ export async function listenLoopback(handler: (req: IncomingMessage, res: Server
 /** Opens `url` in the system browser; false when that is off or impossible (the URL is printed either way). */
 export function openBrowser(url: string, say: (line: string) => void): Promise<boolean> {
   // rundll32 is what `start` does, without cmd.exe reading & and % in the URL.
-  const [command, args] = process.platform === 'darwin' ? ['open', [url]] : process.platform === 'win32' ? ['rundll32', ['url.dll,FileProtocolHandler', url]] : ['xdg-open', [url]];
+  const [command, args] =
+    process.platform === 'darwin' ? ['open', [url]] : process.platform === 'win32' ? ['rundll32', ['url.dll,FileProtocolHandler', url]] : ['xdg-open', [url]];
   return new Promise((resolve) => {
     let child;
     try {
@@ -99,17 +111,32 @@ export async function runLogin(ctx: LoginContext): Promise<number> {
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const reply = (status: number, title: string, text: string) =>
-      res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'content-security-policy': "default-src 'none'", 'referrer-policy': 'no-referrer' }).end(page(title, text));
+      res
+        .writeHead(status, {
+          'content-type': 'text/html; charset=utf-8',
+          'cache-control': 'no-store',
+          'content-security-policy': "default-src 'none'",
+          'referrer-policy': 'no-referrer',
+        })
+        .end(page(title, text));
     if (req.method !== 'GET' || url.pathname !== CALLBACK_PATH) return reply(404, 'Not found', 'This address only receives the carecircle sign-in.');
     // Someone else's request (a stale tab, another site): refuse it, keep waiting for ours.
-    if (url.searchParams.get('state') !== state) return reply(400, 'Sign-in not recognised', 'This answer does not belong to the sign-in carecircle-mcp is waiting for. Start again from the terminal.');
+    if (url.searchParams.get('state') !== state)
+      return reply(400, 'Sign-in not recognised', 'This answer does not belong to the sign-in carecircle-mcp is waiting for. Start again from the terminal.');
     const iss = url.searchParams.get('iss');
-    if ((iss !== null || as.issParameter) && iss !== as.issuer) return reply(400, 'Sign-in not recognised', 'The answer came from another authorization server.');
+    if ((iss !== null || as.issParameter) && iss !== as.issuer)
+      return reply(400, 'Sign-in not recognised', 'The answer came from another authorization server.');
     const error = url.searchParams.get('error');
     if (error) {
       const description = url.searchParams.get('error_description');
-      reply(200, 'Sign-in not completed', `carecircle answered ${escape(error)}${description ? `: ${escape(description)}` : ''}. You can close this tab; the terminal says what to do next.`);
-      return settle({ error: error === 'access_denied' ? 'you chose Deny on the consent page (access_denied)' : `${error}${description ? ` (${description})` : ''}` });
+      reply(
+        200,
+        'Sign-in not completed',
+        `carecircle answered ${escape(error)}${description ? `: ${escape(description)}` : ''}. You can close this tab; the terminal says what to do next.`,
+      );
+      return settle({
+        error: error === 'access_denied' ? 'you chose Deny on the consent page (access_denied)' : `${error}${description ? ` (${description})` : ''}`,
+      });
     }
     const code = url.searchParams.get('code');
     if (!code) return reply(400, 'Sign-in not recognised', 'The answer carries no authorization code.');
@@ -135,7 +162,11 @@ export async function runLogin(ctx: LoginContext): Promise<number> {
       clientId = undefined;
     }
     if (!clientId) {
-      clientId = await registerClient(as, { clientName: `carecircle-mcp on ${os.hostname()}`.slice(0, 120), redirectUri, scope, softwareVersion: ctx.version }, http);
+      clientId = await registerClient(
+        as,
+        { clientName: `carecircle-mcp on ${os.hostname()}`.slice(0, 120), redirectUri, scope, softwareVersion: ctx.version },
+        http,
+      );
       registeredUri = redirectUri;
       // Remembered at once, so an abandoned sign-in does not register another client next time.
       // Tokens of a client the server no longer knows are dead: they are not carried over.
@@ -146,15 +177,24 @@ export async function runLogin(ctx: LoginContext): Promise<number> {
 
     const url = authorizationUrl(as, { clientId, redirectUri, scope, state, challenge: verifier.challenge, resource });
     say(`waiting up to ${Math.round((ctx.waitMs ?? LOGIN_WAIT_MS) / 60_000)} minutes for the sign-in to come back to ${redirectUri} (Ctrl-C cancels)`);
-    say(options.openBrowser ? 'opening your browser to sign in and choose what the assistant may read; if it does not open, visit:' : 'open this address in a browser to sign in and choose what the assistant may read (CARECIRCLE_NO_BROWSER is set):');
+    say(
+      options.openBrowser
+        ? 'opening your browser to sign in and choose what the assistant may read; if it does not open, visit:'
+        : 'open this address in a browser to sign in and choose what the assistant may read (CARECIRCLE_NO_BROWSER is set):',
+    );
     say(`  ${url.href}`);
     if (options.openBrowser) await openBrowser(url.href, say);
 
     let timer: NodeJS.Timeout | undefined;
-    const answer = await Promise.race([outcome, new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), ctx.waitMs ?? LOGIN_WAIT_MS)))]);
+    const answer = await Promise.race([
+      outcome,
+      new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), ctx.waitMs ?? LOGIN_WAIT_MS))),
+    ]);
     clearTimeout(timer);
     if (answer === 'timeout') {
-      say(`no answer from the browser within ${Math.round((ctx.waitMs ?? LOGIN_WAIT_MS) / 1000)} s; nothing was stored. Run ${loginCommand(options)} again when you are ready.`);
+      say(
+        `no answer from the browser within ${Math.round((ctx.waitMs ?? LOGIN_WAIT_MS) / 1000)} s; nothing was stored. Run ${loginCommand(options)} again when you are ready.`,
+      );
       return 1;
     }
     if ('error' in answer) {
@@ -162,7 +202,11 @@ export async function runLogin(ctx: LoginContext): Promise<number> {
       return 1;
     }
 
-    const tokens = await tokenRequest(as.tokenEndpoint, { grant_type: 'authorization_code', code: answer.code, redirect_uri: redirectUri, client_id: clientId, code_verifier: verifier.verifier, resource }, http);
+    const tokens = await tokenRequest(
+      as.tokenEndpoint,
+      { grant_type: 'authorization_code', code: answer.code, redirect_uri: redirectUri, client_id: clientId, code_verifier: verifier.verifier, resource },
+      http,
+    );
     const entry: StoredSignIn = {
       ...endpointsOf(server, resource, as),
       clientId,
@@ -177,12 +221,21 @@ export async function runLogin(ctx: LoginContext): Promise<number> {
     // A sign-in this one replaces under another grant is revoked, so it does not linger in Settings →
     // Connected apps. Never under the same grant: revoking a token revokes its whole grant.
     const before = grantOf(previous?.accessToken);
-    if (previous?.refreshToken && previous.revocationEndpoint && previous.clientId === clientId && before && grantOf(entry.accessToken) && before !== grantOf(entry.accessToken))
+    if (
+      previous?.refreshToken &&
+      previous.revocationEndpoint &&
+      previous.clientId === clientId &&
+      before &&
+      grantOf(entry.accessToken) &&
+      before !== grantOf(entry.accessToken)
+    )
       await revokeToken(previous.revocationEndpoint, { token: previous.refreshToken, clientId }, http).catch(() => {});
 
     const granted = (entry.scope ?? '').split(' ').filter(Boolean);
     const declined = discovery.scopes.filter((s) => !granted.includes(s));
-    say(`signed in. Granted: ${granted.join(', ') || 'none'}.${declined.length ? ` Not granted: ${declined.join(', ')} (tools that need it answer -32001; run ${loginCommand(options)} again to add it).` : ''}`);
+    say(
+      `signed in. Granted: ${granted.join(', ') || 'none'}.${declined.length ? ` Not granted: ${declined.join(', ')} (tools that need it answer -32001; run ${loginCommand(options)} again to add it).` : ''}`,
+    );
     if (!entry.refreshToken) say('the server issued no refresh token: the sign-in lasts until the access token expires');
     say(`tokens stored in ${store.file}; your assistant's carecircle-mcp uses them when no API key is configured.`);
     return 0;
@@ -220,7 +273,8 @@ export async function runLogout(ctx: LoginContext): Promise<number> {
       }
       say(`signed out of ${options.endpoint}; removed its tokens from ${store.file}`);
       if (revoked) say('the sign-in was revoked at carecircle: its tokens no longer work anywhere');
-      else if (problem) say(`could not revoke it at carecircle (${problem}); to be sure, revoke "carecircle-mcp" in Settings → Connected apps: ${options.settingsUrl}`);
+      else if (problem)
+        say(`could not revoke it at carecircle (${problem}); to be sure, revoke "carecircle-mcp" in Settings → Connected apps: ${options.settingsUrl}`);
       return { result: problem ? 1 : 0, entry: null };
     });
   } catch (err) {
@@ -228,8 +282,18 @@ export async function runLogout(ctx: LoginContext): Promise<number> {
   }
 }
 
-function endpointsOf(server: string, resource: string, as: AuthorizationServer): Pick<StoredSignIn, 'server' | 'resource' | 'issuer' | 'tokenEndpoint' | 'revocationEndpoint'> {
-  return { server, ...(resource !== server ? { resource } : {}), issuer: as.issuer, tokenEndpoint: as.tokenEndpoint, ...(as.revocationEndpoint ? { revocationEndpoint: as.revocationEndpoint } : {}) };
+function endpointsOf(
+  server: string,
+  resource: string,
+  as: AuthorizationServer,
+): Pick<StoredSignIn, 'server' | 'resource' | 'issuer' | 'tokenEndpoint' | 'revocationEndpoint'> {
+  return {
+    server,
+    ...(resource !== server ? { resource } : {}),
+    issuer: as.issuer,
+    tokenEndpoint: as.tokenEndpoint,
+    ...(as.revocationEndpoint ? { revocationEndpoint: as.revocationEndpoint } : {}),
+  };
 }
 
 /** The `grant_id` claim of a JWT access token (read, not verified: it only decides whether to revoke our own old token). */

@@ -31,7 +31,12 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 const isId = (v: unknown): v is RpcId => v === null || typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
 
 export function classify(value: unknown): Message {
-  if (!isObject(value)) return { kind: 'invalid', id: null, reason: `expected a JSON-RPC object, got ${Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value}` };
+  if (!isObject(value))
+    return {
+      kind: 'invalid',
+      id: null,
+      reason: `expected a JSON-RPC object, got ${Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value}`,
+    };
   const hasId = 'id' in value && value.id !== undefined;
   if (hasId && !isId(value.id)) return { kind: 'invalid', id: null, reason: 'id must be a string, a number or null' };
   const id = hasId ? (value.id as RpcId) : null;
@@ -44,10 +49,18 @@ export function classify(value: unknown): Message {
 export const rpcError = (id: RpcId, error: RpcErrorObject): RpcResponse => ({ jsonrpc: '2.0', id, error });
 
 export const invalidRequest = (id: RpcId, reason: string): RpcResponse =>
-  rpcError(id, { code: RPC.INVALID_REQUEST, message: `Invalid Request: ${reason}`, data: { hint: 'Send JSON-RPC 2.0: {"jsonrpc": "2.0", "id": …, "method": "…", "params": {…}}.' } });
+  rpcError(id, {
+    code: RPC.INVALID_REQUEST,
+    message: `Invalid Request: ${reason}`,
+    data: { hint: 'Send JSON-RPC 2.0: {"jsonrpc": "2.0", "id": …, "method": "…", "params": {…}}.' },
+  });
 
 export const parseError = (id: RpcId, detail: string): RpcResponse =>
-  rpcError(id, { code: RPC.PARSE_ERROR, message: `Parse error: ${detail}`, data: { hint: 'Send one JSON-RPC message (or one batch array) per line, as UTF-8 JSON.' } });
+  rpcError(id, {
+    code: RPC.PARSE_ERROR,
+    message: `Parse error: ${detail}`,
+    data: { hint: 'Send one JSON-RPC message (or one batch array) per line, as UTF-8 JSON.' },
+  });
 
 /** A stable map key for an id: 1 and "1" are different ids. */
 export const idKey = (id: RpcId): string => JSON.stringify(id);

@@ -6,6 +6,7 @@ export function describeCause(err: unknown): { text: string; code: string | unde
   while (e instanceof Error && e.message === 'fetch failed' && e.cause !== undefined) e = e.cause;
   const errors = e instanceof AggregateError && e.errors.length > 0 ? e.errors : [e];
   const texts = [...new Set(errors.map((x) => (x instanceof Error ? x.message || (x as NodeJS.ErrnoException).code || x.name : String(x))))];
-  const code = errors.map((x) => (x as NodeJS.ErrnoException | undefined)?.code).find((c) => typeof c === 'string') ?? (e as NodeJS.ErrnoException | undefined)?.code;
+  const code =
+    errors.map((x) => (x as NodeJS.ErrnoException | undefined)?.code).find((c) => typeof c === 'string') ?? (e as NodeJS.ErrnoException | undefined)?.code;
   return { text: texts.join('; '), code };
 }

@@ -53,7 +53,12 @@ export interface HttpSettings {
 
 async function request(url: string, init: RequestInit, http: HttpSettings): Promise<Response> {
   try {
-    return await fetch(url, { ...init, redirect: 'manual', headers: { 'user-agent': http.userAgent, accept: 'application/json', ...(init.headers as Record<string, string>) }, signal: AbortSignal.timeout(http.timeoutMs) });
+    return await fetch(url, {
+      ...init,
+      redirect: 'manual',
+      headers: { 'user-agent': http.userAgent, accept: 'application/json', ...(init.headers as Record<string, string>) },
+      signal: AbortSignal.timeout(http.timeoutMs),
+    });
   } catch (err) {
     const why = (err as Error).name === 'TimeoutError' ? `no answer within ${http.timeoutMs} ms` : describeCause(err).text;
     throw new OAuthError(`cannot reach ${new URL(url).host}: ${why}`, undefined, true);
@@ -76,7 +81,9 @@ function checkTransport(url: string, what: string, http: HttpSettings): string {
   const parsed = URL.parse(url);
   if (!parsed || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')) throw new OAuthError(`${what} is not an http(s) URL: ${url}`);
   if (parsed.protocol === 'http:' && !http.allowHttp && !isLoopback(parsed.hostname))
-    throw new OAuthError(`${what} ${url} uses plain http:// to another machine, which would send your tokens unencrypted; pass --allow-http if the network is private`);
+    throw new OAuthError(
+      `${what} ${url} uses plain http:// to another machine, which would send your tokens unencrypted; pass --allow-http if the network is private`,
+    );
   return url;
 }
 
@@ -98,9 +105,21 @@ export function resourceMetadataFrom(header: string | null): string | undefined 
  * metadata names the endpoints. A server without them does not offer browser sign-in.
  */
 export async function discover(endpoint: string, http: HttpSettings): Promise<Discovery> {
-  const probe = await request(endpoint, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{"jsonrpc":"2.0","id":0,"method":"ping"}' }, http);
+  const probe = await request(
+    endpoint,
+    {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: '{"jsonrpc":"2.0","id":0,"method":"ping"}',
+    },
+    http,
+  );
   await probe.body?.cancel();
-  const candidates = [resourceMetadataFrom(probe.headers.get('www-authenticate')), wellKnown(endpoint, 'oauth-protected-resource'), `${new URL(endpoint).origin}/.well-known/oauth-protected-resource`];
+  const candidates = [
+    resourceMetadataFrom(probe.headers.get('www-authenticate')),
+    wellKnown(endpoint, 'oauth-protected-resource'),
+    `${new URL(endpoint).origin}/.well-known/oauth-protected-resource`,
+  ];
   let prm: Record<string, unknown> | undefined;
   for (const url of [...new Set(candidates.filter((c): c is string => c !== undefined))]) {
     const res = await request(url, { method: 'GET' }, http);
@@ -111,11 +130,14 @@ export async function discover(endpoint: string, http: HttpSettings): Promise<Di
   }
   const servers = Array.isArray(prm?.authorization_servers) ? prm.authorization_servers.filter((s): s is string => typeof s === 'string') : [];
   if (!prm || !str(prm.resource) || servers.length === 0)
-    throw new OAuthError(`${new URL(endpoint).host} does not offer signing in with the browser (no OAuth protected-resource metadata for ${endpoint}); use an MCP API key instead`);
+    throw new OAuthError(
+      `${new URL(endpoint).host} does not offer signing in with the browser (no OAuth protected-resource metadata for ${endpoint}); use an MCP API key instead`,
+    );
   // The resource must be the endpoint, or a prefix of it on the same origin (as the MCP SDK requires).
   const resource = str(prm.resource)!;
   const sameOrigin = URL.parse(resource)?.origin === new URL(endpoint).origin;
-  if (!sameOrigin || !endpoint.replace(/\/+$/, '').startsWith(resource.replace(/\/+$/, ''))) throw new OAuthError(`the protected-resource metadata names ${resource}, not ${endpoint}; check CARECIRCLE_URL`);
+  if (!sameOrigin || !endpoint.replace(/\/+$/, '').startsWith(resource.replace(/\/+$/, '')))
+    throw new OAuthError(`the protected-resource metadata names ${resource}, not ${endpoint}; check CARECIRCLE_URL`);
   const scopes = Array.isArray(prm.scopes_supported) ? prm.scopes_supported.filter((s): s is string => typeof s === 'string') : [];
   return { resource, scopes, as: await authorizationServer(checkTransport(servers[0]!, 'the authorization server', http), http) };
 }
@@ -150,8 +172,13 @@ async function authorizationServer(issuer: string, http: HttpSettings): Promise<
 }
 
 /** Registers this bridge as a public client with a loopback redirect URI; returns its client_id. */
-export async function registerClient(as: AuthorizationServer, metadata: { clientName: string; redirectUri: string; scope: string; softwareVersion: string }, http: HttpSettings): Promise<string> {
-  if (!as.registrationEndpoint) throw new OAuthError(`the authorization server ${as.issuer} does not register clients (no registration_endpoint); use an MCP API key instead`);
+export async function registerClient(
+  as: AuthorizationServer,
+  metadata: { clientName: string; redirectUri: string; scope: string; softwareVersion: string },
+  http: HttpSettings,
+): Promise<string> {
+  if (!as.registrationEndpoint)
+    throw new OAuthError(`the authorization server ${as.issuer} does not register clients (no registration_endpoint); use an MCP API key instead`);
   const res = await request(
     as.registrationEndpoint,
     {
@@ -171,7 +198,11 @@ export async function registerClient(as: AuthorizationServer, metadata: { client
     http,
   );
   const body = await jsonOf(res);
-  if (res.status === 429) throw new OAuthError(`the authorization server refused to register another client from this address for now; try again in ${res.headers.get('retry-after') ?? 'a few'} seconds`, 'temporarily_unavailable');
+  if (res.status === 429)
+    throw new OAuthError(
+      `the authorization server refused to register another client from this address for now; try again in ${res.headers.get('retry-after') ?? 'a few'} seconds`,
+      'temporarily_unavailable',
+    );
   const clientId = str(body?.client_id);
   if ((res.status !== 201 && res.status !== 200) || !clientId) throw errorFrom('registering the bridge', res.status, body);
   return clientId;
@@ -183,7 +214,11 @@ export async function registerClient(as: AuthorizationServer, metadata: { client
  */
 export async function clientExists(as: AuthorizationServer, clientId: string, http: HttpSettings): Promise<boolean> {
   try {
-    await tokenRequest(as.tokenEndpoint, { grant_type: 'refresh_token', refresh_token: `carecircle-mcp-probe-${randomBytes(8).toString('hex')}`, client_id: clientId }, http);
+    await tokenRequest(
+      as.tokenEndpoint,
+      { grant_type: 'refresh_token', refresh_token: `carecircle-mcp-probe-${randomBytes(8).toString('hex')}`, client_id: clientId },
+      http,
+    );
     return true;
   } catch (err) {
     if (err instanceof OAuthError && (err.code === 'invalid_client' || err.code === 'unauthorized_client')) return false;
@@ -202,16 +237,33 @@ export function pkce(): Pkce {
   return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
 }
 
-export function authorizationUrl(as: AuthorizationServer, p: { clientId: string; redirectUri: string; scope: string; state: string; challenge: string; resource: string }): URL {
+export function authorizationUrl(
+  as: AuthorizationServer,
+  p: { clientId: string; redirectUri: string; scope: string; state: string; challenge: string; resource: string },
+): URL {
   const url = new URL(as.authorizationEndpoint);
   // No scope named (a server that lists none) means the server's default, not an empty request.
-  for (const [k, v] of Object.entries({ response_type: 'code', client_id: p.clientId, redirect_uri: p.redirectUri, scope: p.scope, state: p.state, code_challenge: p.challenge, code_challenge_method: 'S256', resource: p.resource })) if (v) url.searchParams.set(k, v);
+  for (const [k, v] of Object.entries({
+    response_type: 'code',
+    client_id: p.clientId,
+    redirect_uri: p.redirectUri,
+    scope: p.scope,
+    state: p.state,
+    code_challenge: p.challenge,
+    code_challenge_method: 'S256',
+    resource: p.resource,
+  }))
+    if (v) url.searchParams.set(k, v);
   return url;
 }
 
 /** POST to the token endpoint (form-encoded, public client); the tokens, or an OAuthError with the server's code. */
 export async function tokenRequest(tokenEndpoint: string, params: Record<string, string>, http: HttpSettings): Promise<TokenSet> {
-  const res = await request(tokenEndpoint, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(params).toString() }, http);
+  const res = await request(
+    tokenEndpoint,
+    { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(params).toString() },
+    http,
+  );
   const body = await jsonOf(res);
   if (res.status !== 200) throw errorFrom(params.grant_type === 'refresh_token' ? 'refreshing the sign-in' : 'exchanging the code', res.status, body);
   const accessToken = str(body?.access_token);
@@ -224,7 +276,15 @@ export async function tokenRequest(tokenEndpoint: string, params: Record<string,
 
 /** RFC 7009: revoke a refresh token (and, on carecircle, the grant behind it). */
 export async function revokeToken(revocationEndpoint: string, p: { token: string; clientId: string }, http: HttpSettings): Promise<void> {
-  const res = await request(revocationEndpoint, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: p.token, token_type_hint: 'refresh_token', client_id: p.clientId }).toString() }, http);
+  const res = await request(
+    revocationEndpoint,
+    {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: p.token, token_type_hint: 'refresh_token', client_id: p.clientId }).toString(),
+    },
+    http,
+  );
   const body = await jsonOf(res);
   if (res.status !== 200) throw errorFrom('revoking the sign-in', res.status, body);
 }

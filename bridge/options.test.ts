@@ -18,7 +18,10 @@ describe('bridge options - endpoint', () => {
     for (const raw of ['http://localhost:8081', 'http://localhost:8081/', 'http://localhost:8081/api/mcp', 'http://localhost:8081/api/mcp/'])
       expect(resolveEndpoint(raw)).toEqual({ endpoint: 'http://localhost:8081/api/mcp', appBase: 'http://localhost:8081' });
     expect(resolveEndpoint('https://example.org/care')).toEqual({ endpoint: 'https://example.org/care/api/mcp', appBase: 'https://example.org/care' });
-    expect(resolveEndpoint('http://localhost:8081/api/mcp/public/')).toEqual({ endpoint: 'http://localhost:8081/api/mcp/public', appBase: 'http://localhost:8081' });
+    expect(resolveEndpoint('http://localhost:8081/api/mcp/public/')).toEqual({
+      endpoint: 'http://localhost:8081/api/mcp/public',
+      appBase: 'http://localhost:8081',
+    });
   });
 
   it('when the URL is not usable, then the message says what to write instead', () => {
@@ -43,7 +46,9 @@ describe('bridge options - credentials', () => {
   it('when no key and no sign-in are there, then the message says where to mint a key and how to sign in instead', async () => {
     const options = parseOptions([], { CARECIRCLE_CONFIG_DIR: path.join(dir, 'no-sign-in') });
     expect(options).toMatchObject({ mode: 'serve', credentialSource: 'none' });
-    await expect(resolveCredential(options, createLog('silent'), http)).rejects.toThrow(/No API key, and no browser sign-in stored for http:\/\/localhost:8081\/api\/mcp\. Mint a key at http:\/\/localhost:8081\/settings.*CARECIRCLE_API_KEY.*carecircle-mcp --login$/);
+    await expect(resolveCredential(options, createLog('silent'), http)).rejects.toThrow(
+      /No API key, and no browser sign-in stored for http:\/\/localhost:8081\/api\/mcp\. Mint a key at http:\/\/localhost:8081\/settings.*CARECIRCLE_API_KEY.*carecircle-mcp --login$/,
+    );
     const other = parseOptions(['https://care.example.org'], { CARECIRCLE_CONFIG_DIR: path.join(dir, 'no-sign-in') });
     await expect(resolveCredential(other, createLog('silent'), http)).rejects.toThrow(/carecircle-mcp --login https:\/\/care\.example\.org$/);
   });
@@ -71,9 +76,14 @@ describe('bridge options - credentials', () => {
     const file = path.join(dir, 'open.key');
     writeFileSync(file, `${KEY}\n`);
     chmodSync(file, 0o644);
-    expect(() => readApiKeyFile(file)).toThrow(new BridgeConfigError(`--api-key-file ${file} is open to other users (mode 0644); make it yours alone: chmod 600 ${file}`));
+    expect(() => readApiKeyFile(file)).toThrow(
+      new BridgeConfigError(`--api-key-file ${file} is open to other users (mode 0644); make it yours alone: chmod 600 ${file}`),
+    );
     chmodSync(file, 0o600);
-    expect(parseOptions(['--api-key-file', file], { CARECIRCLE_API_KEY: 'ignored' })).toMatchObject({ apiKey: KEY, credentialSource: `--api-key-file ${file}` });
+    expect(parseOptions(['--api-key-file', file], { CARECIRCLE_API_KEY: 'ignored' })).toMatchObject({
+      apiKey: KEY,
+      credentialSource: `--api-key-file ${file}`,
+    });
     expect(() => readApiKeyFile(path.join(dir, 'missing.key'))).toThrow(/no such file/);
   });
 });
@@ -88,7 +98,10 @@ describe('bridge options - headers and limits', () => {
   });
 
   it('when Authorization comes from --header, then it stands in for the key, and both at once are refused', () => {
-    expect(parseOptions(['--header', 'Authorization: Bearer x'], {})).toMatchObject({ credentialSource: '--header Authorization', headers: { authorization: 'Bearer x' } });
+    expect(parseOptions(['--header', 'Authorization: Bearer x'], {})).toMatchObject({
+      credentialSource: '--header Authorization',
+      headers: { authorization: 'Bearer x' },
+    });
     expect(() => parseOptions(['--header', 'Authorization: Bearer x'], { CARECIRCLE_API_KEY: KEY })).toThrow(/keep one/);
   });
 

@@ -17,7 +17,16 @@ export const MAX_RETRY_WAIT_MS = 30_000;
 export const API_KEY_FORMAT = /^sk-svc-[0-9a-f]{64}$/;
 
 /** Headers the bridge sets itself; a --header may not replace them. */
-const MANAGED_HEADERS = new Set(['accept', 'connection', 'content-length', 'content-type', 'host', 'mcp-protocol-version', 'mcp-session-id', 'transfer-encoding']);
+const MANAGED_HEADERS = new Set([
+  'accept',
+  'connection',
+  'content-length',
+  'content-type',
+  'host',
+  'mcp-protocol-version',
+  'mcp-session-id',
+  'transfer-encoding',
+]);
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 export type Mode = 'serve' | 'check' | 'login' | 'logout' | 'help' | 'version';
@@ -50,7 +59,9 @@ export type KeyFileReader = (path: string) => string;
 
 export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, readKeyFile: KeyFileReader = readApiKeyFile): BridgeOptions {
   if (argv.some((a) => a === '--api-key' || a.startsWith('--api-key=')))
-    throw new BridgeConfigError('--api-key is not accepted: other users can read command lines. Put the key in CARECIRCLE_API_KEY, or in a file passed with --api-key-file PATH.');
+    throw new BridgeConfigError(
+      '--api-key is not accepted: other users can read command lines. Put the key in CARECIRCLE_API_KEY, or in a file passed with --api-key-file PATH.',
+    );
   let parsed;
   try {
     parsed = parseArgs({
@@ -81,7 +92,16 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, readKeyFile
 
   const allowHttp = values['allow-http'] === true;
   const openBrowser = !['1', 'true', 'yes'].includes((env.CARECIRCLE_NO_BROWSER ?? '').trim().toLowerCase());
-  const defaults = { credentialSource: 'none', headers: {}, timeoutMs: DEFAULT_TIMEOUT_MS, maxRetryWaitMs: MAX_RETRY_WAIT_MS, logLevel, configDir: configDir(env), openBrowser, allowHttp };
+  const defaults = {
+    credentialSource: 'none',
+    headers: {},
+    timeoutMs: DEFAULT_TIMEOUT_MS,
+    maxRetryWaitMs: MAX_RETRY_WAIT_MS,
+    logLevel,
+    configDir: configDir(env),
+    openBrowser,
+    allowHttp,
+  };
   // --help and --version work whatever else is wrong.
   if (mode === 'help' || mode === 'version') {
     const fallback = resolveEndpoint(DEFAULT_URL);
@@ -111,17 +131,22 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, readKeyFile
     credentialSource = 'CARECIRCLE_API_KEY';
   }
   if (apiKey !== undefined && !API_KEY_FORMAT.test(apiKey))
-    throw new BridgeConfigError(`The key in ${credentialSource} is not an MCP API key ("sk-svc-" and 64 lower-case hex characters). Copy it again, or mint a new one at ${settingsUrl}.`);
+    throw new BridgeConfigError(
+      `The key in ${credentialSource} is not an MCP API key ("sk-svc-" and 64 lower-case hex characters). Copy it again, or mint a new one at ${settingsUrl}.`,
+    );
   if (apiKey !== undefined && headers.authorization !== undefined)
     throw new BridgeConfigError(`Both ${credentialSource} and --header "Authorization: …" are set; keep one.`);
   if (headers.authorization !== undefined) credentialSource = '--header Authorization';
   // A configured key always wins: signing in with the browser would store tokens nothing uses.
   if (mode === 'login' && credentialSource !== 'none')
-    throw new BridgeConfigError(`--login signs in with your browser instead of a key, but ${credentialSource} is set and a configured key always wins. Remove it from this command's environment to sign in.`);
+    throw new BridgeConfigError(
+      `--login signs in with your browser instead of a key, but ${credentialSource} is set and a configured key always wins. Remove it from this command's environment to sign in.`,
+    );
   // With no key or header, the bridge uses the sign-in stored by --login (bridge/credentials.ts), or says how to get one.
 
   const timeoutMs = values['timeout-ms'] === undefined ? DEFAULT_TIMEOUT_MS : Number(values['timeout-ms']);
-  if (!Number.isInteger(timeoutMs) || timeoutMs < 100 || timeoutMs > 600_000) throw new BridgeConfigError('--timeout-ms must be a whole number of milliseconds from 100 to 600000');
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 100 || timeoutMs > 600_000)
+    throw new BridgeConfigError('--timeout-ms must be a whole number of milliseconds from 100 to 600000');
 
   return { mode, endpoint, appUrl: appBase, settingsUrl, ...defaults, ...(apiKey === undefined ? {} : { apiKey }), credentialSource, headers, timeoutMs };
 }
@@ -139,7 +164,8 @@ export function resolveEndpoint(raw: string, source = 'CARECIRCLE_URL'): { endpo
   } catch {
     throw new BridgeConfigError(`${source} "${raw}" is not a URL; use the app URL, for example http://localhost:8081`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new BridgeConfigError(`${source} must start with https:// or http://, not ${url.protocol}//`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new BridgeConfigError(`${source} must start with https:// or http://, not ${url.protocol}//`);
   if (url.username || url.password) throw new BridgeConfigError(`${source} must not hold a user name or password; the key goes in CARECIRCLE_API_KEY`);
   url.hash = '';
   const path = url.pathname.replace(/\/+$/, '');
@@ -162,7 +188,9 @@ export function isLoopback(hostname: string): boolean {
 function refuseCleartext(endpoint: string, source: string): void {
   const url = new URL(endpoint);
   if (url.protocol === 'http:' && !isLoopback(url.hostname))
-    throw new BridgeConfigError(`${source} uses plain http:// to ${url.host}, which would send your key or tokens unencrypted. Use https://, or pass --allow-http if the network is private.`);
+    throw new BridgeConfigError(
+      `${source} uses plain http:// to ${url.host}, which would send your key or tokens unencrypted. Use https://, or pass --allow-http if the network is private.`,
+    );
 }
 
 /** "Name: value" with ${VAR} replaced from the environment (so a value with spaces need not sit in args). */

@@ -68,7 +68,9 @@ describe('bridge token store - files', () => {
     const dir = freshDir();
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     writeFileSync(path.join(dir, 'tokens.json'), '{"oops"', { mode: 0o600 });
-    await expect(new TokenStore(dir).get(SERVER)).rejects.toThrow(new TokenFileError(`${path.join(dir, 'tokens.json')} is not valid JSON; delete it and run carecircle-mcp --login again`));
+    await expect(new TokenStore(dir).get(SERVER)).rejects.toThrow(
+      new TokenFileError(`${path.join(dir, 'tokens.json')} is not valid JSON; delete it and run carecircle-mcp --login again`),
+    );
   });
 });
 

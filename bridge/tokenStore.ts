@@ -138,7 +138,8 @@ export class TokenStore {
       throw new TokenFileError(`${this.file} is not valid JSON; delete it and run carecircle-mcp --login again`);
     }
     const servers = (data as Partial<TokenFile> | null)?.servers;
-    if (typeof servers !== 'object' || servers === null || Array.isArray(servers)) throw new TokenFileError(`${this.file} is not a carecircle-mcp token file; delete it and run carecircle-mcp --login again`);
+    if (typeof servers !== 'object' || servers === null || Array.isArray(servers))
+      throw new TokenFileError(`${this.file} is not a carecircle-mcp token file; delete it and run carecircle-mcp --login again`);
     return { version: 1, servers };
   }
 
@@ -207,7 +208,10 @@ export class TokenStore {
         if (errno(err) !== 'EEXIST') throw new TokenFileError(`cannot create ${this.lockFile} (${errno(err) ?? String(err)})`);
       }
       if (await this.breakStaleLock()) continue;
-      if (Date.now() > deadline) throw new TokenFileError(`another carecircle-mcp has held ${this.lockFile} for over ${Math.round(this.limits.lockWaitMs / 1000)} s; if none is running, delete that file`);
+      if (Date.now() > deadline)
+        throw new TokenFileError(
+          `another carecircle-mcp has held ${this.lockFile} for over ${Math.round(this.limits.lockWaitMs / 1000)} s; if none is running, delete that file`,
+        );
       await sleep(10 + Math.random() * 30);
     }
   }

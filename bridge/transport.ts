@@ -23,12 +23,16 @@ const headerReader = (raw: IncomingHttpHeaders) => ({
 export function post(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<Answer> {
   return new Promise<Answer>((resolve, reject) => {
     const secure = url.protocol === 'https:';
-    const req = (secure ? httpsRequest : httpRequest)(url, { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, agent: secure ? agents.https : agents.http }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: headerReader(res.headers), text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
+    const req = (secure ? httpsRequest : httpRequest)(
+      url,
+      { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, agent: secure ? agents.https : agents.http },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: headerReader(res.headers), text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
     const abort = () => req.destroy(new Error('aborted'));
     if (signal.aborted) abort();
     signal.addEventListener('abort', abort, { once: true });

@@ -7,7 +7,8 @@ describe('bridge upstream - reading answers', () => {
     expect(parseBody('application/json', '{"jsonrpc":"2.0","id":1,"result":{}}')).toEqual({ jsonrpc: '2.0', id: 1, result: {} });
     expect(parseBody('application/json', '  ')).toBeUndefined();
     expect(parseBody('text/html', '<html>Bad gateway</html>')).toBe(NOT_JSON);
-    const stream = 'event: message\ndata: {"jsonrpc":"2.0","method":"notifications/progress"}\n\nevent: message\ndata: {"jsonrpc":"2.0",\ndata: "id":2,"result":{}}\n\n';
+    const stream =
+      'event: message\ndata: {"jsonrpc":"2.0","method":"notifications/progress"}\n\nevent: message\ndata: {"jsonrpc":"2.0",\ndata: "id":2,"result":{}}\n\n';
     expect(parseBody('text/event-stream; charset=utf-8', stream)).toEqual([
       { jsonrpc: '2.0', method: 'notifications/progress' },
       { jsonrpc: '2.0', id: 2, result: {} },
@@ -26,6 +27,9 @@ describe('bridge upstream - reading answers', () => {
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
     expect(describeCause(new TypeError('fetch failed', { cause: refused }))).toEqual({ text: 'connect ECONNREFUSED 127.0.0.1:1', code: 'ECONNREFUSED' });
     const v6 = Object.assign(new Error('connect ECONNREFUSED ::1:1'), { code: 'ECONNREFUSED' });
-    expect(describeCause(new TypeError('fetch failed', { cause: new AggregateError([v6, refused]) }))).toEqual({ text: 'connect ECONNREFUSED ::1:1; connect ECONNREFUSED 127.0.0.1:1', code: 'ECONNREFUSED' });
+    expect(describeCause(new TypeError('fetch failed', { cause: new AggregateError([v6, refused]) }))).toEqual({
+      text: 'connect ECONNREFUSED ::1:1; connect ECONNREFUSED 127.0.0.1:1',
+      code: 'ECONNREFUSED',
+    });
   });
 });

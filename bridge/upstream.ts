@@ -126,10 +126,23 @@ export class Upstream {
     const withStatus = (e: RpcErrorObject, hint?: string): RpcErrorObject => ({ ...e, data: { ...e.data, ...(hint ? { hint } : {}), httpStatus: status } });
 
     if (status === 401 || status === 403)
-      return failed(withStatus({ code: RPC.UNAUTHORIZED, message: server?.message ?? (status === 401 ? 'Unauthorized' : 'Forbidden'), ...(server?.data ? { data: server.data } : {}) }, this.o.credential.refusalHint(status, server)));
+      return failed(
+        withStatus(
+          {
+            code: RPC.UNAUTHORIZED,
+            message: server?.message ?? (status === 401 ? 'Unauthorized' : 'Forbidden'),
+            ...(server?.data ? { data: server.data } : {}),
+          },
+          this.o.credential.refusalHint(status, server),
+        ),
+      );
     if (status === 429) return { kind: 'limited', retryAfterSec: retryAfterSec(res.headers.get('retry-after'), server), ...(server ? { server } : {}) };
     if (status >= 300 && status < 400)
-      return failed({ code: RPC.INTERNAL_ERROR, message: `carecircle answered HTTP ${status}, a redirect to ${res.headers.get('location') ?? '(nowhere)'}`, data: { hint: 'Set CARECIRCLE_URL to the address it redirects to.', httpStatus: status } });
+      return failed({
+        code: RPC.INTERNAL_ERROR,
+        message: `carecircle answered HTTP ${status}, a redirect to ${res.headers.get('location') ?? '(nowhere)'}`,
+        data: { hint: 'Set CARECIRCLE_URL to the address it redirects to.', httpStatus: status },
+      });
     if (status >= 200 && status < 300) {
       if (body === undefined) return { kind: 'empty' };
       if (body !== NOT_JSON) return { kind: 'reply', body };
@@ -138,11 +151,18 @@ export class Upstream {
       return failed(withStatus(server));
     }
     if (status === 404)
-      return failed({ code: RPC.INTERNAL_ERROR, message: `No MCP endpoint at ${this.o.endpoint} (HTTP 404)`, data: { hint: "Set CARECIRCLE_URL to carecircle's app URL (APP_URL), for example http://localhost:8081.", httpStatus: status } });
+      return failed({
+        code: RPC.INTERNAL_ERROR,
+        message: `No MCP endpoint at ${this.o.endpoint} (HTTP 404)`,
+        data: { hint: "Set CARECIRCLE_URL to carecircle's app URL (APP_URL), for example http://localhost:8081.", httpStatus: status },
+      });
     return failed({
       code: RPC.INTERNAL_ERROR,
       message: `carecircle answered HTTP ${status}${contentType ? ` (${contentType.split(';')[0]})` : ''} without a JSON-RPC message`,
-      data: { hint: status >= 500 ? 'The service, or a proxy in front of it, failed; try again shortly.' : "Check that CARECIRCLE_URL points at carecircle's app.", httpStatus: status },
+      data: {
+        hint: status >= 500 ? 'The service, or a proxy in front of it, failed; try again shortly.' : "Check that CARECIRCLE_URL points at carecircle's app.",
+        httpStatus: status,
+      },
     });
   }
 }
@@ -200,8 +220,10 @@ export function retryAfterSec(header: string | null, server?: RpcErrorObject): n
 }
 
 function unreachableHint(code: string | undefined): string {
-  if (code === 'ECONNREFUSED') return 'Nothing is listening there: start carecircle (npm start), or set CARECIRCLE_URL to where it runs. The bridge keeps running and reaches it once it is up.';
+  if (code === 'ECONNREFUSED')
+    return 'Nothing is listening there: start carecircle (npm start), or set CARECIRCLE_URL to where it runs. The bridge keeps running and reaches it once it is up.';
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'Check the host name in CARECIRCLE_URL, and your network.';
-  if (code && /CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code)) return "The server's TLS certificate was refused; check CARECIRCLE_URL, or the clock and certificate store of this machine.";
+  if (code && /CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code))
+    return "The server's TLS certificate was refused; check CARECIRCLE_URL, or the clock and certificate store of this machine.";
   return 'Check your network and CARECIRCLE_URL. The bridge keeps running; the next request tries again.';
 }

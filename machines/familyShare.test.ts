@@ -3,8 +3,21 @@ import { describe, expect, it } from 'vitest';
 import { activeLink, familyShareMachine, type FamilyShareEvent } from './familyShare.js';
 
 const input = { institutionId: 'inst_a', subjectRef: 'client-7' };
-const enable = (hash = 'h1', expires = '2026-12-01T00:00:00.000Z'): FamilyShareEvent => ({ type: 'ENABLE', at: '2026-11-22T10:00:00.000Z', linkCodeHash: hash, linkCodeExpiresAt: expires });
-const link = (hash = 'h1', at = '2026-11-22T11:00:00.000Z'): FamilyShareEvent => ({ type: 'LINK', at, linkCodeHash: hash, linkId: 'lnk_1', lovedOneId: 'lo_1', workspaceId: 'ws_1', uid: 'u1' });
+const enable = (hash = 'h1', expires = '2026-12-01T00:00:00.000Z'): FamilyShareEvent => ({
+  type: 'ENABLE',
+  at: '2026-11-22T10:00:00.000Z',
+  linkCodeHash: hash,
+  linkCodeExpiresAt: expires,
+});
+const link = (hash = 'h1', at = '2026-11-22T11:00:00.000Z'): FamilyShareEvent => ({
+  type: 'LINK',
+  at,
+  linkCodeHash: hash,
+  linkId: 'lnk_1',
+  lovedOneId: 'lo_1',
+  workspaceId: 'ws_1',
+  uid: 'u1',
+});
 
 describe('familyShare machine', () => {
   it('when created, then it is off, has no mapping, and only ENABLE or PURGE apply', () => {

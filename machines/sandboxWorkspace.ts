@@ -27,7 +27,8 @@ export const sandboxWorkspaceMachine = setup({
     input: {} as { workspaceId: string; primaryCaregiverEmail?: string; createdAt: string },
   },
   guards: {
-    sameEmail: ({ context, event }) => event.type === 'CLAIM' && !!context.primaryCaregiverEmail && event.email.trim().toLowerCase() === context.primaryCaregiverEmail,
+    sameEmail: ({ context, event }) =>
+      event.type === 'CLAIM' && !!context.primaryCaregiverEmail && event.email.trim().toLowerCase() === context.primaryCaregiverEmail,
   },
 }).createMachine({
   id: 'sandboxWorkspace',
@@ -41,7 +42,11 @@ export const sandboxWorkspaceMachine = setup({
     sandbox: {
       on: {
         CLAIM: [
-          { guard: 'sameEmail', target: 'claimed', actions: assign({ claimedBy: ({ event }) => (event.type === 'CLAIM' ? event.uid : undefined), claimedAt: ({ event }) => event.at }) },
+          {
+            guard: 'sameEmail',
+            target: 'claimed',
+            actions: assign({ claimedBy: ({ event }) => (event.type === 'CLAIM' ? event.uid : undefined), claimedAt: ({ event }) => event.at }),
+          },
           { target: 'orphaned', actions: assign({ orphanedAt: ({ event }) => event.at }) },
         ],
         EXPIRE: { target: 'purged', actions: assign({ purgedAt: ({ event }) => event.at }) },

@@ -32,7 +32,8 @@ if (unknown.length) {
 }
 const parts = asked.length ? asked : Object.keys(PARTS);
 
-const sdkVersion = (JSON.parse(readFileSync(new URL('../node_modules/@modelcontextprotocol/sdk/package.json', import.meta.url), 'utf8')) as { version: string }).version;
+const sdkVersion = (JSON.parse(readFileSync(new URL('../node_modules/@modelcontextprotocol/sdk/package.json', import.meta.url), 'utf8')) as { version: string })
+  .version;
 progress(`starting nats-server and the store for: ${parts.join(', ')}`);
 const infra = await startInfra();
 const started = Date.now();
@@ -40,7 +41,9 @@ let failed = false;
 try {
   process.stdout.write(`## carecircle benchmarks\n\n`);
   note(machineLines({ carecircle: VERSION, ...infra.versions, 'MCP TypeScript SDK': sdkVersion }).join('\n'));
-  note(`- knobs: BENCH_REQUESTS=${KNOBS.requests} BENCH_SECONDS=${KNOBS.seconds} BENCH_CONCURRENCY=${KNOBS.concurrency.join(',')} BENCH_WARMUP=${KNOBS.warmup} BENCH_ROUNDS=${KNOBS.rounds} BENCH_LOG_LEVEL=${KNOBS.logLevel}`);
+  note(
+    `- knobs: BENCH_REQUESTS=${KNOBS.requests} BENCH_SECONDS=${KNOBS.seconds} BENCH_CONCURRENCY=${KNOBS.concurrency.join(',')} BENCH_WARMUP=${KNOBS.warmup} BENCH_ROUNDS=${KNOBS.rounds} BENCH_LOG_LEVEL=${KNOBS.logLevel}`,
+  );
   for (const part of parts) {
     try {
       await PARTS[part]!(infra);
@@ -51,7 +54,12 @@ try {
     }
   }
   printSummary();
-  note(`Ran ${parts.join(', ')} in ${((Date.now() - started) / 1000).toFixed(0)} s; load average at the end ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}.`);
+  note(
+    `Ran ${parts.join(', ')} in ${((Date.now() - started) / 1000).toFixed(0)} s; load average at the end ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}.`,
+  );
 } finally {
   await infra.stop();
 }

@@ -10,6 +10,12 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const env: NodeJS.ProcessEnv = { ...process.env, FUZZ_RUNS: process.env.FUZZ_RUNS ?? '20000', FUZZ_TIME_LIMIT_S: process.env.FUZZ_TIME_LIMIT_S ?? '0' };
-process.stdout.write(`fuzz: ${env.FUZZ_RUNS} inputs${env.FUZZ_SEED ? `, seed ${env.FUZZ_SEED}` : ''}${env.FUZZ_TIME_LIMIT_S !== '0' ? `, at most ${env.FUZZ_TIME_LIMIT_S} s` : ''}\n`);
-const child = spawn(process.execPath, [path.join(root, 'node_modules/vitest/vitest.mjs'), 'run', 'test/fuzz.test.ts', ...process.argv.slice(2)], { cwd: root, env, stdio: 'inherit' });
+process.stdout.write(
+  `fuzz: ${env.FUZZ_RUNS} inputs${env.FUZZ_SEED ? `, seed ${env.FUZZ_SEED}` : ''}${env.FUZZ_TIME_LIMIT_S !== '0' ? `, at most ${env.FUZZ_TIME_LIMIT_S} s` : ''}\n`,
+);
+const child = spawn(process.execPath, [path.join(root, 'node_modules/vitest/vitest.mjs'), 'run', 'test/fuzz.test.ts', ...process.argv.slice(2)], {
+  cwd: root,
+  env,
+  stdio: 'inherit',
+});
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

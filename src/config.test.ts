@@ -49,7 +49,10 @@ describe('config', () => {
         return [];
       } catch (err) {
         expect(err).toBeInstanceOf(ConfigError);
-        return (err as Error).message.split('\n').slice(1).map((l) => l.trim());
+        return (err as Error).message
+          .split('\n')
+          .slice(1)
+          .map((l) => l.trim());
       }
     };
 
@@ -61,17 +64,30 @@ describe('config', () => {
     it('when production runs on every development default, then one error names each variable at once', () => {
       const problems = problemsOf({ NODE_ENV: 'production' });
       for (const name of ['DEV_IDP', 'IDP_ISSUER', 'IDP_JWKS_URL', 'IDP_LOGIN_URL', 'NEWSLETTER_SECRET', 'DATA_KEY', 'MONGO_URL', 'NATS_URL'])
-        expect(problems.filter((p) => p.startsWith(name)), name).toHaveLength(1);
+        expect(
+          problems.filter((p) => p.startsWith(name)),
+          name,
+        ).toHaveLength(1);
       expect(problems).toHaveLength(8);
     });
 
     it('when production has bad values and refused settings together, then both are in the one message', () => {
       const problems = problemsOf({ ...ready, SITE_PORT: 'eighty', DATA_KEY: '', IDP_ISSUER: '' });
-      expect(problems).toEqual([expect.stringMatching(/^SITE_PORT="eighty"/), expect.stringMatching(/^IDP_ISSUER is empty/), expect.stringMatching(/^DATA_KEY is unset/)]);
+      expect(problems).toEqual([
+        expect.stringMatching(/^SITE_PORT="eighty"/),
+        expect.stringMatching(/^IDP_ISSUER is empty/),
+        expect.stringMatching(/^DATA_KEY is unset/),
+      ]);
     });
 
     it('when a public URL is plain http on a real host, then production refuses it naming the variable; localhost is allowed', () => {
-      const problems = problemsOf({ ...ready, SITE_URL: 'http://carecircle.example', PIPE_URL: 'http://10.0.0.5:8083', IDP_JWKS_URL: 'http://id.example/jwks.json', APP_URL: 'http://app.localhost:8081' });
+      const problems = problemsOf({
+        ...ready,
+        SITE_URL: 'http://carecircle.example',
+        PIPE_URL: 'http://10.0.0.5:8083',
+        IDP_JWKS_URL: 'http://id.example/jwks.json',
+        APP_URL: 'http://app.localhost:8081',
+      });
       expect(problems).toEqual([
         expect.stringMatching(/^SITE_URL="http:\/\/carecircle.example" is not https/),
         expect.stringMatching(/^PIPE_URL="http:\/\/10.0.0.5:8083" is not https/),
@@ -81,12 +97,20 @@ describe('config', () => {
 
     it('when production has no MONGO_URL or NATS_URL, then it starts only with ALLOW_EMBEDDED_IN_PRODUCTION=true', () => {
       const { MONGO_URL: _m, NATS_URL: _n, ...embedded } = ready;
-      expect(problemsOf(embedded)).toEqual([expect.stringMatching(/^MONGO_URL is unset: .*ALLOW_EMBEDDED_IN_PRODUCTION=true/), expect.stringMatching(/^NATS_URL is unset: .*ALLOW_EMBEDDED_IN_PRODUCTION=true/)]);
+      expect(problemsOf(embedded)).toEqual([
+        expect.stringMatching(/^MONGO_URL is unset: .*ALLOW_EMBEDDED_IN_PRODUCTION=true/),
+        expect.stringMatching(/^NATS_URL is unset: .*ALLOW_EMBEDDED_IN_PRODUCTION=true/),
+      ]);
       expect(problemsOf({ ...embedded, ALLOW_EMBEDDED_IN_PRODUCTION: 'true' })).toEqual([]);
     });
 
     it('when a secret is short, a key is one byte repeated or MCP origins are a wildcard, then production refuses each, naming the variable and what is allowed, never repeating the secret', () => {
-      const problems = problemsOf({ ...ready, NEWSLETTER_SECRET: 'x', DATA_KEY: Buffer.alloc(32).toString('base64'), MCP_ALLOWED_ORIGINS: 'https://app.carecircle.example,*' });
+      const problems = problemsOf({
+        ...ready,
+        NEWSLETTER_SECRET: 'x',
+        DATA_KEY: Buffer.alloc(32).toString('base64'),
+        MCP_ALLOWED_ORIGINS: 'https://app.carecircle.example,*',
+      });
       expect(problems).toEqual([
         expect.stringMatching(/^NEWSLETTER_SECRET is too short \(1 of at least 32 characters\): .*set at least 32 random characters/),
         expect.stringMatching(/^DATA_KEY is one byte value repeated .*32 random bytes/),
@@ -119,15 +143,30 @@ describe('config', () => {
 
     it('when SMTP_URL sends a password over plain smtp:// to another host, then production refuses it unless requireTLS=true insists on STARTTLS', () => {
       const refused = problemsOf({ ...ready, SMTP_URL: 'smtp://mailer:hunter2@smtp.example:587' });
-      expect(refused).toEqual([expect.stringMatching(/^SMTP_URL sends a password over plain smtp:\/\/ to smtp.example: .*allowed: smtps:\/\/.*requireTLS=true/)]);
+      expect(refused).toEqual([
+        expect.stringMatching(/^SMTP_URL sends a password over plain smtp:\/\/ to smtp.example: .*allowed: smtps:\/\/.*requireTLS=true/),
+      ]);
       expect(refused.join('\n')).not.toContain('hunter2');
       expect(problemsOf({ ...ready, SMTP_URL: 'smtp://mailer:hunter2@smtp.example:587?requireTLS=true&ignoreTLS=true' })).toHaveLength(1);
-      for (const allowed of ['smtps://mailer:hunter2@smtp.example:465', 'smtp://mailer:hunter2@smtp.example:587?requireTLS=true', 'smtp://mailer:hunter2@127.0.0.1:2525', 'smtp://relay.internal:25'])
+      for (const allowed of [
+        'smtps://mailer:hunter2@smtp.example:465',
+        'smtp://mailer:hunter2@smtp.example:587?requireTLS=true',
+        'smtp://mailer:hunter2@127.0.0.1:2525',
+        'smtp://relay.internal:25',
+      ])
         expect(problemsOf({ ...ready, SMTP_URL: allowed }), allowed).toEqual([]);
     });
 
     it('when NODE_ENV is not production, then none of this applies', () => {
-      expect(problemsOf({ SITE_URL: 'http://carecircle.example', NEWSLETTER_SECRET: 'x', DATA_KEY: 'f'.repeat(64), MCP_ALLOWED_ORIGINS: '*', SMTP_URL: 'smtp://u:p@smtp.example' })).toEqual([]);
+      expect(
+        problemsOf({
+          SITE_URL: 'http://carecircle.example',
+          NEWSLETTER_SECRET: 'x',
+          DATA_KEY: 'f'.repeat(64),
+          MCP_ALLOWED_ORIGINS: '*',
+          SMTP_URL: 'smtp://u:p@smtp.example',
+        }),
+      ).toEqual([]);
     });
   });
 });

@@ -12,9 +12,7 @@ export interface ConfigKey {
 const port = z.coerce.number().int().min(0).max(65535);
 const url = z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, ''));
 const positiveInt = z.coerce.number().int().positive();
-const bool = z
-  .enum(['0', '1', 'true', 'false', 'yes', 'no', 'on', 'off'])
-  .transform((v) => ['1', 'true', 'yes', 'on'].includes(v));
+const bool = z.enum(['0', '1', 'true', 'false', 'yes', 'no', 'on', 'off']).transform((v) => ['1', 'true', 'yes', 'on'].includes(v));
 /** "90s", "15m", "12h", "7d" → milliseconds. */
 const duration = z
   .string()
@@ -29,84 +27,387 @@ const list = z.string().transform((s) =>
 
 /** Every setting carecircle reads, in the order the README lists them. */
 export const CONFIG_KEYS = {
-  nodeEnv: { env: 'NODE_ENV', doc: 'development or production; production refuses to start on development-only settings, naming every one at once (README, "Production checks").', schema: z.enum(['development', 'production', 'test']), default: 'development' },
-  logLevel: { env: 'LOG_LEVEL', doc: 'pino log level: fatal, error, warn, info, debug, trace or silent.', schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), default: 'info' },
-  bindHost: { env: 'BIND_HOST', doc: 'Address every listener binds to. Use 0.0.0.0 behind a load balancer or in a container.', schema: z.string().min(1), default: '127.0.0.1' },
+  nodeEnv: {
+    env: 'NODE_ENV',
+    doc: 'development or production; production refuses to start on development-only settings, naming every one at once (README, "Production checks").',
+    schema: z.enum(['development', 'production', 'test']),
+    default: 'development',
+  },
+  logLevel: {
+    env: 'LOG_LEVEL',
+    doc: 'pino log level: fatal, error, warn, info, debug, trace or silent.',
+    schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+    default: 'info',
+  },
+  bindHost: {
+    env: 'BIND_HOST',
+    doc: 'Address every listener binds to. Use 0.0.0.0 behind a load balancer or in a container.',
+    schema: z.string().min(1),
+    default: '127.0.0.1',
+  },
   sitePort: { env: 'SITE_PORT', doc: 'Port of the public site (directory, discovery, site API).', schema: port, default: '8080' },
   appPort: { env: 'APP_PORT', doc: 'Port of the application host (workspace, settings, workspace MCP).', schema: port, default: '8081' },
   authPort: { env: 'AUTH_PORT', doc: 'Port of the authorization host (sign-in, OAuth).', schema: port, default: '8082' },
   pipePort: { env: 'PIPE_PORT', doc: 'Port of the partner ingest host (signed events and agency calls).', schema: port, default: '8083' },
-  apexPort: { env: 'APEX_PORT', doc: 'Port of the apex host, which answers every path with a permanent redirect to the same path and query on SITE_URL.', schema: port, default: '8079' },
-  metricsPort: { env: 'METRICS_PORT', doc: 'Port of the metrics listener every role runs on BIND_HOST (GET /metrics, Prometheus text; never on the public listeners). Processes sharing a host each need their own; 0 picks a free one; off runs none.', schema: z.union([z.literal('off'), port]), default: '9464' },
-  siteUrl: { env: 'SITE_URL', doc: 'Public URL of the site host ({base_url}). Its listener answers only this host or its own address (421 otherwise); https when NODE_ENV=production, except on localhost.', schema: url, default: 'http://localhost:8080' },
-  appUrl: { env: 'APP_URL', doc: 'Public URL of the application host ({app_url}). Its listener answers only this host or its own address (421 otherwise); https when NODE_ENV=production, except on localhost.', schema: url, default: 'http://localhost:8081' },
-  authUrl: { env: 'AUTH_URL', doc: 'Issuer URL of the authorization server ({auth_url}). Its listener answers only this host or its own address (421 otherwise); https when NODE_ENV=production, except on localhost.', schema: url, default: 'http://localhost:8082' },
-  pipeUrl: { env: 'PIPE_URL', doc: 'Public URL of the partner ingest host ({pipe_url}). Its listener answers only this host or its own address (421 otherwise); https when NODE_ENV=production, except on localhost.', schema: url, default: 'http://localhost:8083' },
-  apexUrl: { env: 'APEX_URL', doc: 'Public URL of the apex host, which redirects to SITE_URL. Its listener answers only this host or its own address (421 otherwise); https when NODE_ENV=production, except on localhost.', schema: url, default: 'http://localhost:8079' },
+  apexPort: {
+    env: 'APEX_PORT',
+    doc: 'Port of the apex host, which answers every path with a permanent redirect to the same path and query on SITE_URL.',
+    schema: port,
+    default: '8079',
+  },
+  metricsPort: {
+    env: 'METRICS_PORT',
+    doc: 'Port of the metrics listener every role runs on BIND_HOST (GET /metrics, Prometheus text; never on the public listeners). Processes sharing a host each need their own; 0 picks a free one; off runs none.',
+    schema: z.union([z.literal('off'), port]),
+    default: '9464',
+  },
+  siteUrl: {
+    env: 'SITE_URL',
+    doc: 'Public URL of the site host ({base_url}). Its listener answers only this host or its own address (421 otherwise); https when NODE_ENV=production, except on localhost.',
+    schema: url,
+    default: 'http://localhost:8080',
+  },
+  appUrl: {
+    env: 'APP_URL',
+    doc: 'Public URL of the application host ({app_url}). Its listener answers only this host or its own address (421 otherwise); https when NODE_ENV=production, except on localhost.',
+    schema: url,
+    default: 'http://localhost:8081',
+  },
+  authUrl: {
+    env: 'AUTH_URL',
+    doc: 'Issuer URL of the authorization server ({auth_url}). Its listener answers only this host or its own address (421 otherwise); https when NODE_ENV=production, except on localhost.',
+    schema: url,
+    default: 'http://localhost:8082',
+  },
+  pipeUrl: {
+    env: 'PIPE_URL',
+    doc: 'Public URL of the partner ingest host ({pipe_url}). Its listener answers only this host or its own address (421 otherwise); https when NODE_ENV=production, except on localhost.',
+    schema: url,
+    default: 'http://localhost:8083',
+  },
+  apexUrl: {
+    env: 'APEX_URL',
+    doc: 'Public URL of the apex host, which redirects to SITE_URL. Its listener answers only this host or its own address (421 otherwise); https when NODE_ENV=production, except on localhost.',
+    schema: url,
+    default: 'http://localhost:8079',
+  },
   inboxDomain: { env: 'INBOX_DOMAIN', doc: 'Mail domain of family inbox addresses.', schema: z.string().min(1), default: 'inbox.localhost' },
-  trustProxy: { env: 'TRUST_PROXY', doc: 'Trust X-Forwarded-For for the client address and X-Forwarded-Host, which must then also name the listener\'s public host (set when behind a proxy you control).', schema: bool, default: 'false' },
-  idpIssuer: { env: 'IDP_ISSUER', doc: 'Issuer of the identity provider\'s ID tokens. Empty: the development provider at AUTH_URL/dev; required when NODE_ENV=production.', schema: z.string(), default: '' },
-  idpJwksUrl: { env: 'IDP_JWKS_URL', doc: 'Key set of the identity provider. Empty: the development provider\'s; required (https) when NODE_ENV=production.', schema: z.string(), default: '' },
+  trustProxy: {
+    env: 'TRUST_PROXY',
+    doc: "Trust X-Forwarded-For for the client address and X-Forwarded-Host, which must then also name the listener's public host (set when behind a proxy you control).",
+    schema: bool,
+    default: 'false',
+  },
+  idpIssuer: {
+    env: 'IDP_ISSUER',
+    doc: "Issuer of the identity provider's ID tokens. Empty: the development provider at AUTH_URL/dev; required when NODE_ENV=production.",
+    schema: z.string(),
+    default: '',
+  },
+  idpJwksUrl: {
+    env: 'IDP_JWKS_URL',
+    doc: "Key set of the identity provider. Empty: the development provider's; required (https) when NODE_ENV=production.",
+    schema: z.string(),
+    default: '',
+  },
   idpAudience: { env: 'IDP_AUDIENCE', doc: 'Audience (client id) the ID tokens must carry.', schema: z.string().min(1), default: 'carecircle' },
-  idpLoginUrl: { env: 'IDP_LOGIN_URL', doc: 'Where people are sent to sign in (gets ?return_to=). Empty: the development provider\'s page; required (https) when NODE_ENV=production.', schema: z.string(), default: '' },
-  devIdp: { env: 'DEV_IDP', doc: 'Serve the development identity provider (sign in as any email) on the auth host. Refused when NODE_ENV=production.', schema: bool, default: 'true' },
-  sessionCookieDomain: { env: 'SESSION_COOKIE_DOMAIN', doc: 'Domain attribute of the cc_session cookie, so one sign-in covers site and app hosts (for example .carecircle.example). Empty: host-only.', schema: z.string(), default: '' },
-  tenants: { env: 'TENANTS', doc: 'Tenants provisioned in this deployment, comma-separated: family, agency.', schema: list.pipe(z.array(z.enum(TENANTS))), default: 'family,agency' },
-  mongoUrl: { env: 'MONGO_URL', doc: 'MongoDB connection string (database name in the path, default carecircle). Unset: a local MongoDB-compatible server is started under DATA_DIR.', schema: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must start with mongodb:// or mongodb+srv://').optional() },
-  natsUrl: { env: 'NATS_URL', doc: 'NATS server URL(s), comma-separated. Unset: the in-process bus (single process only).', schema: z.string().min(1).optional() },
-  natsReplicas: { env: 'NATS_REPLICAS', doc: 'Copies a NATS cluster keeps of every stream and key-value bucket carecircle creates (the partner ingest stream, the rate limits): 3 on a cluster of three or more servers survives losing one; 1 on a single server. Raising it on a running deployment scales the existing streams up.', schema: z.coerce.number().int().min(1).max(5), default: '1' },
-  allowEmbeddedInProduction: { env: 'ALLOW_EMBEDDED_IN_PRODUCTION', doc: 'Let NODE_ENV=production run without MONGO_URL (the embedded database under DATA_DIR) or without NATS_URL (the in-process bus): a single-process deployment, chosen on purpose. Off: production refuses to start without both.', schema: bool, default: 'false' },
+  idpLoginUrl: {
+    env: 'IDP_LOGIN_URL',
+    doc: "Where people are sent to sign in (gets ?return_to=). Empty: the development provider's page; required (https) when NODE_ENV=production.",
+    schema: z.string(),
+    default: '',
+  },
+  devIdp: {
+    env: 'DEV_IDP',
+    doc: 'Serve the development identity provider (sign in as any email) on the auth host. Refused when NODE_ENV=production.',
+    schema: bool,
+    default: 'true',
+  },
+  sessionCookieDomain: {
+    env: 'SESSION_COOKIE_DOMAIN',
+    doc: 'Domain attribute of the cc_session cookie, so one sign-in covers site and app hosts (for example .carecircle.example). Empty: host-only.',
+    schema: z.string(),
+    default: '',
+  },
+  tenants: {
+    env: 'TENANTS',
+    doc: 'Tenants provisioned in this deployment, comma-separated: family, agency.',
+    schema: list.pipe(z.array(z.enum(TENANTS))),
+    default: 'family,agency',
+  },
+  mongoUrl: {
+    env: 'MONGO_URL',
+    doc: 'MongoDB connection string (database name in the path, default carecircle). Unset: a local MongoDB-compatible server is started under DATA_DIR.',
+    schema: z
+      .string()
+      .regex(/^mongodb(\+srv)?:\/\//, 'must start with mongodb:// or mongodb+srv://')
+      .optional(),
+  },
+  natsUrl: {
+    env: 'NATS_URL',
+    doc: 'NATS server URL(s), comma-separated. Unset: the in-process bus (single process only).',
+    schema: z.string().min(1).optional(),
+  },
+  natsReplicas: {
+    env: 'NATS_REPLICAS',
+    doc: 'Copies a NATS cluster keeps of every stream and key-value bucket carecircle creates (the partner ingest stream, the rate limits): 3 on a cluster of three or more servers survives losing one; 1 on a single server. Raising it on a running deployment scales the existing streams up.',
+    schema: z.coerce.number().int().min(1).max(5),
+    default: '1',
+  },
+  allowEmbeddedInProduction: {
+    env: 'ALLOW_EMBEDDED_IN_PRODUCTION',
+    doc: 'Let NODE_ENV=production run without MONGO_URL (the embedded database under DATA_DIR) or without NATS_URL (the in-process bus): a single-process deployment, chosen on purpose. Off: production refuses to start without both.',
+    schema: bool,
+    default: 'false',
+  },
   dataDir: { env: 'DATA_DIR', doc: 'Where the embedded run keeps its local database and tools.', schema: z.string().min(1), default: '.carecircle' },
-  busNamespace: { env: 'BUS_NAMESPACE', doc: 'Prefix for every bus subject, so deployments can share a NATS cluster. Empty: none.', schema: z.string().regex(/^([A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*)?$/, 'letters, digits, _ and - in dot-separated tokens'), default: '' },
+  busNamespace: {
+    env: 'BUS_NAMESPACE',
+    doc: 'Prefix for every bus subject, so deployments can share a NATS cluster. Empty: none.',
+    schema: z.string().regex(/^([A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*)?$/, 'letters, digits, _ and - in dot-separated tokens'),
+    default: '',
+  },
   busTimeoutMs: { env: 'BUS_TIMEOUT_MS', doc: 'How long a gateway waits for one worker reply before trying again.', schema: positiveInt, default: '5000' },
-  gatewayRetryWindowMs: { env: 'GATEWAY_RETRY_WINDOW_MS', doc: 'How long a gateway keeps retrying an idempotent request when no worker answers, before replying 503.', schema: positiveInt, default: '10000' },
-  gatewayMaxAttempts: { env: 'GATEWAY_MAX_ATTEMPTS', doc: 'Most workers a gateway hands one request to when none answers in time (a worker that took it and died or stalled); then it replies 503. A worker that answered with a failure is never asked again.', schema: positiveInt, default: '2' },
-  jsonMaxDepth: { env: 'JSON_MAX_DEPTH', doc: 'Deepest nesting of arrays and objects a gateway accepts in a JSON body; a deeper body gets 400 naming its depth and this limit before anything else runs.', schema: positiveInt, default: '64' },
-  leanPath: { env: 'LEAN_PATH', doc: 'Answer the public directory\'s POST /api/mcp with a plain request handler ahead of the site listener\'s middleware chain: the same checks and answers for less CPU. Off: it goes through the chain like every other request.', schema: bool, default: 'true' },
-  mcpMaxBatch: { env: 'MCP_MAX_BATCH', doc: 'Most messages in one JSON-RPC batch on an MCP endpoint (413 -32600 above). Each message counts as one request against the rate limit.', schema: positiveInt, default: '50' },
-  maxReplyBytes: { env: 'MAX_REPLY_BYTES', doc: 'Largest reply a worker sends, in bytes of JSON; a larger one is refused with 413 saying to send fewer items per batch or a smaller limit. A JSON-RPC batch stops at the first reply that passes it, without running the rest. The NATS server\'s max_payload applies as well, whichever is smaller.', schema: positiveInt, default: '1048576' },
+  gatewayRetryWindowMs: {
+    env: 'GATEWAY_RETRY_WINDOW_MS',
+    doc: 'How long a gateway keeps retrying an idempotent request when no worker answers, before replying 503.',
+    schema: positiveInt,
+    default: '10000',
+  },
+  gatewayMaxAttempts: {
+    env: 'GATEWAY_MAX_ATTEMPTS',
+    doc: 'Most workers a gateway hands one request to when none answers in time (a worker that took it and died or stalled); then it replies 503. A worker that answered with a failure is never asked again.',
+    schema: positiveInt,
+    default: '2',
+  },
+  jsonMaxDepth: {
+    env: 'JSON_MAX_DEPTH',
+    doc: 'Deepest nesting of arrays and objects a gateway accepts in a JSON body; a deeper body gets 400 naming its depth and this limit before anything else runs.',
+    schema: positiveInt,
+    default: '64',
+  },
+  leanPath: {
+    env: 'LEAN_PATH',
+    doc: "Answer the public directory's POST /api/mcp with a plain request handler ahead of the site listener's middleware chain: the same checks and answers for less CPU. Off: it goes through the chain like every other request.",
+    schema: bool,
+    default: 'true',
+  },
+  mcpMaxBatch: {
+    env: 'MCP_MAX_BATCH',
+    doc: 'Most messages in one JSON-RPC batch on an MCP endpoint (413 -32600 above). Each message counts as one request against the rate limit.',
+    schema: positiveInt,
+    default: '50',
+  },
+  maxReplyBytes: {
+    env: 'MAX_REPLY_BYTES',
+    doc: "Largest reply a worker sends, in bytes of JSON; a larger one is refused with 413 saying to send fewer items per batch or a smaller limit. A JSON-RPC batch stops at the first reply that passes it, without running the rest. The NATS server's max_payload applies as well, whichever is smaller.",
+    schema: positiveInt,
+    default: '1048576',
+  },
   directoryThreads: {
     env: 'DIRECTORY_THREADS',
-    doc: 'Worker threads that answer the public directory\'s MCP endpoint in a single-process run (without NATS_URL), beside the main thread that serves everything else: the directory then uses a second core, and a burst of its traffic weighs less on the family\'s requests. auto: one where the machine has two or more cores, none on one; 0: the main thread answers it. With NATS, run more worker processes instead.',
+    doc: "Worker threads that answer the public directory's MCP endpoint in a single-process run (without NATS_URL), beside the main thread that serves everything else: the directory then uses a second core, and a burst of its traffic weighs less on the family's requests. auto: one where the machine has two or more cores, none on one; 0: the main thread answers it. With NATS, run more worker processes instead.",
     schema: z.union([z.literal('auto'), z.coerce.number().int().min(0).max(16)]),
     default: 'auto',
   },
   workerConcurrency: { env: 'WORKER_CONCURRENCY', doc: 'Requests one worker process handles at once.', schema: positiveInt, default: '64' },
-  shutdownGraceMs: { env: 'SHUTDOWN_GRACE_MS', doc: 'How long shutdown waits for in-flight work before closing connections.', schema: positiveInt, default: '10000' },
-  mcpAllowedOrigins: { env: 'MCP_ALLOWED_ORIGINS', doc: 'Browser origins allowed on the MCP endpoints, comma-separated, or * for any (refused when NODE_ENV=production). Empty: the site, app and apex origins.', schema: list, default: '' },
+  shutdownGraceMs: {
+    env: 'SHUTDOWN_GRACE_MS',
+    doc: 'How long shutdown waits for in-flight work before closing connections.',
+    schema: positiveInt,
+    default: '10000',
+  },
+  mcpAllowedOrigins: {
+    env: 'MCP_ALLOWED_ORIGINS',
+    doc: 'Browser origins allowed on the MCP endpoints, comma-separated, or * for any (refused when NODE_ENV=production). Empty: the site, app and apex origins.',
+    schema: list,
+    default: '',
+  },
   smtpPort: { env: 'SMTP_PORT', doc: 'Port of the family-inbox SMTP listener (the smtp role).', schema: port, default: '2525' },
-  inboxMaxBytes: { env: 'INBOX_MAX_BYTES', doc: 'Largest message the family inbox accepts, in bytes: advertised as SIZE in the EHLO reply, a larger MAIL FROM SIZE= gets 552, and a message counted past it while it arrives is discarded and gets 552 after its final dot.', schema: positiveInt, default: '10485760' },
-  inboxMaxHeaderBytes: { env: 'INBOX_MAX_HEADER_BYTES', doc: 'Longest header section of a message to the family inbox, and of each MIME part in it, in bytes: a longer message header (or one that never ends) is discarded and gets 552 after its final dot, a longer part header 554.', schema: positiveInt, default: '65536' },
-  inboxMaxRecipients: { env: 'INBOX_MAX_RECIPIENTS', doc: 'Recipients one message to the family inbox may have (at most 50); the next RCPT gets 452 and the sender sends the rest in another message.', schema: positiveInt.max(50), default: '20' },
-  inboxMaxUnknownRecipients: { env: 'INBOX_MAX_UNKNOWN_RECIPIENTS', doc: 'Refused recipients (no such inbox, or another domain) one SMTP connection may try, each answered 550; the next is answered 421 and the connection closed, so addresses cannot be harvested.', schema: positiveInt, default: '3' },
-  inboxConnectionsPerMin: { env: 'INBOX_CONNECTIONS_PER_MIN', doc: 'SMTP connections per minute per client address on the family inbox (421 with the wait above), shared by every smtp process.', schema: positiveInt, default: '30' },
-  sandboxTtl: { env: 'SANDBOX_TTL', doc: 'How long an unclaimed or orphaned sandbox lives before it is purged: a number with s, m, h or d.', schema: duration, default: '7d' },
+  inboxMaxBytes: {
+    env: 'INBOX_MAX_BYTES',
+    doc: 'Largest message the family inbox accepts, in bytes: advertised as SIZE in the EHLO reply, a larger MAIL FROM SIZE= gets 552, and a message counted past it while it arrives is discarded and gets 552 after its final dot.',
+    schema: positiveInt,
+    default: '10485760',
+  },
+  inboxMaxHeaderBytes: {
+    env: 'INBOX_MAX_HEADER_BYTES',
+    doc: 'Longest header section of a message to the family inbox, and of each MIME part in it, in bytes: a longer message header (or one that never ends) is discarded and gets 552 after its final dot, a longer part header 554.',
+    schema: positiveInt,
+    default: '65536',
+  },
+  inboxMaxRecipients: {
+    env: 'INBOX_MAX_RECIPIENTS',
+    doc: 'Recipients one message to the family inbox may have (at most 50); the next RCPT gets 452 and the sender sends the rest in another message.',
+    schema: positiveInt.max(50),
+    default: '20',
+  },
+  inboxMaxUnknownRecipients: {
+    env: 'INBOX_MAX_UNKNOWN_RECIPIENTS',
+    doc: 'Refused recipients (no such inbox, or another domain) one SMTP connection may try, each answered 550; the next is answered 421 and the connection closed, so addresses cannot be harvested.',
+    schema: positiveInt,
+    default: '3',
+  },
+  inboxConnectionsPerMin: {
+    env: 'INBOX_CONNECTIONS_PER_MIN',
+    doc: 'SMTP connections per minute per client address on the family inbox (421 with the wait above), shared by every smtp process.',
+    schema: positiveInt,
+    default: '30',
+  },
+  sandboxTtl: {
+    env: 'SANDBOX_TTL',
+    doc: 'How long an unclaimed or orphaned sandbox lives before it is purged: a number with s, m, h or d.',
+    schema: duration,
+    default: '7d',
+  },
   sandboxRateCapacity: { env: 'SANDBOX_RATE_CAPACITY', doc: 'Sandbox creations a client address may make in a burst.', schema: positiveInt, default: '6' },
-  sandboxRateRefill: { env: 'SANDBOX_RATE_REFILL', doc: 'Time to regain one sandbox creation for a client address: a number with s, m, h or d.', schema: duration, default: '10m' },
-  rateMcpKeyPerMin: { env: 'RATE_MCP_KEY_PER_MIN', doc: 'Requests per minute per credential on the workspace MCP endpoint: a bucket of this size refilled evenly over the minute.', schema: positiveInt, default: '60' },
-  rateMcpSessionPerMin: { env: 'RATE_MCP_SESSION_PER_MIN', doc: 'Requests per minute per person on the workspace MCP endpoint with the session cookie (signed-in pages), apart from the API-key and OAuth limit: a bucket of this size refilled evenly over the minute. Keep it at least MCP_MAX_BATCH: a batch of more messages than the bucket holds is refused with 413.', schema: positiveInt, default: '120' },
-  rateDirectoryMcpPerMin: { env: 'RATE_DIRECTORY_MCP_PER_MIN', doc: 'Requests per minute per client address on the public directory MCP endpoint.', schema: positiveInt, default: '120' },
-  rateSandboxMcpPerMin: { env: 'RATE_SANDBOX_MCP_PER_MIN', doc: 'Requests per minute per client address on the sandbox MCP endpoint (APP_URL/api/mcp/public), apart from the sandbox creations SANDBOX_RATE_CAPACITY and SANDBOX_RATE_REFILL limit.', schema: positiveInt, default: '120' },
-  rateSessionPerMin: { env: 'RATE_SESSION_PER_MIN', doc: 'Sign-ins (POST /api/auth/session on the site and app hosts) per minute per client address.', schema: positiveInt, default: '30' },
+  sandboxRateRefill: {
+    env: 'SANDBOX_RATE_REFILL',
+    doc: 'Time to regain one sandbox creation for a client address: a number with s, m, h or d.',
+    schema: duration,
+    default: '10m',
+  },
+  rateMcpKeyPerMin: {
+    env: 'RATE_MCP_KEY_PER_MIN',
+    doc: 'Requests per minute per credential on the workspace MCP endpoint: a bucket of this size refilled evenly over the minute.',
+    schema: positiveInt,
+    default: '60',
+  },
+  rateMcpSessionPerMin: {
+    env: 'RATE_MCP_SESSION_PER_MIN',
+    doc: 'Requests per minute per person on the workspace MCP endpoint with the session cookie (signed-in pages), apart from the API-key and OAuth limit: a bucket of this size refilled evenly over the minute. Keep it at least MCP_MAX_BATCH: a batch of more messages than the bucket holds is refused with 413.',
+    schema: positiveInt,
+    default: '120',
+  },
+  rateDirectoryMcpPerMin: {
+    env: 'RATE_DIRECTORY_MCP_PER_MIN',
+    doc: 'Requests per minute per client address on the public directory MCP endpoint.',
+    schema: positiveInt,
+    default: '120',
+  },
+  rateSandboxMcpPerMin: {
+    env: 'RATE_SANDBOX_MCP_PER_MIN',
+    doc: 'Requests per minute per client address on the sandbox MCP endpoint (APP_URL/api/mcp/public), apart from the sandbox creations SANDBOX_RATE_CAPACITY and SANDBOX_RATE_REFILL limit.',
+    schema: positiveInt,
+    default: '120',
+  },
+  rateSessionPerMin: {
+    env: 'RATE_SESSION_PER_MIN',
+    doc: 'Sign-ins (POST /api/auth/session on the site and app hosts) per minute per client address.',
+    schema: positiveInt,
+    default: '30',
+  },
   rateNewsletterPerHour: { env: 'RATE_NEWSLETTER_PER_HOUR', doc: 'Newsletter sign-ups per hour per client address.', schema: positiveInt, default: '5' },
-  rateCommunityWritesPerMin: { env: 'RATE_COMMUNITY_WRITES_PER_MIN', doc: 'Community writes (join, leave, thread, comment) per minute per signed-in user.', schema: positiveInt, default: '30' },
-  rateFamilyShareLinkPerHour: { env: 'RATE_FAMILY_SHARE_LINK_PER_HOUR', doc: 'Link codes a signed-in person may enter per hour (POST APP_URL/api/family-share/link): a code has 60 bits, the limit keeps typos from turning into noise.', schema: positiveInt, default: '10' },
-  rateIngestPerMin: { env: 'RATE_INGEST_PER_MIN', doc: 'Signed ingest requests per minute per partner institution (429 with Retry-After above).', schema: positiveInt, default: '1200' },
-  rateOauthRegisterPerHour: { env: 'RATE_OAUTH_REGISTER_PER_HOUR', doc: 'OAuth client registrations (POST AUTH_URL/oauth/register) per hour per client address.', schema: positiveInt, default: '10' },
-  oauthKeyRotation: { env: 'OAUTH_KEY_ROTATION', doc: 'How long one key signs OAuth access tokens before the next takes over (at least 1h, the token lifetime): a number with s, m, h or d. The next key is published one period early and the previous one stays published one period after. Keys are stored sealed with DATA_KEY.', schema: duration.pipe(z.number().min(3_600_000, 'must be at least 1h, the access-token lifetime')), default: '30d' },
-  oauthClientUnused: { env: 'OAUTH_CLIENT_UNUSED', doc: 'A registered OAuth client that holds no grant is deleted this long after it registered: a number with s, m, h or d.', schema: duration, default: '30d' },
-  oauthClientMetadataTimeoutMs: { env: 'OAUTH_CLIENT_METADATA_TIMEOUT_MS', doc: 'How long the authorization server waits for a Client ID Metadata Document (an https URL used as client_id), in milliseconds, from connecting to the last byte (100-2500).', schema: z.coerce.number().int().min(100).max(2500), default: '2000' },
-  oauthClientMetadataPrivateHosts: { env: 'OAUTH_CLIENT_METADATA_PRIVATE_HOSTS', doc: 'Fetch Client ID Metadata Documents from loopback, private and link-local addresses too (a client under development on this machine or network). Off: such addresses are refused before connecting. Refused when NODE_ENV=production.', schema: bool, default: 'false' },
-  oauthClientMetadataCa: { env: 'OAUTH_CLIENT_METADATA_CA', doc: 'PEM file of certificates trusted, besides the public roots, when fetching Client ID Metadata Documents (a development client with a self-signed certificate). Empty: public roots only. Refused when NODE_ENV=production.', schema: z.string(), default: '' },
-  dataKey: { env: 'DATA_KEY', doc: 'Key that encrypts partner signing secrets and the OAuth signing keys at rest (AES-256-GCM): 32 bytes as base64 or 64 hex characters (openssl rand -base64 32). Unset: one is generated once in DATA_DIR/data.key. NODE_ENV=production refuses it unset or one byte value repeated (all zeros).', schema: z.string().regex(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/_-]{43}=?)$/, 'must be 32 bytes: base64 or 64 hex characters').optional() },
-  ingestDedupeDays: { env: 'INGEST_DEDUPE_DAYS', doc: 'Days a partner event id (or body hash) is remembered for de-duplication; older occurred_at values are refused. At least 30.', schema: z.coerce.number().int().min(30), default: '30' },
-  ingestAckWaitMs: { env: 'INGEST_ACK_WAIT_MS', doc: 'How long JetStream waits for a worker to store an ingest event before delivering it to another worker.', schema: positiveInt, default: '30000' },
-  ingestMaxDeliveries: { env: 'INGEST_MAX_DELIVERIES', doc: 'Attempts to store one accepted ingest event that the database refuses (not counting outages, which are retried until it is back) before it is moved to the dead-letter store (`carecircle deadletters`). Attempts are about 1, 2, 4, 8… s apart.', schema: positiveInt.max(100), default: '5' },
-  newsletterSecret: { env: 'NEWSLETTER_SECRET', doc: 'Key that signs newsletter confirm and unsubscribe links (HMAC-SHA256). Empty: a fixed development key. NODE_ENV=production needs at least 32 characters (openssl rand -base64 32).', schema: z.string(), default: '' },
-  recaptchaSecret: { env: 'RECAPTCHA_SECRET', doc: 'reCAPTCHA secret; when set, newsletter sign-ups need a recaptchaToken that RECAPTCHA_VERIFY_URL accepts. Empty: no reCAPTCHA.', schema: z.string(), default: '' },
-  recaptchaVerifyUrl: { env: 'RECAPTCHA_VERIFY_URL', doc: 'Where reCAPTCHA tokens are verified (siteverify).', schema: url, default: 'https://www.google.com/recaptcha/api/siteverify' },
-  recaptchaMinScore: { env: 'RECAPTCHA_MIN_SCORE', doc: 'Lowest reCAPTCHA v3 score accepted (0-1); tokens without a score only need success.', schema: z.coerce.number().min(0).max(1), default: '0.5' },
-  smtpUrl: { env: 'SMTP_URL', doc: 'SMTP server for outgoing mail (smtp:// or smtps://, credentials in the URL; query parameters are nodemailer options, such as requireTLS=true to insist on STARTTLS). NODE_ENV=production refuses a password over smtp:// to a host other than this machine unless requireTLS=true. Set: newsletter sign-ups are double opt-in by a confirmation mail, and family invitations are mailed. Empty: no mail; sign-ups are active at once, and invitations are links to copy.', schema: z.string().regex(/^(smtps?:\/\/.+)?$/, 'must be empty or start with smtp:// or smtps://'), default: '' },
+  rateCommunityWritesPerMin: {
+    env: 'RATE_COMMUNITY_WRITES_PER_MIN',
+    doc: 'Community writes (join, leave, thread, comment) per minute per signed-in user.',
+    schema: positiveInt,
+    default: '30',
+  },
+  rateFamilyShareLinkPerHour: {
+    env: 'RATE_FAMILY_SHARE_LINK_PER_HOUR',
+    doc: 'Link codes a signed-in person may enter per hour (POST APP_URL/api/family-share/link): a code has 60 bits, the limit keeps typos from turning into noise.',
+    schema: positiveInt,
+    default: '10',
+  },
+  rateIngestPerMin: {
+    env: 'RATE_INGEST_PER_MIN',
+    doc: 'Signed ingest requests per minute per partner institution (429 with Retry-After above).',
+    schema: positiveInt,
+    default: '1200',
+  },
+  rateOauthRegisterPerHour: {
+    env: 'RATE_OAUTH_REGISTER_PER_HOUR',
+    doc: 'OAuth client registrations (POST AUTH_URL/oauth/register) per hour per client address.',
+    schema: positiveInt,
+    default: '10',
+  },
+  oauthKeyRotation: {
+    env: 'OAUTH_KEY_ROTATION',
+    doc: 'How long one key signs OAuth access tokens before the next takes over (at least 1h, the token lifetime): a number with s, m, h or d. The next key is published one period early and the previous one stays published one period after. Keys are stored sealed with DATA_KEY.',
+    schema: duration.pipe(z.number().min(3_600_000, 'must be at least 1h, the access-token lifetime')),
+    default: '30d',
+  },
+  oauthClientUnused: {
+    env: 'OAUTH_CLIENT_UNUSED',
+    doc: 'A registered OAuth client that holds no grant is deleted this long after it registered: a number with s, m, h or d.',
+    schema: duration,
+    default: '30d',
+  },
+  oauthClientMetadataTimeoutMs: {
+    env: 'OAUTH_CLIENT_METADATA_TIMEOUT_MS',
+    doc: 'How long the authorization server waits for a Client ID Metadata Document (an https URL used as client_id), in milliseconds, from connecting to the last byte (100-2500).',
+    schema: z.coerce.number().int().min(100).max(2500),
+    default: '2000',
+  },
+  oauthClientMetadataPrivateHosts: {
+    env: 'OAUTH_CLIENT_METADATA_PRIVATE_HOSTS',
+    doc: 'Fetch Client ID Metadata Documents from loopback, private and link-local addresses too (a client under development on this machine or network). Off: such addresses are refused before connecting. Refused when NODE_ENV=production.',
+    schema: bool,
+    default: 'false',
+  },
+  oauthClientMetadataCa: {
+    env: 'OAUTH_CLIENT_METADATA_CA',
+    doc: 'PEM file of certificates trusted, besides the public roots, when fetching Client ID Metadata Documents (a development client with a self-signed certificate). Empty: public roots only. Refused when NODE_ENV=production.',
+    schema: z.string(),
+    default: '',
+  },
+  dataKey: {
+    env: 'DATA_KEY',
+    doc: 'Key that encrypts partner signing secrets and the OAuth signing keys at rest (AES-256-GCM): 32 bytes as base64 or 64 hex characters (openssl rand -base64 32). Unset: one is generated once in DATA_DIR/data.key. NODE_ENV=production refuses it unset or one byte value repeated (all zeros).',
+    schema: z
+      .string()
+      .regex(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/_-]{43}=?)$/, 'must be 32 bytes: base64 or 64 hex characters')
+      .optional(),
+  },
+  ingestDedupeDays: {
+    env: 'INGEST_DEDUPE_DAYS',
+    doc: 'Days a partner event id (or body hash) is remembered for de-duplication; older occurred_at values are refused. At least 30.',
+    schema: z.coerce.number().int().min(30),
+    default: '30',
+  },
+  ingestAckWaitMs: {
+    env: 'INGEST_ACK_WAIT_MS',
+    doc: 'How long JetStream waits for a worker to store an ingest event before delivering it to another worker.',
+    schema: positiveInt,
+    default: '30000',
+  },
+  ingestMaxDeliveries: {
+    env: 'INGEST_MAX_DELIVERIES',
+    doc: 'Attempts to store one accepted ingest event that the database refuses (not counting outages, which are retried until it is back) before it is moved to the dead-letter store (`carecircle deadletters`). Attempts are about 1, 2, 4, 8… s apart.',
+    schema: positiveInt.max(100),
+    default: '5',
+  },
+  newsletterSecret: {
+    env: 'NEWSLETTER_SECRET',
+    doc: 'Key that signs newsletter confirm and unsubscribe links (HMAC-SHA256). Empty: a fixed development key. NODE_ENV=production needs at least 32 characters (openssl rand -base64 32).',
+    schema: z.string(),
+    default: '',
+  },
+  recaptchaSecret: {
+    env: 'RECAPTCHA_SECRET',
+    doc: 'reCAPTCHA secret; when set, newsletter sign-ups need a recaptchaToken that RECAPTCHA_VERIFY_URL accepts. Empty: no reCAPTCHA.',
+    schema: z.string(),
+    default: '',
+  },
+  recaptchaVerifyUrl: {
+    env: 'RECAPTCHA_VERIFY_URL',
+    doc: 'Where reCAPTCHA tokens are verified (siteverify).',
+    schema: url,
+    default: 'https://www.google.com/recaptcha/api/siteverify',
+  },
+  recaptchaMinScore: {
+    env: 'RECAPTCHA_MIN_SCORE',
+    doc: 'Lowest reCAPTCHA v3 score accepted (0-1); tokens without a score only need success.',
+    schema: z.coerce.number().min(0).max(1),
+    default: '0.5',
+  },
+  smtpUrl: {
+    env: 'SMTP_URL',
+    doc: 'SMTP server for outgoing mail (smtp:// or smtps://, credentials in the URL; query parameters are nodemailer options, such as requireTLS=true to insist on STARTTLS). NODE_ENV=production refuses a password over smtp:// to a host other than this machine unless requireTLS=true. Set: newsletter sign-ups are double opt-in by a confirmation mail, and family invitations are mailed. Empty: no mail; sign-ups are active at once, and invitations are links to copy.',
+    schema: z.string().regex(/^(smtps?:\/\/.+)?$/, 'must be empty or start with smtp:// or smtps://'),
+    default: '',
+  },
   mailFrom: { env: 'MAIL_FROM', doc: 'From address of outgoing mail.', schema: z.string().min(3), default: 'carecircle <no-reply@localhost>' },
   opsNotify: { env: 'OPS_NOTIFY', doc: 'Emit best-effort internal ops notifications on the bus.', schema: bool, default: 'true' },
 } satisfies Record<string, ConfigKey>;
@@ -119,7 +420,8 @@ export class ConfigError extends Error {
 }
 
 /** Plain http is fine for this machine's own names, nowhere else in production. */
-const isLoopbackHost = (hostname: string): boolean => hostname === 'localhost' || hostname.endsWith('.localhost') || /^127(\.\d{1,3}){3}$/.test(hostname) || hostname === '[::1]';
+const isLoopbackHost = (hostname: string): boolean =>
+  hostname === 'localhost' || hostname.endsWith('.localhost') || /^127(\.\d{1,3}){3}$/.test(hostname) || hostname === '[::1]';
 
 /** 32 random characters of base64 are 192 bits; `openssl rand -base64 32` gives 44. */
 const MIN_NEWSLETTER_SECRET = 32;
@@ -163,13 +465,16 @@ function productionProblems(parsed: Partial<Config>, failed: ReadonlySet<string>
   const judged = (name: keyof Config) => !failed.has(name);
   const problems: string[] = [];
   if (judged('devIdp') && parsed.devIdp)
-    problems.push('DEV_IDP=true: the development identity provider signs anyone in; set DEV_IDP=false and IDP_ISSUER, IDP_JWKS_URL and IDP_LOGIN_URL for production');
+    problems.push(
+      'DEV_IDP=true: the development identity provider signs anyone in; set DEV_IDP=false and IDP_ISSUER, IDP_JWKS_URL and IDP_LOGIN_URL for production',
+    );
   const idp = [
     ['idpIssuer', 'IDP_ISSUER', 'the issuer your identity provider puts in its ID tokens'],
     ['idpJwksUrl', 'IDP_JWKS_URL', 'the URL of its signing keys'],
     ['idpLoginUrl', 'IDP_LOGIN_URL', 'the page where people sign in'],
   ] as const;
-  for (const [name, env, what] of idp) if (judged(name) && !parsed[name]) problems.push(`${env} is empty: production needs your identity provider; set it to ${what}`);
+  for (const [name, env, what] of idp)
+    if (judged(name) && !parsed[name]) problems.push(`${env} is empty: production needs your identity provider; set it to ${what}`);
   const urls = [
     ['siteUrl', 'SITE_URL'],
     ['appUrl', 'APP_URL'],
@@ -194,29 +499,48 @@ function productionProblems(parsed: Partial<Config>, failed: ReadonlySet<string>
     // Public URLs are printed in pages, mails and discovery documents, and every link is the URL
     // followed by a path: only a scheme, a host and a port make sense there.
     if (url.username || url.password)
-      problems.push(`${env} carries a user name or password (user:password@), which every page, mail and discovery document would show; allowed: scheme, host and port only, such as https://carecircle.example`);
+      problems.push(
+        `${env} carries a user name or password (user:password@), which every page, mail and discovery document would show; allowed: scheme, host and port only, such as https://carecircle.example`,
+      );
     const extras = beyondOrigin(value);
     if (extras.length)
-      problems.push(`${env}=${shown} has ${extras.join(' and ')}: each host is served from its root and links are built by appending paths to this URL; allowed: scheme, host and port only, such as https://carecircle.example`);
+      problems.push(
+        `${env}=${shown} has ${extras.join(' and ')}: each host is served from its root and links are built by appending paths to this URL; allowed: scheme, host and port only, such as https://carecircle.example`,
+      );
   }
   if (judged('oauthClientMetadataPrivateHosts') && parsed.oauthClientMetadataPrivateHosts)
-    problems.push('OAUTH_CLIENT_METADATA_PRIVATE_HOSTS=true: the authorization server would fetch client documents from private addresses (a way into your network); remove it for production');
-  if (judged('oauthClientMetadataCa') && parsed.oauthClientMetadataCa) problems.push('OAUTH_CLIENT_METADATA_CA is set: client documents must carry certificates from the public roots in production; remove it');
-  if (judged('newsletterSecret') && !parsed.newsletterSecret) problems.push('NEWSLETTER_SECRET is empty: newsletter links would be signed with the public development key; set a long random value');
+    problems.push(
+      'OAUTH_CLIENT_METADATA_PRIVATE_HOSTS=true: the authorization server would fetch client documents from private addresses (a way into your network); remove it for production',
+    );
+  if (judged('oauthClientMetadataCa') && parsed.oauthClientMetadataCa)
+    problems.push('OAUTH_CLIENT_METADATA_CA is set: client documents must carry certificates from the public roots in production; remove it');
+  if (judged('newsletterSecret') && !parsed.newsletterSecret)
+    problems.push('NEWSLETTER_SECRET is empty: newsletter links would be signed with the public development key; set a long random value');
   else if (judged('newsletterSecret') && parsed.newsletterSecret!.length < MIN_NEWSLETTER_SECRET)
-    problems.push(`NEWSLETTER_SECRET is too short (${parsed.newsletterSecret!.length} of at least ${MIN_NEWSLETTER_SECRET} characters): a short key can be guessed from one signed link; set at least ${MIN_NEWSLETTER_SECRET} random characters, such as $(openssl rand -base64 32)`);
-  if (judged('dataKey') && !parsed.dataKey) problems.push('DATA_KEY is unset: partner secrets need an encryption key kept outside the database; set DATA_KEY=$(openssl rand -base64 32)');
+    problems.push(
+      `NEWSLETTER_SECRET is too short (${parsed.newsletterSecret!.length} of at least ${MIN_NEWSLETTER_SECRET} characters): a short key can be guessed from one signed link; set at least ${MIN_NEWSLETTER_SECRET} random characters, such as $(openssl rand -base64 32)`,
+    );
+  if (judged('dataKey') && !parsed.dataKey)
+    problems.push('DATA_KEY is unset: partner secrets need an encryption key kept outside the database; set DATA_KEY=$(openssl rand -base64 32)');
   else if (judged('dataKey') && isDegenerateKey(parsed.dataKey!))
     problems.push('DATA_KEY is one byte value repeated (all zeros, say): a placeholder, not a key; set 32 random bytes, DATA_KEY=$(openssl rand -base64 32)');
   if (judged('mcpAllowedOrigins') && parsed.mcpAllowedOrigins?.includes('*'))
-    problems.push('MCP_ALLOWED_ORIGINS=*: any web page could call the MCP endpoints from its visitors\' browsers, and the Origin check against DNS rebinding would be off; allowed: a comma-separated list of origins such as https://app.carecircle.example, or empty for the site, app and apex origins');
+    problems.push(
+      "MCP_ALLOWED_ORIGINS=*: any web page could call the MCP endpoints from its visitors' browsers, and the Origin check against DNS rebinding would be off; allowed: a comma-separated list of origins such as https://app.carecircle.example, or empty for the site, app and apex origins",
+    );
   if (judged('smtpUrl') && parsed.smtpUrl) {
     const problem = smtpProblem(parsed.smtpUrl);
     if (problem) problems.push(`SMTP_URL ${problem}`);
   }
   if (judged('allowEmbeddedInProduction') && !parsed.allowEmbeddedInProduction) {
-    if (judged('mongoUrl') && !parsed.mongoUrl) problems.push('MONGO_URL is unset: production would run on the embedded database under DATA_DIR; set MONGO_URL, or ALLOW_EMBEDDED_IN_PRODUCTION=true for a single-process deployment');
-    if (judged('natsUrl') && !parsed.natsUrl) problems.push('NATS_URL is unset: production would run on the in-process bus (one process, nothing shared); set NATS_URL, or ALLOW_EMBEDDED_IN_PRODUCTION=true for a single-process deployment');
+    if (judged('mongoUrl') && !parsed.mongoUrl)
+      problems.push(
+        'MONGO_URL is unset: production would run on the embedded database under DATA_DIR; set MONGO_URL, or ALLOW_EMBEDDED_IN_PRODUCTION=true for a single-process deployment',
+      );
+    if (judged('natsUrl') && !parsed.natsUrl)
+      problems.push(
+        'NATS_URL is unset: production would run on the in-process bus (one process, nothing shared); set NATS_URL, or ALLOW_EMBEDDED_IN_PRODUCTION=true for a single-process deployment',
+      );
   }
   return problems;
 }

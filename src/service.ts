@@ -50,7 +50,6 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-
 async function listen(app: { callback(): RequestListener }, host: string, port: number): Promise<Server> {
   const server = createServer(app.callback());
   server.keepAliveTimeout = 5_000;
@@ -100,7 +99,11 @@ export async function startService(role: Role, config: Config, log: Logger): Pro
       log.info({ mongo: 'embedded' }, 'local MongoDB-compatible server started');
     }
     const slices: readonly SliceManifest[] = SLICES;
-    const store = await openStore(mongoUrl, log, slices.flatMap((s) => (s.indexes ? [s.indexes] : [])));
+    const store = await openStore(
+      mongoUrl,
+      log,
+      slices.flatMap((s) => (s.indexes ? [s.indexes] : [])),
+    );
     stops.push(() => store.close());
     const bus = await openBus(config.natsUrl, log, undefined, { service: role === 'all' || role === 'worker', replicas: config.natsReplicas });
     stops.push(() => bus.close());
@@ -111,7 +114,13 @@ export async function startService(role: Role, config: Config, log: Logger): Pro
     const limiter = openLimiter(bus, config.busNamespace, log);
     const timelines = await openTimelines(store.db);
     // A store an earlier version wrote is taken into the timelines once, by a process that serves.
-    if (role === 'all' || role === 'worker') await migrateTimelines(store.db, timelines, slices.flatMap((s) => s.timelines ?? []), log);
+    if (role === 'all' || role === 'worker')
+      await migrateTimelines(
+        store.db,
+        timelines,
+        slices.flatMap((s) => s.timelines ?? []),
+        log,
+      );
     const ctx: SliceContext = { config, log, db: store.db, timelines, bus, limiter, credentials, clock: Date.now, slices };
     const urls: Record<string, string> = {};
     let cronRole: CronRole | undefined;
@@ -121,7 +130,14 @@ export async function startService(role: Role, config: Config, log: Logger): Pro
       // The in-process bus can hand the directory to worker threads; over NATS, processes scale it.
       const threadCount = bus instanceof MemoryBus ? directoryThreadCount(config) : 0;
       const threaded: ThreadSliceName[] = threadCount ? ['directory'] : [];
-      pool = startWorkers(bus, sliceHandlers(slices.filter((s) => !(threaded as string[]).includes(s.name)), ctx), { concurrency: config.workerConcurrency, log });
+      pool = startWorkers(
+        bus,
+        sliceHandlers(
+          slices.filter((s) => !(threaded as string[]).includes(s.name)),
+          ctx,
+        ),
+        { concurrency: config.workerConcurrency, log },
+      );
       stops.push(() => pool!.stop());
       if (bus instanceof MemoryBus && threaded.length) {
         const threads = await startWorkerThreads(bus, { config, log, entry: THREAD_ENTRY, slices: threaded, count: threadCount });
@@ -157,7 +173,11 @@ export async function startService(role: Role, config: Config, log: Logger): Pro
       stops.push(() => inbox.close());
     }
     if (role === 'all' || role === 'cron') {
-      cronRole = startCron(store, log, slices.flatMap((s) => s.jobs?.(ctx) ?? []));
+      cronRole = startCron(
+        store,
+        log,
+        slices.flatMap((s) => s.jobs?.(ctx) ?? []),
+      );
       stops.push(() => cronRole!.stop());
     }
     if (config.metricsPort !== 'off') {
@@ -167,7 +187,17 @@ export async function startService(role: Role, config: Config, log: Logger): Pro
       stops.push(() => metrics.close());
     }
     log.info({ role, urls, bus: bus.kind }, 'carecircle started');
-    return { role, urls, bus, store, credentials, timelines, ...(cronRole ? { cron: cronRole } : {}), ...(workerThreads ? { workerThreads } : {}), stop: stopAll };
+    return {
+      role,
+      urls,
+      bus,
+      store,
+      credentials,
+      timelines,
+      ...(cronRole ? { cron: cronRole } : {}),
+      ...(workerThreads ? { workerThreads } : {}),
+      stop: stopAll,
+    };
   } catch (err) {
     await stopAll();
     throw err;

@@ -7,7 +7,17 @@ import { SHAPES, useBothShapes } from './harness/shapes.js';
 
 const shapes = useBothShapes();
 
-const row = (uid: string, n: number): AuditRow => ({ _id: `aud_${uid}_${String(n).padStart(3, '0')}`, uid, tenant: 'family', method: 'tools/call', tool: 'list_care_events', success: n % 5 !== 0, durationMs: n, authMethod: 'api-key', at: new Date(Date.UTC(2026, 10, 1, 8, 0, n)) });
+const row = (uid: string, n: number): AuditRow => ({
+  _id: `aud_${uid}_${String(n).padStart(3, '0')}`,
+  uid,
+  tenant: 'family',
+  method: 'tools/call',
+  tool: 'list_care_events',
+  success: n % 5 !== 0,
+  durationMs: n,
+  authMethod: 'api-key',
+  at: new Date(Date.UTC(2026, 10, 1, 8, 0, n)),
+});
 
 describe.each(SHAPES)('recent activity (%s)', (shape) => {
   it('when batches of several uids arrive out of order and beyond the cap, then each uid sees its own newest rows first', async () => {
@@ -15,7 +25,11 @@ describe.each(SHAPES)('recent activity (%s)', (shape) => {
     const [me, other] = [`uid_${shape}_me`, `uid_${shape}_other`];
     const total = RECENT_ACTIVITY_ROWS + 10;
     const order = Array.from({ length: total }, (_, i) => (i * 7) % total);
-    for (let i = 0; i < total; i += 15) await recordActivity(timelines, order.slice(i, i + 15).flatMap((n) => [row(me, n), row(other, n + 1000)]));
+    for (let i = 0; i < total; i += 15)
+      await recordActivity(
+        timelines,
+        order.slice(i, i + 15).flatMap((n) => [row(me, n), row(other, n + 1000)]),
+      );
     const mine = await recentActivity(timelines, me, 100);
     expect(mine.map((r) => r._id)).toEqual(Array.from({ length: RECENT_ACTIVITY_ROWS }, (_, i) => row(me, total - 1 - i)._id));
     expect(mine[0]).toEqual(row(me, total - 1));

@@ -28,7 +28,12 @@ const get = async (cookie: string, path: string) => {
   return { status: res.status, location: res.headers.get('location'), html: await res.text() };
 };
 const post = async (cookie: string, path: string, body: Record<string, string> = {}) => {
-  const res = await fetch(`${svc.urls.app}${path}`, { method: 'POST', redirect: 'manual', headers: { cookie, origin: origin(), 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(body).toString() });
+  const res = await fetch(`${svc.urls.app}${path}`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie, origin: origin(), 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(body).toString(),
+  });
   return { status: res.status, location: res.headers.get('location'), html: await res.text() };
 };
 const createWorkspace = async (cookie: string, body: Record<string, string>, key?: string) => {
@@ -60,7 +65,10 @@ describe('retries - creating a workspace', () => {
     expect((await createWorkspace(cookie, { ...names, firstName: 'Walt' }, 'create-ws-1')).status).toBe(409);
     expect((await createWorkspace(cookie, names)).status).toBe(409);
     expect(await workspacesOf(uid)).toHaveLength(1);
-    expect((await createWorkspace(cookie, names, 'has space')).json).toMatchObject({ code: 'VALIDATION_FAILED', message: expect.stringMatching(/^Idempotency-Key: /) });
+    expect((await createWorkspace(cookie, names, 'has space')).json).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      message: expect.stringMatching(/^Idempotency-Key: /),
+    });
   });
 
   it('when the onboarding form is sent several times at once and again later, then each goes home and one workspace with one loved one exists', async () => {
@@ -77,7 +85,11 @@ describe('retries - creating a workspace', () => {
     const workspaces = await workspacesOf(await uidOf(cookie));
     expect(workspaces).toHaveLength(1);
     expect(await lovedOnesIn(workspaces[0]!._id)).toBe(1);
-    expect((await appCall(svc, cookie, 'GET', '/api/workspace')).json.workspace).toMatchObject({ id: workspaces[0]!._id, name: 'The Double Click Family', role: 'caregiver' });
+    expect((await appCall(svc, cookie, 'GET', '/api/workspace')).json.workspace).toMatchObject({
+      id: workspaces[0]!._id,
+      name: 'The Double Click Family',
+      role: 'caregiver',
+    });
     // With the workspace made, the form is not offered again.
     expect((await get(cookie, '/onboarding')).location).toBe('/');
   });

@@ -25,7 +25,13 @@ export function appPages(): { name: string; path: string }[] {
       if (!route.hosts.includes('app') || !route.methods.includes('GET')) continue;
       for (const path of Array.isArray(route.path) ? route.path : [route.path]) {
         // Not pages: APIs, assets, discovery, the sign-in redirects and file downloads.
-        if (/^\/(api|assets|\.well-known)\//.test(path) || path === '/api/mcp' || ['/signin', '/auth/callback'].includes(path) || path.includes('/attachments/')) continue;
+        if (
+          /^\/(api|assets|\.well-known)\//.test(path) ||
+          path === '/api/mcp' ||
+          ['/signin', '/auth/callback'].includes(path) ||
+          path.includes('/attachments/')
+        )
+          continue;
         pages.push({ name, path });
       }
     }
@@ -42,7 +48,11 @@ beforeAll(async () => {
   [svc, browser] = await Promise.all([startTestService({ env: { DATA_KEY: TEST_DATA_KEY, SMTP_URL: '' } }), launchBrowser()]);
   caregiver = await browser.newContext({ viewport: PHONE, bypassCSP: true, timezoneId: 'America/Chicago' });
   const page = await caregiver.newPage();
-  await createWorkspaceWithBrowser(page, svc.config.appUrl, 'a11y.family@example.com', { familyName: 'The Okafor Family', firstName: 'Ngozi', lastName: 'Okafor' });
+  await createWorkspaceWithBrowser(page, svc.config.appUrl, 'a11y.family@example.com', {
+    familyName: 'The Okafor Family',
+    firstName: 'Ngozi',
+    lastName: 'Okafor',
+  });
   // A day of agency events, so the timeline, medications and charts have something to show.
   const partner = await onboard(svc.store.db, svc.credentials, 'Riverside Home Care');
   const client = new PartnerClient({ baseUrl: svc.urls.pipe!, institutionId: partner.institutionId, secret: partner.secret });
@@ -51,9 +61,21 @@ beforeAll(async () => {
   const at = (hoursAgo: number) => new Date(Date.now() - hoursAgo * 3_600_000).toISOString();
   const events = [
     { event_type: 'visit_started', occurred_at: at(6), payload: { caregiver_id: 'Ana', scheduled_start: at(6), actual_start: at(6) } },
-    { event_type: 'med_administered', occurred_at: at(5.5), payload: { medication_name: 'Metformin', dose_amount: 500, dose_unit: 'mg', administered_by: 'Ana', scheduled_at: at(5.5) } },
-    { event_type: 'vital_recorded', occurred_at: at(5.2), payload: { vital_type: 'blood_pressure', value: 138, secondary_value: 84, unit: 'mmHg', recorded_by: 'Ana' } },
-    { event_type: 'vital_recorded', occurred_at: at(29.2), payload: { vital_type: 'blood_pressure', value: 131, secondary_value: 82, unit: 'mmHg', recorded_by: 'Ana' } },
+    {
+      event_type: 'med_administered',
+      occurred_at: at(5.5),
+      payload: { medication_name: 'Metformin', dose_amount: 500, dose_unit: 'mg', administered_by: 'Ana', scheduled_at: at(5.5) },
+    },
+    {
+      event_type: 'vital_recorded',
+      occurred_at: at(5.2),
+      payload: { vital_type: 'blood_pressure', value: 138, secondary_value: 84, unit: 'mmHg', recorded_by: 'Ana' },
+    },
+    {
+      event_type: 'vital_recorded',
+      occurred_at: at(29.2),
+      payload: { vital_type: 'blood_pressure', value: 131, secondary_value: 82, unit: 'mmHg', recorded_by: 'Ana' },
+    },
     { event_type: 'note_added', occurred_at: at(5), payload: { caregiver_id: 'Ana', note_text: 'Walked to the garden.' } },
     { event_type: 'visit_ended', occurred_at: at(3), payload: { caregiver_id: 'Ana', actual_end: at(3), duration_minutes: 180 } },
   ];
@@ -114,7 +136,9 @@ interface Check {
 async function check(page: Page): Promise<Check> {
   await page.evaluate(axeSource);
   const violations = await page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run: (ctx: unknown, opts: unknown) => Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }> } }).axe;
+    const axe = (
+      globalThis as unknown as { axe: { run: (ctx: unknown, opts: unknown) => Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }> } }
+    ).axe;
     const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } });
     return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
   });
@@ -126,8 +150,8 @@ async function check(page: Page): Promise<Check> {
       width: document.documentElement.scrollWidth,
       violations: v.filter((x) => x.impact === 'serious' || x.impact === 'critical'),
       firstFocus: focused?.tagName === 'A' ? `${focused.textContent?.trim()} -> ${focused.getAttribute('href')}` : String(focused?.tagName),
-      tablesWithoutCaption: Array.from(document.querySelectorAll("table")).filter((t) => !t.querySelector('caption')?.textContent?.trim()).length,
-      headersWithoutScope: Array.from(document.querySelectorAll("th")).filter((th) => !th.getAttribute('scope')).length,
+      tablesWithoutCaption: Array.from(document.querySelectorAll('table')).filter((t) => !t.querySelector('caption')?.textContent?.trim()).length,
+      headersWithoutScope: Array.from(document.querySelectorAll('th')).filter((th) => !th.getAttribute('scope')).length,
       cellsBreakingWords: Array.from(document.querySelectorAll('td, th'))
         .filter((cell) => {
           const words = (cell.textContent ?? '').trim().split(/\s+/).filter(Boolean).length;
@@ -149,7 +173,14 @@ async function check(page: Page): Promise<Check> {
   return { ...found, scrollsSideways };
 }
 
-const expected = { violations: [], firstFocus: 'Skip to content -> #main', tablesWithoutCaption: 0, headersWithoutScope: 0, cellsBreakingWords: [], scrollsSideways: [] };
+const expected = {
+  violations: [],
+  firstFocus: 'Skip to content -> #main',
+  tablesWithoutCaption: 0,
+  headersWithoutScope: 0,
+  cellsBreakingWords: [],
+  scrollsSideways: [],
+};
 
 describe('every app page on a phone and with assistive technology', () => {
   // One test walks every page of the app (20 today), each rendered, measured and checked by axe.
@@ -172,7 +203,9 @@ describe('every app page on a phone and with assistive technology', () => {
     }
     // All pages first, then one comparison, so a failure lists every page that needs work.
     const fits = (r: Check) => ({ ...r, width: r.width <= PHONE.width ? 'fits' : `${r.width} px` });
-    expect(Object.fromEntries(Object.entries(results).map(([path, r]) => [path, fits(r)]))).toEqual(Object.fromEntries(Object.keys(results).map((path) => [path, { ...expected, width: 'fits' }])));
+    expect(Object.fromEntries(Object.entries(results).map(([path, r]) => [path, fits(r)]))).toEqual(
+      Object.fromEntries(Object.keys(results).map((path) => [path, { ...expected, width: 'fits' }])),
+    );
   });
 
   it('when someone signed out or without a workspace opens the app, then those pages fit and pass too', async () => {
@@ -185,7 +218,10 @@ describe('every app page on a phone and with assistive technology', () => {
     await signInWithBrowser(page, `${svc.config.appUrl}/onboarding`, 'newcomer@example.com');
     const onboarding = await check(page);
     await screenshot(page, 'app-375-onboarding-form');
-    expect({ signedOut: fits(signedOut), onboarding: fits(onboarding) }).toEqual({ signedOut: { ...expected, width: 'fits' }, onboarding: { ...expected, width: 'fits' } });
+    expect({ signedOut: fits(signedOut), onboarding: fits(onboarding) }).toEqual({
+      signedOut: { ...expected, width: 'fits' },
+      onboarding: { ...expected, width: 'fits' },
+    });
     await stranger.close();
   });
 });

@@ -38,12 +38,21 @@ describe('audit rows off the reply path', () => {
     const mongo = await new MongoClient(mongoUrl).connect();
     cleanup.push(() => mongo.close());
     const log = new AuditLog(await openTimelines(mongo.db(databaseName(mongoUrl))));
-    const row = (i: number): AuditRow => ({ _id: `aud_redelivered_${i}`, uid: 'u1', tenant: 'family', method: 'tools/call', tool: 'ping', success: true, durationMs: 1, authMethod: 'api-key', at: new Date() });
+    const row = (i: number): AuditRow => ({
+      _id: `aud_redelivered_${i}`,
+      uid: 'u1',
+      tenant: 'family',
+      method: 'tools/call',
+      tool: 'ping',
+      success: true,
+      durationMs: 1,
+      authMethod: 'api-key',
+      at: new Date(),
+    });
     await log.insert([row(1), row(2)]);
     await log.insert([row(1), row(2), row(3)]);
     expect((await log.recent('u1', 10)).map((r) => r._id).sort()).toEqual(['aud_redelivered_1', 'aud_redelivered_2', 'aud_redelivered_3']);
   });
-
 
   it('when one process serves N requests and stops at once, then exactly N rows are stored', async () => {
     const svc = await startTestService({ env: { RATE_MCP_KEY_PER_MIN: '100000' } });
@@ -77,7 +86,10 @@ describe('audit rows off the reply path', () => {
     // And no more than that: once the stream has nothing left to deliver (a row the killed worker
     // held comes back after the ack wait), a redelivered row is stored once.
     const stream = auditStream(env.BUS_NAMESPACE);
-    await vi.waitFor(async () => expect(await gateway.bus.durable!.consumerState(stream.stream.name, stream.consumer.durable)).toEqual({ pending: 0, ackPending: 0 }), { timeout: 30_000, interval: 250 });
+    await vi.waitFor(
+      async () => expect(await gateway.bus.durable!.consumerState(stream.stream.name, stream.consumer.durable)).toEqual({ pending: 0, ackPending: 0 }),
+      { timeout: 30_000, interval: 250 },
+    );
     expect(await auditRows(mongoUrl)).toBe(60);
   }, 120_000);
 });

@@ -43,7 +43,11 @@ describe('auth routes - the auth host answers what its slices declare', () => {
     const unanswered: string[] = [];
     for (const e of declared)
       for (const method of e.methods) {
-        const res = await fetch(`${svc.urls.auth}${e.path.replace(/:[A-Za-z]+/g, 'x')}`, { method, redirect: 'manual', ...(method === 'POST' ? { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '' } : {}) });
+        const res = await fetch(`${svc.urls.auth}${e.path.replace(/:[A-Za-z]+/g, 'x')}`, {
+          method,
+          redirect: 'manual',
+          ...(method === 'POST' ? { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '' } : {}),
+        });
         const text = await res.text();
         if (res.status === 404 && text.includes('This host serves sign-in and OAuth.')) unanswered.push(`${method} ${e.path}`);
       }

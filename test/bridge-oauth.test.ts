@@ -147,7 +147,11 @@ function expectOnlyProtocolLines(tap: Tap): void {
 
 const call = (client: Client, name: string) => client.callTool({ name, arguments: {} });
 const textOf = (result: any): string => result.content.map((c: { text: string }) => c.text).join('\n');
-const failureOf = (p: Promise<unknown>) => p.then(() => undefined, (err: unknown) => err as McpError);
+const failureOf = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (err: unknown) => err as McpError,
+  );
 
 /** One tools/call ping through a raw bridge process, then stdin closes. */
 async function pingOnce(env: Record<string, string>) {
@@ -159,7 +163,11 @@ async function pingOnce(env: Record<string, string>) {
 }
 
 async function revokeAtServer(entry: any): Promise<number> {
-  const res = await fetch(`${svc.config.authUrl}/oauth/revoke`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: entry.refreshToken, token_type_hint: 'refresh_token', client_id: entry.clientId }) });
+  const res = await fetch(`${svc.config.authUrl}/oauth/revoke`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token: entry.refreshToken, token_type_hint: 'refresh_token', client_id: entry.clientId }),
+  });
   return res.status;
 }
 
@@ -173,7 +181,12 @@ describe('carecircle-mcp --login', () => {
     expect(done.landing).toBe('carecircle-mcp is signed in');
     // A native app's request: loopback callback on a port of its own, PKCE S256, the workspace as the resource.
     expect(done.redirectUri).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/callback$/);
-    expect(Object.fromEntries(done.authorizeUrl.searchParams)).toMatchObject({ response_type: 'code', code_challenge_method: 'S256', resource: endpoint(), scope: 'profile:read care_circle:read' });
+    expect(Object.fromEntries(done.authorizeUrl.searchParams)).toMatchObject({
+      response_type: 'code',
+      code_challenge_method: 'S256',
+      resource: endpoint(),
+      scope: 'profile:read care_circle:read',
+    });
     expect(done.stderr).toContain('Granted: profile:read. Not granted: care_circle:read');
     expect(done.stderr).toContain(`tokens stored in ${tokenFile}`);
 
@@ -294,7 +307,10 @@ describe('carecircle-mcp --login', () => {
       expect(refused).toMatchObject({ code: RPC.UNAUTHORIZED });
       expect((refused!.data as any).hint).toMatch(/run carecircle-mcp --login http:\/\/127\.0\.0\.1:\d+ in a terminal/);
       const again = await failureOf(call(c.client, 'get_user_profile'));
-      expect(again, again?.message).toMatchObject({ code: RPC.UNAUTHORIZED, message: expect.stringMatching(/Your carecircle sign-in has ended: carecircle refused to renew it \(invalid_grant/) });
+      expect(again, again?.message).toMatchObject({
+        code: RPC.UNAUTHORIZED,
+        message: expect.stringMatching(/Your carecircle sign-in has ended: carecircle refused to renew it \(invalid_grant/),
+      });
       expect((again!.data as any).hint).toContain('carecircle-mcp --login');
       // The dead tokens are gone from the file; the registered client stays for the next --login.
       expect(stored()).toMatchObject({ clientId: first.clientId });
@@ -341,7 +357,9 @@ describe('carecircle-mcp --login', () => {
 
     const start = await runCli([], bridgeEnv());
     expect(start.code).toBe(2);
-    expect(start.stderr).toMatch(/No API key, and no browser sign-in stored for http:\/\/127\.0\.0\.1:\d+\/api\/mcp\. Mint a key at .*\/settings .*carecircle-mcp --login http:\/\/127\.0\.0\.1:\d+/);
+    expect(start.stderr).toMatch(
+      /No API key, and no browser sign-in stored for http:\/\/127\.0\.0\.1:\d+\/api\/mcp\. Mint a key at .*\/settings .*carecircle-mcp --login http:\/\/127\.0\.0\.1:\d+/,
+    );
     expect(start.stdout).toBe('');
   });
 });

@@ -48,7 +48,13 @@ interface Tap {
 function expectOnlyProtocolLines(tap: Tap): any[] {
   const text = Buffer.concat(tap.stdout).toString('utf8');
   expect(text === '' || text.endsWith('\n')).toBe(true);
-  const lines = text === '' ? [] : text.slice(0, -1).split('\n').map((l) => JSON.parse(l) as unknown);
+  const lines =
+    text === ''
+      ? []
+      : text
+          .slice(0, -1)
+          .split('\n')
+          .map((l) => JSON.parse(l) as unknown);
   const ids: string[] = [];
   for (const line of lines) {
     const messages = Array.isArray(line) ? line : [line];
@@ -91,7 +97,11 @@ const textOf = (result: any): string => result.content.at(-1).text;
 const pongOf = (result: any): string => result.content[0].text;
 const callTool = (client: Client, name: string, args: Record<string, unknown> = {}, timeout?: number) =>
   client.callTool({ name, arguments: args }, undefined, timeout ? { timeout } : undefined);
-const failureOf = (p: Promise<unknown>) => p.then(() => undefined, (err: unknown) => err as McpError);
+const failureOf = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (err: unknown) => err as McpError,
+  );
 
 // ---------------------------------------------------------------------------------------------
 // The bridge on raw pipes
@@ -120,7 +130,10 @@ function spawnBridge(env: Record<string, string>, args: string[] = []) {
   };
   const replies = (): any[] => {
     const text = Buffer.concat(tap.stdout).toString('utf8');
-    return text.split('\n').slice(0, -1).map((l) => JSON.parse(l) as unknown);
+    return text
+      .split('\n')
+      .slice(0, -1)
+      .map((l) => JSON.parse(l) as unknown);
   };
   const replyTo = async (id: unknown) => {
     await until(() => replies().some((r) => !Array.isArray(r) && r.id === id));
@@ -156,7 +169,10 @@ describe.concurrent('stdio bridge', () => {
         expect(JSON.parse(textOf(await callTool(c.client, 'get_user_profile')))).toMatchObject({ email: 'bridge-tools@example.com', tenant: 'family' });
         const loved = JSON.parse(textOf(await callTool(c.client, 'list_loved_ones')));
         expect(loved.lovedOnes).toEqual([expect.objectContaining({ id: who.lovedOneId, firstName: 'Rosa' })]);
-        expect(JSON.parse(textOf(await callTool(c.client, 'list_care_events', { lovedOneId: who.lovedOneId, limit: 5 })))).toMatchObject({ lovedOneId: who.lovedOneId, events: [] });
+        expect(JSON.parse(textOf(await callTool(c.client, 'list_care_events', { lovedOneId: who.lovedOneId, limit: 5 })))).toMatchObject({
+          lovedOneId: who.lovedOneId,
+          events: [],
+        });
         const bad = await failureOf(callTool(c.client, 'list_care_events', { limit: 99 }));
         expect(bad).toMatchObject({ code: RPC.INVALID_PARAMS, message: expect.stringMatching(/limit/) });
       } finally {
@@ -210,7 +226,9 @@ describe.concurrent('stdio bridge', () => {
       const c = await connect(bridgeEnv(who.apiKey));
       try {
         // Straight to the endpoint, past the bridge: empty this key's bucket (60 a minute, one more each second).
-        const statuses = await Promise.all(Array.from({ length: 65 }, () => postJson(`${svc.urls.app}/api/mcp`, rpc('ping'), { authorization: `Bearer ${who.apiKey}` }).then((r) => r.status)));
+        const statuses = await Promise.all(
+          Array.from({ length: 65 }, () => postJson(`${svc.urls.app}/api/mcp`, rpc('ping'), { authorization: `Bearer ${who.apiKey}` }).then((r) => r.status)),
+        );
         expect(statuses).toContain(429);
         // More calls than the wait mints tokens for: the retry lets some through and the rest are refused.
         const outcomes = await Promise.all(Array.from({ length: 8 }, () => callTool(c.client, 'ping').then(pongOf, (err: unknown) => err as McpError)));
@@ -313,7 +331,8 @@ describe.concurrent('stdio bridge', () => {
         await b.until(() => b.replies().some(Array.isArray));
         const batch = b.replies().find(Array.isArray) as any[];
         expect(batch.map((r: any) => r.id)).toEqual([3, 4]);
-        for (const r of batch) expect(r.error).toMatchObject({ code: RPC.INVALID_REQUEST, message: expect.stringMatching(/batches are not part of MCP 2025-06-18/) });
+        for (const r of batch)
+          expect(r.error).toMatchObject({ code: RPC.INVALID_REQUEST, message: expect.stringMatching(/batches are not part of MCP 2025-06-18/) });
       } finally {
         b.child.stdin.end();
       }
@@ -352,11 +371,15 @@ describe.concurrent('stdio bridge', () => {
       const reply = await b.replyTo('slow');
       b.child.stdin.end();
       expect(await b.exited).toBe(0);
-      expect(reply.error).toMatchObject({ code: RPC.INTERNAL_ERROR, message: 'carecircle did not answer within 300 ms', data: { hint: expect.stringMatching(/readyz.*--timeout-ms/) } });
+      expect(reply.error).toMatchObject({
+        code: RPC.INTERNAL_ERROR,
+        message: 'carecircle did not answer within 300 ms',
+        data: { hint: expect.stringMatching(/readyz.*--timeout-ms/) },
+      });
       expectOnlyProtocolLines(b.tap);
     });
 
-    it('when SIGTERM arrives with requests waiting on the server, then they are answered (the server\'s -32030) before exit 0', async () => {
+    it("when SIGTERM arrives with requests waiting on the server, then they are answered (the server's -32030) before exit 0", async () => {
       const b = spawnBridge(bridgeEnv(someKey, gateway.config.appUrl), ['--log-level', 'debug']);
       for (const id of [1, 2, 3]) b.send(pingTool(id));
       await b.until(() => [1, 2, 3].every((id) => b.tap.stderr.includes(`→ tools/call (id ${id})`)));
@@ -364,7 +387,8 @@ describe.concurrent('stdio bridge', () => {
       expect(await b.exited).toBe(0);
       const lines = expectOnlyProtocolLines(b.tap);
       expect(lines.map((l) => l.id).sort()).toEqual([1, 2, 3]);
-      for (const l of lines) expect(l.error).toMatchObject({ code: RPC.UNAVAILABLE, data: { httpStatus: 503, retryAfterSec: expect.any(Number), hint: expect.any(String) } });
+      for (const l of lines)
+        expect(l.error).toMatchObject({ code: RPC.UNAVAILABLE, data: { httpStatus: 503, retryAfterSec: expect.any(Number), hint: expect.any(String) } });
       expect(b.tap.stderr).toMatch(/SIGTERM; answering 3 pending/);
     });
   });
@@ -387,7 +411,9 @@ describe.concurrent('stdio bridge', () => {
 
     it('when pointed at the site URL, then it names the public directory and the app URL to use instead (exit 1), never "Unknown tool"', async () => {
       const out = await runCli(['--check', svc.config.siteUrl], { CARECIRCLE_API_KEY: `sk-svc-${'ab'.repeat(32)}` });
-      expect(out.stdout).toContain(`FAIL  the workspace endpoint: this is carecircle's public directory at ${svc.config.siteUrl}/api/mcp, not the family workspace`);
+      expect(out.stdout).toContain(
+        `FAIL  the workspace endpoint: this is carecircle's public directory at ${svc.config.siteUrl}/api/mcp, not the family workspace`,
+      );
       expect(out.stdout).toContain("fix: Set CARECIRCLE_URL to carecircle's app URL (APP_URL, where caregivers sign in), for example http://localhost:8081");
       expect(out.stdout).not.toContain('Unknown tool');
       expect(out.stdout).toMatch(/Verdict: NOT READY/);

@@ -9,13 +9,24 @@ import { KNOWN_EVENT_TYPES, parseEvent } from '../src/ingest/envelope.js';
 import { eventLine, tally } from '../src/workspace/careReader.js';
 
 const occurredAt = new Date('2026-11-23T10:15:00Z');
-const event = (eventType: string, payload: Record<string, unknown>): CareEventRecord => ({ eventType, payload, occurredAt, lovedOneId: 'lo-1' }) as unknown as CareEventRecord;
+const event = (eventType: string, payload: Record<string, unknown>): CareEventRecord =>
+  ({ eventType, payload, occurredAt, lovedOneId: 'lo-1' }) as unknown as CareEventRecord;
 const utc = clockIn('UTC', occurredAt);
 
 group('care catalogue - one declaration of each care-event type', () => {
   it('when ingest checks a payload, then the types and schemas are the catalogue’s partner types', () => {
-    expect(KNOWN_EVENT_TYPES.sort()).toEqual(Object.entries(CARE_EVENT_TYPES).flatMap(([t, d]) => ('payload' in d ? [t] : [])).sort());
-    const bad = parseEvent({ institution_id: 'i', subject_ref: 's', event_type: 'vital_recorded', occurred_at: '2026-11-23T10:15:00Z', payload: { vital_type: 'pulse', unit: 'bpm', recorded_by: 'Ana' } });
+    expect(KNOWN_EVENT_TYPES.sort()).toEqual(
+      Object.entries(CARE_EVENT_TYPES)
+        .flatMap(([t, d]) => ('payload' in d ? [t] : []))
+        .sort(),
+    );
+    const bad = parseEvent({
+      institution_id: 'i',
+      subject_ref: 's',
+      event_type: 'vital_recorded',
+      occurred_at: '2026-11-23T10:15:00Z',
+      payload: { vital_type: 'pulse', unit: 'bpm', recorded_by: 'Ana' },
+    });
     expect(bad).toEqual({ ok: false, message: expect.stringContaining('payload.value') });
   });
 

@@ -4,7 +4,16 @@
 import { passThroughCredentials } from '../src/auth/credentials.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RPC } from '../src/rpc/codes.js';
-import { appendCareEvents, careEventStored, countLovedOneCareEvents, deleteLovedOneCareEvents, purgePartnerCareEvents, WorkspaceStore, WORKSPACE_COLLECTIONS, type CareEventRecord } from '../src/family/records.js';
+import {
+  appendCareEvents,
+  careEventStored,
+  countLovedOneCareEvents,
+  deleteLovedOneCareEvents,
+  purgePartnerCareEvents,
+  WorkspaceStore,
+  WORKSPACE_COLLECTIONS,
+  type CareEventRecord,
+} from '../src/family/records.js';
 import { CursorRefused } from '../src/store/timeline/port.js';
 import { caregiverWithKey } from './harness/identity.js';
 import { postJson, rpc, startTestService, type TestService } from './harness/service.js';
@@ -22,7 +31,8 @@ afterAll(async () => {
   await svc?.stop();
 });
 
-const callTool = (key: string, args: Record<string, unknown> = {}) => postJson(mcp, rpc('tools/call', { name: 'list_care_events', arguments: args }), { authorization: `Bearer ${key}` });
+const callTool = (key: string, args: Record<string, unknown> = {}) =>
+  postJson(mcp, rpc('tools/call', { name: 'list_care_events', arguments: args }), { authorization: `Bearer ${key}` });
 const toolJson = (res: { json: any }) => res.json.result.structuredContent ?? JSON.parse(res.json.result.content.at(-1).text);
 const ids = (res: { json: any }) => toolJson(res).events.map((e: any) => e.id);
 
@@ -43,14 +53,21 @@ function event(who: { lovedOneId: string; workspaceId: string }, at: string, ext
   };
 }
 const at = (base: string, minutes: number) => new Date(Date.parse(base) + minutes * 60_000).toISOString();
-const newestFirst = (events: CareEventRecord[]) => [...events].sort((a, b) => b.occurredAt.getTime() - a.occurredAt.getTime() || (a._id < b._id ? 1 : -1)).map((e) => e._id);
+const newestFirst = (events: CareEventRecord[]) =>
+  [...events].sort((a, b) => b.occurredAt.getTime() - a.occurredAt.getTime() || (a._id < b._id ? 1 : -1)).map((e) => e._id);
 
 describe('list_care_events arguments', () => {
   it('when since and until are given, then only events at or after since and before until', async () => {
     const me = await caregiverWithKey(svc, 'window@example.com');
-    const events = ['2026-09-30T23:59:59Z', '2026-10-01T00:00:00Z', '2026-10-15T12:00:00Z', '2026-10-31T23:59:59Z', '2026-11-01T00:00:00Z'].map((t) => event(me, t));
+    const events = ['2026-09-30T23:59:59Z', '2026-10-01T00:00:00Z', '2026-10-15T12:00:00Z', '2026-10-31T23:59:59Z', '2026-11-01T00:00:00Z'].map((t) =>
+      event(me, t),
+    );
     await appendCareEvents(svc.timelines, events);
-    expect(ids(await callTool(me.apiKey, { lovedOneId: me.lovedOneId, since: '2026-10-01T00:00:00Z', until: '2026-11-01T00:00:00Z' }))).toEqual([events[3]!._id, events[2]!._id, events[1]!._id]);
+    expect(ids(await callTool(me.apiKey, { lovedOneId: me.lovedOneId, since: '2026-10-01T00:00:00Z', until: '2026-11-01T00:00:00Z' }))).toEqual([
+      events[3]!._id,
+      events[2]!._id,
+      events[1]!._id,
+    ]);
     expect(ids(await callTool(me.apiKey, { lovedOneId: me.lovedOneId, since: '2026-10-16T02:00:00+02:00' }))).toEqual([events[4]!._id, events[3]!._id]);
     expect(ids(await callTool(me.apiKey, { lovedOneId: me.lovedOneId, until: '2026-10-01T00:00:00Z' }))).toEqual([events[0]!._id]);
   });
@@ -90,7 +107,10 @@ describe('list_care_events arguments', () => {
 
   it('when the workspace is listed without lovedOneId, then each loved one carries its own nextCursor', async () => {
     const me = await caregiverWithKey(svc, 'aggregate@example.com');
-    await appendCareEvents(svc.timelines, [0, 1, 2].map((i) => event(me, at('2026-10-05T00:00:00Z', i))));
+    await appendCareEvents(
+      svc.timelines,
+      [0, 1, 2].map((i) => event(me, at('2026-10-05T00:00:00Z', i))),
+    );
     const all = toolJson(await callTool(me.apiKey, { limit: 2, types: ['vital_recorded'] }));
     expect(all.byLovedOne).toHaveLength(1);
     expect(all.byLovedOne[0].events).toHaveLength(2);
@@ -121,12 +141,26 @@ describe('list_care_events arguments', () => {
 
   it('when a cursor comes with another loved one or other filters, then -32602 naming cursor', async () => {
     const me = await caregiverWithKey(svc, 'cursor-bound@example.com');
-    const second = await new WorkspaceStore(svc.store.db, svc.credentials, svc.config.inboxDomain, svc.timelines).addLovedOne(me.workspaceId, { firstName: 'Second', lastName: 'Person' }, false);
-    await appendCareEvents(svc.timelines, [0, 1, 2].map((i) => event(me, at('2026-10-05T00:00:00Z', i))));
-    await appendCareEvents(svc.timelines, [0, 1, 2].map((i) => event({ lovedOneId: second._id, workspaceId: me.workspaceId }, at('2026-10-05T00:00:00Z', i))));
+    const second = await new WorkspaceStore(svc.store.db, svc.credentials, svc.config.inboxDomain, svc.timelines).addLovedOne(
+      me.workspaceId,
+      { firstName: 'Second', lastName: 'Person' },
+      false,
+    );
+    await appendCareEvents(
+      svc.timelines,
+      [0, 1, 2].map((i) => event(me, at('2026-10-05T00:00:00Z', i))),
+    );
+    await appendCareEvents(
+      svc.timelines,
+      [0, 1, 2].map((i) => event({ lovedOneId: second._id, workspaceId: me.workspaceId }, at('2026-10-05T00:00:00Z', i))),
+    );
     const cursor = toolJson(await callTool(me.apiKey, { lovedOneId: me.lovedOneId, limit: 1 })).nextCursor;
     expect(toolJson(await callTool(me.apiKey, { lovedOneId: me.lovedOneId, limit: 1, cursor })).count).toBe(1);
-    for (const args of [{ lovedOneId: second._id }, { lovedOneId: me.lovedOneId, types: ['vital_recorded'] }, { lovedOneId: me.lovedOneId, since: '2026-01-01T00:00:00Z' }]) {
+    for (const args of [
+      { lovedOneId: second._id },
+      { lovedOneId: me.lovedOneId, types: ['vital_recorded'] },
+      { lovedOneId: me.lovedOneId, since: '2026-01-01T00:00:00Z' },
+    ]) {
       const res = await callTool(me.apiKey, { ...args, limit: 1, cursor });
       expect(res.json.error?.code, JSON.stringify(args)).toBe(RPC.INVALID_PARAMS);
       expect(res.json.error.message).toMatch(/cursor/);
@@ -136,7 +170,10 @@ describe('list_care_events arguments', () => {
   it("when a cursor comes with another family's lovedOneId, then -32003 as without one", async () => {
     const me = await caregiverWithKey(svc, 'cursor-me@example.com');
     const other = await caregiverWithKey(svc, 'cursor-other@example.com');
-    await appendCareEvents(svc.timelines, [0, 1, 2].map((i) => event(other, at('2026-10-05T00:00:00Z', i))));
+    await appendCareEvents(
+      svc.timelines,
+      [0, 1, 2].map((i) => event(other, at('2026-10-05T00:00:00Z', i))),
+    );
     const theirs = toolJson(await callTool(other.apiKey, { lovedOneId: other.lovedOneId, limit: 1 })).nextCursor;
     expect(theirs).toEqual(expect.any(String));
     const withCursor = await callTool(me.apiKey, { lovedOneId: other.lovedOneId, cursor: theirs });
@@ -158,7 +195,10 @@ describe.each(SHAPES)('care event storage (%s)', (shape) => {
     const store = storeOf();
     const me = who('purges');
     const kept = event(me, '2026-10-03T00:00:00Z', { subjectRef: 'subj-keep' });
-    const purged = [event(me, '2026-09-03T00:00:00Z', { subjectRef: `subj-gone-${shape}` }), event(me, '2026-10-04T00:00:00Z', { subjectRef: `subj-gone-${shape}` })];
+    const purged = [
+      event(me, '2026-09-03T00:00:00Z', { subjectRef: `subj-gone-${shape}` }),
+      event(me, '2026-10-04T00:00:00Z', { subjectRef: `subj-gone-${shape}` }),
+    ];
     await appendCareEvents(timelines, [kept, ...purged]);
     expect(await careEventStored(db, purged[0]!._id)).toBe(true);
     expect(await purgePartnerCareEvents(timelines, 'inst_test', `subj-gone-${shape}`)).toBe(2);
@@ -184,7 +224,10 @@ describe.each(SHAPES)('care event storage (%s)', (shape) => {
   it('when a cursor is not one this query returned, then the store refuses it', async () => {
     const { timelines } = shapes[shape];
     const me = who('cursor');
-    await appendCareEvents(timelines, [0, 1, 2].map((i) => event(me, at('2026-10-05T00:00:00Z', i))));
+    await appendCareEvents(
+      timelines,
+      [0, 1, 2].map((i) => event(me, at('2026-10-05T00:00:00Z', i))),
+    );
     const { nextCursor } = await storeOf().listCareEvents(me.lovedOneId, { limit: 1 });
     await expect(storeOf().listCareEvents(me.lovedOneId, { limit: 1, cursor: '%%%' })).rejects.toBeInstanceOf(CursorRefused);
     await expect(storeOf().listCareEvents(me.lovedOneId, { limit: 1, types: ['vital_recorded'], cursor: nextCursor! })).rejects.toBeInstanceOf(CursorRefused);

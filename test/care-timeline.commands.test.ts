@@ -45,16 +45,23 @@ const event = (who: { lovedOneId: string; workspaceId: string }, at: number): Ca
 describe('a loved one timeline on the embedded store, in commands', () => {
   it('when a batch of 500 events spans two months, then it is four inserts, and a read of the newest 20 three finds', async () => {
     const who = { lovedOneId: 'lo_commands', workspaceId: 'ws_commands' };
-    await appendCareEvents(timelines, Array.from({ length: 300 }, (_, i) => event(who, i)));
+    await appendCareEvents(
+      timelines,
+      Array.from({ length: 300 }, (_, i) => event(who, i)),
+    );
     // Hours 500 to 999: the end of September and October.
     const batch = Array.from({ length: 500 }, (_, i) => event(who, 500 + ((i * 37) % 500)));
     commands.length = 0;
     await appendCareEvents(timelines, batch);
     // The records, the month list, and one insert per month.
-    expect(commands.map((c) => `${c.name} ${c.collection}`).sort()).toEqual(['insert care_events', 'insert tl_care_202609_lo_commands', 'insert tl_care_202610_lo_commands', 'insert tlm_care_lo_commands'].sort());
+    expect(commands.map((c) => `${c.name} ${c.collection}`).sort()).toEqual(
+      ['insert care_events', 'insert tl_care_202609_lo_commands', 'insert tl_care_202610_lo_commands', 'insert tlm_care_lo_commands'].sort(),
+    );
     commands.length = 0;
     const page = await listCareEvents(timelines, who.lovedOneId, { limit: 20 });
     expect(page.events).toHaveLength(20);
-    expect(commands.map((c) => `${c.name} ${c.collection}`).sort()).toEqual(['find tl_care_202609_lo_commands', 'find tl_care_202610_lo_commands', 'find tlm_care_lo_commands'].sort());
+    expect(commands.map((c) => `${c.name} ${c.collection}`).sort()).toEqual(
+      ['find tl_care_202609_lo_commands', 'find tl_care_202610_lo_commands', 'find tlm_care_lo_commands'].sort(),
+    );
   });
 });

@@ -19,7 +19,11 @@ describe('care pages in Chromium', () => {
     const errors: string[] = [];
     page.on('console', (msg) => void (msg.type() === 'error' && errors.push(msg.text())));
     page.on('pageerror', (err) => errors.push(err.message));
-    await createWorkspaceWithBrowser(page, run.svc.config.appUrl, 'rosa.family@example.com', { familyName: 'The Lopez Family', firstName: 'Rosa', lastName: 'Lopez' });
+    await createWorkspaceWithBrowser(page, run.svc.config.appUrl, 'rosa.family@example.com', {
+      familyName: 'The Lopez Family',
+      firstName: 'Rosa',
+      lastName: 'Lopez',
+    });
 
     const partner = await onboard(run.svc.store.db, run.svc.credentials, 'Evergreen Home Care');
     const client = new PartnerClient({ baseUrl: run.svc.urls.pipe!, institutionId: partner.institutionId, secret: partner.secret });
@@ -29,14 +33,30 @@ describe('care pages in Chromium', () => {
     const at = (hoursAgo: number) => new Date(Date.now() - hoursAgo * 3_600_000).toISOString();
     const events = [
       { event_type: 'visit_started', occurred_at: at(6), payload: { caregiver_id: 'Ana', scheduled_start: at(6), actual_start: at(6) } },
-      { event_type: 'med_administered', occurred_at: at(5.5), payload: { medication_name: 'Metoprolol', dose_amount: 25, dose_unit: 'mg', administered_by: 'Ana', scheduled_at: at(5.5) } },
-      { event_type: 'med_administered', occurred_at: at(29.5), payload: { medication_name: 'Metoprolol', dose_amount: 25, dose_unit: 'mg', administered_by: 'Ben', scheduled_at: at(29.5) } },
+      {
+        event_type: 'med_administered',
+        occurred_at: at(5.5),
+        payload: { medication_name: 'Metoprolol', dose_amount: 25, dose_unit: 'mg', administered_by: 'Ana', scheduled_at: at(5.5) },
+      },
+      {
+        event_type: 'med_administered',
+        occurred_at: at(29.5),
+        payload: { medication_name: 'Metoprolol', dose_amount: 25, dose_unit: 'mg', administered_by: 'Ben', scheduled_at: at(29.5) },
+      },
       { event_type: 'note_added', occurred_at: at(5), payload: { caregiver_id: 'Ana', note_text: 'Ate a full breakfast and walked to the mailbox.' } },
       { event_type: 'visit_ended', occurred_at: at(2.75), payload: { caregiver_id: 'Ana', actual_end: at(2.75), duration_minutes: 195 } },
       ...[0, 24, 48, 72].flatMap((h, i) => [
-        { event_type: 'vital_recorded', occurred_at: at(5.2 + h), payload: { vital_type: 'blood_pressure', value: 142 - i * 4, secondary_value: 88 - i * 2, unit: 'mmHg', recorded_by: 'Ana' } },
+        {
+          event_type: 'vital_recorded',
+          occurred_at: at(5.2 + h),
+          payload: { vital_type: 'blood_pressure', value: 142 - i * 4, secondary_value: 88 - i * 2, unit: 'mmHg', recorded_by: 'Ana' },
+        },
         { event_type: 'vital_recorded', occurred_at: at(5.1 + h), payload: { vital_type: 'pulse', value: 72 + i, unit: '/min', recorded_by: 'Ana' } },
-        { event_type: 'vital_recorded', occurred_at: at(5.0 + h), payload: { vital_type: 'oxygen_saturation', value: 96 - (i % 2), unit: '%', recorded_by: 'Ana' } },
+        {
+          event_type: 'vital_recorded',
+          occurred_at: at(5.0 + h),
+          payload: { vital_type: 'oxygen_saturation', value: 96 - (i % 2), unit: '%', recorded_by: 'Ana' },
+        },
       ]),
       { event_type: 'vital_recorded', occurred_at: at(5), payload: { vital_type: 'temperature', value: 36.9, unit: 'Cel', recorded_by: 'Ana' } },
     ];

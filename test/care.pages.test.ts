@@ -19,7 +19,8 @@ afterAll(async () => {
 const TZ = 'Asia/Tokyo';
 const now = new Date();
 /** Day `back` days ago (UTC) at hh:mm UTC; 23:02 UTC is 8:02 am the next day in Tokyo. */
-const utc = (back: number, hh: number, mm: number) => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() - back, hh, mm)).toISOString();
+const utc = (back: number, hh: number, mm: number) =>
+  new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() - back, hh, mm)).toISOString();
 
 const send = async (partner: Partner, subject: string, event_type: string, occurred_at: string, payload: Record<string, unknown>) => {
   const r = await postEvent(svc.urls.pipe!, partner, { institution_id: partner.institutionId, subject_ref: subject, event_type, occurred_at, payload });
@@ -32,7 +33,15 @@ const page = async (fam: Family | null, path: string, tz = TZ) => {
 };
 
 /** The page's text, tags removed and entities read back, for assertions in plain words. */
-const textOf = (html: string) => html.replace(/<[^>]+>/g, ' ').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&').replace(/\s+/g, ' ');
+const textOf = (html: string) =>
+  html
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&amp;/g, '&')
+    .replace(/\s+/g, ' ');
 
 describe('care pages - a loved one seen by the family', () => {
   let partner: Partner;
@@ -42,9 +51,28 @@ describe('care pages - a loved one seen by the family', () => {
     fam = await family(svc.store.db, svc.credentials, svc.config);
     await shareWith(svc, partner, 'rosa-1', fam);
     await send(partner, 'rosa-1', 'visit_started', utc(2, 22, 0), { caregiver_id: 'Ana', scheduled_start: utc(2, 22, 0), actual_start: utc(2, 22, 0) });
-    for (const back of [4, 2]) await send(partner, 'rosa-1', 'med_administered', utc(back, 23, 2), { medication_name: 'Metoprolol', dose_amount: 25, dose_unit: 'mg', administered_by: 'Ana', scheduled_at: utc(back, 23, 0) });
-    await send(partner, 'rosa-1', 'vital_recorded', utc(2, 23, 10), { vital_type: 'blood_pressure', value: 142, secondary_value: 88, unit: 'mmHg', recorded_by: 'Ana' });
-    await send(partner, 'rosa-1', 'vital_recorded', utc(3, 23, 10), { vital_type: 'blood_pressure', value: 130, secondary_value: 80, unit: 'mm[Hg]', recorded_by: 'Ana' });
+    for (const back of [4, 2])
+      await send(partner, 'rosa-1', 'med_administered', utc(back, 23, 2), {
+        medication_name: 'Metoprolol',
+        dose_amount: 25,
+        dose_unit: 'mg',
+        administered_by: 'Ana',
+        scheduled_at: utc(back, 23, 0),
+      });
+    await send(partner, 'rosa-1', 'vital_recorded', utc(2, 23, 10), {
+      vital_type: 'blood_pressure',
+      value: 142,
+      secondary_value: 88,
+      unit: 'mmHg',
+      recorded_by: 'Ana',
+    });
+    await send(partner, 'rosa-1', 'vital_recorded', utc(3, 23, 10), {
+      vital_type: 'blood_pressure',
+      value: 130,
+      secondary_value: 80,
+      unit: 'mm[Hg]',
+      recorded_by: 'Ana',
+    });
     await send(partner, 'rosa-1', 'vital_recorded', utc(2, 23, 11), { vital_type: 'pulse', value: 72, unit: '/min', recorded_by: 'Ana' });
     await send(partner, 'rosa-1', 'vital_recorded', utc(2, 23, 12), { vital_type: 'weight', value: 61.5, unit: 'kg', recorded_by: 'Ana' });
     await send(partner, 'rosa-1', 'note_added', utc(2, 23, 30), { caregiver_id: 'Ana', note_text: 'Ate a full breakfast.' });
@@ -54,7 +82,10 @@ describe('care pages - a loved one seen by the family', () => {
     const mail = nodemailer.createTransport({ host: '127.0.0.1', port: Number(new URL(svc.urls.smtp!).port), secure: false, ignoreTLS: true });
     await mail.sendMail({ from: 'clinic@sender.example', to: lovedOne!.inboxAddress, subject: 'Lab results ready', text: 'Your results are in the portal.' });
     mail.close();
-    await vi.waitFor(async () => expect(await careEvents(svc.store.db).findOne({ lovedOneId: fam.lovedOneId, eventType: 'inbox_message' })).not.toBeNull(), { timeout: 10_000, interval: 50 });
+    await vi.waitFor(async () => expect(await careEvents(svc.store.db).findOne({ lovedOneId: fam.lovedOneId, eventType: 'inbox_message' })).not.toBeNull(), {
+      timeout: 10_000,
+      interval: 50,
+    });
   });
 
   it('when the family opens the loved one, then the timeline merges visits, doses, vitals, notes, mail and unknown types, newest first, in plain words and their zone', async () => {
@@ -126,7 +157,8 @@ describe('care pages - a loved one seen by the family', () => {
     const p2 = await onboard(svc.store.db, svc.credentials);
     const many = await family(svc.store.db, svc.credentials, svc.config);
     await shareWith(svc, p2, 'many-1', many);
-    for (let i = 0; i < 30; i++) await send(p2, 'many-1', 'note_added', new Date(now.getTime() - (i + 1) * 60_000).toISOString(), { caregiver_id: 'cg', note_text: `note number ${i}` });
+    for (let i = 0; i < 30; i++)
+      await send(p2, 'many-1', 'note_added', new Date(now.getTime() - (i + 1) * 60_000).toISOString(), { caregiver_id: 'cg', note_text: `note number ${i}` });
     const first = await page(many, `/care/${many.lovedOneId}`);
     const seen = [...first.html.matchAll(/note number (\d+)/g)].map((m) => Number(m[1]));
     expect(seen).toEqual(Array.from({ length: 25 }, (_, i) => i));
@@ -141,9 +173,20 @@ describe('care pages - a loved one seen by the family', () => {
     const evil = await family(svc.store.db, svc.credentials, svc.config);
     await shareWith(svc, p3, 'evil-1', evil);
     const at = utc(1, 3, 0);
-    await send(p3, 'evil-1', 'med_administered', at, { medication_name: '<script>alert(1)</script>', dose_amount: 1, dose_unit: '"><img src=x onerror=alert(2)>', administered_by: "' onmouseover='alert(3)", scheduled_at: at });
+    await send(p3, 'evil-1', 'med_administered', at, {
+      medication_name: '<script>alert(1)</script>',
+      dose_amount: 1,
+      dose_unit: '"><img src=x onerror=alert(2)>',
+      administered_by: "' onmouseover='alert(3)",
+      scheduled_at: at,
+    });
     await send(p3, 'evil-1', 'note_added', at, { caregiver_id: '<iframe src="javascript:alert(4)">', note_text: '<svg onload=alert(5)>' });
-    await send(p3, 'evil-1', 'vital_recorded', at, { vital_type: '<b onclick=alert(6)>bp</b>', value: 1, unit: '"><script>alert(7)</script>', recorded_by: '<img src=x onerror=alert(8)>' });
+    await send(p3, 'evil-1', 'vital_recorded', at, {
+      vital_type: '<b onclick=alert(6)>bp</b>',
+      value: 1,
+      unit: '"><script>alert(7)</script>',
+      recorded_by: '<img src=x onerror=alert(8)>',
+    });
     await send(p3, 'evil-1', 'door_alarm', at, { '<script>k</script>': '<script>alert(10)</script>' });
     for (const path of ['', '?type=notes', '/medications', '/vitals']) {
       const { html } = await page(evil, `/care/${evil.lovedOneId}${path}`);

@@ -11,13 +11,13 @@ beforeAll(async () => {
 afterAll(async () => svc?.stop());
 
 describe('discovery catalog - app host tools', () => {
-  it('when the workspace endpoint lists its tools, then they are the catalog\'s, in order', async () => {
+  it("when the workspace endpoint lists its tools, then they are the catalog's, in order", async () => {
     const { apiKey } = await caregiverWithKey(svc, 'catalog@example.com');
     const res = await postJson(`${svc.urls.app}/api/mcp`, rpc('tools/list'), { authorization: `Bearer ${apiKey}` });
     expect(res.json.result.tools.map((t: { name: string }) => t.name)).toEqual(APP_MCP_TOOLS.workspace.map((t) => t.name));
   });
 
-  it('when the sandbox endpoint lists its tools, then they are the catalog\'s', async () => {
+  it("when the sandbox endpoint lists its tools, then they are the catalog's", async () => {
     const res = await postJson(`${svc.urls.app}/api/mcp/public`, rpc('tools/list'));
     expect(res.json.result.tools.map((t: { name: string }) => t.name)).toEqual(APP_MCP_TOOLS.sandbox.map((t) => t.name));
   });

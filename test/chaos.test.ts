@@ -30,7 +30,9 @@ describe('NATS_REPLICAS on a cluster', () => {
       await triple.durable.ensureStream(spec);
       await triple.kv.bucket({ name: 'replicas_test' });
       await triple.kv.bucket({ name: 'replicas_new' });
-      expect([await cluster.replicas('REPLICAS_TEST'), await cluster.replicas('KV_replicas_test'), await cluster.replicas('KV_replicas_new')]).toEqual([3, 3, 3]);
+      expect([await cluster.replicas('REPLICAS_TEST'), await cluster.replicas('KV_replicas_test'), await cluster.replicas('KV_replicas_new')]).toEqual([
+        3, 3, 3,
+      ]);
       await cluster.settled(['REPLICAS_TEST', 'KV_replicas_test', 'KV_replicas_new']);
     } finally {
       await single.close();
@@ -38,24 +40,31 @@ describe('NATS_REPLICAS on a cluster', () => {
     }
   });
 
-  it('when the cluster loses the quorum of the rate-limit bucket, then the MCP endpoint answers 503 with Retry-After, not 500', { timeout: 90_000 }, async () => {
-    const svc = await startTestService({ env: { NATS_URL: cluster.url, NATS_REPLICAS: '3', BUS_NAMESPACE: 'quorum', BUS_TIMEOUT_MS: '3000', GATEWAY_RETRY_WINDOW_MS: '6000' } });
-    try {
-      const search = () => postJson(`${svc.urls.site}/api/mcp`, rpc('tools/call', { name: 'search_care_resources', arguments: { query: 'respite care', limit: 2 } }, 'q-1'));
-      expect((await search()).status).toBe(200);
-      await cluster.settled(['KV_cc_rate_limits_quorum']);
-      // Two of three copies gone: the bucket can be read but no longer written until one is back.
-      await cluster.nodes[0]!.kill();
-      await cluster.nodes[1]!.kill();
-      const res = await search();
-      expect({ status: res.status, retryAfter: Number(res.headers.get('retry-after')) > 0 }).toEqual({ status: 503, retryAfter: true });
-      expect(res.json).toMatchObject({ id: 'q-1', error: { code: RPC.UNAVAILABLE } });
-    } finally {
-      await Promise.all([cluster.nodes[0]!.start(), cluster.nodes[1]!.start()]);
-      await svc.stop();
-      await cluster.settled(['KV_cc_rate_limits_quorum']);
-    }
-  });
+  it(
+    'when the cluster loses the quorum of the rate-limit bucket, then the MCP endpoint answers 503 with Retry-After, not 500',
+    { timeout: 90_000 },
+    async () => {
+      const svc = await startTestService({
+        env: { NATS_URL: cluster.url, NATS_REPLICAS: '3', BUS_NAMESPACE: 'quorum', BUS_TIMEOUT_MS: '3000', GATEWAY_RETRY_WINDOW_MS: '6000' },
+      });
+      try {
+        const search = () =>
+          postJson(`${svc.urls.site}/api/mcp`, rpc('tools/call', { name: 'search_care_resources', arguments: { query: 'respite care', limit: 2 } }, 'q-1'));
+        expect((await search()).status).toBe(200);
+        await cluster.settled(['KV_cc_rate_limits_quorum']);
+        // Two of three copies gone: the bucket can be read but no longer written until one is back.
+        await cluster.nodes[0]!.kill();
+        await cluster.nodes[1]!.kill();
+        const res = await search();
+        expect({ status: res.status, retryAfter: Number(res.headers.get('retry-after')) > 0 }).toEqual({ status: 503, retryAfter: true });
+        expect(res.json).toMatchObject({ id: 'q-1', error: { code: RPC.UNAVAILABLE } });
+      } finally {
+        await Promise.all([cluster.nodes[0]!.start(), cluster.nodes[1]!.start()]);
+        await svc.stop();
+        await cluster.settled(['KV_cc_rate_limits_quorum']);
+      }
+    },
+  );
 });
 
 describe('chaos on a NATS cluster', () => {
@@ -63,7 +72,14 @@ describe('chaos on a NATS cluster', () => {
     'when a worker, a gateway, the stream-leading NATS node and the database are killed under load, then no accepted event is lost or stored twice',
     { timeout: 300_000 },
     async () => {
-      const counts = await runChaos({ rounds: 1, eventsPerSecond: 15, mcpPerSecond: 5, calmMs: 3_000, dbOutageMs: 5_000, ...(process.env.CHAOS_LOG_DIR ? { logDir: process.env.CHAOS_LOG_DIR } : {}) });
+      const counts = await runChaos({
+        rounds: 1,
+        eventsPerSecond: 15,
+        mcpPerSecond: 5,
+        calmMs: 3_000,
+        dbOutageMs: 5_000,
+        ...(process.env.CHAOS_LOG_DIR ? { logDir: process.env.CHAOS_LOG_DIR } : {}),
+      });
       const { faults, answers, ...figures } = counts;
       console.log(`${faults.map((f) => `  ${f}`).join('\n')}\n${JSON.stringify({ ...figures, answers }, null, 1)}\n${chaosLine(counts)}`);
 

@@ -8,7 +8,8 @@ import { postJson, rpc, startTestService, type TestService } from './harness/ser
 const handled = (p: RoleProcess) => p.lines.filter((l) => l.includes('"msg":"handled"')).length;
 
 /** Log lines cross a pipe after the reply crossed the socket: wait for them, with a bound. */
-const eventually = (check: () => boolean, what: string, timeoutMs = 5_000) => vi.waitFor(() => expect(check(), `never happened: ${what}`).toBe(true), { timeout: timeoutMs, interval: 20 });
+const eventually = (check: () => boolean, what: string, timeoutMs = 5_000) =>
+  vi.waitFor(() => expect(check(), `never happened: ${what}`).toBe(true), { timeout: timeoutMs, interval: 20 });
 
 describe('cluster - worker processes in a queue group', () => {
   const cleanup: (() => Promise<unknown>)[] = [];
@@ -22,7 +23,12 @@ describe('cluster - worker processes in a queue group', () => {
     const workers = [startRole('worker', env), startRole('worker', env)];
     for (const w of workers) cleanup.push(() => w.kill('SIGKILL'));
     await Promise.all(workers.map((w) => w.waitFor(/workers serving/)));
-    const gateway: TestService = await startTestService({ nats: true, role: 'gateway', mongoUrl, env: { ...env, GATEWAY_RETRY_WINDOW_MS: '8000', RATE_DIRECTORY_MCP_PER_MIN: '100000' } });
+    const gateway: TestService = await startTestService({
+      nats: true,
+      role: 'gateway',
+      mongoUrl,
+      env: { ...env, GATEWAY_RETRY_WINDOW_MS: '8000', RATE_DIRECTORY_MCP_PER_MIN: '100000' },
+    });
     cleanup.push(() => gateway.stop());
     const url = `${gateway.urls.site}/api/mcp`;
     const search = () => postJson(url, rpc('tools/call', { name: 'search_care_resources', arguments: { query: 'respite care', limit: 2 } }));

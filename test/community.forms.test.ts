@@ -13,7 +13,11 @@ const run = useServiceWithBrowser({ nats: true });
 const site = () => run.svc.config.siteUrl;
 /** A channel page as the signed-in person gets it, as text without markup. */
 const channelText = async (cookie: string) => (await (await fetch(`${site()}/channels/${CHANNEL}`, { headers: { cookie } })).text()).replace(/<[^>]+>/g, '');
-const threadsViaApi = async () => (await (await fetch(`${site()}/api/community?channel=${CHANNEL}`)).json()) as { memberCount: number; threads: { id: string; title: string; authorName: string; commentCount: number }[] };
+const threadsViaApi = async () =>
+  (await (await fetch(`${site()}/api/community?channel=${CHANNEL}`)).json()) as {
+    memberCount: number;
+    threads: { id: string; title: string; authorName: string; commentCount: number }[];
+  };
 
 async function signInFromChannel(page: Page, email: string, name: string): Promise<void> {
   await page.goto(`${site()}/channels/${CHANNEL}`);
@@ -82,7 +86,11 @@ describe('community forms in a browser', () => {
     await Promise.all([page.waitForURL(/#take-part$/), page.getByRole('button', { name: 'Join this channel' }).click()]);
     await page.context().close();
     const token = await devIdToken(run.svc, 'both@example.com', 'Both Ways Real Name');
-    const res = await fetch(`${site()}/api/community`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ channel: CHANNEL, action: 'thread', title: 'From my assistant', body: 'Posted through the API.' }) });
+    const res = await fetch(`${site()}/api/community`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ channel: CHANNEL, action: 'thread', title: 'From my assistant', body: 'Posted through the API.' }),
+    });
     expect(res.status).toBe(200);
     expect(((await res.json()) as { thread: { authorName: string } }).thread.authorName).toBe('Son in Texas');
   });
@@ -109,7 +117,9 @@ describe('community forms in a browser', () => {
   it('when a stored chosen name looks like an email address, then it is never shown and the person is asked to choose again', async () => {
     const cookie = await signIn(run.svc, 'legacy-name@example.com');
     const me = (await (await fetch(`${run.svc.urls.app}/api/auth/me`, { headers: { cookie } })).json()) as { uid: string };
-    await run.svc.store.db.collection<{ _id: string; displayName: string; chosenAt: Date }>(COMMUNITY_COLLECTIONS.profiles).insertOne({ _id: me.uid, displayName: 'legacy＠example.com', chosenAt: new Date() });
+    await run.svc.store.db
+      .collection<{ _id: string; displayName: string; chosenAt: Date }>(COMMUNITY_COLLECTIONS.profiles)
+      .insertOne({ _id: me.uid, displayName: 'legacy＠example.com', chosenAt: new Date() });
     const before = await channelText(cookie);
     expect(before).not.toContain('legacy＠example.com');
     expect(before).toContain('Name shown to others');
@@ -126,9 +136,19 @@ describe('community forms in a browser', () => {
   it('when a form is posted from another origin or without a sign-in, then nothing is written', async () => {
     const before = await threadsViaApi();
     const form = new URLSearchParams({ action: 'thread', title: 'Forged', body: 'Forged body', displayName: 'Forger' });
-    const foreign = await fetch(`${site()}/channels/${CHANNEL}/actions`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.example' }, body: form, redirect: 'manual' });
+    const foreign = await fetch(`${site()}/channels/${CHANNEL}/actions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.example' },
+      body: form,
+      redirect: 'manual',
+    });
     expect(foreign.status).toBe(403);
-    const signedOut = await fetch(`${site()}/channels/${CHANNEL}/actions`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: new URL(site()).origin }, body: form, redirect: 'manual' });
+    const signedOut = await fetch(`${site()}/channels/${CHANNEL}/actions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: new URL(site()).origin },
+      body: form,
+      redirect: 'manual',
+    });
     expect(signedOut.status).toBe(401);
     const html = await signedOut.text();
     expect(html).toContain('Your sign-in has ended');

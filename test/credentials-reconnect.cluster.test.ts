@@ -28,7 +28,14 @@ beforeAll(async () => {
   const mongoUrl = freshDatabaseUrl(inject('mongoUrl'));
   const surfaces = await surfaceEnv();
   const publicUrls = Object.fromEntries(Object.entries(surfaces).filter(([k]) => k.endsWith('_URL')));
-  const env = { MONGO_URL: mongoUrl, BUS_NAMESPACE: namespace, DATA_KEY: TEST_DATA_KEY, RATE_MCP_KEY_PER_MIN: '100000', RATE_INGEST_PER_MIN: '100000', ...publicUrls };
+  const env = {
+    MONGO_URL: mongoUrl,
+    BUS_NAMESPACE: namespace,
+    DATA_KEY: TEST_DATA_KEY,
+    RATE_MCP_KEY_PER_MIN: '100000',
+    RATE_INGEST_PER_MIN: '100000',
+    ...publicUrls,
+  };
   // Listening before anything starts: the first process heard on the member list is the worker.
   watcher = await NatsBus.connect(natsUrl, createLogger('silent'), 'reconnect-test');
   watcher.subscribe(`${namespace}.cc.creds.members`, (msg) => {

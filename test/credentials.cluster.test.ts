@@ -68,7 +68,10 @@ describe('credentials - revocation across gateways and workers under load', { ti
     const { as, reg, tokens } = await connectedApp(deployment().a, 'stream-token@example.com');
     const stream = streamOn(deployment().b, tokens.access_token, 6);
     await until(() => stream.served() >= 40);
-    const res = await oauth.revocationRequest(as, reg.client, oauth.None(), tokens.access_token, { additionalParameters: { token_type_hint: 'access_token' }, ...insecure });
+    const res = await oauth.revocationRequest(as, reg.client, oauth.None(), tokens.access_token, {
+      additionalParameters: { token_type_hint: 'access_token' },
+      ...insecure,
+    });
     const returnedAt = performance.now();
     expect(res.status).toBe(200);
     await until(() => stream.outcomes.filter((o) => o.startedAt > returnedAt).length >= 40);

@@ -15,7 +15,8 @@ import { connectedApp } from './oauth.fixtures.js';
 const CREDENTIAL_COLLECTIONS = new Set([API_KEYS, API_KEY_HASHES, SESSIONS, OAUTH_REVOKED_ACCESS_TOKENS, oauthCollection('Grant')]);
 /** The caller's account (email, tenant; the whole record) is kept a minute per process too (the
  *  look-up of the caller's workspace, when it misses, reads `users` with a projection). */
-const ACCOUNT_READS = (c: { name: string; collection: string; projected: boolean }) => c.collection === WORKSPACE_COLLECTIONS.users && c.name === 'find' && !c.projected;
+const ACCOUNT_READS = (c: { name: string; collection: string; projected: boolean }) =>
+  c.collection === WORKSPACE_COLLECTIONS.users && c.name === 'find' && !c.projected;
 
 let svc: TestService;
 const commands: { name: string; collection: string; projected: boolean }[] = [];
@@ -24,7 +25,9 @@ beforeAll(async () => {
   const url = new URL(freshDatabaseUrl(inject('mongoUrl')));
   url.searchParams.set('monitorCommands', 'true');
   svc = await startTestService({ mongoUrl: url.toString(), env: { RATE_MCP_KEY_PER_MIN: '100000' } });
-  svc.store.client.on('commandStarted', (e: CommandStartedEvent) => commands.push({ name: e.commandName, collection: String(e.command[e.commandName]), projected: e.command.projection !== undefined }));
+  svc.store.client.on('commandStarted', (e: CommandStartedEvent) =>
+    commands.push({ name: e.commandName, collection: String(e.command[e.commandName]), projected: e.command.projection !== undefined }),
+  );
 });
 afterAll(async () => {
   await svc?.stop();

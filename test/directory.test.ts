@@ -3,7 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RPC } from '../src/rpc/codes.js';
 import { postJson, rpc, startTestService, type TestService } from './harness/service.js';
 
-describe.each([['in-process bus', false], ['NATS bus', true]] as const)('directory MCP over the %s', (_label, nats) => {
+describe.each([
+  ['in-process bus', false],
+  ['NATS bus', true],
+] as const)('directory MCP over the %s', (_label, nats) => {
   let svc: TestService;
   let mcp: string;
   beforeAll(async () => {
@@ -12,7 +15,8 @@ describe.each([['in-process bus', false], ['NATS bus', true]] as const)('directo
   });
   afterAll(async () => svc?.stop());
 
-  const call = (name: string, args: Record<string, unknown>, headers?: Record<string, string>) => postJson(mcp, rpc('tools/call', { name, arguments: args }), headers);
+  const call = (name: string, args: Record<string, unknown>, headers?: Record<string, string>) =>
+    postJson(mcp, rpc('tools/call', { name, arguments: args }), headers);
 
   it('when asked with GET, then it describes itself and its tools', async () => {
     const res = await fetch(mcp);
@@ -69,7 +73,10 @@ describe.each([['in-process bus', false], ['NATS bus', true]] as const)('directo
     const list = await fetch(mcp).then((r) => r.json() as any);
     expect(list.tools).toBeDefined();
     const known = await call('get_channel', { slug: 'hospice-and-grief' });
-    expect(JSON.parse(known.json.result.content[0].text)).toMatchObject({ slug: 'hospice-and-grief', url: expect.stringContaining('/channels/hospice-and-grief') });
+    expect(JSON.parse(known.json.result.content[0].text)).toMatchObject({
+      slug: 'hospice-and-grief',
+      url: expect.stringContaining('/channels/hospice-and-grief'),
+    });
     const unknown = await call('get_channel', { slug: 'no-such-channel' });
     expect(unknown.json.result.isError).toBe(true);
     expect(unknown.json.result.content[0].text).toMatch(/search_care_resources.*category "channel"/);
@@ -150,7 +157,10 @@ describe.each([['in-process bus', false], ['NATS bus', true]] as const)('directo
     const good = await postJson(mcp, rpc('ping'), { origin: site });
     expect(good.status).toBe(200);
     expect(good.headers.get('access-control-allow-origin')).toBe(site);
-    const pre = await fetch(mcp, { method: 'OPTIONS', headers: { origin: site, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, mcp-protocol-version' } });
+    const pre = await fetch(mcp, {
+      method: 'OPTIONS',
+      headers: { origin: site, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, mcp-protocol-version' },
+    });
     expect(pre.status).toBe(204);
     expect(pre.headers.get('access-control-allow-headers')).toMatch(/MCP-Protocol-Version/i);
   });

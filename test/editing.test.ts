@@ -17,10 +17,24 @@ const run = useServiceWithBrowser({ nats: true, env: { DATA_KEY: TEST_DATA_KEY }
 const INTERNAL_ID = /\b(lo|ws|key|mail|evt|lnk|inst)_[a-z2-7]{20}\b/;
 const app = (path: string) => `${run.svc.config.appUrl}${path}`;
 const origin = () => new URL(run.svc.config.appUrl).origin;
-const get = (fam: { cookie: string }, path: string, extra: Record<string, string> = {}) => fetch(app(path), { headers: { cookie: fam.cookie, ...extra }, redirect: 'manual' });
+const get = (fam: { cookie: string }, path: string, extra: Record<string, string> = {}) =>
+  fetch(app(path), { headers: { cookie: fam.cookie, ...extra }, redirect: 'manual' });
 const post = (fam: { cookie: string }, path: string, form: Record<string, string>, headers: Record<string, string> = {}) =>
-  fetch(app(path), { method: 'POST', headers: { cookie: fam.cookie, origin: origin(), 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(form).toString(), redirect: 'manual' });
-const textOf = (html: string) => html.replace(/<[^>]+>/g, ' ').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&').replace(/\s+/g, ' ');
+  fetch(app(path), {
+    method: 'POST',
+    headers: { cookie: fam.cookie, origin: origin(), 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams(form).toString(),
+    redirect: 'manual',
+  });
+const textOf = (html: string) =>
+  html
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&amp;/g, '&')
+    .replace(/\s+/g, ' ');
 
 async function phonePage(timezoneId: string): Promise<{ page: Page; errors: string[] }> {
   const context = await run.browser.newContext({ timezoneId, viewport: { width: 375, height: 812 }, permissions: ['clipboard-read', 'clipboard-write'] });
@@ -55,12 +69,20 @@ describe('editing with care, in Chromium', () => {
       expect(config, id).toContain(apiKey);
       expect(config, id).toContain(run.svc.config.appUrl);
     }
-    expect(JSON.parse((await page.textContent('#config-claude-desktop'))!)).toEqual({ mcpServers: { carecircle: { command: 'npx', args: ['-y', 'carecircle-mcp'], env: { CARECIRCLE_URL: run.svc.config.appUrl, CARECIRCLE_API_KEY: apiKey } } } });
-    expect(JSON.parse((await page.textContent('#config-vscode'))!)).toEqual({ servers: { carecircle: { type: 'http', url: `${run.svc.config.appUrl}/api/mcp`, headers: { Authorization: `Bearer ${apiKey}` } } } });
+    expect(JSON.parse((await page.textContent('#config-claude-desktop'))!)).toEqual({
+      mcpServers: {
+        carecircle: { command: 'npx', args: ['-y', 'carecircle-mcp'], env: { CARECIRCLE_URL: run.svc.config.appUrl, CARECIRCLE_API_KEY: apiKey } },
+      },
+    });
+    expect(JSON.parse((await page.textContent('#config-vscode'))!)).toEqual({
+      servers: { carecircle: { type: 'http', url: `${run.svc.config.appUrl}/api/mcp`, headers: { Authorization: `Bearer ${apiKey}` } } },
+    });
     expect(await page.textContent('#oauth')).toContain('OAuth');
     // With script on, the copy buttons show and copy; without it they stay hidden (checked over HTTP below).
     await page.click('button[data-copy="config-cursor"]');
-    expect(JSON.parse(await page.evaluate(() => navigator.clipboard.readText()))).toEqual({ mcpServers: { carecircle: { url: `${run.svc.config.appUrl}/api/mcp`, headers: { Authorization: `Bearer ${apiKey}` } } } });
+    expect(JSON.parse(await page.evaluate(() => navigator.clipboard.readText()))).toEqual({
+      mcpServers: { carecircle: { url: `${run.svc.config.appUrl}/api/mcp`, headers: { Authorization: `Bearer ${apiKey}` } } },
+    });
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
     await screenshot(page, 'connect-assistant-375');
 
@@ -131,7 +153,9 @@ describe('editing with care, in Chromium', () => {
     // No internal id anywhere a person reads.
     expect(await page.innerText('body')).not.toMatch(INTERNAL_ID);
     await page.click('button[data-copy^="inbox-address"]');
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toMatch(new RegExp(`^rosa-lopez-[a-z2-7]{8}@${run.svc.config.inboxDomain.replace(/\./g, '\\.')}$`));
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toMatch(
+      new RegExp(`^rosa-lopez-[a-z2-7]{8}@${run.svc.config.inboxDomain.replace(/\./g, '\\.')}$`),
+    );
     await screenshot(page, 'workspace-375');
     expect(errors, errors.join('\n')).toEqual([]);
   });
@@ -149,7 +173,13 @@ describe('editing with care, over HTTP', () => {
     expect((await postEvent(run.svc.urls.pipe!, partner, visit(partner, 'rose-1'))).status).toBe(202);
     await expect.poll(() => careEvents(run.svc.store.db).countDocuments({ lovedOneId: fam.lovedOneId }), { timeout: 15_000 }).toBe(1);
     const address = (await run.svc.store.db.collection('loved_ones').findOne({ _id: fam.lovedOneId as never }))!.inboxAddress as string;
-    await nodemailer.createTransport({ host: '127.0.0.1', port: Number(new URL(run.svc.urls.smtp!).port), secure: false, ignoreTLS: true }).sendMail({ from: 'clinic@sender.example', to: address, subject: 'Lab results', text: 'Ready.', attachments: [{ filename: 'résultats.pdf', content: Buffer.from('%PDF-1.4 lab') }] });
+    await nodemailer.createTransport({ host: '127.0.0.1', port: Number(new URL(run.svc.urls.smtp!).port), secure: false, ignoreTLS: true }).sendMail({
+      from: 'clinic@sender.example',
+      to: address,
+      subject: 'Lab results',
+      text: 'Ready.',
+      attachments: [{ filename: 'résultats.pdf', content: Buffer.from('%PDF-1.4 lab') }],
+    });
     const item = (await run.svc.store.db.collection('inbox_items').findOne({ lovedOneId: fam.lovedOneId }))!;
     const attachmentPath = `/inbox/${fam.lovedOneId}/attachments/${String(item._id)}/0`;
 
@@ -186,7 +216,12 @@ describe('editing with care, over HTTP', () => {
 
   it('when the JSON API is asked for a second loved one of the same name, then it answers 409 unless allowDuplicate is sent', async () => {
     const famApi = await family(run.svc.store.db, run.svc.credentials, run.svc.config);
-    const call = (body: unknown) => fetch(app('/api/workspace/loved-ones'), { method: 'POST', headers: { cookie: famApi.cookie, origin: origin(), 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const call = (body: unknown) =>
+      fetch(app('/api/workspace/loved-ones'), {
+        method: 'POST',
+        headers: { cookie: famApi.cookie, origin: origin(), 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     const dup = await call({ firstName: 'ROSE', lastName: ' test ' });
     expect(dup.status).toBe(409);
     expect(((await dup.json()) as { message: string }).message).toBe('Rose Test is already in this workspace');
@@ -233,7 +268,12 @@ describe('editing with care, over HTTP', () => {
   it('when a stranger opens the app or a sandbox claim link, then the page says what carecircle is, which workspace, and which email claims it', async () => {
     const signedOut = textOf(await (await fetch(app('/'))).text());
     expect(signedOut).toContain('carecircle helps a family look after someone they love');
-    const sandbox = await new SandboxService(run.svc.store.db, run.svc.credentials, run.svc.config.inboxDomain, run.svc.timelines).create({ lovedOneFirstName: 'Eleanor', lovedOneLastName: 'Vance', primaryCaregiverEmail: 'claire.vance@example.com', familyMemberEmails: [] });
+    const sandbox = await new SandboxService(run.svc.store.db, run.svc.credentials, run.svc.config.inboxDomain, run.svc.timelines).create({
+      lovedOneFirstName: 'Eleanor',
+      lovedOneLastName: 'Vance',
+      primaryCaregiverEmail: 'claire.vance@example.com',
+      familyMemberEmails: [],
+    });
     const claim = textOf(await (await fetch(app(`/onboarding/claim?workspace=${sandbox.workspace._id}`))).text());
     expect(claim).toContain('“The Vance Family (sandbox)”');
     expect(claim).toContain('signing in with claire.vance@example.com');
@@ -244,7 +284,18 @@ describe('editing with care, over HTTP', () => {
     const fam4 = await family(run.svc.store.db, run.svc.credentials, run.svc.config);
     await post(fam4, '/settings/keys', { name: 'Desk' });
     const lo = fam4.lovedOneId;
-    for (const path of ['/', '/settings', '/settings/connect', '/workspace/name', `/workspace/loved-ones/${lo}/edit`, `/workspace/loved-ones/${lo}/remove`, `/care/${lo}`, `/care/${lo}/medications`, `/care/${lo}/vitals`, `/inbox/${lo}`]) {
+    for (const path of [
+      '/',
+      '/settings',
+      '/settings/connect',
+      '/workspace/name',
+      `/workspace/loved-ones/${lo}/edit`,
+      `/workspace/loved-ones/${lo}/remove`,
+      `/care/${lo}`,
+      `/care/${lo}/medications`,
+      `/care/${lo}/vitals`,
+      `/inbox/${lo}`,
+    ]) {
       const res = await get(fam4, path);
       expect(res.status, path).toBe(200);
       const visible = textOf((await res.text()).replace(/<head>[\s\S]*<\/head>/, ''));

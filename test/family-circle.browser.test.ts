@@ -43,15 +43,16 @@ describe('the family circle in Chromium', () => {
     await Promise.all([cg.waitForURL(`${run.svc.config.appUrl}/`), cg.click('main button[type=submit]')]);
     const lovedOneId = decodeURIComponent((await cg.getAttribute('a.loved-one', 'href'))!.split('/').at(-1)!);
     const at = new Date(Date.now() - 2 * 3_600_000);
-    await appendCareEvents(run.svc.timelines, [{
-      _id: 'ce_family_browser_1',
-      lovedOneId,
-      workspaceId: (await run.svc.store.db.collection('loved_ones').findOne({ _id: lovedOneId as never }))!.workspaceId as string,
-      source: 'partner',
-      eventType: 'med_administered',
-      occurredAt: at,
-      receivedAt: at,
-      payload: { medication_name: 'Metoprolol', dose_amount: 25, dose_unit: 'mg', administered_by: 'Ana' },
+    await appendCareEvents(run.svc.timelines, [
+      {
+        _id: 'ce_family_browser_1',
+        lovedOneId,
+        workspaceId: (await run.svc.store.db.collection('loved_ones').findOne({ _id: lovedOneId as never }))!.workspaceId as string,
+        source: 'partner',
+        eventType: 'med_administered',
+        occurredAt: at,
+        receivedAt: at,
+        payload: { medication_name: 'Metoprolol', dose_amount: 25, dose_unit: 'mg', administered_by: 'Ana' },
       },
     ]);
 

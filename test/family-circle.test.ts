@@ -40,7 +40,12 @@ const get = async (cookie: string | null, path: string) => {
   return { status: res.status, location: res.headers.get('location'), html: await res.text() };
 };
 const post = async (cookie: string, path: string, body: Record<string, string> = {}) => {
-  const res = await fetch(`${svc.urls.app}${path}`, { method: 'POST', redirect: 'manual', headers: { cookie, origin: origin(), 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(body).toString() });
+  const res = await fetch(`${svc.urls.app}${path}`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie, origin: origin(), 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(body).toString(),
+  });
   return { status: res.status, location: res.headers.get('location'), html: await res.text() };
 };
 const linkIn = (text: string) => new RegExp(`${svc.config.appUrl}/join/[A-Za-z0-9._%-]+`).exec(text)?.[0];
@@ -71,7 +76,7 @@ describe('inviting and accepting', () => {
     const link = linkIn(sent.html)!;
     expect(link).toBeDefined();
     const mail = mailbox.find((m) => m.to.includes('sam.lopez@example.com'))!;
-    expect(mail.data).toContain('Subject: You\'re invited to Family of lucia.lopez@example.com on carecircle');
+    expect(mail.data).toContain("Subject: You're invited to Family of lucia.lopez@example.com on carecircle");
     expect(mail.data.replace(/=\r?\n/g, '')).toContain(link);
     expect(await db.collection('family_invites').countDocuments({ secretHash: { $exists: true }, email: 'sam.lopez@example.com' })).toBe(1);
     expect(JSON.stringify(await db.collection('family_invites').findOne({ email: 'sam.lopez@example.com' }))).not.toContain(link.split('.').at(-1));
@@ -93,7 +98,11 @@ describe('inviting and accepting', () => {
     const sam = await signIn(svc, 'SAM.LOPEZ@example.com');
     expect((await get(sam, pathOf(link))).html).toContain('id="accept"');
     expect(await post(sam, pathOf(link))).toMatchObject({ status: 303, location: '/' });
-    expect((await appCall(svc, sam, 'GET', '/api/workspace')).json.workspace).toMatchObject({ id: lopez.workspaceId, role: 'family_member', familyMemberCount: 2 });
+    expect((await appCall(svc, sam, 'GET', '/api/workspace')).json.workspace).toMatchObject({
+      id: lopez.workspaceId,
+      role: 'family_member',
+      familyMemberCount: 2,
+    });
     const again = await get(sam, pathOf(link));
     expect(again.status).toBe(404);
     expect(again.html).toContain('already used');
@@ -112,7 +121,9 @@ describe('inviting and accepting', () => {
     expect((await get(cg.cookie, '/family')).html).not.toContain('Withdraw the invitation for tia@example.com');
 
     const third = await invite(cg.cookie, 'tia@example.com');
-    await db.collection('family_invites').updateOne({ _id: pathOf(third).split('/').at(-1)!.split('.')[0] as never }, { $set: { expiresAt: new Date(Date.now() - 1000) } });
+    await db
+      .collection('family_invites')
+      .updateOne({ _id: pathOf(third).split('/').at(-1)!.split('.')[0] as never }, { $set: { expiresAt: new Date(Date.now() - 1000) } });
     const tia = await signIn(svc, 'tia@example.com');
     const expired = await post(tia, pathOf(third));
     expect(expired.status).toBe(404);
@@ -192,7 +203,11 @@ describe('roles, members and former members', () => {
       expect(toolJson(await callTool(svc, credential, 'list_loved_ones')).lovedOnes.map((l: { id: string }) => l.id)).toEqual([a.lovedOneId]);
       expect((await callTool(svc, credential, 'list_care_events', { lovedOneId: a.lovedOneId })).json.result.isError).toBeFalsy();
       expect((await callTool(svc, credential, 'list_care_events', { lovedOneId: b.lovedOneId })).json.error.code).toBe(RPC.NOT_AUTHORIZED);
-      expect(toolJson(await callTool(svc, credential, 'get_user_profile')).workspace).toMatchObject({ id: a.workspaceId, role: 'family_member', familyMemberCount: 2 });
+      expect(toolJson(await callTool(svc, credential, 'get_user_profile')).workspace).toMatchObject({
+        id: a.workspaceId,
+        role: 'family_member',
+        familyMemberCount: 2,
+      });
     }
     // And the caregiver of B, whose workspace the sibling is not in, sees one member.
     expect(toolJson(await callTool(svc, b.apiKey, 'get_user_profile')).workspace.familyMemberCount).toBe(1);

@@ -9,7 +9,11 @@ const run = useServiceWithBrowser({ nats: true, env: { DATA_KEY: TEST_DATA_KEY }
 describe('family-share link code on the workspace page', () => {
   it('when a caregiver enters the code the agency gave, then the client is linked and its events reach the loved one', async () => {
     const { page, errors } = await newPage(run.browser);
-    await createWorkspaceWithBrowser(page, run.svc.config.appUrl, 'linker@example.com', { familyName: 'The Linker Family', firstName: 'June', lastName: 'Linker' });
+    await createWorkspaceWithBrowser(page, run.svc.config.appUrl, 'linker@example.com', {
+      familyName: 'The Linker Family',
+      firstName: 'June',
+      lastName: 'Linker',
+    });
 
     const partner = await onboard(run.svc.store.db, run.svc.credentials, 'Evergreen Home Care');
     const client = new PartnerClient({ baseUrl: run.svc.urls.pipe!, institutionId: partner.institutionId, secret: partner.secret });
@@ -26,7 +30,13 @@ describe('family-share link code on the workspace page', () => {
     await screenshot(page, 'family-share-linked');
 
     const lovedOneId = await page.getAttribute('#link-loved-one option', 'value');
-    const sent = await client.sendEvent({ subject_ref: 'evergreen-7', event_type: 'note_added', occurred_at: new Date().toISOString(), payload: { caregiver_id: 'cg-1', note_text: 'Ate a full lunch.' }, source_event_id: 'ev-1' });
+    const sent = await client.sendEvent({
+      subject_ref: 'evergreen-7',
+      event_type: 'note_added',
+      occurred_at: new Date().toISOString(),
+      payload: { caregiver_id: 'cg-1', note_text: 'Ate a full lunch.' },
+      source_event_id: 'ev-1',
+    });
     expect(sent.rule).toBe('accepted');
     await drained(run.svc.bus, run.svc.config);
     expect((await storedEvents(run.svc.store.db, { lovedOneId }, 1)).map((e) => e.eventType)).toEqual(['note_added']);

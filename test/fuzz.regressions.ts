@@ -8,14 +8,25 @@ const MCP = { 'content-type': 'application/json', accept: 'application/json, tex
 
 const signedEvent = (f: Fixtures, payload: Record<string, unknown>, shape: string): FuzzInput => {
   const at = new Date(Date.now() - 60_000).toISOString();
-  const body = json({ institution_id: f.institutionId, subject_ref: f.linkedSubject, event_type: 'note_added', occurred_at: at, payload: { caregiver_id: 'cg-1', note_text: 'x', ...payload } });
+  const body = json({
+    institution_id: f.institutionId,
+    subject_ref: f.linkedSubject,
+    event_type: 'note_added',
+    occurred_at: at,
+    payload: { caregiver_id: 'cg-1', note_text: 'x', ...payload },
+  });
   return {
     kind: 'http',
     endpoint: 'ingest.pipeV1Events',
     host: 'pipe',
     method: 'POST',
     target: '/pipe/v1/events',
-    headers: { 'content-type': 'application/json', 'x-pipe-institution': f.institutionId, 'x-pipe-timestamp': new Date().toISOString(), 'x-pipe-signature': signBody(f.secret, body) },
+    headers: {
+      'content-type': 'application/json',
+      'x-pipe-institution': f.institutionId,
+      'x-pipe-timestamp': new Date().toISOString(),
+      'x-pipe-signature': signBody(f.secret, body),
+    },
     body,
     shape,
     signedEvent: true,
@@ -37,19 +48,61 @@ export const FUZZ_REGRESSIONS: readonly ((f: Fixtures) => FuzzInput)[] = [
     method: 'POST',
     target: '/api/mcp',
     headers: { ...MCP, 'mcp-protocol-version': '2025-03-26' },
-    body: json(Array.from({ length: 100 }, (_, i) => ({ jsonrpc: '2.0', id: i + 1, method: 'tools/call', params: { name: 'search_care_resources', arguments: { query: `care ${i}`, limit: 25 } } }))),
+    body: json(
+      Array.from({ length: 100 }, (_, i) => ({
+        jsonrpc: '2.0',
+        id: i + 1,
+        method: 'tools/call',
+        params: { name: 'search_care_resources', arguments: { query: `care ${i}`, limit: 25 } },
+      })),
+    ),
     shape: 'batch 100 searches',
   }),
   // JSON nested 5000 deep was a 503 "retry" instead of a 400.
-  () => ({ kind: 'http', endpoint: 'directory.mcp', host: 'site', method: 'POST', target: '/api/mcp', headers: MCP, body: Buffer.from(`${'['.repeat(5000)}${']'.repeat(5000)}`), shape: 'deep 5000' }),
+  () => ({
+    kind: 'http',
+    endpoint: 'directory.mcp',
+    host: 'site',
+    method: 'POST',
+    target: '/api/mcp',
+    headers: MCP,
+    body: Buffer.from(`${'['.repeat(5000)}${']'.repeat(5000)}`),
+    shape: 'deep 5000',
+  }),
   // A payload nested about 95 deep got 202 and was never stored.
   (f) => signedEvent(f, { extra: nest(95) }, 'payload 95 deep'),
   // A "__proto__" payload field got 202 and was left out of the stored event.
   (f) => signedEvent(f, JSON.parse('{"__proto__": {"admin": true}}') as Record<string, unknown>, 'payload with __proto__'),
   // Shrunk: a path parameter with broken percent-encoding was a 500 (URIError in the worker's router).
-  (f) => ({ kind: 'http', endpoint: 'app.settingsAppsRevoke', host: 'app', method: 'POST', target: '/settings/apps/%ZZ/revoke?', headers: { accept: 'application/json', origin: f.origins.app, cookie: f.cookie, 'content-type': 'application/json' }, body: Buffer.from('{}'), shape: 'random json' }),
+  (f) => ({
+    kind: 'http',
+    endpoint: 'app.settingsAppsRevoke',
+    host: 'app',
+    method: 'POST',
+    target: '/settings/apps/%ZZ/revoke?',
+    headers: { accept: 'application/json', origin: f.origins.app, cookie: f.cookie, 'content-type': 'application/json' },
+    body: Buffer.from('{}'),
+    shape: 'random json',
+  }),
   // Shrunk: a session cookie with broken percent-encoding was a 500 on every cookie-reading route.
   // Found: a development sign-in form over its 16 KB limit was a 500 (the auth host's own body reader).
-  () => ({ kind: 'http', endpoint: 'auth /dev/login', host: 'auth', method: 'POST', target: '/dev/login', headers: { 'content-type': 'application/json' }, body: Buffer.from(`{"query":"${'x'.repeat(98_304)}"}`), shape: 'huge 98304' }),
-  () => ({ kind: 'http', endpoint: 'session.apiAuthMe', host: 'site', method: 'GET', target: '/api/auth/me', headers: { cookie: 'cc_session=%E0%A4%A' }, shape: 'none' }),
+  () => ({
+    kind: 'http',
+    endpoint: 'auth /dev/login',
+    host: 'auth',
+    method: 'POST',
+    target: '/dev/login',
+    headers: { 'content-type': 'application/json' },
+    body: Buffer.from(`{"query":"${'x'.repeat(98_304)}"}`),
+    shape: 'huge 98304',
+  }),
+  () => ({
+    kind: 'http',
+    endpoint: 'session.apiAuthMe',
+    host: 'site',
+    method: 'GET',
+    target: '/api/auth/me',
+    headers: { cookie: 'cc_session=%E0%A4%A' },
+    shape: 'none',
+  }),
 ];

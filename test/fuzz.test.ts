@@ -69,7 +69,12 @@ beforeAll(async () => {
   const linked = await appCall(dep, caregiver.cookie, 'POST', '/api/family-share/link', { code: share.json.link_code, lovedOneId: caregiver.lovedOneId });
   if (linked.status !== 200) throw new Error(`link answered ${linked.status}: ${JSON.stringify(linked.json)}`);
   fixtures = {
-    origins: { site: new URL(dep.urls.site).origin, app: new URL(dep.urls.app).origin, pipe: new URL(dep.urls.pipe).origin, auth: new URL(dep.urls.auth).origin },
+    origins: {
+      site: new URL(dep.urls.site).origin,
+      app: new URL(dep.urls.app).origin,
+      pipe: new URL(dep.urls.pipe).origin,
+      auth: new URL(dep.urls.auth).origin,
+    },
     institutionId: partner.institutionId,
     secret: partner.secret,
     linkedSubject: LINKED,
@@ -85,10 +90,18 @@ beforeAll(async () => {
 afterAll(async () => {
   counts.crashes = dep?.dead().length ?? 0;
   const c = counts;
-  process.stdout.write(`fuzz: inputs ${c.inputs}, 2xx ${c['2xx']}, 4xx ${c['4xx']}, 5xx ${c['5xx']}, crashes ${c.crashes}, accepted ${c.accepted}, stored ${c.stored}\n`);
+  process.stdout.write(
+    `fuzz: inputs ${c.inputs}, 2xx ${c['2xx']}, 4xx ${c['4xx']}, 5xx ${c['5xx']}, crashes ${c.crashes}, accepted ${c.accepted}, stored ${c.stored}\n`,
+  );
   process.stdout.write(`fuzz: also 3xx ${c['3xx']}, closed without a status ${c['no status']}; seed ${SEED} (FUZZ_SEED=${SEED} replays it)\n`);
   if (process.env.FUZZ_VERBOSE === '1')
-    for (const [endpoint, seen] of [...byEndpoint].sort()) process.stdout.write(`fuzz: ${endpoint} ${[...seen].sort(([a], [b]) => a - b).map(([st, n]) => `${st}×${n}`).join(' ')}\n`);
+    for (const [endpoint, seen] of [...byEndpoint].sort())
+      process.stdout.write(
+        `fuzz: ${endpoint} ${[...seen]
+          .sort(([a], [b]) => a - b)
+          .map(([st, n]) => `${st}×${n}`)
+          .join(' ')}\n`,
+      );
   if (failures.length) process.stdout.write(`fuzz: failures\n${failures.slice(0, 20).join('\n')}\n`);
   await dep?.stop();
 });
@@ -126,7 +139,8 @@ async function check(input: FuzzInput): Promise<void> {
   const dead = dep.dead();
   if (answer.status >= 500 || dead.length) {
     failures.push(`${describeInput(input)} → ${answer.status} ${answer.body.toString('utf8').slice(0, 300)}${dead.length ? `; dead: ${dead.join(', ')}` : ''}`);
-    if (!KEEP_GOING || dead.length) throw new Error(`${answer.status >= 500 ? `answered ${answer.status}` : `${dead.join(', ')} died`} for ${describeInput(input)}`);
+    if (!KEEP_GOING || dead.length)
+      throw new Error(`${answer.status >= 500 ? `answered ${answer.status}` : `${dead.join(', ')} died`} for ${describeInput(input)}`);
   }
 }
 
@@ -134,11 +148,14 @@ async function check(input: FuzzInput): Promise<void> {
 function settledStore(): Promise<{ stored: string[]; others: string[]; deadLetters: number; lostFields: string[] }> {
   return vi.waitFor(
     async () => {
-      const rows = await careEvents(dep.db).find({ institutionId: fixtures.institutionId }, { projection: { _id: 1, payload: 1 } }).toArray();
+      const rows = await careEvents(dep.db)
+        .find({ institutionId: fixtures.institutionId }, { projection: { _id: 1, payload: 1 } })
+        .toArray();
       const ids = rows.map((r) => r._id);
       const deadLetters = await dep.db.collection(INGEST_DEAD_LETTERS).countDocuments({ institutionId: fixtures.institutionId });
       const stored = ids.filter((id) => accepted.has(id));
-      if (stored.length + deadLetters < accepted.size) throw new Error(`${stored.length} of ${accepted.size} accepted events stored, ${deadLetters} dead-lettered`);
+      if (stored.length + deadLetters < accepted.size)
+        throw new Error(`${stored.length} of ${accepted.size} accepted events stored, ${deadLetters} dead-lettered`);
       const lostFields = rows.flatMap((r) => {
         const sent = sentFields.get(r._id);
         const kept = new Set(fieldPaths(r.payload));
@@ -154,38 +171,48 @@ describe('fuzz', () => {
   it('lists every route of every slice manifest, on each of its hosts', () => {
     const names = new Set(endpointsOf(SLICES).map((e) => e.name));
     for (const slice of SLICES)
-      for (const [route, spec] of Object.entries(slice.routes ?? {})) expect(names.has(`${slice.name}.${route}`)).toBe(!spec.hosts.every((h) => h === 'internal'));
+      for (const [route, spec] of Object.entries(slice.routes ?? {}))
+        expect(names.has(`${slice.name}.${route}`)).toBe(!spec.hosts.every((h) => h === 'internal'));
   });
 
   it('replays the inputs earlier runs shrank to, and each is answered without a 5xx', { timeout: 120_000 }, async () => {
     for (const make of FUZZ_REGRESSIONS) await check(make(fixtures));
   });
 
-  it(`when ${RUNS} generated requests hit every endpoint, then no process dies, nothing answers 5xx, every 202 is stored once with every field it was sent with, and the service still answers`, { timeout: 180_000 + (TIME_LIMIT_S > 0 ? TIME_LIMIT_S * 1_000 : RUNS * 1_000) }, async () => {
-    const endpoints = [...endpointsOf(SLICES), ...authEndpointsOf(SLICES)];
-    await fc.assert(
-      fc.asyncProperty(fuzzInput(fixtures, endpoints), (input) => check(input)),
-      { numRuns: RUNS, seed: SEED, ...(TIME_LIMIT_S > 0 ? { interruptAfterTimeLimit: TIME_LIMIT_S * 1_000, markInterruptAsFailure: false } : {}) },
-    );
+  it(
+    `when ${RUNS} generated requests hit every endpoint, then no process dies, nothing answers 5xx, every 202 is stored once with every field it was sent with, and the service still answers`,
+    { timeout: 180_000 + (TIME_LIMIT_S > 0 ? TIME_LIMIT_S * 1_000 : RUNS * 1_000) },
+    async () => {
+      const endpoints = [...endpointsOf(SLICES), ...authEndpointsOf(SLICES)];
+      await fc.assert(
+        fc.asyncProperty(fuzzInput(fixtures, endpoints), (input) => check(input)),
+        { numRuns: RUNS, seed: SEED, ...(TIME_LIMIT_S > 0 ? { interruptAfterTimeLimit: TIME_LIMIT_S * 1_000, markInterruptAsFailure: false } : {}) },
+      );
 
-    expect(failures).toEqual([]);
-    const { stored, others, deadLetters, lostFields } = await settledStore();
-    counts.stored = stored.length;
-    expect(deadLetters).toBe(0);
-    expect(others).toEqual([]);
-    expect(stored.sort()).toEqual([...accepted].sort());
-    expect(lostFields).toEqual([]);
+      expect(failures).toEqual([]);
+      const { stored, others, deadLetters, lostFields } = await settledStore();
+      counts.stored = stored.length;
+      expect(deadLetters).toBe(0);
+      expect(others).toEqual([]);
+      expect(stored.sort()).toEqual([...accepted].sort());
+      expect(lostFields).toEqual([]);
 
-    const health = await fetch(`${dep.urls.site}/healthz`);
-    expect(health.status).toBe(200);
-    const search = await fetch(`${dep.urls.site}/api/mcp`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'search_care_resources', arguments: { query: 'respite care', limit: 2 } } }),
-    });
-    expect(search.status).toBe(200);
-    expect(JSON.parse(((await search.json()) as { result: { content: { text: string }[] } }).result.content[0]!.text).results.length).toBeGreaterThan(0);
-    expect((await fetch(`${dep.urls.site}/resources`)).status).toBe(200);
-    expect(dep.dead()).toEqual([]);
-  });
+      const health = await fetch(`${dep.urls.site}/healthz`);
+      expect(health.status).toBe(200);
+      const search = await fetch(`${dep.urls.site}/api/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'search_care_resources', arguments: { query: 'respite care', limit: 2 } },
+        }),
+      });
+      expect(search.status).toBe(200);
+      expect(JSON.parse(((await search.json()) as { result: { content: { text: string }[] } }).result.content[0]!.text).results.length).toBeGreaterThan(0);
+      expect((await fetch(`${dep.urls.site}/resources`)).status).toBe(200);
+      expect(dep.dead()).toEqual([]);
+    },
+  );
 });

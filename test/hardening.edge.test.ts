@@ -7,7 +7,10 @@ import { postJson, rpc, startTestService, type TestService } from './harness/ser
 
 let svc: TestService;
 beforeAll(async () => {
-  svc = await startTestService({ nats: true, env: { RATE_DIRECTORY_MCP_PER_MIN: '100000', RATE_SANDBOX_MCP_PER_MIN: '100000', RATE_MCP_KEY_PER_MIN: '100000' } });
+  svc = await startTestService({
+    nats: true,
+    env: { RATE_DIRECTORY_MCP_PER_MIN: '100000', RATE_SANDBOX_MCP_PER_MIN: '100000', RATE_MCP_KEY_PER_MIN: '100000' },
+  });
 });
 afterAll(async () => svc?.stop());
 
@@ -17,7 +20,8 @@ const skippedItems = async (service: TestService): Promise<number> =>
   Number(/^carecircle_mcp_batch_items_skipped_total\{server="carecircle-directory"\} (\d+)/m.exec(await (await fetch(service.urls.metrics!)).text())?.[1] ?? 0);
 const search = (i: number, limit = 25) => rpc('tools/call', { name: 'search_care_resources', arguments: { query: `care ${i}`, limit } }, i + 1);
 /** A JSON-RPC call whose arguments hold one field nested `levels` arrays deep. */
-const deepCall = (levels: number) => `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"search_care_resources","arguments":{"query":"x","extra":${'['.repeat(levels)}${']'.repeat(levels)}}}}`;
+const deepCall = (levels: number) =>
+  `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"search_care_resources","arguments":{"query":"x","extra":${'['.repeat(levels)}${']'.repeat(levels)}}}}`;
 
 describe('JSON nesting depth at the gateway', () => {
   it('when JSON nests 5000 levels deep on any MCP endpoint, then 400 -32700 naming the depth and the limit, not 503', async () => {
@@ -52,20 +56,37 @@ describe('JSON nesting depth at the gateway', () => {
 
 describe('batches', () => {
   it('when a batch holds more items than MCP_MAX_BATCH, then 413 -32600 naming the count and the limit', async () => {
-    const res = await postJson(`${svc.urls.site}/api/mcp`, Array.from({ length: 51 }, (_, i) => rpc('ping', undefined, i)));
+    const res = await postJson(
+      `${svc.urls.site}/api/mcp`,
+      Array.from({ length: 51 }, (_, i) => rpc('ping', undefined, i)),
+    );
     expect(res.status).toBe(413);
     expect(res.json).toMatchObject({ id: null, error: { code: RPC.INVALID_REQUEST } });
     expect(res.json.error.message).toMatch(/batch of 51 items.*limit is 50/i);
     expect(res.json.error.data.hint).toMatch(/fewer items per batch/);
-    expect((await postJson(`${svc.urls.site}/api/mcp`, Array.from({ length: 50 }, (_, i) => rpc('ping', undefined, i)))).status).toBe(200);
+    expect(
+      (
+        await postJson(
+          `${svc.urls.site}/api/mcp`,
+          Array.from({ length: 50 }, (_, i) => rpc('ping', undefined, i)),
+        )
+      ).status,
+    ).toBe(200);
   });
 
   it('when a reply would exceed MAX_REPLY_BYTES, then 413 -32600 saying what to do, the batch stopped where it passed, and the endpoint keeps serving', async () => {
-    const small = await startTestService({ nats: true, env: { MAX_REPLY_BYTES: '20000', RATE_DIRECTORY_MCP_PER_MIN: '100000', RATE_SANDBOX_MCP_PER_MIN: '100000' } });
+    const small = await startTestService({
+      nats: true,
+      env: { MAX_REPLY_BYTES: '20000', RATE_DIRECTORY_MCP_PER_MIN: '100000', RATE_SANDBOX_MCP_PER_MIN: '100000' },
+    });
     try {
       const url = `${small.urls.site}/api/mcp`;
       const before = await skippedItems(small);
-      const res = await postJson(url, Array.from({ length: 10 }, (_, i) => search(i)), { 'mcp-protocol-version': '2025-03-26' });
+      const res = await postJson(
+        url,
+        Array.from({ length: 10 }, (_, i) => search(i)),
+        { 'mcp-protocol-version': '2025-03-26' },
+      );
       expect(res.status).toBe(413);
       expect(res.json.error.code).toBe(RPC.INVALID_REQUEST);
       expect(res.json.error.message).toMatch(/reply too large/i);

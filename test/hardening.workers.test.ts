@@ -9,7 +9,8 @@ import { postJson, rpc, startTestService } from './harness/service.js';
 const refusalsIn = (workers: RoleProcess[]) => workers.flatMap((w) => w.lines.filter((l) => l.includes('reply too large')));
 
 /** Log lines cross a pipe after the reply crossed the socket: wait for them, with a bound. */
-const eventually = (check: () => boolean, what: string, timeoutMs = 5_000) => vi.waitFor(() => expect(check(), `never happened: ${what}`).toBe(true), { timeout: timeoutMs, interval: 20 });
+const eventually = (check: () => boolean, what: string, timeoutMs = 5_000) =>
+  vi.waitFor(() => expect(check(), `never happened: ${what}`).toBe(true), { timeout: timeoutMs, interval: 20 });
 
 describe('workers survive what a request makes them do', () => {
   const cleanup: (() => Promise<unknown>)[] = [];
@@ -23,11 +24,18 @@ describe('workers survive what a request makes them do', () => {
     const workers = [startRole('worker', env), startRole('worker', env)];
     for (const w of workers) cleanup.push(() => w.kill('SIGKILL'));
     await Promise.all(workers.map((w) => w.waitFor(/workers serving/)));
-    const gateway = await startTestService({ nats: true, role: 'gateway', mongoUrl, env: { ...env, GATEWAY_RETRY_WINDOW_MS: '6000', MCP_MAX_BATCH: '100', RATE_DIRECTORY_MCP_PER_MIN: '100000' } });
+    const gateway = await startTestService({
+      nats: true,
+      role: 'gateway',
+      mongoUrl,
+      env: { ...env, GATEWAY_RETRY_WINDOW_MS: '6000', MCP_MAX_BATCH: '100', RATE_DIRECTORY_MCP_PER_MIN: '100000' },
+    });
     cleanup.push(() => gateway.stop());
     const url = `${gateway.urls.site}/api/mcp`;
 
-    const batch = Array.from({ length: 100 }, (_, i) => rpc('tools/call', { name: 'search_care_resources', arguments: { query: `care ${i}`, limit: 25 } }, i + 1));
+    const batch = Array.from({ length: 100 }, (_, i) =>
+      rpc('tools/call', { name: 'search_care_resources', arguments: { query: `care ${i}`, limit: 25 } }, i + 1),
+    );
     const res = await postJson(url, batch, { 'mcp-protocol-version': '2025-03-26' });
     expect(res.status).toBe(413);
     expect(res.json.error.code).toBe(RPC.INVALID_REQUEST);
@@ -37,7 +45,9 @@ describe('workers survive what a request makes them do', () => {
     // The refusal is deterministic: one worker saw the request once, and nobody died.
     await eventually(() => refusalsIn(workers).length > 0, 'a worker logged the refusal');
     expect(workers.map((w) => w.child.exitCode)).toEqual([null, null]);
-    const after = await Promise.all(Array.from({ length: 20 }, (_, i) => postJson(url, rpc('tools/call', { name: 'search_care_resources', arguments: { query: 'respite', limit: 2 } }, i))));
+    const after = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => postJson(url, rpc('tools/call', { name: 'search_care_resources', arguments: { query: 'respite', limit: 2 } }, i))),
+    );
     expect(after.map((r) => r.status)).toEqual(Array(20).fill(200));
     expect(workers.map((w) => w.child.exitCode)).toEqual([null, null]);
     expect(refusalsIn(workers)).toHaveLength(1);

@@ -41,7 +41,10 @@ describe('hosts - each listener answers only for its own host', () => {
       const port = new URL(svc.urls[surface]!).port;
       const res = await raw(svc.urls[surface]!, { host: `evil.example:${port}`, target: '/' });
       expect(res.status, surface).toBe(421);
-      expect(JSON.parse(res.text), surface).toMatchObject({ code: 'MISDIRECTED_REQUEST', error: { code: 'MISDIRECTED_REQUEST', message: expect.stringContaining('evil.example') } });
+      expect(JSON.parse(res.text), surface).toMatchObject({
+        code: 'MISDIRECTED_REQUEST',
+        error: { code: 'MISDIRECTED_REQUEST', message: expect.stringContaining('evil.example') },
+      });
     }
   });
 
@@ -70,7 +73,11 @@ describe('hosts - each listener answers only for its own host', () => {
     for (const surface of SURFACES) {
       for (const target of ['/healthz', '/readyz']) {
         const res = await raw(svc.urls[surface]!, { host: 'pod-10-1-2-3.internal', target });
-        expect([res.status, res.headers.location, JSON.parse(res.text)], `${surface} ${target}`).toEqual([200, undefined, { status: target === '/healthz' ? 'ok' : 'ready', ...(target === '/readyz' ? { bus: 'up', busKind: expect.any(String), mongo: 'up' } : {}) }]);
+        expect([res.status, res.headers.location, JSON.parse(res.text)], `${surface} ${target}`).toEqual([
+          200,
+          undefined,
+          { status: target === '/healthz' ? 'ok' : 'ready', ...(target === '/readyz' ? { bus: 'up', busKind: expect.any(String), mongo: 'up' } : {}) },
+        ]);
       }
     }
   });
@@ -81,7 +88,14 @@ describe('hosts - each listener answers only for its own host', () => {
     expect(res.status).toBe(200);
     const meta = JSON.parse(res.text) as Record<string, unknown>;
     const auth = svc.config.authUrl;
-    expect(meta).toMatchObject({ issuer: auth, authorization_endpoint: `${auth}/oauth/authorize`, token_endpoint: `${auth}/oauth/token`, registration_endpoint: `${auth}/oauth/register`, revocation_endpoint: `${auth}/oauth/revoke`, jwks_uri: `${auth}/.well-known/jwks.json` });
+    expect(meta).toMatchObject({
+      issuer: auth,
+      authorization_endpoint: `${auth}/oauth/authorize`,
+      token_endpoint: `${auth}/oauth/token`,
+      registration_endpoint: `${auth}/oauth/register`,
+      revocation_endpoint: `${auth}/oauth/revoke`,
+      jwks_uri: `${auth}/.well-known/jwks.json`,
+    });
   });
 });
 
@@ -98,7 +112,10 @@ describe('hosts - behind a trusted proxy', () => {
   });
 
   it('when X-Forwarded-Proto and -Host say otherwise, then the OAuth metadata still names AUTH_URL endpoints', async () => {
-    const res = await raw(svc.urls.auth!, { target: '/.well-known/oauth-authorization-server', headers: { 'x-forwarded-proto': 'https', 'x-forwarded-host': new URL(svc.config.authUrl).host } });
+    const res = await raw(svc.urls.auth!, {
+      target: '/.well-known/oauth-authorization-server',
+      headers: { 'x-forwarded-proto': 'https', 'x-forwarded-host': new URL(svc.config.authUrl).host },
+    });
     expect(res.status).toBe(200);
     const meta = JSON.parse(res.text) as Record<string, unknown>;
     expect(meta.authorization_endpoint).toBe(`${svc.config.authUrl}/oauth/authorize`);

@@ -91,7 +91,9 @@ let port: number;
 const known: string[] = [];
 
 beforeAll(async () => {
-  svc = await startTestService({ env: { INBOX_MAX_RECIPIENTS: '3', INBOX_MAX_UNKNOWN_RECIPIENTS: '3', INBOX_CONNECTIONS_PER_MIN: '3', INBOX_MAX_BYTES: String(LIMIT) } });
+  svc = await startTestService({
+    env: { INBOX_MAX_RECIPIENTS: '3', INBOX_MAX_UNKNOWN_RECIPIENTS: '3', INBOX_CONNECTIONS_PER_MIN: '3', INBOX_MAX_BYTES: String(LIMIT) },
+  });
   port = Number(new URL(svc.urls.smtp!).port);
   const lovedOnes = svc.store.db.collection(WORKSPACE_COLLECTIONS.lovedOnes);
   for (const name of ['ada', 'bo', 'cy', 'di']) {
@@ -227,7 +229,12 @@ describe('inbox smtp - size and header bounds', () => {
         lastMajor = performance.now();
       }
       growth = Math.max(growth, now);
-      if (growth >= bound) overBound(new Error(`kept ${(growth / MiB).toFixed(1)} MiB more while receiving ${(sent / MiB).toFixed(0)} MiB: over the bound of ${(bound / MiB).toFixed(1)} MiB`));
+      if (growth >= bound)
+        overBound(
+          new Error(
+            `kept ${(growth / MiB).toFixed(1)} MiB more while receiving ${(sent / MiB).toFixed(0)} MiB: over the bound of ${(bound / MiB).toFixed(1)} MiB`,
+          ),
+        );
     }, 50);
     const open: Smtp[] = [];
     const replies = await Promise.race([
@@ -248,7 +255,9 @@ describe('inbox smtp - size and header bounds', () => {
       clearInterval(sampling);
       for (const smtp of open) smtp.close();
     });
-    process.stdout.write(`inbox smtp: ${senders} oversized messages at once, ${(sent / MiB).toFixed(0)} MiB sent; kept at most ${(growth / MiB).toFixed(1)} MiB more; rss peaked ${(rssGrowth / MiB).toFixed(1)} MiB higher\n`);
+    process.stdout.write(
+      `inbox smtp: ${senders} oversized messages at once, ${(sent / MiB).toFixed(0)} MiB sent; kept at most ${(growth / MiB).toFixed(1)} MiB more; rss peaked ${(rssGrowth / MiB).toFixed(1)} MiB higher\n`,
+    );
     for (const reply of replies) {
       expect(reply.code).toBe(552);
       expect(reply.text).toBe(`5.3.4 Message too large: the limit is ${LIMIT} bytes`);
@@ -272,7 +281,9 @@ describe('inbox smtp - size and header bounds', () => {
 
   it('when the header section fits INBOX_MAX_HEADER_BYTES and the body is longer than it, then the message is accepted', async () => {
     const smtp = await data('127.0.0.32');
-    await smtp.write(Buffer.concat([Buffer.from('From: clinic@sender.example\r\nSubject: long letter\r\n'), lines('X-Filler: ', HEADER_LIMIT - 200), Buffer.from('\r\n')]));
+    await smtp.write(
+      Buffer.concat([Buffer.from('From: clinic@sender.example\r\nSubject: long letter\r\n'), lines('X-Filler: ', HEADER_LIMIT - 200), Buffer.from('\r\n')]),
+    );
     await smtp.write(lines('', 3 * HEADER_LIMIT));
     expect((await smtp.send('.')).code).toBe(250);
     smtp.close();
@@ -281,7 +292,9 @@ describe('inbox smtp - size and header bounds', () => {
   it('when a MIME part has a header section longer than INBOX_MAX_HEADER_BYTES, then 554 5.6.0 follows its dot and the connection goes on', async () => {
     const smtp = await data('127.0.0.33');
     const part = `Content-Type: text/plain\r\n${lines('X-Filler: ', 2 * HEADER_LIMIT).toString()}\r\nhello\r\n`;
-    await smtp.write(`From: clinic@sender.example\r\nSubject: parts\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="b"\r\n\r\n--b\r\n${part}--b--\r\n`);
+    await smtp.write(
+      `From: clinic@sender.example\r\nSubject: parts\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="b"\r\n\r\n--b\r\n${part}--b--\r\n`,
+    );
     const reply = await smtp.send('.');
     expect(reply.code).toBe(554);
     expect(reply.text).toBe('5.6.0 Message could not be read: Max header size for a MIME node exceeded');

@@ -34,7 +34,18 @@ afterAll(async () => {
 
 function queued(payload: Record<string, unknown> = { note_text: 'ok', caregiver_id: 'cg-1' }, o: Partial<QueuedEvent> = {}): QueuedEvent {
   const at = new Date(Date.now() - 30_000).toISOString();
-  return { v: 1, eventId: newId('evt'), institutionId: partner.institutionId, subjectRef: SUBJECT, eventType: 'note_added', occurredAt: at, receivedAt: at, payload, linkId, ...o };
+  return {
+    v: 1,
+    eventId: newId('evt'),
+    institutionId: partner.institutionId,
+    subjectRef: SUBJECT,
+    eventType: 'note_added',
+    occurredAt: at,
+    receivedAt: at,
+    payload,
+    linkId,
+    ...o,
+  };
 }
 
 /** Counts what it is given per batch; otherwise the writer the service uses. */
@@ -99,14 +110,20 @@ describe('ingest - the consumer writes batches', () => {
     for (const [i, e] of all.entries()) await svc.bus.durable!.publish(s.subject, e, { msgId: `${e.eventId}.${i}` });
 
     const writer = new CountingWriter(svc.timelines, new FamilyShares(svc.store.db, svc.credentials));
-    const consumer = startIngestConsumer(svc.bus.durable!, s, writer, new DeadLetters(svc.store.db), createLogger('silent'), { concurrency: 32, ackWaitMs: 2_000, maxDeliveries: 2 });
+    const consumer = startIngestConsumer(svc.bus.durable!, s, writer, new DeadLetters(svc.store.db), createLogger('silent'), {
+      concurrency: 32,
+      ackWaitMs: 2_000,
+      maxDeliveries: 2,
+    });
     try {
       await untilConsumer(s, (state) => drainedOf(state) && writer.batches.length > 0);
     } finally {
       await consumer.stop();
     }
     expect(Math.max(...writer.batches)).toBeGreaterThan(1);
-    const rows = await careEvents(svc.store.db).find({ _id: { $in: all.map((e) => e.eventId) } }).toArray();
+    const rows = await careEvents(svc.store.db)
+      .find({ _id: { $in: all.map((e) => e.eventId) } })
+      .toArray();
     expect(rows.map((r) => r._id).sort()).toEqual([...good, storedBefore].map((e) => e.eventId).sort());
     expect(rows.every((r) => r.lovedOneId === fam.lovedOneId)).toBe(true);
     const dead = await new DeadLetters(svc.store.db).rows.find({ _id: { $in: all.map((e) => e.eventId) } }).toArray();
@@ -143,7 +160,11 @@ describe('ingest - the consumer gathers batches under load', () => {
     const writer = new HeldWriter(svc.timelines, new FamilyShares(svc.store.db, svc.credentials));
     // Eight in flight: the first is written alone (from idle) and held; seven wait behind it; the
     // ninth can only be taken once the first is done.
-    const consumer = startIngestConsumer(svc.bus.durable!, s, writer, new DeadLetters(svc.store.db), createLogger('silent'), { concurrency: 8, ackWaitMs: 10_000, maxDeliveries: 2 });
+    const consumer = startIngestConsumer(svc.bus.durable!, s, writer, new DeadLetters(svc.store.db), createLogger('silent'), {
+      concurrency: 8,
+      ackWaitMs: 10_000,
+      maxDeliveries: 2,
+    });
     try {
       await writer.firstStarted;
       await untilConsumer(s, (state) => state.ackPending >= 9, 20);
@@ -163,7 +184,11 @@ describe('ingest - the consumer gathers batches under load', () => {
     const events = Array.from({ length: 41 }, () => queued());
     for (const e of events) await svc.bus.durable!.publish(s.subject, e, { msgId: e.eventId });
     const writer = new SinglesCounted(svc.timelines, new FamilyShares(svc.store.db, svc.credentials));
-    const consumer = startIngestConsumer(svc.bus.durable!, s, writer, new DeadLetters(svc.store.db), createLogger('silent'), { concurrency: 8, ackWaitMs: 10_000, maxDeliveries: 2 });
+    const consumer = startIngestConsumer(svc.bus.durable!, s, writer, new DeadLetters(svc.store.db), createLogger('silent'), {
+      concurrency: 8,
+      ackWaitMs: 10_000,
+      maxDeliveries: 2,
+    });
     try {
       await untilConsumer(s, drainedOf, 50);
     } finally {

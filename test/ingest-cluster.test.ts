@@ -36,7 +36,12 @@ describe('ingest cluster', () => {
     const fam = await family(gateway.store.db, gateway.credentials, gateway.config);
     await shareWith(gateway, partner, 'client-burst', fam);
     // The partner's own client, with its retry rule (delays shortened for the test).
-    const client = new PartnerClient({ baseUrl: gateway.urls.pipe!, institutionId: partner.institutionId, secret: partner.secret, sleep: (ms) => sleep(Math.min(ms, 100)) });
+    const client = new PartnerClient({
+      baseUrl: gateway.urls.pipe!,
+      institutionId: partner.institutionId,
+      secret: partner.secret,
+      sleep: (ms) => sleep(Math.min(ms, 100)),
+    });
 
     const TOTAL = 150;
     const accepted = new Map<string, string>();
@@ -71,7 +76,10 @@ describe('ingest cluster', () => {
     const env = { BUS_NAMESPACE: `ing2gw${process.pid}`, DATA_KEY: TEST_DATA_KEY, RATE_INGEST_PER_MIN: '100000', APP_URL: 'http://localhost:8081' };
     const worker = await startTestService({ nats: true, role: 'worker', mongoUrl, env });
     cleanup.push(() => worker.stop());
-    const gateways = [await startTestService({ nats: true, role: 'gateway', mongoUrl, env }), await startTestService({ nats: true, role: 'gateway', mongoUrl, env })];
+    const gateways = [
+      await startTestService({ nats: true, role: 'gateway', mongoUrl, env }),
+      await startTestService({ nats: true, role: 'gateway', mongoUrl, env }),
+    ];
     for (const g of gateways) cleanup.push(() => g.stop());
 
     const partner = await onboard(worker.store.db, worker.credentials);

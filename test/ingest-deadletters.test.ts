@@ -14,7 +14,19 @@ import { ingestStream } from '../src/ingest/stream.js';
 import type { QueuedEvent } from '../src/ingest/writer.js';
 import { repoRoot } from './harness/servers.js';
 import { startTestService, type TestService } from './harness/service.js';
-import { careEvents, drained, family, onboard, postEvent, shareWith, storedEvents, TEST_DATA_KEY, visit, type Family, type Partner } from './ingest.fixtures.js';
+import {
+  careEvents,
+  drained,
+  family,
+  onboard,
+  postEvent,
+  shareWith,
+  storedEvents,
+  TEST_DATA_KEY,
+  visit,
+  type Family,
+  type Partner,
+} from './ingest.fixtures.js';
 
 let svc: TestService;
 let partner: Partner;
@@ -37,7 +49,10 @@ export const nest = (depth: number, leaf: unknown = 1): unknown => {
 };
 
 const withPayload = (extra: Record<string, unknown>, id: string) =>
-  visit(partner, SUBJECT, { source_event_id: id, payload: { caregiver_id: 'cg-1', scheduled_start: '2026-11-22T09:00:00Z', actual_start: new Date(Date.now() - 60_000).toISOString(), ...extra } });
+  visit(partner, SUBJECT, {
+    source_event_id: id,
+    payload: { caregiver_id: 'cg-1', scheduled_start: '2026-11-22T09:00:00Z', actual_start: new Date(Date.now() - 60_000).toISOString(), ...extra },
+  });
 
 /** A queued event as the handler would have queued it, for what reaches the consumer anyway. */
 export function queued(p: Partner, linkId: string, id: string, payload: Record<string, unknown>): QueuedEvent {
@@ -66,7 +81,11 @@ describe('ingest - what the store would refuse is a 400 before acceptance', () =
     ['a lone surrogate', { note: 'x\ud800y' }, /^payload\.note: holds an unpaired UTF-16 surrogate.*\[rule: text\]$/],
     // As JSON.parse makes them: own "__proto__" fields, which an object literal cannot write.
     ['a "__proto__" key', JSON.parse('{"__proto__": {"admin": true}}'), /^payload\.__proto__: key is "__proto__", which is not allowed .*\[rule: key\]$/],
-    ['a "__proto__" key inside a known field', { structured_summary: JSON.parse('{"mood": "calm", "__proto__": {"admin": true}}') }, /^payload\.structured_summary\.__proto__: key is "__proto__", which is not allowed/],
+    [
+      'a "__proto__" key inside a known field',
+      { structured_summary: JSON.parse('{"mood": "calm", "__proto__": {"admin": true}}') },
+      /^payload\.structured_summary\.__proto__: key is "__proto__", which is not allowed/,
+    ],
     ['a "__proto__" key deep inside', { extra: { list: [JSON.parse('{"__proto__": 1}')] } }, /^payload\.extra\.list\[0\]\.__proto__: key is "__proto__"/],
   ])('when the payload holds %s, then 400 naming the field and the rule, and nothing is queued', async (_name, extra, message) => {
     const r = await postEvent(svc.urls.pipe!, partner, withPayload(extra as Record<string, unknown>, `bad-${_name}`));
@@ -76,7 +95,11 @@ describe('ingest - what the store would refuse is a 400 before acceptance', () =
   });
 
   it('when the payload has "constructor" and "prototype" keys, at the top and inside, then it is accepted and they are stored as sent', async () => {
-    const r = await postEvent(svc.urls.pipe!, partner, withPayload({ constructor: 'Acme', prototype: { version: 2 }, extra: { constructor: { prototype: { x: 1 } } } }, 'ok-constructor'));
+    const r = await postEvent(
+      svc.urls.pipe!,
+      partner,
+      withPayload({ constructor: 'Acme', prototype: { version: 2 }, extra: { constructor: { prototype: { x: 1 } } } }, 'ok-constructor'),
+    );
     expect(r.status).toBe(202);
     const [row] = await storedEvents(svc.store.db, { _id: r.json.event_id }, 1);
     expect(row!.payload).toMatchObject({ constructor: 'Acme', prototype: { version: 2 }, extra: { constructor: { prototype: { x: 1 } } } });
@@ -108,7 +131,15 @@ describe('ingest - an accepted event the database refuses is dead-lettered, not 
     await drained(svc.bus, svc.config, 20_000);
     off();
     const row = await new DeadLetters(svc.store.db).get(e.eventId);
-    expect(row).toMatchObject({ _id: e.eventId, institutionId: partner.institutionId, subjectRef: SUBJECT, eventType: 'note_added', attempts: 2, origin: 'consumer', error: { class: expect.stringMatching(/^Mongo/) } });
+    expect(row).toMatchObject({
+      _id: e.eventId,
+      institutionId: partner.institutionId,
+      subjectRef: SUBJECT,
+      eventType: 'note_added',
+      attempts: 2,
+      origin: 'consumer',
+      error: { class: expect.stringMatching(/^Mongo/) },
+    });
     expect(JSON.parse(row!.event)).toEqual(e);
     expect(deadLetterCount()).toBe(before + 1);
     expect(seen.map((r) => r._id)).toEqual([e.eventId]);
@@ -179,7 +210,14 @@ describe('carecircle deadletters', () => {
 async function deadlettersWithoutStdin(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'src/cli.ts'), 'deadletters', ...args], {
     cwd: repoRoot,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', NODE_ENV: 'test', LOG_LEVEL: 'silent', MONGO_URL: svc.mongoUrl, DATA_KEY: TEST_DATA_KEY },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'silent',
+      MONGO_URL: svc.mongoUrl,
+      DATA_KEY: TEST_DATA_KEY,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -194,15 +232,19 @@ async function deadlettersWithoutStdin(args: string[]): Promise<{ code: number |
 }
 
 describe('carecircle deadletters drop without an answer', () => {
-  it('when drop runs without --yes and stdin ends before any answer, then it refuses at once saying to pass --yes, exits 2, and the letter stays', { timeout: 30_000 }, async () => {
-    const letters = new DeadLetters(svc.store.db);
-    const kept = queued(partner, await linkId(), 'evt_deadletter000000004', { $still: 'bad' });
-    await letters.put(kept, new Error('refused'), 3, 'consumer');
+  it(
+    'when drop runs without --yes and stdin ends before any answer, then it refuses at once saying to pass --yes, exits 2, and the letter stays',
+    { timeout: 30_000 },
+    async () => {
+      const letters = new DeadLetters(svc.store.db);
+      const kept = queued(partner, await linkId(), 'evt_deadletter000000004', { $still: 'bad' });
+      await letters.put(kept, new Error('refused'), 3, 'consumer');
 
-    const r = await deadlettersWithoutStdin(['drop', kept.eventId]);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/no answer on stdin .*not dropped\. Pass --yes to drop without asking/);
-    expect(r.stdout).toBe('');
-    expect(await letters.get(kept.eventId)).not.toBeNull();
-  });
+      const r = await deadlettersWithoutStdin(['drop', kept.eventId]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/no answer on stdin .*not dropped\. Pass --yes to drop without asking/);
+      expect(r.stdout).toBe('');
+      expect(await letters.get(kept.eventId)).not.toBeNull();
+    },
+  );
 });

@@ -24,15 +24,35 @@ describe('ingest end to end', () => {
 
     const t = (minutesAgo: number) => new Date(Date.now() - minutesAgo * 60_000).toISOString();
     const sent = [
-      await client.sendEvent({ subject_ref: 'sunrise-88', event_type: 'visit_started', occurred_at: t(30), payload: { caregiver_id: 'cg-5', scheduled_start: t(30), actual_start: t(30) }, source_event_id: 'sr-1' }),
-      await client.sendEvent({ subject_ref: 'sunrise-88', event_type: 'med_administered', occurred_at: t(20), payload: { medication_name: 'Donepezil', dose_amount: 5, dose_unit: 'mg', administered_by: 'cg-5' }, source_event_id: 'sr-2' }),
-      await client.sendEvent({ subject_ref: 'sunrise-88', event_type: 'vital_recorded', occurred_at: t(10), payload: { vital_type: 'blood_pressure', value: 132, secondary_value: 84, unit: 'mmHg', recorded_by: 'cg-5' }, source_event_id: 'sr-3' }),
+      await client.sendEvent({
+        subject_ref: 'sunrise-88',
+        event_type: 'visit_started',
+        occurred_at: t(30),
+        payload: { caregiver_id: 'cg-5', scheduled_start: t(30), actual_start: t(30) },
+        source_event_id: 'sr-1',
+      }),
+      await client.sendEvent({
+        subject_ref: 'sunrise-88',
+        event_type: 'med_administered',
+        occurred_at: t(20),
+        payload: { medication_name: 'Donepezil', dose_amount: 5, dose_unit: 'mg', administered_by: 'cg-5' },
+        source_event_id: 'sr-2',
+      }),
+      await client.sendEvent({
+        subject_ref: 'sunrise-88',
+        event_type: 'vital_recorded',
+        occurred_at: t(10),
+        payload: { vital_type: 'blood_pressure', value: 132, secondary_value: 84, unit: 'mmHg', recorded_by: 'cg-5' },
+        source_event_id: 'sr-3',
+      }),
     ];
     expect(sent.map((r) => r.rule)).toEqual(['accepted', 'accepted', 'accepted']);
     await drained(svc.bus, svc.config);
 
     const { plaintext } = await new KeyStore(svc.store.db, svc.credentials).mint(fam.uid, 'assistant');
-    const res = await postJson(`${svc.urls.app}/api/mcp`, rpc('tools/call', { name: 'list_care_events', arguments: { lovedOneId: fam.lovedOneId } }), { authorization: `Bearer ${plaintext}` });
+    const res = await postJson(`${svc.urls.app}/api/mcp`, rpc('tools/call', { name: 'list_care_events', arguments: { lovedOneId: fam.lovedOneId } }), {
+      authorization: `Bearer ${plaintext}`,
+    });
     expect(res.status).toBe(200);
     const listed = JSON.parse(res.json.result.content.at(-1).text);
     expect(listed.events.map((e: { id: string; eventType: string }) => [e.id, e.eventType])).toEqual([
@@ -40,6 +60,11 @@ describe('ingest end to end', () => {
       [sent[1]!.eventId, 'med_administered'],
       [sent[0]!.eventId, 'visit_started'],
     ]);
-    expect(listed.events[0]).toMatchObject({ lovedOneId: fam.lovedOneId, source: 'partner', institutionId: partner.institutionId, payload: { value: 132, secondary_value: 84 } });
+    expect(listed.events[0]).toMatchObject({
+      lovedOneId: fam.lovedOneId,
+      source: 'partner',
+      institutionId: partner.institutionId,
+      payload: { value: 132, secondary_value: 84 },
+    });
   });
 });

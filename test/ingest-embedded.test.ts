@@ -23,7 +23,11 @@ describe('ingest - embedded mode', () => {
     await shareWith(svc, partner, 'client-e', fam);
     const r = await postEvent(svc.urls.pipe!, partner, visit(partner, 'client-e', { source_event_id: 'emb-1' }));
     expect(r.status).toBe(202);
-    expect(await careEvents(svc.store.db).findOne({ _id: r.json.event_id })).toMatchObject({ lovedOneId: fam.lovedOneId, sourceEventId: 'emb-1', source: 'partner' });
+    expect(await careEvents(svc.store.db).findOne({ _id: r.json.event_id })).toMatchObject({
+      lovedOneId: fam.lovedOneId,
+      sourceEventId: 'emb-1',
+      source: 'partner',
+    });
   });
 
   it('when twenty copies arrive at once, then one is stored; a purge removes it', async () => {
@@ -46,7 +50,11 @@ describe('ingest - embedded mode', () => {
     const e = visit(partner, 'client-e3');
     const body = JSON.stringify(e).replace('"caregiver_id"', '"__proto__":{"admin":true},"caregiver_id"');
     const r = await postEvent(svc.urls.pipe!, partner, undefined, { body });
-    expect([r.status, r.json.code, r.json.message]).toEqual([400, 'VALIDATION_FAILED', expect.stringMatching(/^payload\.__proto__: key is "__proto__", which is not allowed .*\[rule: key\]$/)]);
+    expect([r.status, r.json.code, r.json.message]).toEqual([
+      400,
+      'VALIDATION_FAILED',
+      expect.stringMatching(/^payload\.__proto__: key is "__proto__", which is not allowed .*\[rule: key\]$/),
+    ]);
     expect(await careEvents(svc.store.db).countDocuments({ lovedOneId: fam.lovedOneId })).toBe(0);
   });
 });
@@ -55,7 +63,16 @@ describe('ingest - sweeps', () => {
   it('when the cron job runs, then de-duplication keys older than 30 days and expired link codes go, and younger ones stay', async () => {
     const db = svc.store.db;
     const day = 24 * 3600_000;
-    const key = (id: string, ageDays: number) => ({ _id: id, kind: 'event', institutionId: 'sweep', subjectRef: 's', secretId: 'sec', requestId: 'r', at: new Date(Date.now() - ageDays * day), eventId: `evt_${id}` });
+    const key = (id: string, ageDays: number) => ({
+      _id: id,
+      kind: 'event',
+      institutionId: 'sweep',
+      subjectRef: 's',
+      secretId: 'sec',
+      requestId: 'r',
+      at: new Date(Date.now() - ageDays * day),
+      eventId: `evt_${id}`,
+    });
     await db.collection(INGEST_KEYS).insertMany([key('sweep-old', 31), key('sweep-29', 29), key('sweep-new', 0)] as never[]);
     await db.collection(FAMILY_SHARE_CODES).insertMany([
       { _id: 'code-expired', entityId: 'e', institutionId: 'i', subjectRef: 's', expiresAt: new Date(Date.now() - 1000) },

@@ -4,12 +4,27 @@
 import { describe, expect, it } from 'vitest';
 import { deleteLovedOne } from '../src/family/changes.js';
 import { useTwoIngestWorkers } from './harness/ingestWorkers.js';
-import { careEvents, drained, enterLinkCode, family, onboard, partnerStore, postEvent, purge, setFamilyShare, shareWith, visit, type Family, type Partner } from './ingest.fixtures.js';
+import {
+  careEvents,
+  drained,
+  enterLinkCode,
+  family,
+  onboard,
+  partnerStore,
+  postEvent,
+  purge,
+  setFamilyShare,
+  shareWith,
+  visit,
+  type Family,
+  type Partner,
+} from './ingest.fixtures.js';
 
 const d = useTwoIngestWorkers('ingfresh');
 
 let n = 0;
-const send = (partner: Partner, subjectRef: string, o: { secret?: string } = {}) => postEvent(d.pipe, partner, visit(partner, subjectRef, { source_event_id: `f-${n++}` }), o);
+const send = (partner: Partner, subjectRef: string, o: { secret?: string } = {}) =>
+  postEvent(d.pipe, partner, visit(partner, subjectRef, { source_event_id: `f-${n++}` }), o);
 
 /**
  * Keeps 8 requests in flight while `change` runs (so both workers hold reads of the record in
@@ -54,7 +69,9 @@ describe('ingest - look-ups across two workers', () => {
     const { partner, fam } = await linkedPair('client-gone');
     // The record alone, through its owner (the app's removal also turns the agency's sharing off,
     // which would refuse the events by itself).
-    const statuses = await acrossChange(partner, 'client-gone', () => deleteLovedOne(d.gateway.store.db, d.gateway.credentials, fam.workspaceId, fam.lovedOneId));
+    const statuses = await acrossChange(partner, 'client-gone', () =>
+      deleteLovedOne(d.gateway.store.db, d.gateway.credentials, fam.workspaceId, fam.lovedOneId),
+    );
     expect(statuses).toEqual(Array(24).fill(404));
   });
 
@@ -87,7 +104,9 @@ describe('ingest - look-ups across two workers', () => {
     expect(after.map((r) => r.status)).toEqual(Array(12).fill(202));
     await drained(d.gateway.bus, d.gateway.config);
     const ids = after.map((r) => r.json.event_id as string);
-    const rows = await careEvents(d.gateway.store.db).find({ _id: { $in: ids } }).toArray();
+    const rows = await careEvents(d.gateway.store.db)
+      .find({ _id: { $in: ids } })
+      .toArray();
     expect(rows.map((r) => r.lovedOneId)).toEqual(Array(12).fill(other.lovedOneId));
     expect(await careEvents(d.gateway.store.db).countDocuments({ _id: { $in: ids }, lovedOneId: fam.lovedOneId })).toBe(0);
   });

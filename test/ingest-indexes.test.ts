@@ -14,7 +14,12 @@ describe('ingest indexes', () => {
     await ensureIndexes(database.db, createLogger('silent'), [INGEST_INDEXES]);
     const indexes = await database.db.collection(FAMILY_SHARE_BINDINGS).listIndexes().toArray();
     // The fields FamilyShares.linkedTo filters on besides `state` (which nearly every row shares).
-    const byLovedOne = indexes.find((i) => Object.keys(i.key as object).sort().join() === 'link.lovedOneId,link.workspaceId');
+    const byLovedOne = indexes.find(
+      (i) =>
+        Object.keys(i.key as object)
+          .sort()
+          .join() === 'link.lovedOneId,link.workspaceId',
+    );
     expect(byLovedOne, JSON.stringify(indexes.map((i) => i.key))).toBeDefined();
   });
 });

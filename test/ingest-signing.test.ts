@@ -56,7 +56,15 @@ describe('ingest signing - timestamps', () => {
   it('when the instant is strict ISO 8601 with seconds and a zone, then it parses; otherwise it does not', () => {
     expect(parseIsoInstant('2026-11-22T10:15:00Z')).toBe(now);
     expect(parseIsoInstant('2026-11-22T11:15:00.5+01:00')).toBe(now + 500);
-    for (const bad of ['2026-11-22T10:15Z', '2026-11-22 10:15:00Z', '2026-11-22T10:15:00', '2026-02-30T10:15:00Z', '2026-13-01T00:00:00Z', 'Sun, 22 Nov 2026 10:15:00 GMT', '1763806500'])
+    for (const bad of [
+      '2026-11-22T10:15Z',
+      '2026-11-22 10:15:00Z',
+      '2026-11-22T10:15:00',
+      '2026-02-30T10:15:00Z',
+      '2026-13-01T00:00:00Z',
+      'Sun, 22 Nov 2026 10:15:00 GMT',
+      '1763806500',
+    ])
       expect(parseIsoInstant(bad), bad).toBeNull();
   });
 
@@ -80,7 +88,11 @@ describe('ingest de-duplication keys', () => {
   });
 
   it('when the same data is written with other key order, spacing or instant notation, then the key is the same', () => {
-    const reordered = eventEnvelope.parse({ ...event, occurred_at: '2026-11-22T11:00:00.000+01:00', payload: { recorded_by: 'cg', unit: 'bpm', value: 72, vital_type: 'pulse' } });
+    const reordered = eventEnvelope.parse({
+      ...event,
+      occurred_at: '2026-11-22T11:00:00.000+01:00',
+      payload: { recorded_by: 'cg', unit: 'bpm', value: 72, vital_type: 'pulse' },
+    });
     expect(canonicalJson({ b: [1, { d: 1, c: 2 }], a: null })).toBe('{"a":null,"b":[1,{"c":2,"d":1}]}');
     expect(eventKey('acme', reordered, undefined)).toBe(eventKey('acme', event, undefined));
   });

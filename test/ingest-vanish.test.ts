@@ -25,7 +25,17 @@ const nest = (depth: number): unknown => {
 describe('ingest - accepted events through worker crashes', () => {
   it('when a worker is SIGKILLed while refused and storable events are in flight, then each 202 ends stored or dead-lettered, none lost', async () => {
     const mongoUrl = freshDatabaseUrl(inject('mongoUrl'));
-    const env = { NATS_URL: inject('natsUrl'), MONGO_URL: mongoUrl, BUS_NAMESPACE: `ingvanish${process.pid}`, DATA_KEY: TEST_DATA_KEY, INGEST_ACK_WAIT_MS: '1000', INGEST_MAX_DELIVERIES: '3', BUS_TIMEOUT_MS: '1000', RATE_INGEST_PER_MIN: '100000', APP_URL: 'http://localhost:8081' };
+    const env = {
+      NATS_URL: inject('natsUrl'),
+      MONGO_URL: mongoUrl,
+      BUS_NAMESPACE: `ingvanish${process.pid}`,
+      DATA_KEY: TEST_DATA_KEY,
+      INGEST_ACK_WAIT_MS: '1000',
+      INGEST_MAX_DELIVERIES: '3',
+      BUS_TIMEOUT_MS: '1000',
+      RATE_INGEST_PER_MIN: '100000',
+      APP_URL: 'http://localhost:8081',
+    };
     const workers: RoleProcess[] = [startRole('worker', env), startRole('worker', env)];
     cleanup.push(() => Promise.all(workers.map((w) => w.kill('SIGKILL'))));
     await Promise.all(workers.map((w) => w.waitFor(/ingest consumer started/)));
@@ -38,14 +48,36 @@ describe('ingest - accepted events through worker crashes', () => {
     const linkId = (await new FamilyShares(db, gateway.credentials).binding(partner.institutionId, 'client-crash'))!.link.linkId;
 
     // The events of the finding, through the pipe: whatever gets a 202 must be accounted for.
-    const deep = await Promise.all([95, 3000].map((d, i) => postEvent(gateway.urls.pipe!, partner, visit(partner, 'client-crash', { source_event_id: `deep-${i}`, payload: { ...visit(partner, 'x').payload, extra: nest(d) } }))));
+    const deep = await Promise.all(
+      [95, 3000].map((d, i) =>
+        postEvent(
+          gateway.urls.pipe!,
+          partner,
+          visit(partner, 'client-crash', { source_event_id: `deep-${i}`, payload: { ...visit(partner, 'x').payload, extra: nest(d) } }),
+        ),
+      ),
+    );
     // And events the database refuses although accepted (a rule the check before the 202 does not
     // know), straight onto the stream as the handler queues them.
     const s = ingestStream(gateway.config.busNamespace, subjects(gateway.config.busNamespace).ingestEvents);
     const at = new Date(Date.now() - 60_000).toISOString();
     const refused = Array.from({ length: 3 }, (_, i) => `evt_refusedevent00000${i}`);
     for (const id of refused)
-      await gateway.bus.durable!.publish(s.subject, { v: 1, eventId: id, institutionId: partner.institutionId, subjectRef: 'client-crash', eventType: 'note_added', occurredAt: at, receivedAt: at, payload: { $refused: true }, linkId }, { msgId: id });
+      await gateway.bus.durable!.publish(
+        s.subject,
+        {
+          v: 1,
+          eventId: id,
+          institutionId: partner.institutionId,
+          subjectRef: 'client-crash',
+          eventType: 'note_added',
+          occurredAt: at,
+          receivedAt: at,
+          payload: { $refused: true },
+          linkId,
+        },
+        { msgId: id },
+      );
     const good = [];
     for (let i = 0; i < 30; i++) {
       if (i === 10) {

@@ -28,7 +28,8 @@ afterAll(async () => {
 });
 
 let n = 0;
-const send = (partner: Partner, o: { secret?: string } = {}) => postEvent(svc.urls.pipe!, partner, visit(partner, 'client-steady', { source_event_id: `s-${n++}` }), o);
+const send = (partner: Partner, o: { secret?: string } = {}) =>
+  postEvent(svc.urls.pipe!, partner, visit(partner, 'client-steady', { source_event_id: `s-${n++}` }), o);
 const recordReads = (sent: typeof commands) => sent.filter((c) => READS.has(c.name) && RECORDS.has(c.collection));
 
 describe('ingest - no record read per event', () => {

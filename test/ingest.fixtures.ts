@@ -96,23 +96,47 @@ export const visit = (partner: Partner, subjectRef: string, extra: Record<string
 export const postEvent = (pipeUrl: string, partner: Partner, event: unknown, o: Signed = {}) => pipeCall(pipeUrl, 'POST', '/pipe/v1/events', partner, event, o);
 
 export const setFamilyShare = (pipeUrl: string, partner: Partner, subjectRef: string, enabled: boolean, o: Signed = {}) =>
-  pipeCall(pipeUrl, 'PUT', `/pipe/v1/clients/${encodeURIComponent(subjectRef)}/family-share`, partner, { enabled, subject_ref: subjectRef, requested_at: new Date().toISOString() }, o);
+  pipeCall(
+    pipeUrl,
+    'PUT',
+    `/pipe/v1/clients/${encodeURIComponent(subjectRef)}/family-share`,
+    partner,
+    { enabled, subject_ref: subjectRef, requested_at: new Date().toISOString() },
+    o,
+  );
 
 export const purge = (pipeUrl: string, partner: Partner, subjectRef: string) =>
-  pipeCall(pipeUrl, 'DELETE', `/pipe/v1/clients/${encodeURIComponent(subjectRef)}/events`, partner, { subject_ref: subjectRef, requested_at: new Date().toISOString() });
+  pipeCall(pipeUrl, 'DELETE', `/pipe/v1/clients/${encodeURIComponent(subjectRef)}/events`, partner, {
+    subject_ref: subjectRef,
+    requested_at: new Date().toISOString(),
+  });
 
 /** The family enters the code, through the worker route the app host forwards to. */
 export async function enterLinkCode(bus: Bus, config: Config, fam: Family, code: string, lovedOneId = fam.lovedOneId, headers: Record<string, string> = {}) {
   const reply = (await bus.request(
     sliceSubject(config.busNamespace, 'ingest'),
-    { v: 1, method: 'POST', path: '/api/family-share/link', query: {}, headers: { cookie: fam.cookie, origin: new URL(config.appUrl).origin, ...headers }, body: { code, lovedOneId }, clientIp: '127.0.0.1', requestId: `t-${randomBytes(4).toString('hex')}` },
+    {
+      v: 1,
+      method: 'POST',
+      path: '/api/family-share/link',
+      query: {},
+      headers: { cookie: fam.cookie, origin: new URL(config.appUrl).origin, ...headers },
+      body: { code, lovedOneId },
+      clientIp: '127.0.0.1',
+      requestId: `t-${randomBytes(4).toString('hex')}`,
+    },
     { timeoutMs: 5_000 },
   )) as { status: number; body: any };
   return reply;
 }
 
 /** Turn family-share on for the subject and link it to the family's loved one. */
-export async function shareWith(svc: { urls: Record<string, string>; bus: Bus; config: Config }, partner: Partner, subjectRef: string, fam: Family): Promise<void> {
+export async function shareWith(
+  svc: { urls: Record<string, string>; bus: Bus; config: Config },
+  partner: Partner,
+  subjectRef: string,
+  fam: Family,
+): Promise<void> {
   const on = await setFamilyShare(svc.urls.pipe!, partner, subjectRef, true);
   if (on.status !== 200 || !on.json.link_code) throw new Error(`family-share on failed: ${on.status} ${JSON.stringify(on.json)}`);
   const linked = await enterLinkCode(svc.bus, svc.config, fam, on.json.link_code);

@@ -49,8 +49,20 @@ describe('ingest - accepted events reach the family', () => {
     const occurred = '2026-11-22T09:05:00Z';
     const events = [
       visit(partner, subjectRef, { occurred_at: new Date(Date.now() - 3_000).toISOString(), source_event_id: 'v-1' }),
-      { institution_id: partner.institutionId, subject_ref: subjectRef, event_type: 'med_administered', occurred_at: new Date(Date.now() - 2_000).toISOString(), payload: { medication_name: 'Metformin', dose_amount: 500, dose_unit: 'mg', administered_by: 'cg-12' } },
-      { institution_id: partner.institutionId, subject_ref: subjectRef, event_type: 'vital_recorded', occurred_at: new Date(Date.now() - 1_000).toISOString(), payload: { vital_type: 'blood_pressure', value: 128, secondary_value: 82, unit: 'mmHg', recorded_by: 'cg-12' } },
+      {
+        institution_id: partner.institutionId,
+        subject_ref: subjectRef,
+        event_type: 'med_administered',
+        occurred_at: new Date(Date.now() - 2_000).toISOString(),
+        payload: { medication_name: 'Metformin', dose_amount: 500, dose_unit: 'mg', administered_by: 'cg-12' },
+      },
+      {
+        institution_id: partner.institutionId,
+        subject_ref: subjectRef,
+        event_type: 'vital_recorded',
+        occurred_at: new Date(Date.now() - 1_000).toISOString(),
+        payload: { vital_type: 'blood_pressure', value: 128, secondary_value: 82, unit: 'mmHg', recorded_by: 'cg-12' },
+      },
     ];
     const replies = [];
     for (const e of events) replies.push(await postEvent(pipe, partner, e));
@@ -142,7 +154,9 @@ describe('ingest - integrations and rotation (403)', () => {
     const partners = partnerStore(svc.store.db, svc.credentials);
     const next = await partners.rotate(partner.institutionId);
     const replies = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => postEvent(pipe, partner, visit(partner, subjectRef, { source_event_id: `rot-${i}` }), { secret: i % 2 ? next.value : partner.secret })),
+      Array.from({ length: 10 }, (_, i) =>
+        postEvent(pipe, partner, visit(partner, subjectRef, { source_event_id: `rot-${i}` }), { secret: i % 2 ? next.value : partner.secret }),
+      ),
     );
     expect(replies.map((r) => r.status)).toEqual(Array(10).fill(202));
     // Which secret verified each request is recorded with what it created.
@@ -164,7 +178,12 @@ describe('ingest - family-share (404) and purges', () => {
     expect([never.status, never.json.code]).toEqual([404, 'NOT_FOUND']);
     const on = await setFamilyShare(pipe, partner, 'client-pending', true);
     expect(on.status).toBe(200);
-    expect(on.json).toMatchObject({ subject_ref: 'client-pending', family_share: 'on', link_status: 'awaiting_link', link_code: expect.stringMatching(/^[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4}$/) });
+    expect(on.json).toMatchObject({
+      subject_ref: 'client-pending',
+      family_share: 'on',
+      link_status: 'awaiting_link',
+      link_code: expect.stringMatching(/^[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4}$/),
+    });
     expect((await postEvent(pipe, partner, visit(partner, 'client-pending'))).status).toBe(404);
   });
 
@@ -214,7 +233,11 @@ describe('ingest - family-share (404) and purges', () => {
     expect(replay.json).toEqual({ subject_ref: 'client-r', family_share: 'on', link_status: 'awaiting_link', replayed: true });
     const elsewhere = await pipeCall(pipe, 'PUT', '/pipe/v1/clients/client-other/family-share', partner, undefined, { body });
     expect([elsewhere.status, elsewhere.json.code]).toEqual([400, 'VALIDATION_FAILED']);
-    const stale = await pipeCall(pipe, 'PUT', path, partner, { enabled: false, subject_ref: 'client-r', requested_at: new Date(Date.now() - 10 * 60_000).toISOString() });
+    const stale = await pipeCall(pipe, 'PUT', path, partner, {
+      enabled: false,
+      subject_ref: 'client-r',
+      requested_at: new Date(Date.now() - 10 * 60_000).toISOString(),
+    });
     expect(stale.status).toBe(401);
     expect((await pipeCall(pipe, 'PUT', path, partner, { enabled: 'yes', subject_ref: 'client-r', requested_at: new Date().toISOString() })).status).toBe(400);
   });
@@ -231,7 +254,11 @@ describe('ingest - the family enters the link code', () => {
     expect((await enterLinkCode(svc.bus, svc.config, fam, code, other.lovedOneId)).status).toBe(403);
     expect((await enterLinkCode(svc.bus, svc.config, { ...fam, cookie: 'cc_session=nope' }, code)).status).toBe(401);
     // Another site's page is refused at the app host's edge, before any worker sees the code.
-    const foreign = await fetch(`${svc.urls.app}/api/family-share/link`, { method: 'POST', headers: { cookie: fam.cookie, origin: 'https://evil.example', 'content-type': 'application/json' }, body: JSON.stringify({ code, lovedOneId: fam.lovedOneId }) });
+    const foreign = await fetch(`${svc.urls.app}/api/family-share/link`, {
+      method: 'POST',
+      headers: { cookie: fam.cookie, origin: 'https://evil.example', 'content-type': 'application/json' },
+      body: JSON.stringify({ code, lovedOneId: fam.lovedOneId }),
+    });
     expect(foreign.status).toBe(403);
     expect((await postEvent(pipe, partner, visit(partner, 'client-l'))).status).toBe(404);
     // Lower case and without dashes is the same code; it works once.
@@ -252,8 +279,12 @@ describe('ingest - de-duplication', () => {
     expect(a.json.duplicate).toBe(false);
     expect(b.json).toEqual({ event_id: a.json.event_id, duplicate: true });
     // Same id by header, different body: still the same event.
-    const c = await postEvent(pipe, partner, visit(partner, subjectRef, { occurred_at: new Date(Date.now() - 5_000).toISOString() }), { headers: { 'idempotency-key': 'idem-1' } });
-    const d = await postEvent(pipe, partner, visit(partner, subjectRef, { occurred_at: new Date(Date.now() - 9_000).toISOString() }), { headers: { 'idempotency-key': 'idem-1' } });
+    const c = await postEvent(pipe, partner, visit(partner, subjectRef, { occurred_at: new Date(Date.now() - 5_000).toISOString() }), {
+      headers: { 'idempotency-key': 'idem-1' },
+    });
+    const d = await postEvent(pipe, partner, visit(partner, subjectRef, { occurred_at: new Date(Date.now() - 9_000).toISOString() }), {
+      headers: { 'idempotency-key': 'idem-1' },
+    });
     expect(d.json).toEqual({ event_id: c.json.event_id, duplicate: true });
     await drained(svc.bus, svc.config);
     expect(await careEvents(svc.store.db).countDocuments({ lovedOneId: fam.lovedOneId })).toBe(2);

@@ -31,16 +31,19 @@ function send(base: string, s: Sent): Promise<Got> {
   const chunks = s.body === undefined ? [] : typeof s.body === 'string' ? [s.body] : s.body;
   const headers = { ...(typeof s.body === 'string' ? { 'content-length': String(Buffer.byteLength(s.body)) } : {}), ...s.headers };
   return new Promise((resolve, reject) => {
-    const req = request({ host: url.hostname, port: url.port, method: s.method ?? 'POST', path: s.target ?? '/api/mcp', headers, agent: false, setHost: !('host' in headers) }, (res) => {
-      const parts: Buffer[] = [];
-      res.on('data', (c: Buffer) => parts.push(c));
-      res.on('error', reject);
-      res.on('end', () => {
-        const kept: Record<string, string> = {};
-        for (const [k, v] of Object.entries(res.headers)) if (!IGNORED.has(k) && v !== undefined) kept[k] = String(v);
-        resolve({ status: res.statusCode ?? 0, headers: kept, body: Buffer.concat(parts).toString('utf8') });
-      });
-    });
+    const req = request(
+      { host: url.hostname, port: url.port, method: s.method ?? 'POST', path: s.target ?? '/api/mcp', headers, agent: false, setHost: !('host' in headers) },
+      (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (c: Buffer) => parts.push(c));
+        res.on('error', reject);
+        res.on('end', () => {
+          const kept: Record<string, string> = {};
+          for (const [k, v] of Object.entries(res.headers)) if (!IGNORED.has(k) && v !== undefined) kept[k] = String(v);
+          resolve({ status: res.statusCode ?? 0, headers: kept, body: Buffer.concat(parts).toString('utf8') });
+        });
+      },
+    );
     req.on('error', reject);
     for (const c of chunks) req.write(c);
     req.end();
@@ -48,7 +51,8 @@ function send(base: string, s: Sent): Promise<Got> {
 }
 
 /** `{site}` in a request header stands for the service's own site origin (each service has its own port). */
-const forService = (sent: Sent, site: string): Sent => (sent.headers ? { ...sent, headers: Object.fromEntries(Object.entries(sent.headers).map(([k, v]) => [k, v.replaceAll('{site}', site)])) } : sent);
+const forService = (sent: Sent, site: string): Sent =>
+  sent.headers ? { ...sent, headers: Object.fromEntries(Object.entries(sent.headers).map(([k, v]) => [k, v.replaceAll('{site}', site)])) } : sent;
 
 /** The service's own origin in an answer reads `{site}`, so two services' answers compare. */
 const unsited = (got: Got, site: string): Got => ({
@@ -72,7 +76,8 @@ function normalised(got: Got, sent: Sent): Got {
 const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 const MODERN = '2026-07-28';
 const META = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} };
-const call = (args: Record<string, unknown>, id: unknown = 1, name = 'search_care_resources') => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+const call = (args: Record<string, unknown>, id: unknown = 1, name = 'search_care_resources') =>
+  JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
 const deep = (n: number) => `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":${'['.repeat(n)}${']'.repeat(n)}}}`;
 
 /** Lean-path requests taken by the site listener so far, from the process's own metrics. */
@@ -82,7 +87,12 @@ async function leanCount(svc: TestService): Promise<number> {
 }
 
 /** Sends each request to both services in turn and expects the same answer; returns the lean answers. */
-async function compare(lean: TestService, koa: TestService, corpus: [string, Sent][], base: (svc: TestService) => string = (s) => s.urls.site!): Promise<Got[]> {
+async function compare(
+  lean: TestService,
+  koa: TestService,
+  corpus: [string, Sent][],
+  base: (svc: TestService) => string = (s) => s.urls.site!,
+): Promise<Got[]> {
   const answers: Got[] = [];
   const ask = async (svc: TestService, sent: Sent) => {
     const site = new URL(svc.config.siteUrl).origin;
@@ -101,7 +111,10 @@ describe('the lean path for the directory POST /api/mcp, against the Koa pipelin
   let lean: TestService;
   let koa: TestService;
   beforeAll(async () => {
-    [lean, koa] = await Promise.all([startTestService({ env: { DIRECTORY_THREADS: '1' } }), startTestService({ env: { LEAN_PATH: 'false', DIRECTORY_THREADS: '0' } })]);
+    [lean, koa] = await Promise.all([
+      startTestService({ env: { DIRECTORY_THREADS: '1' } }),
+      startTestService({ env: { LEAN_PATH: 'false', DIRECTORY_THREADS: '0' } }),
+    ]);
   });
   afterAll(async () => Promise.all([lean?.stop(), koa?.stop()]));
 
@@ -111,13 +124,53 @@ describe('the lean path for the directory POST /api/mcp, against the Koa pipelin
     const taken: [string, Sent][] = [
       ['a search, 2025 era', { headers: { ...JSON_HEADERS, 'mcp-protocol-version': '2025-06-18' }, body: call({ query: 'alzheimers helpline', limit: 3 }) }],
       ['a search naming no version', { headers: JSON_HEADERS, body: call({ query: 'respite care', limit: 5, state: 'OH' }, 'x7') }],
-      ['a search, 2026-07-28', { headers: { ...JSON_HEADERS, 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'search_care_resources' }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'search_care_resources', arguments: { query: 'hospice', limit: 2 }, _meta: META } }) }],
-      ['2026-07-28 with a header that disagrees', { headers: { ...JSON_HEADERS, 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/list' }, body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'get_channel', arguments: { slug: 'x' }, _meta: META } }) }],
-      ['initialize', { headers: JSON_HEADERS, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 't', version: '1' } } }) }],
+      [
+        'a search, 2026-07-28',
+        {
+          headers: { ...JSON_HEADERS, 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'search_care_resources' },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 2,
+            method: 'tools/call',
+            params: { name: 'search_care_resources', arguments: { query: 'hospice', limit: 2 }, _meta: META },
+          }),
+        },
+      ],
+      [
+        '2026-07-28 with a header that disagrees',
+        {
+          headers: { ...JSON_HEADERS, 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/list' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'get_channel', arguments: { slug: 'x' }, _meta: META } }),
+        },
+      ],
+      [
+        'initialize',
+        {
+          headers: JSON_HEADERS,
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'initialize',
+            params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+          }),
+        },
+      ],
       ['a notification (204, no body)', { headers: JSON_HEADERS, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) }],
-      ['a batch of two', { headers: JSON_HEADERS, body: JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', id: 2, method: 'tools/list' }]) }],
+      [
+        'a batch of two',
+        {
+          headers: JSON_HEADERS,
+          body: JSON.stringify([
+            { jsonrpc: '2.0', id: 1, method: 'ping' },
+            { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+          ]),
+        },
+      ],
       ['an empty batch', { headers: JSON_HEADERS, body: '[]' }],
-      ['a batch over MCP_MAX_BATCH', { headers: JSON_HEADERS, body: JSON.stringify(Array.from({ length: 51 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'ping' }))) }],
+      [
+        'a batch over MCP_MAX_BATCH',
+        { headers: JSON_HEADERS, body: JSON.stringify(Array.from({ length: 51 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'ping' }))) },
+      ],
       ['an unknown tool', { headers: JSON_HEADERS, body: call({}, 4, 'no_such_tool') }],
       ['bad arguments', { headers: JSON_HEADERS, body: call({ query: 5 }, 5) }],
       ['an unknown method', { headers: JSON_HEADERS, body: JSON.stringify({ jsonrpc: '2.0', id: 6, method: 'nope/nope' }) }],
@@ -126,7 +179,10 @@ describe('the lean path for the directory POST /api/mcp, against the Koa pipelin
       ['JSON nested too deep', { headers: JSON_HEADERS, body: deep(100) }],
       ['a body over the limit by Content-Length', { headers: JSON_HEADERS, body: call({ query: 'x'.repeat(300 * 1024) }) }],
       ['a chunked body over the limit', { headers: JSON_HEADERS, body: Array.from({ length: 40 }, () => ' '.repeat(8 * 1024)) }],
-      ['a chunked search', { headers: JSON_HEADERS, body: [call({ query: 'adult day', limit: 2 }, 8).slice(0, 20), call({ query: 'adult day', limit: 2 }, 8).slice(20)] }],
+      [
+        'a chunked search',
+        { headers: JSON_HEADERS, body: [call({ query: 'adult day', limit: 2 }, 8).slice(0, 20), call({ query: 'adult day', limit: 2 }, 8).slice(20)] },
+      ],
       ['text/plain', { headers: { ...JSON_HEADERS, 'content-type': 'text/plain' }, body: call({ query: 'x' }) }],
       ['no Content-Type', { headers: { accept: 'application/json' }, body: call({ query: 'x' }) }],
       ['JSON with a charset', { headers: { ...JSON_HEADERS, 'content-type': 'Application/JSON; charset=utf-8' }, body: call({ query: 'meals', limit: 1 }) }],
@@ -149,7 +205,9 @@ describe('the lean path for the directory POST /api/mcp, against the Koa pipelin
     const answers = await compare(lean, koa, taken, site);
     expect(await leanCount(lean)).toBe(before + taken.length);
     // The corpus covers what it claims: successes and each refusal.
-    expect(answers.map((g) => g.status)).toEqual([200, 200, 200, 400, 200, 204, 200, 400, 413, 200, 200, 200, 400, 400, 400, 413, 413, 200, 415, 415, 200, 200, 403, 200, 400, 200, 400]);
+    expect(answers.map((g) => g.status)).toEqual([
+      200, 200, 200, 400, 200, 204, 200, 400, 413, 200, 200, 200, 400, 400, 400, 413, 413, 200, 415, 415, 200, 200, 403, 200, 400, 200, 400,
+    ]);
     await compare(lean, koa, passed, site);
     expect(await leanCount(lean)).toBe(before + taken.length);
   });
@@ -164,7 +222,10 @@ describe('the lean path for the directory POST /api/mcp, against the Koa pipelin
     afterAll(async () => Promise.all([leanLimited?.stop(), koaLimited?.stop()]));
 
     it('when one forwarded address spends its budget, then both refuse its next request alike and still serve another address', async () => {
-      const from = (ip: string, body = call({ query: 'x' })): Sent => ({ headers: { ...JSON_HEADERS, 'x-forwarded-for': `${ip}, 10.0.0.1`, 'x-request-id': 'rate-1' }, body });
+      const from = (ip: string, body = call({ query: 'x' })): Sent => ({
+        headers: { ...JSON_HEADERS, 'x-forwarded-for': `${ip}, 10.0.0.1`, 'x-request-id': 'rate-1' },
+        body,
+      });
       const corpus: [string, Sent][] = [
         ['first', from('203.0.113.5')],
         ['a batch of three, more than the bucket holds', from('203.0.113.6', JSON.stringify([1, 2, 3].map((id) => ({ jsonrpc: '2.0', id, method: 'ping' }))))],
@@ -174,12 +235,18 @@ describe('the lean path for the directory POST /api/mcp, against the Koa pipelin
       await compare(leanLimited, koaLimited, corpus);
       // The refusal's wait is counted from the moment of each take: the same up to a second.
       const third = from('203.0.113.5');
-      const [a, b] = [await send(leanLimited.urls.site!, third), await send(koaLimited.urls.site!, third)].map((g, i) => unsited(g, new URL([leanLimited, koaLimited][i]!.config.siteUrl).origin)) as [Got, Got];
+      const [a, b] = [await send(leanLimited.urls.site!, third), await send(koaLimited.urls.site!, third)].map((g, i) =>
+        unsited(g, new URL([leanLimited, koaLimited][i]!.config.siteUrl).origin),
+      ) as [Got, Got];
       const wait = (g: Got) => Number(g.headers['retry-after']);
       expect(a.status).toBe(429);
       expect(Math.abs(wait(a) - wait(b))).toBeLessThanOrEqual(1);
       // The wait in the hint and in retryAfterSec may differ by that second too.
-      const same = (g: Got) => ({ ...g, headers: { ...g.headers, 'retry-after': '(n)' }, body: g.body.replace(/\d+ s\b/g, '(n)').replace(/("retryAfterSec":)\d+/g, '$1(n)') });
+      const same = (g: Got) => ({
+        ...g,
+        headers: { ...g.headers, 'retry-after': '(n)' },
+        body: g.body.replace(/\d+ s\b/g, '(n)').replace(/("retryAfterSec":)\d+/g, '$1(n)'),
+      });
       expect(same(a)).toEqual(same(b));
       await compare(leanLimited, koaLimited, [['another address', from('198.51.100.9')]]);
     });
@@ -214,7 +281,10 @@ describe('the lean path for the directory POST /api/mcp, against the Koa pipelin
         },
       });
       await nc.flush();
-      [leanGw, koaGw] = await Promise.all([startTestService({ nats: true, role: 'gateway', env }), startTestService({ nats: true, role: 'gateway', env: { ...env, LEAN_PATH: 'false' } })]);
+      [leanGw, koaGw] = await Promise.all([
+        startTestService({ nats: true, role: 'gateway', env }),
+        startTestService({ nats: true, role: 'gateway', env: { ...env, LEAN_PATH: 'false' } }),
+      ]);
     });
     afterAll(async () => {
       await Promise.all([leanGw?.stop(), koaGw?.stop()]);
@@ -223,7 +293,10 @@ describe('the lean path for the directory POST /api/mcp, against the Koa pipelin
 
     it('when the worker fails, stalls or answers oddly, then both gateways answer alike (500 with the request id, 503 with Retry-After, 4xx, the reply as sent)', async () => {
       const before = await leanCount(leanGw);
-      const corpus = Object.keys(REPLIES).map((id): [string, Sent] => [id, { headers: { ...JSON_HEADERS, 'x-request-id': `fail-${id}` }, body: call({ query: 'x' }, id) }]);
+      const corpus = Object.keys(REPLIES).map((id): [string, Sent] => [
+        id,
+        { headers: { ...JSON_HEADERS, 'x-request-id': `fail-${id}` }, body: call({ query: 'x' }, id) },
+      ]);
       const answers = await compare(leanGw, koaGw, corpus);
       expect(answers.map((g) => g.status)).toEqual([500, 500, 503, 400, 413, 200, 201, 200, 202, 304, 503]);
       expect(answers[0]!.body).toContain('fail-malformed');

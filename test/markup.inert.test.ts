@@ -28,13 +28,28 @@ function expectInert(html: string, where: string) {
 describe('markup - payloads in page data are inert', () => {
   it('when the shell, OAuth pages, Connected apps and site pages show payloads, then they are text', () => {
     expectInert(renderShell({ title: EVIL, description: EVIL, canonical: EVIL, header: h('p', null, EVIL), main: h('p', { title: EVIL }, EVIL) }), 'shell');
-    const consent = renderMarkup(consentPage({ uid: EVIL, clientName: EVIL, clientUri: 'https://x.example/"><script>alert(1)</script>', redirectUri: EVIL, email: EVIL, requested: ['profile:read'], approved: [], settingsUrl: EVIL, problem: EVIL }));
+    const consent = renderMarkup(
+      consentPage({
+        uid: EVIL,
+        clientName: EVIL,
+        clientUri: 'https://x.example/"><script>alert(1)</script>',
+        redirectUri: EVIL,
+        email: EVIL,
+        requested: ['profile:read'],
+        approved: [],
+        settingsUrl: EVIL,
+        problem: EVIL,
+      }),
+    );
     expectInert(consent, 'consent');
     expect(consent).toContain('&lt;script>alert(1)&lt;/script>');
     expectInert(renderMarkup(errorPage(EVIL, EVIL, EVIL)), 'oauth error');
     const app = { grantId: EVIL, clientId: EVIL, clientName: EVIL, redirectHosts: [EVIL], scope: 'profile:read', createdAt: new Date() };
     expectInert(renderMarkup(connectedAppsSection([app], clockIn('UTC'))), 'connected apps');
-    expectInert(renderHtml({ path: '/x"><script>alert(1)</script>', title: EVIL, description: EVIL, blocks: [] } as never, 'https://site.example'), 'site layout');
+    expectInert(
+      renderHtml({ path: '/x"><script>alert(1)</script>', title: EVIL, description: EVIL, blocks: [] } as never, 'https://site.example'),
+      'site layout',
+    );
   });
 });
 
@@ -55,11 +70,33 @@ describe('markup - app pages served by real servers', () => {
     const ws = await store.createWorkspace({ name: EVIL, owner: { uid, email }, sandbox: false });
     const lovedOne = await store.addLovedOne(ws._id, { firstName: PAYLOADS[0]!, lastName: PAYLOADS[1]! }, false);
     await new KeyStore(svc.store.db, svc.credentials).mint(uid, EVIL);
-    await storeInboxItem(svc.timelines, { _id: 'mail-evil', lovedOneId: lovedOne._id, workspaceId: ws._id, from: EVIL, subject: EVIL, receivedAt: new Date(), excerpt: `${EVIL}\n${EVIL}`, attachmentNames: [EVIL] });
+    await storeInboxItem(svc.timelines, {
+      _id: 'mail-evil',
+      lovedOneId: lovedOne._id,
+      workspaceId: ws._id,
+      from: EVIL,
+      subject: EVIL,
+      receivedAt: new Date(),
+      excerpt: `${EVIL}\n${EVIL}`,
+      attachmentNames: [EVIL],
+    });
     const { token } = await new SessionStore(svc.store.db, svc.credentials).create({ uid, email, tenant: 'family' });
     const id = encodeURIComponent(lovedOne._id);
-    for (const path of ['/', '/settings', `/inbox/${id}`, `/care/${id}`, `/care/${id}/medications`, `/care/${id}/vitals`, '/workspace/invites', '/workspace/name', `/workspace/loved-ones/${id}/edit`, `/workspace/loved-ones/${id}/remove`]) {
-      const res = await fetch(`${svc.config.appUrl}${path}`, { headers: { cookie: `cc_session=${token}; tz=${encodeURIComponent('"><script>alert(1)</script>')}` } });
+    for (const path of [
+      '/',
+      '/settings',
+      `/inbox/${id}`,
+      `/care/${id}`,
+      `/care/${id}/medications`,
+      `/care/${id}/vitals`,
+      '/workspace/invites',
+      '/workspace/name',
+      `/workspace/loved-ones/${id}/edit`,
+      `/workspace/loved-ones/${id}/remove`,
+    ]) {
+      const res = await fetch(`${svc.config.appUrl}${path}`, {
+        headers: { cookie: `cc_session=${token}; tz=${encodeURIComponent('"><script>alert(1)</script>')}` },
+      });
       expect(res.status, path).toBe(200);
       const html = await res.text();
       expectInert(html, path);

@@ -25,12 +25,22 @@ describe('the weekly care summary prompt and timeline resources', () => {
     rosa = await caregiverWithKey(svc, 'summary@example.com');
     other = await caregiverWithKey(svc, 'elsewhere@example.com', { firstName: 'Hugo', lastName: 'Stone' });
     const now = Date.now();
-    const event = (id: string, ageMs: number, eventType: string, payload: Record<string, unknown>): CareEventRecord => ({ _id: id, lovedOneId: rosa.lovedOneId, workspaceId: 'x', source: 'partner', institutionId: 'inst_test', eventType, occurredAt: new Date(now - ageMs), receivedAt: new Date(), payload });
+    const event = (id: string, ageMs: number, eventType: string, payload: Record<string, unknown>): CareEventRecord => ({
+      _id: id,
+      lovedOneId: rosa.lovedOneId,
+      workspaceId: 'x',
+      source: 'partner',
+      institutionId: 'inst_test',
+      eventType,
+      occurredAt: new Date(now - ageMs),
+      receivedAt: new Date(),
+      payload,
+    });
     await appendCareEvents(svc.timelines, [
-        event('evt_sum_1', 1 * DAY, 'med_administered', { medication_name: 'Metoprolol', dose_amount: 25, dose_unit: 'mg', administered_by: 'Ana' }),
-        event('evt_sum_2', 2 * DAY, 'vital_recorded', { vital_type: 'blood_pressure', value: 131, secondary_value: 84, unit: 'mmHg', recorded_by: 'Ana' }),
-        event('evt_sum_3', 3 * DAY, 'note_added', { caregiver_id: 'Ben', note_text: 'Walked to the garden and back.' }),
-        event('evt_sum_old', 12 * DAY, 'note_added', { caregiver_id: 'Ben', note_text: 'An older note outside the week.' }),
+      event('evt_sum_1', 1 * DAY, 'med_administered', { medication_name: 'Metoprolol', dose_amount: 25, dose_unit: 'mg', administered_by: 'Ana' }),
+      event('evt_sum_2', 2 * DAY, 'vital_recorded', { vital_type: 'blood_pressure', value: 131, secondary_value: 84, unit: 'mmHg', recorded_by: 'Ana' }),
+      event('evt_sum_3', 3 * DAY, 'note_added', { caregiver_id: 'Ben', note_text: 'Walked to the garden and back.' }),
+      event('evt_sum_old', 12 * DAY, 'note_added', { caregiver_id: 'Ben', note_text: 'An older note outside the week.' }),
     ]);
   });
   afterAll(async () => {
@@ -50,7 +60,13 @@ describe('the weekly care summary prompt and timeline resources', () => {
       try {
         expect(client.getServerCapabilities()?.prompts, 'prompts capability').toBeDefined();
         const { prompts } = await client.listPrompts();
-        expect(prompts).toEqual([expect.objectContaining({ name: 'weekly_care_summary', title: 'Weekly care summary for a loved one', arguments: [expect.objectContaining({ name: 'lovedOneId', required: true })] })]);
+        expect(prompts).toEqual([
+          expect.objectContaining({
+            name: 'weekly_care_summary',
+            title: 'Weekly care summary for a loved one',
+            arguments: [expect.objectContaining({ name: 'lovedOneId', required: true })],
+          }),
+        ]);
         const got = await client.getPrompt({ name: 'weekly_care_summary', arguments: { lovedOneId: rosa.lovedOneId } });
         expect(got.messages).toHaveLength(1);
         const text = (got.messages[0]!.content as { type: 'text'; text: string }).text;
@@ -88,13 +104,28 @@ describe('the weekly care summary prompt and timeline resources', () => {
       const client = await connect({ authorization: `Bearer ${rosa.apiKey}` }, modern);
       try {
         const refusals = await Promise.all([
-          client.getPrompt({ name: 'weekly_care_summary', arguments: { lovedOneId: other.lovedOneId } }).then(() => undefined, (e: { code: number; message: string }) => e),
-          client.readResource({ uri: `carecircle://loved-ones/${other.lovedOneId}/timeline` }).then(() => undefined, (e: { code: number; message: string }) => e),
-          client.readResource({ uri: 'carecircle://loved-ones/lo_does_not_exist/timeline' }).then(() => undefined, (e: { code: number; message: string }) => e),
-          client.callTool({ name: 'list_care_events', arguments: { lovedOneId: other.lovedOneId } }).then(() => undefined, (e: { code: number; message: string }) => e),
+          client.getPrompt({ name: 'weekly_care_summary', arguments: { lovedOneId: other.lovedOneId } }).then(
+            () => undefined,
+            (e: { code: number; message: string }) => e,
+          ),
+          client.readResource({ uri: `carecircle://loved-ones/${other.lovedOneId}/timeline` }).then(
+            () => undefined,
+            (e: { code: number; message: string }) => e,
+          ),
+          client.readResource({ uri: 'carecircle://loved-ones/lo_does_not_exist/timeline' }).then(
+            () => undefined,
+            (e: { code: number; message: string }) => e,
+          ),
+          client.callTool({ name: 'list_care_events', arguments: { lovedOneId: other.lovedOneId } }).then(
+            () => undefined,
+            (e: { code: number; message: string }) => e,
+          ),
         ]);
         for (const r of refusals) expect(r).toMatchObject({ code: -32003, message: expect.stringContaining('Not authorized for this lovedOneId') });
-        const unknown = await client.readResource({ uri: 'carecircle://nothing-here' }).then(() => undefined, (e: { code: number }) => e);
+        const unknown = await client.readResource({ uri: 'carecircle://nothing-here' }).then(
+          () => undefined,
+          (e: { code: number }) => e,
+        );
         expect(unknown).toMatchObject({ code: -32602 });
       } finally {
         await client.close();
@@ -116,7 +147,10 @@ describe('the weekly care summary prompt and timeline resources', () => {
     const read = await postJson(url, rpc('resources/read', { uri, ...meta }), { ...headers('resources/read'), 'mcp-name': uri });
     expect(read.status).toBe(403);
     expect(read.headers.get('www-authenticate')).toContain('insufficient_scope');
-    const legacy = await postJson(url, rpc('prompts/get', { name: 'weekly_care_summary', arguments: { lovedOneId: 'x' } }), { ...auth, 'mcp-protocol-version': '2025-06-18' });
+    const legacy = await postJson(url, rpc('prompts/get', { name: 'weekly_care_summary', arguments: { lovedOneId: 'x' } }), {
+      ...auth,
+      'mcp-protocol-version': '2025-06-18',
+    });
     expect(legacy.status).toBe(403);
     expect(legacy.json.error).toMatchObject({ code: -32001, data: { scope: 'care_circle:read' } });
   });
@@ -129,7 +163,12 @@ describe('the weekly care summary prompt and timeline resources', () => {
       expect(r.json.result, method).toMatchObject({ resultType: 'complete', ttlMs: expect.any(Number), cacheScope: 'private' });
     }
     const uri = `carecircle://loved-ones/${rosa.lovedOneId}/timeline`;
-    const read = await postJson(url, rpc('resources/read', { uri, ...meta }), { ...auth, 'mcp-protocol-version': MODERN, 'mcp-method': 'resources/read', 'mcp-name': uri });
+    const read = await postJson(url, rpc('resources/read', { uri, ...meta }), {
+      ...auth,
+      'mcp-protocol-version': MODERN,
+      'mcp-method': 'resources/read',
+      'mcp-name': uri,
+    });
     expect(read.json.result).toMatchObject({ resultType: 'complete', ttlMs: 0, cacheScope: 'private', contents: [{ uri }] });
   });
 });

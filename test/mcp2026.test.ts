@@ -35,7 +35,17 @@ describe('MCP 2026-07-28 and the 2025 era, through the SDK v2 client', () => {
     // Real events, so list_care_events' output is validated with content and not only empty lists.
     await appendCareEvents(
       svc.timelines,
-      [0, 1].map((i) => ({ _id: `evt_era_${i}`, lovedOneId, workspaceId: 'x', source: 'partner' as const, institutionId: 'inst_test', eventType: 'vital_recorded', occurredAt: new Date(Date.UTC(2026, 10, 1, 10, i)), receivedAt: new Date(), payload: { vital_type: 'blood_pressure', systolic: 128 + i, diastolic: 82, unit: 'mmHg' } })),
+      [0, 1].map((i) => ({
+        _id: `evt_era_${i}`,
+        lovedOneId,
+        workspaceId: 'x',
+        source: 'partner' as const,
+        institutionId: 'inst_test',
+        eventType: 'vital_recorded',
+        occurredAt: new Date(Date.UTC(2026, 10, 1, 10, i)),
+        receivedAt: new Date(),
+        payload: { vital_type: 'blood_pressure', systolic: 128 + i, diastolic: 82, unit: 'mmHg' },
+      })),
     );
     endpoints = [
       { name: 'directory', url: `${svc.urls.site}/api/mcp`, headers: {}, tools: 3 },
@@ -80,7 +90,11 @@ describe('MCP 2026-07-28 and the 2025 era, through the SDK v2 client', () => {
   describe('raw JSON errors of the 2026-07-28 revision', () => {
     const meta = (over: Record<string, unknown> = {}) => ({ [PV]: MODERN, [CAPS]: {}, ...over });
     const post = async (body: Record<string, unknown>, headers: Record<string, string>) => {
-      const res = await fetch(endpoints[0]!.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(body) });
+      const res = await fetch(endpoints[0]!.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        body: JSON.stringify(body),
+      });
       const text = await res.text();
       return { status: res.status, json: text ? (JSON.parse(text) as any) : undefined };
     };
@@ -90,13 +104,27 @@ describe('MCP 2026-07-28 and the 2025 era, through the SDK v2 client', () => {
     it('when the request is well formed, then the result carries resultType, cache hints and serverInfo', async () => {
       const r = await post(list(), good);
       expect(r.status).toBe(200);
-      expect(r.json.result).toMatchObject({ resultType: 'complete', ttlMs: expect.any(Number), cacheScope: 'public', _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'carecircle-directory' } } });
+      expect(r.json.result).toMatchObject({
+        resultType: 'complete',
+        ttlMs: expect.any(Number),
+        cacheScope: 'public',
+        _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'carecircle-directory' } },
+      });
       const d = await post({ jsonrpc: '2.0', id: 2, method: 'server/discover', params: { _meta: meta() } }, { ...good, 'mcp-method': 'server/discover' });
-      expect(d.json.result).toMatchObject({ resultType: 'complete', supportedVersions: expect.arrayContaining([MODERN, '2025-03-26']), capabilities: { tools: {} } });
+      expect(d.json.result).toMatchObject({
+        resultType: 'complete',
+        supportedVersions: expect.arrayContaining([MODERN, '2025-03-26']),
+        capabilities: { tools: {} },
+      });
     });
 
     it('when a header disagrees with the body or is missing, then 400 -32020', async () => {
-      for (const headers of [{ ...good, 'mcp-method': 'tools/call' }, { 'mcp-method': 'tools/list' }, { 'mcp-protocol-version': MODERN }, { ...good, 'mcp-protocol-version': '2025-06-18' }] as Record<string, string>[]) {
+      for (const headers of [
+        { ...good, 'mcp-method': 'tools/call' },
+        { 'mcp-method': 'tools/list' },
+        { 'mcp-protocol-version': MODERN },
+        { ...good, 'mcp-protocol-version': '2025-06-18' },
+      ] as Record<string, string>[]) {
         const r = await post(list(), headers);
         expect(r.status, JSON.stringify(headers)).toBe(400);
         expect(r.json.error.code).toBe(-32020);
@@ -133,7 +161,10 @@ describe('MCP 2026-07-28 and the 2025 era, through the SDK v2 client', () => {
     });
 
     it('when the 2025 era asks initialize for an unknown version, then the newest it negotiates there', async () => {
-      const r = await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2099-01-01', capabilities: {}, clientInfo: { name: 't', version: '1' } } }, {});
+      const r = await post(
+        { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2099-01-01', capabilities: {}, clientInfo: { name: 't', version: '1' } } },
+        {},
+      );
       expect(r.json.result.protocolVersion).toBe('2025-11-25');
     });
   });
@@ -167,7 +198,11 @@ describe('MCP 2026-07-28 and the 2025 era, through the SDK v2 client', () => {
       });
       expect(call.status, name).toBe(403);
       expect(call.headers.get('www-authenticate'), name).toContain('error="insufficient_scope", scope="care_circle:read"');
-      expect(((await call.json()) as any).error, name).toEqual({ code: -32001, message: 'This tool needs the care_circle:read scope', data: { hint: 'Reconnect and approve care_circle:read.', scope: 'care_circle:read' } });
+      expect(((await call.json()) as any).error, name).toEqual({
+        code: -32001,
+        message: 'This tool needs the care_circle:read scope',
+        data: { hint: 'Reconnect and approve care_circle:read.', scope: 'care_circle:read' },
+      });
     }
   });
 });

@@ -48,7 +48,13 @@ describe('metrics', () => {
     const before = await scrape(gateway);
     const answered = postJson(`${gateway.urls.site}/api/mcp`, rpc('tools/list'));
     // The worker starts once the request has found nobody on the bus.
-    await vi.waitFor(async () => expect(sample(await scrape(gateway), 'carecircle_bus_no_responders_total', { subject })).toBeGreaterThan(sample(before, 'carecircle_bus_no_responders_total', { subject })), { timeout: 5_000, interval: 20 });
+    await vi.waitFor(
+      async () =>
+        expect(sample(await scrape(gateway), 'carecircle_bus_no_responders_total', { subject })).toBeGreaterThan(
+          sample(before, 'carecircle_bus_no_responders_total', { subject }),
+        ),
+      { timeout: 5_000, interval: 20 },
+    );
     worker = await startTestService({ role: 'worker', nats: true, mongoUrl: gateway.mongoUrl, env });
     started.push(worker);
     expect((await answered).status).toBe(200);
@@ -66,7 +72,10 @@ describe('metrics', () => {
     expect(statuses).toContain(429);
     const after = await scrape(gateway);
     const refused = statuses.filter((s) => s === 429).length;
-    expect(sample(after, 'carecircle_rate_limited_total', { bucket: 'directory-mcp' }) - sample(before, 'carecircle_rate_limited_total', { bucket: 'directory-mcp' })).toBe(refused);
+    expect(
+      sample(after, 'carecircle_rate_limited_total', { bucket: 'directory-mcp' }) -
+        sample(before, 'carecircle_rate_limited_total', { bucket: 'directory-mcp' }),
+    ).toBe(refused);
     const by429 = { surface: 'site', route: '/api/mcp', method: 'POST', status: '429' };
     expect(sample(after, 'carecircle_http_requests_total', by429) - sample(before, 'carecircle_http_requests_total', by429)).toBe(refused);
   });
@@ -94,7 +103,8 @@ describe('metrics', () => {
 
     const share = { surface: 'pipe', route: '/pipe/v1/clients/:subject_ref/family-share', method: 'PUT', status: '200' };
     expect(sample(after, 'carecircle_http_requests_total', share)).toBeGreaterThan(0);
-    for (const secret of [subjectRef, partner.secret, partner.institutionId, fam.uid, fam.cookie, '/api/family-share/link']) expect(after).not.toContain(secret);
+    for (const secret of [subjectRef, partner.secret, partner.institutionId, fam.uid, fam.cookie, '/api/family-share/link'])
+      expect(after).not.toContain(secret);
     // Every route label is a declared pattern or a fixed word, never a path with a value in it.
     const routes = new Set([...after.matchAll(/route="([^"]*)"/g)].map((m) => m[1]));
     for (const route of routes) expect(route).toMatch(/^(\/[A-Za-z0-9._:\-/*]*|\(unmatched\)|oidc:[a-z_]+)$/);
@@ -103,7 +113,17 @@ describe('metrics', () => {
   it('when an accepted event is held in the dead-letter store, then the dead-letter counter moves', async () => {
     const before = sample(await scrape(worker), 'carecircle_ingest_dead_lettered_total');
     const now = new Date().toISOString();
-    const queued = { v: 1 as const, eventId: `evt-${randomBytes(4).toString('hex')}`, institutionId: 'inst-x', subjectRef: 's-1', eventType: 'visit_started', occurredAt: now, receivedAt: now, payload: {}, linkId: 'l-1' };
+    const queued = {
+      v: 1 as const,
+      eventId: `evt-${randomBytes(4).toString('hex')}`,
+      institutionId: 'inst-x',
+      subjectRef: 's-1',
+      eventType: 'visit_started',
+      occurredAt: now,
+      receivedAt: now,
+      payload: {},
+      linkId: 'l-1',
+    };
     await new DeadLetters(worker.store.db).put(queued, new Error('refused'), 5, 'consumer');
     expect(sample(await scrape(worker), 'carecircle_ingest_dead_lettered_total')).toBe(before + 1);
   });

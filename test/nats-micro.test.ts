@@ -60,7 +60,10 @@ describe('workers as a NATS service', () => {
       expect(instance.endpoints.map((e) => e.name)).toEqual(expect.arrayContaining(['workspace', 'site', 'app']));
     }
 
-    const res = await postJson(`${gateway.urls.site}/api/mcp`, rpc('tools/call', { name: 'search_care_resources', arguments: { query: 'respite care', limit: 2 } }));
+    const res = await postJson(
+      `${gateway.urls.site}/api/mcp`,
+      rpc('tools/call', { name: 'search_care_resources', arguments: { query: 'respite care', limit: 2 } }),
+    );
     expect(res.status).toBe(200);
 
     const stats = await discover<EndpointStats>(nc, 'STATS', namespace);

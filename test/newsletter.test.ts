@@ -20,7 +20,12 @@ async function subscribe(svc: TestService, body: unknown, headers: Record<string
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
   const text = await res.text();
-  return { status: res.status, headers: res.headers, text, json: res.headers.get('content-type')?.startsWith('application/json') ? (JSON.parse(text) as any) : undefined };
+  return {
+    status: res.status,
+    headers: res.headers,
+    text,
+    json: res.headers.get('content-type')?.startsWith('application/json') ? (JSON.parse(text) as any) : undefined,
+  };
 }
 
 function expectApiError(body: any, code: string) {
@@ -129,7 +134,9 @@ describe('newsletter without mail or reCAPTCHA', () => {
     const forged = new URL(link);
     forged.searchParams.set('email', 'someone-else@example.com');
     expect((await fetch(forged, { method: 'POST' })).status).toBe(400);
-    const confirmAsUnsubscribe = newsletterLink(svc.config, 'confirm', 'ana@example.com').replace('/newsletter/confirm', '/newsletter/unsubscribe').replace(svc.config.siteUrl, svc.urls.site!);
+    const confirmAsUnsubscribe = newsletterLink(svc.config, 'confirm', 'ana@example.com')
+      .replace('/newsletter/confirm', '/newsletter/unsubscribe')
+      .replace(svc.config.siteUrl, svc.urls.site!);
     expect((await fetch(confirmAsUnsubscribe, { method: 'POST' })).status).toBe(400);
     expect((await subscriber(svc, 'ana@example.com'))?.status).toBe('active');
 
@@ -190,10 +197,13 @@ describe('newsletter with double opt-in and reCAPTCHA', () => {
         const token = form.get('response');
         if (token === 'explode') return void res.writeHead(500).end();
         const reply =
-          form.get('secret') !== secret ? { success: false, 'error-codes': ['invalid-input-secret'] }
-          : token === 'good' ? { success: true, score: 0.9, action: 'newsletter' }
-          : token === 'bot' ? { success: true, score: 0.1, action: 'newsletter' }
-          : { success: false, 'error-codes': ['invalid-input-response'] };
+          form.get('secret') !== secret
+            ? { success: false, 'error-codes': ['invalid-input-secret'] }
+            : token === 'good'
+              ? { success: true, score: 0.9, action: 'newsletter' }
+              : token === 'bot'
+                ? { success: true, score: 0.1, action: 'newsletter' }
+                : { success: false, 'error-codes': ['invalid-input-response'] };
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(reply));
       });
     });

@@ -51,7 +51,11 @@ function stringsIn(value: unknown, out: string[] = []): string[] {
 }
 
 const refreshWith = (clientId: string, token: string) =>
-  fetch(`${svc.config.authUrl}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token, client_id: clientId }) });
+  fetch(`${svc.config.authUrl}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token, client_id: clientId }),
+  });
 
 describe('oauth - what the store keeps', () => {
   it('when codes, tokens and cookies have been issued, then no stored OAuth record holds any of them, and no stored value works as a refresh token', async () => {
@@ -61,7 +65,13 @@ describe('oauth - what the store keeps', () => {
 
     // One step left pending at the consent page (its interaction and session stay stored)…
     const pendingJar = new RecordingJar();
-    const pending = await authorizeOverHttp(svc, (await authorizationRequest(as, reg, { resource: resource() })).url, 'pending@example.com', 'leave', pendingJar);
+    const pending = await authorizeOverHttp(
+      svc,
+      (await authorizationRequest(as, reg, { resource: resource() })).url,
+      'pending@example.com',
+      'leave',
+      pendingJar,
+    );
     expect(pending.consentPages).toBe(1);
 
     // …and one connection made, its refresh token spent once.
@@ -73,9 +83,16 @@ describe('oauth - what the store keeps', () => {
     const first = await oauth.processAuthorizationCodeResponse(
       as,
       reg.client,
-      await oauth.authorizationCodeGrantRequest(as, reg.client, oauth.None(), params, reg.redirectUri, req.verifier, { additionalParameters: { resource: resource() }, ...insecure }),
+      await oauth.authorizationCodeGrantRequest(as, reg.client, oauth.None(), params, reg.redirectUri, req.verifier, {
+        additionalParameters: { resource: resource() },
+        ...insecure,
+      }),
     );
-    const second = await oauth.processRefreshTokenResponse(as, reg.client, await oauth.refreshTokenGrantRequest(as, reg.client, oauth.None(), first.refresh_token!, insecure));
+    const second = await oauth.processRefreshTokenResponse(
+      as,
+      reg.client,
+      await oauth.refreshTokenGrantRequest(as, reg.client, oauth.None(), first.refresh_token!, insecure),
+    );
     issued.set(first.access_token, 'access token').set(first.refresh_token!, 'spent refresh token');
     issued.set(second.access_token, 'access token').set(second.refresh_token!, 'live refresh token');
     for (const [value, what] of [...pendingJar.seen, ...jar.seen]) issued.set(value, what);
@@ -85,11 +102,11 @@ describe('oauth - what the store keeps', () => {
     const names = (await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name).filter((n) => n.startsWith('oauth_'));
     const stored = new Map<string, string[]>();
     for (const name of names) stored.set(name, stringsIn(await db.collection(name).find({}).toArray()));
-    for (const model of ['oauth_session', 'oauth_interaction', 'oauth_authorization_code', 'oauth_refresh_token', 'oauth_grant', 'oauth_consumed']) expect(stored.get(model)?.length, model).toBeGreaterThan(0);
+    for (const model of ['oauth_session', 'oauth_interaction', 'oauth_authorization_code', 'oauth_refresh_token', 'oauth_grant', 'oauth_consumed'])
+      expect(stored.get(model)?.length, model).toBeGreaterThan(0);
 
     const leaks: string[] = [];
-    for (const [name, strings] of stored)
-      for (const [value, what] of issued) if (strings.some((s) => s.includes(value))) leaks.push(`${name} holds: ${what}`);
+    for (const [name, strings] of stored) for (const [value, what] of issued) if (strings.some((s) => s.includes(value))) leaks.push(`${name} holds: ${what}`);
     expect.soft(leaks).toEqual([]);
 
     // Whatever the live refresh token's record holds (the one no consumption marker names), none of it is a refresh token.

@@ -14,7 +14,10 @@ import { appCall, caregiverWithKey } from './harness/identity.js';
 import { startTestService, type TestService } from './harness/service.js';
 import { authorizationRequest, authorizeOverHttp, callTool, discover, insecure, type Registered, type Tokens } from './oauth.fixtures.js';
 
-const TLS = { cert: fileURLToPath(new URL('./fixtures/tls/cert.pem', import.meta.url)), key: fileURLToPath(new URL('./fixtures/tls/key.pem', import.meta.url)) };
+const TLS = {
+  cert: fileURLToPath(new URL('./fixtures/tls/cert.pem', import.meta.url)),
+  key: fileURLToPath(new URL('./fixtures/tls/key.pem', import.meta.url)),
+};
 const REDIRECT = 'http://127.0.0.1:47893/callback';
 
 let devSvc: TestService;
@@ -35,7 +38,8 @@ async function documentServer() {
     token_endpoint_auth_method: 'none',
     ...extra,
   });
-  const json = (res: ServerResponse, body: unknown, headers: Record<string, string> = {}) => res.writeHead(200, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
+  const json = (res: ServerResponse, body: unknown, headers: Record<string, string> = {}) =>
+    res.writeHead(200, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
   const server = createServer({ cert: readFileSync(TLS.cert), key: readFileSync(TLS.key) }, (req, res) => {
     const path = req.url ?? '/';
     hits.set(path, (hits.get(path) ?? 0) + 1);
@@ -78,7 +82,13 @@ afterAll(async () => {
 
 const client = (clientId: string): Registered => ({ client: { client_id: clientId, token_endpoint_auth_method: 'none' }, redirectUri: REDIRECT, raw: {} });
 
-const unescape = (html: string) => html.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+const unescape = (html: string) =>
+  html
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 
 /** GET /oauth/authorize for a client_id; a refusal is never redirected but shown as a page with the OAuth error. */
 async function authorize(svc: TestService, clientId: string, params: Record<string, string> = {}) {
@@ -86,11 +96,15 @@ async function authorize(svc: TestService, clientId: string, params: Record<stri
   const req = await authorizationRequest(as, client(clientId), { resource: `${svc.config.appUrl}/api/mcp`, ...params });
   const res = await fetch(req.url, { redirect: 'manual', headers: { accept: 'text/html' } });
   const page = await res.text();
-  return { status: res.status, error: /<code id="error-code">([^<]*)<\/code>/.exec(page)?.[1], description: unescape(/<p class="error" role="alert">([^<]*)<\/p>/.exec(page)?.[1] ?? '') };
+  return {
+    status: res.status,
+    error: /<code id="error-code">([^<]*)<\/code>/.exec(page)?.[1],
+    description: unescape(/<p class="error" role="alert">([^<]*)<\/p>/.exec(page)?.[1] ?? ''),
+  };
 }
 
 describe('oauth - Client ID Metadata Documents', () => {
-  it('when an app uses the https URL of its metadata document as client_id, then the caregiver approves it by the document\'s name and it gets, uses and refreshes tokens, the document fetched once', async () => {
+  it("when an app uses the https URL of its metadata document as client_id, then the caregiver approves it by the document's name and it gets, uses and refreshes tokens, the document fetched once", async () => {
     const clientId = `${docs.base}/good/client.json`;
     const resource = `${devSvc.config.appUrl}/api/mcp`;
     const { cookie } = await caregiverWithKey(devSvc, 'cimd@example.com');
@@ -110,14 +124,21 @@ describe('oauth - Client ID Metadata Documents', () => {
     const tokens = (await oauth.processAuthorizationCodeResponse(
       as,
       reg.client,
-      await oauth.authorizationCodeGrantRequest(as, reg.client, oauth.None(), params, REDIRECT, req.verifier, { additionalParameters: { resource }, ...insecure }),
+      await oauth.authorizationCodeGrantRequest(as, reg.client, oauth.None(), params, REDIRECT, req.verifier, {
+        additionalParameters: { resource },
+        ...insecure,
+      }),
     )) as Tokens;
     expect(tokens.scope?.split(' ').sort()).toEqual(['care_circle:read', 'profile:read']);
     const profile = await callTool(devSvc, tokens.access_token, 'get_user_profile');
     expect(profile.status).toBe(200);
     expect(profile.json.result.isError).toBeFalsy();
 
-    const refreshed = await oauth.processRefreshTokenResponse(as, reg.client, await oauth.refreshTokenGrantRequest(as, reg.client, oauth.None(), tokens.refresh_token!, { additionalParameters: { resource }, ...insecure }));
+    const refreshed = await oauth.processRefreshTokenResponse(
+      as,
+      reg.client,
+      await oauth.refreshTokenGrantRequest(as, reg.client, oauth.None(), tokens.refresh_token!, { additionalParameters: { resource }, ...insecure }),
+    );
     expect(refreshed.access_token).toBeTruthy();
     // Authorization, consent, resume, code and refresh: one fetch, then the cache (max-age=300).
     expect(docs.hits.get('/good/client.json')).toBe(1);
@@ -154,7 +175,13 @@ describe('oauth - Client ID Metadata Documents', () => {
     const res = await fetch(`${devSvc.config.authUrl}/oauth/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code: 'nothing', redirect_uri: REDIRECT, code_verifier: 'v'.repeat(43), client_id: `${docs.base}/html/client.json` }),
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code: 'nothing',
+        redirect_uri: REDIRECT,
+        code_verifier: 'v'.repeat(43),
+        client_id: `${docs.base}/html/client.json`,
+      }),
     });
     const body = (await res.json()) as { error: string; error_description: string };
     expect(res.status).toBe(400);
@@ -173,7 +200,10 @@ describe('oauth - Client ID Metadata Documents', () => {
   it('when private addresses are not allowed (production), then a document on a loopback address or a name resolving to one is refused before connecting', async () => {
     const before = docs.hits.get('/good/client.json');
     const literal = await authorize(strictSvc, `${docs.base}/good/client.json`);
-    expect(literal).toMatchObject({ error: 'invalid_client', description: expect.stringMatching(/resolves to 127\.0\.0\.1, a loopback, private or otherwise special-use address/) });
+    expect(literal).toMatchObject({
+      error: 'invalid_client',
+      description: expect.stringMatching(/resolves to 127\.0\.0\.1, a loopback, private or otherwise special-use address/),
+    });
     const named = await authorize(strictSvc, `${docs.base.replace('127.0.0.1', 'localhost')}/good/client.json`);
     expect(named).toMatchObject({ error: 'invalid_client', description: expect.stringMatching(/host localhost resolves to (127\.0\.0\.1|::1), a loopback/) });
     const mapped = await authorize(strictSvc, `${docs.base.replace('127.0.0.1', '[::ffff:127.0.0.1]')}/good/client.json`);

@@ -52,7 +52,10 @@ describe('oauth - the default scope', () => {
       const tokens = await oauth.processAuthorizationCodeResponse(
         as,
         reg.client,
-        await oauth.authorizationCodeGrantRequest(as, reg.client, oauth.None(), params, reg.redirectUri, req.verifier, { additionalParameters: { resource: resource() }, ...insecure }),
+        await oauth.authorizationCodeGrantRequest(as, reg.client, oauth.None(), params, reg.redirectUri, req.verifier, {
+          additionalParameters: { resource: resource() },
+          ...insecure,
+        }),
       );
       expect(tokens.scope).toBe('care_circle:read');
     });

@@ -13,7 +13,11 @@ export interface Registered {
 }
 
 /** POST /oauth/register as an MCP client does: public, loopback redirect, both grant types. */
-export async function register(svc: TestService, overrides: Record<string, unknown> = {}, redirectUri = 'http://127.0.0.1:47891/callback'): Promise<{ status: number; body: Record<string, unknown>; registered?: Registered }> {
+export async function register(
+  svc: TestService,
+  overrides: Record<string, unknown> = {},
+  redirectUri = 'http://127.0.0.1:47891/callback',
+): Promise<{ status: number; body: Record<string, unknown>; registered?: Registered }> {
   const res = await fetch(`${svc.config.authUrl}/oauth/register`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -29,7 +33,15 @@ export async function register(svc: TestService, overrides: Record<string, unkno
   });
   const body = (await res.json()) as Record<string, unknown>;
   if (res.status !== 201) return { status: res.status, body };
-  return { status: res.status, body, registered: { client: { client_id: String(body.client_id), token_endpoint_auth_method: 'none' }, redirectUri: (body.redirect_uris as string[])[0]!, raw: body } };
+  return {
+    status: res.status,
+    body,
+    registered: {
+      client: { client_id: String(body.client_id), token_endpoint_auth_method: 'none' },
+      redirectUri: (body.redirect_uris as string[])[0]!,
+      raw: body,
+    },
+  };
 }
 
 /** The authorization server found the way an MCP client finds it: from the protected-resource metadata. */
@@ -90,7 +102,13 @@ export type Decision = { approve: string[] } | 'deny' | 'leave';
  * signs in at the development provider as `email`, then answers the consent page. Returns the
  * URL the app is sent back to, or the page where the server stopped (an error page).
  */
-export async function authorizeOverHttp(svc: TestService, start: URL, email: string, decision: Decision, jar = new Jar()): Promise<{ redirect?: URL; status: number; page?: string; consentPages: number; lastConsent?: string }> {
+export async function authorizeOverHttp(
+  svc: TestService,
+  start: URL,
+  email: string,
+  decision: Decision,
+  jar = new Jar(),
+): Promise<{ redirect?: URL; status: number; page?: string; consentPages: number; lastConsent?: string }> {
   const authOrigin = new URL(svc.config.authUrl).origin;
   let url = start;
   let method = 'GET';
@@ -99,7 +117,12 @@ export async function authorizeOverHttp(svc: TestService, start: URL, email: str
   let lastConsent: string | undefined;
   for (let hop = 0; hop < 20; hop++) {
     if (url.origin !== authOrigin) return { redirect: url, status: 303, consentPages, ...(lastConsent ? { lastConsent } : {}) };
-    const res = await fetch(url, { method, redirect: 'manual', headers: { cookie: jar.header(), ...(body ? { 'content-type': 'application/x-www-form-urlencoded', origin: authOrigin } : {}) }, ...(body ? { body } : {}) });
+    const res = await fetch(url, {
+      method,
+      redirect: 'manual',
+      headers: { cookie: jar.header(), ...(body ? { 'content-type': 'application/x-www-form-urlencoded', origin: authOrigin } : {}) },
+      ...(body ? { body } : {}),
+    });
     jar.take(res);
     method = 'GET';
     body = undefined;
@@ -107,7 +130,12 @@ export async function authorizeOverHttp(svc: TestService, start: URL, email: str
       url = new URL(res.headers.get('location')!, url);
       if (url.pathname === '/dev/login') {
         // The development identity provider's form, then the page that posts the ID token on.
-        const signedIn = await fetch(new URL('/dev/login', url), { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ email, return_to: url.searchParams.get('return_to')! }) });
+        const signedIn = await fetch(new URL('/dev/login', url), {
+          method: 'POST',
+          redirect: 'manual',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ email, return_to: url.searchParams.get('return_to')! }),
+        });
         const back = new URL(signedIn.headers.get('location')!);
         const idToken = new URLSearchParams(back.hash.slice(1)).get('id_token')!;
         url = new URL(back.pathname.replace(/\/signed-in$/, '/login'), back);
@@ -124,7 +152,8 @@ export async function authorizeOverHttp(svc: TestService, start: URL, email: str
       const action = /action="([^"]+\/consent)"/.exec(page)![1]!;
       url = new URL(action, url);
       method = 'POST';
-      const fields: [string, string][] = decision === 'deny' ? [['decision', 'deny']] : [['decision', 'allow'], ...decision.approve.map((s): [string, string] => ['scope', s])];
+      const fields: [string, string][] =
+        decision === 'deny' ? [['decision', 'deny']] : [['decision', 'allow'], ...decision.approve.map((s): [string, string] => ['scope', s])];
       body = new URLSearchParams(fields);
       continue;
     }
@@ -151,7 +180,10 @@ export async function connectedApp(svc: TestService, email: string, approve: str
   const tokens = (await oauth.processAuthorizationCodeResponse(
     as,
     reg.client,
-    await oauth.authorizationCodeGrantRequest(as, reg.client, oauth.None(), params, reg.redirectUri, req.verifier, { additionalParameters: { resource: `${svc.config.appUrl}/api/mcp` }, ...insecure }),
+    await oauth.authorizationCodeGrantRequest(as, reg.client, oauth.None(), params, reg.redirectUri, req.verifier, {
+      additionalParameters: { resource: `${svc.config.appUrl}/api/mcp` },
+      ...insecure,
+    }),
   )) as Tokens;
   return { as, reg, tokens };
 }

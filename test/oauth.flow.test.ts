@@ -40,7 +40,10 @@ async function signInAtDevIdp(page: Page, email: string) {
 }
 
 const refresh = (as: oauth.AuthorizationServer, reg: Registered, token: string, scope?: string) =>
-  oauth.refreshTokenGrantRequest(as, reg.client, oauth.None(), token, { additionalParameters: { resource: resource(), ...(scope ? { scope } : {}) }, ...insecure });
+  oauth.refreshTokenGrantRequest(as, reg.client, oauth.None(), token, {
+    additionalParameters: { resource: resource(), ...(scope ? { scope } : {}) },
+    ...insecure,
+  });
 
 describe('oauth - the full flow with a real browser', () => {
   it('when a caregiver approves only profile:read in Chromium, then the app gets exactly that scope, refreshes by rotation, and a reused refresh token revokes the grant', async () => {
@@ -91,7 +94,10 @@ describe('oauth - the full flow with a real browser', () => {
     // RFC 9207: the issuer comes back with the code; oauth4webapi checks it and the state.
     expect(callback.searchParams.get('iss')).toBe(svc.config.authUrl);
     const params = oauth.validateAuthResponse(as, reg.client, callback, req.state);
-    const tokenRes = await oauth.authorizationCodeGrantRequest(as, reg.client, oauth.None(), params, reg.redirectUri, req.verifier, { additionalParameters: { resource: resource() }, ...insecure });
+    const tokenRes = await oauth.authorizationCodeGrantRequest(as, reg.client, oauth.None(), params, reg.redirectUri, req.verifier, {
+      additionalParameters: { resource: resource() },
+      ...insecure,
+    });
     expect(((await tokenRes.clone().json()) as { token_type: string }).token_type).toBe('Bearer');
     const tokens = await oauth.processAuthorizationCodeResponse(as, reg.client, tokenRes);
     expect(tokens.scope).toBe('profile:read');
@@ -99,7 +105,12 @@ describe('oauth - the full flow with a real browser', () => {
     expect(tokens.refresh_token).toBeTruthy();
 
     // An RFC 9068 access token for the workspace endpoint, verifiable with the published keys.
-    const claims = await oauth.validateJwtAccessToken(as, new Request(resource(), { headers: { authorization: `Bearer ${tokens.access_token}` } }), resource(), insecure);
+    const claims = await oauth.validateJwtAccessToken(
+      as,
+      new Request(resource(), { headers: { authorization: `Bearer ${tokens.access_token}` } }),
+      resource(),
+      insecure,
+    );
     expect(claims).toMatchObject({ iss: svc.config.authUrl, aud: resource(), client_id: reg.client.client_id, scope: 'profile:read' });
 
     // Allowed and refused by scope.
@@ -116,7 +127,11 @@ describe('oauth - the full flow with a real browser', () => {
       expect(refused.json.error.message).toContain('care_circle:read');
     }
     // Audit rows are written off the reply path: they show shortly after.
-    await expect.poll(async () => (await appCall(svc, cookie, 'GET', '/api/activity')).json.activity.filter((a: { via: string }) => a.via === 'oauth').length, { timeout: 5_000 }).toBeGreaterThanOrEqual(4);
+    await expect
+      .poll(async () => (await appCall(svc, cookie, 'GET', '/api/activity')).json.activity.filter((a: { via: string }) => a.via === 'oauth').length, {
+        timeout: 5_000,
+      })
+      .toBeGreaterThanOrEqual(4);
 
     // A refresh rotates the refresh token and never widens the scope.
     const widened = await refresh(as, reg, tokens.refresh_token!, 'profile:read care_circle:read');
@@ -209,7 +224,17 @@ describe('oauth - the full flow with a real browser', () => {
   it("when the site's authorization-server metadata is read, then it names the same issuer and endpoints as the authorization server's own", async () => {
     const mine = (await (await fetch(`${svc.config.authUrl}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;
     const site = (await (await fetch(`${svc.urls.site}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;
-    for (const field of ['issuer', 'authorization_endpoint', 'token_endpoint', 'registration_endpoint', 'revocation_endpoint', 'jwks_uri', 'code_challenge_methods_supported', 'scopes_supported', 'token_endpoint_auth_methods_supported'])
+    for (const field of [
+      'issuer',
+      'authorization_endpoint',
+      'token_endpoint',
+      'registration_endpoint',
+      'revocation_endpoint',
+      'jwks_uri',
+      'code_challenge_methods_supported',
+      'scopes_supported',
+      'token_endpoint_auth_methods_supported',
+    ])
       expect(site[field], field).toEqual(mine[field]);
   });
 
@@ -232,7 +257,15 @@ describe('oauth - the full flow with a real browser', () => {
       oauth.processAuthorizationCodeResponse(
         as,
         reg.client,
-        await oauth.authorizationCodeGrantRequest(as, reg.client, oauth.None(), oauth.validateAuthResponse(as, reg.client, redirect, req.state), reg.redirectUri, req.verifier, { additionalParameters: { resource: resource() }, ...insecure }),
+        await oauth.authorizationCodeGrantRequest(
+          as,
+          reg.client,
+          oauth.None(),
+          oauth.validateAuthResponse(as, reg.client, redirect, req.state),
+          reg.redirectUri,
+          req.verifier,
+          { additionalParameters: { resource: resource() }, ...insecure },
+        ),
       );
     const firstReq = await authorizationRequest(as, reg, { resource: resource() });
     const first = await authorizeOverHttp(svc, firstReq.url, 'again@example.com', { approve: ['profile:read', 'care_circle:read'] }, jar);

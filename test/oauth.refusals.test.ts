@@ -36,7 +36,10 @@ async function tokenError(res: Response): Promise<{ status: number; error: strin
 }
 
 const exchange = (params: URLSearchParams, verifier: string, redirectUri = reg.redirectUri) =>
-  oauth.authorizationCodeGrantRequest(as, reg.client, oauth.None(), params, redirectUri, verifier, { additionalParameters: { resource: resource() }, ...insecure });
+  oauth.authorizationCodeGrantRequest(as, reg.client, oauth.None(), params, redirectUri, verifier, {
+    additionalParameters: { resource: resource() },
+    ...insecure,
+  });
 
 describe('oauth - refusals with their RFC error codes', () => {
   it('when the code verifier does not match the challenge, then the token endpoint answers invalid_grant', async () => {
@@ -45,7 +48,11 @@ describe('oauth - refusals with their RFC error codes', () => {
   });
 
   it('when the authorization asks for the plain PKCE method, then it is refused with invalid_request and no code', async () => {
-    const req = await authorizationRequest(as, reg, { resource: resource(), code_challenge_method: 'plain', code_challenge: oauth.generateRandomCodeVerifier() });
+    const req = await authorizationRequest(as, reg, {
+      resource: resource(),
+      code_challenge_method: 'plain',
+      code_challenge: oauth.generateRandomCodeVerifier(),
+    });
     const done = await authorizeOverHttp(svc, req.url, 'plain@example.com', { approve: ['profile:read'] });
     expect(done.redirect?.searchParams.get('error')).toBe('invalid_request');
     expect(done.redirect?.searchParams.get('code')).toBeNull();
@@ -89,7 +96,10 @@ describe('oauth - refusals with their RFC error codes', () => {
     const after = await callTool(svc, first.access_token, 'ping');
     expect(after.status).toBe(401);
     expect(after.wwwAuthenticate).toContain('error="invalid_token"');
-    expect(await tokenError(await oauth.refreshTokenGrantRequest(as, reg.client, oauth.None(), first.refresh_token!, insecure))).toEqual({ status: 400, error: 'invalid_grant' });
+    expect(await tokenError(await oauth.refreshTokenGrantRequest(as, reg.client, oauth.None(), first.refresh_token!, insecure))).toEqual({
+      status: 400,
+      error: 'invalid_grant',
+    });
   });
 
   it('when two requests spend one code at the same moment, then exactly one gets tokens', async () => {
@@ -112,7 +122,8 @@ describe('oauth - refusals with their RFC error codes', () => {
     const { tokens } = await connectedApp(svc, 'audience@example.com');
     const claims = JSON.parse(Buffer.from(tokens.access_token.split('.')[1]!, 'base64url').toString('utf8')) as Record<string, unknown>;
     const key = await importJWK(jwk, 'ES256');
-    const resign = (extra: Record<string, unknown>) => new SignJWT({ ...claims, ...extra }).setProtectedHeader({ alg: 'ES256', kid: signing.kid, typ: 'at+jwt' }).sign(key);
+    const resign = (extra: Record<string, unknown>) =>
+      new SignJWT({ ...claims, ...extra }).setProtectedHeader({ alg: 'ES256', kid: signing.kid, typ: 'at+jwt' }).sign(key);
 
     const foreign = await callTool(svc, await resign({ aud: 'https://other.example/api' }), 'ping');
     expect(foreign.status).toBe(401);
@@ -157,7 +168,11 @@ describe('oauth - refusals with their RFC error codes', () => {
     const statuses: number[] = [];
     let retryAfter: string | null = null;
     for (let i = 0; i < 8; i++) {
-      const res = await fetch(`${svc.config.authUrl}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: ['http://127.0.0.1:1/cb'], token_endpoint_auth_method: 'none' }) });
+      const res = await fetch(`${svc.config.authUrl}/oauth/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ redirect_uris: ['http://127.0.0.1:1/cb'], token_endpoint_auth_method: 'none' }),
+      });
       statuses.push(res.status);
       expect(res.headers.get('access-control-allow-origin')).toBe('*');
       if (res.status === 429) {

@@ -29,7 +29,11 @@ async function callOther(token: string) {
 }
 
 const revoke = (clientId: string, token: string, extra: Record<string, string> = {}, headers: Record<string, string> = {}) =>
-  fetch(`${svc.config.authUrl}/oauth/revoke`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams({ token, client_id: clientId, ...extra }) });
+  fetch(`${svc.config.authUrl}/oauth/revoke`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams({ token, client_id: clientId, ...extra }),
+  });
 
 describe('oauth - revocation (RFC 7009)', () => {
   it('when an app revokes its JWT access token, then 200 and the next request with it is 401 invalid_token on every gateway', async () => {
@@ -37,7 +41,10 @@ describe('oauth - revocation (RFC 7009)', () => {
     expect((await callTool(svc, tokens.access_token, 'ping')).status).toBe(200);
     expect((await callOther(tokens.access_token)).status).toBe(200);
 
-    const res = await oauth.revocationRequest(as, reg.client, oauth.None(), tokens.access_token, { additionalParameters: { token_type_hint: 'access_token' }, ...insecure });
+    const res = await oauth.revocationRequest(as, reg.client, oauth.None(), tokens.access_token, {
+      additionalParameters: { token_type_hint: 'access_token' },
+      ...insecure,
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).toBe('no-store');
 
@@ -47,7 +54,14 @@ describe('oauth - revocation (RFC 7009)', () => {
       expect(answer.json.error).toMatchObject({ code: -32001, message: 'This access token was revoked' });
     }
     // Only that token: the connection stands, so a refreshed token works.
-    const refreshed = await oauth.processRefreshTokenResponse(as, reg.client, await oauth.refreshTokenGrantRequest(as, reg.client, oauth.None(), tokens.refresh_token!, { additionalParameters: { resource: `${svc.config.appUrl}/api/mcp` }, ...insecure }));
+    const refreshed = await oauth.processRefreshTokenResponse(
+      as,
+      reg.client,
+      await oauth.refreshTokenGrantRequest(as, reg.client, oauth.None(), tokens.refresh_token!, {
+        additionalParameters: { resource: `${svc.config.appUrl}/api/mcp` },
+        ...insecure,
+      }),
+    );
     expect((await callTool(svc, refreshed.access_token, 'ping')).status).toBe(200);
   });
 
@@ -72,7 +86,10 @@ describe('oauth - revocation (RFC 7009)', () => {
     const { as, reg, tokens } = await connectedApp(svc, 'revoke-rt@example.com');
     expect((await revoke(reg.client.client_id, tokens.refresh_token!, { token_type_hint: 'refresh_token' })).status).toBe(200);
     expect((await callOther(tokens.access_token)).status).toBe(401);
-    const again = await oauth.refreshTokenGrantRequest(as, reg.client, oauth.None(), tokens.refresh_token!, { additionalParameters: { resource: `${svc.config.appUrl}/api/mcp` }, ...insecure });
+    const again = await oauth.refreshTokenGrantRequest(as, reg.client, oauth.None(), tokens.refresh_token!, {
+      additionalParameters: { resource: `${svc.config.appUrl}/api/mcp` },
+      ...insecure,
+    });
     expect(((await again.json()) as { error: string }).error).toBe('invalid_grant');
   });
 
@@ -80,10 +97,37 @@ describe('oauth - revocation (RFC 7009)', () => {
     const { reg, tokens } = await connectedApp(svc, 'revoke-bad@example.com');
     const error = async (res: Response) => ({ status: res.status, error: ((await res.json()) as { error: string }).error });
     expect(await error(await revoke('no-such-client', tokens.access_token))).toEqual({ status: 401, error: 'invalid_client' });
-    expect(await error(await fetch(`${svc.config.authUrl}/oauth/revoke`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ client_id: reg.client.client_id }) }))).toEqual({ status: 400, error: 'invalid_request' });
-    expect(await error(await fetch(`${svc.config.authUrl}/oauth/revoke`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: tokens.access_token }) }))).toEqual({ status: 400, error: 'invalid_request' });
-    expect(await error(await fetch(`${svc.config.authUrl}/oauth/revoke`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: tokens.access_token, client_id: reg.client.client_id }) }))).toEqual({ status: 400, error: 'invalid_request' });
-    expect(await error(await revoke(reg.client.client_id, tokens.access_token, {}, { origin: 'https://evil.example' }))).toEqual({ status: 400, error: 'invalid_request' });
+    expect(
+      await error(
+        await fetch(`${svc.config.authUrl}/oauth/revoke`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ client_id: reg.client.client_id }),
+        }),
+      ),
+    ).toEqual({ status: 400, error: 'invalid_request' });
+    expect(
+      await error(
+        await fetch(`${svc.config.authUrl}/oauth/revoke`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ token: tokens.access_token }),
+        }),
+      ),
+    ).toEqual({ status: 400, error: 'invalid_request' });
+    expect(
+      await error(
+        await fetch(`${svc.config.authUrl}/oauth/revoke`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ token: tokens.access_token, client_id: reg.client.client_id }),
+        }),
+      ),
+    ).toEqual({ status: 400, error: 'invalid_request' });
+    expect(await error(await revoke(reg.client.client_id, tokens.access_token, {}, { origin: 'https://evil.example' }))).toEqual({
+      status: 400,
+      error: 'invalid_request',
+    });
     expect((await callTool(svc, tokens.access_token, 'ping')).status).toBe(200);
   });
 });

@@ -41,7 +41,13 @@ class MemoryOAuthProvider implements OAuthClientProvider {
   authorizationUrl?: URL;
   constructor(readonly redirectUrl: string) {}
   get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'SDK Assistant', redirect_uris: [this.redirectUrl], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+    return {
+      client_name: 'SDK Assistant',
+      redirect_uris: [this.redirectUrl],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
   }
   clientInformation() {
     return this.information;

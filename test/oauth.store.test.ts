@@ -24,7 +24,9 @@ let clock = Date.UTC(2030, 0, 1, 10, 30);
 const tick = () => clock;
 
 async function grant(store: OAuthStore, grantId: string, accountId = 'u1', clientId = 'c1') {
-  await store.adapterFactory(reuse)('Grant').upsert(grantId, { accountId, clientId, resources: { 'http://app.test/api/mcp': 'profile:read' }, kind: 'Grant', jti: grantId } as never, 3600);
+  await store
+    .adapterFactory(reuse)('Grant')
+    .upsert(grantId, { accountId, clientId, resources: { 'http://app.test/api/mcp': 'profile:read' }, kind: 'Grant', jti: grantId } as never, 3600);
 }
 
 async function accessToken(key: JWK, kid: string, claims: Record<string, unknown>) {
@@ -49,7 +51,9 @@ describe('oauth store - single use on FerretDB', () => {
     try {
       const stores = [store, new OAuthStore(other.db, passThroughCredentials(other.db), tick)];
       await grant(store, 'g-race');
-      await store.adapterFactory(reuse)('RefreshToken').upsert('rt-race', { grantId: 'g-race', kind: 'RefreshToken', jti: 'rt-race' } as never, 3600);
+      await store
+        .adapterFactory(reuse)('RefreshToken')
+        .upsert('rt-race', { grantId: 'g-race', kind: 'RefreshToken', jti: 'rt-race' } as never, 3600);
       const results = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => stores[i % 2]!.adapterFactory(reuse)('RefreshToken').consume('rt-race')));
       expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
       expect(results.filter((r) => r.status === 'rejected' && r.reason instanceof Reused)).toHaveLength(19);
@@ -75,7 +79,13 @@ describe('oauth store - single use on FerretDB', () => {
   it('when an interaction is stored, then neither its id (in jti and the resume URL) nor its session cookie is kept, and find restores the id', async () => {
     const interactions = store.adapterFactory(reuse)('Interaction');
     const uid = 'interaction-cookie-value';
-    const payload = { jti: uid, kind: 'Interaction', returnTo: `http://auth.test/oauth/authorize/${uid}`, session: { uid: 'session-uid', cookie: 'session-cookie-value', accountId: 'u1' }, params: { client_id: 'c1' } };
+    const payload = {
+      jti: uid,
+      kind: 'Interaction',
+      returnTo: `http://auth.test/oauth/authorize/${uid}`,
+      session: { uid: 'session-uid', cookie: 'session-cookie-value', accountId: 'u1' },
+      params: { client_id: 'c1' },
+    };
     await interactions.upsert(uid, payload as never, 600);
     const stored = JSON.stringify(await t.db.collection(oauthCollection('Interaction')).find({}).toArray());
     expect(stored).not.toContain(uid);
@@ -87,7 +97,13 @@ describe('oauth store - single use on FerretDB', () => {
     const legacy = { jti: 'legacy-refresh-token', kind: 'RefreshToken', grantId: 'g-legacy', exp: nowSec(clock) + 3600 };
     const sha = createHash('sha256').update(legacy.jti).digest('base64url');
     const docs = t.db.collection<{ _id: string; payload: string }>(oauthCollection('RefreshToken'));
-    await docs.insertOne({ _id: sha, payload: JSON.stringify(legacy), grantId: 'g-legacy', createdAt: new Date(clock), expiresAt: new Date(clock + HOUR) } as never);
+    await docs.insertOne({
+      _id: sha,
+      payload: JSON.stringify(legacy),
+      grantId: 'g-legacy',
+      createdAt: new Date(clock),
+      expiresAt: new Date(clock + HOUR),
+    } as never);
     const swept = await store.sweep(30 * 24 * HOUR);
     expect(swept.sealed).toBe(1);
     expect((await docs.findOne({ _id: sha }))?.payload).not.toContain(legacy.jti);

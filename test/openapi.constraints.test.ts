@@ -22,10 +22,22 @@ describe('openapi.json and the server agree on what is valid', () => {
     await svc?.stop();
   });
 
-  const deref = (schema: Json): Json => (schema.$ref ? deref(schema.$ref.split('/').slice(1).reduce((o: Json, k: string) => o[k], doc)) : schema);
+  const deref = (schema: Json): Json =>
+    schema.$ref
+      ? deref(
+          schema.$ref
+            .split('/')
+            .slice(1)
+            .reduce((o: Json, k: string) => o[k], doc),
+        )
+      : schema;
   /** The schema with every reference replaced by what it names, for a validator that has only it. */
   const inline = (schema: unknown): unknown =>
-    Array.isArray(schema) ? schema.map(inline) : schema && typeof schema === 'object' ? Object.fromEntries(Object.entries(deref(schema as Json)).map(([k, v]) => [k, inline(v)])) : schema;
+    Array.isArray(schema)
+      ? schema.map(inline)
+      : schema && typeof schema === 'object'
+        ? Object.fromEntries(Object.entries(deref(schema as Json)).map(([k, v]) => [k, inline(v)]))
+        : schema;
   const parameter = (path: string, method: string, name: string): Json => deref(doc.paths[path][method].parameters.find((p: Json) => p.name === name).schema);
   /** A property of the request body; of its first alternative when the body is one of several shapes. */
   const bodyProperty = (path: string, method: string, property: string): Json => {
@@ -37,17 +49,30 @@ describe('openapi.json and the server agree on what is valid', () => {
   const body = (path: string, method: string): Json => deref(doc.paths[path][method].requestBody.content['application/json'].schema);
 
   /** Whether the document accepts `value`, and whether the server answers it without a 400 (whose text must match `named`). */
-  async function agree(schema: Json, values: unknown[], send: (v: unknown) => Promise<{ status: number; text: string }>, field: string, named = new RegExp(field)) {
+  async function agree(
+    schema: Json,
+    values: unknown[],
+    send: (v: unknown) => Promise<{ status: number; text: string }>,
+    field: string,
+    named = new RegExp(field),
+  ) {
     for (const value of values) {
       const documented = ajv.validate(inline(schema) as Json, value);
       const res = await send(value);
-      expect(res.status !== 400, `${field}=${JSON.stringify(value)}: the document says ${documented ? 'valid' : 'invalid'}, the server answered ${res.status} ${res.text.slice(0, 200)}`).toBe(documented);
+      expect(
+        res.status !== 400,
+        `${field}=${JSON.stringify(value)}: the document says ${documented ? 'valid' : 'invalid'}, the server answered ${res.status} ${res.text.slice(0, 200)}`,
+      ).toBe(documented);
       if (!documented) expect(res.text, field).toMatch(named);
     }
   }
 
   const mcp = async (payload: unknown, headers: Record<string, string> = {}) => {
-    const res = await fetch(`${svc.urls.site}/api/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(payload) });
+    const res = await fetch(`${svc.urls.site}/api/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      body: JSON.stringify(payload),
+    });
     return { status: res.status, text: await res.text() };
   };
   /** A 2026-07-28 request, its headers equal to the body except those given. */
@@ -71,12 +96,21 @@ describe('openapi.json and the server agree on what is valid', () => {
       const res = await fetch(`${svc.urls.site}/api/md?path=${encodeURIComponent(String(v))}`);
       return { status: res.status, text: await res.text() };
     };
-    await agree(parameter('/api/md', 'get', 'path'), ['', 'calculator', '/calculator', `${svc.config.siteUrl}/calculator`, 'http://elsewhere.example/calculator', `/${'a'.repeat(2048)}`], send, 'path');
+    await agree(
+      parameter('/api/md', 'get', 'path'),
+      ['', 'calculator', '/calculator', `${svc.config.siteUrl}/calculator`, 'http://elsewhere.example/calculator', `/${'a'.repeat(2048)}`],
+      send,
+      'path',
+    );
   });
 
   it('when idToken is empty, too long or present, then the session API and the document agree', async () => {
     const send = async (v: unknown) => {
-      const res = await fetch(`${svc.urls.site}/api/auth/session`, { method: 'POST', headers: { 'content-type': 'application/json', origin: svc.config.siteUrl }, body: JSON.stringify({ idToken: v }) });
+      const res = await fetch(`${svc.urls.site}/api/auth/session`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: svc.config.siteUrl },
+        body: JSON.stringify({ idToken: v }),
+      });
       return { status: res.status, text: await res.text() };
     };
     await agree(bodyProperty('/api/auth/session', 'post', 'idToken'), ['', 'not-a-token', 'x'.repeat(8193)], send, 'idToken');
@@ -84,7 +118,11 @@ describe('openapi.json and the server agree on what is valid', () => {
 
   it('when a JSON-RPC method is empty, then the directory MCP endpoint and the document agree', async () => {
     const send = async (v: unknown) => {
-      const res = await fetch(`${svc.urls.site}/api/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: v }) });
+      const res = await fetch(`${svc.urls.site}/api/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: v }),
+      });
       return { status: res.status, text: await res.text() };
     };
     await agree(bodyProperty('/api/mcp', 'post', 'method'), ['', 'ping'], send, 'method', /method|Invalid Request/);
@@ -96,7 +134,19 @@ describe('openapi.json and the server agree on what is valid', () => {
   });
 
   it('when path or x-md-original-path leads off the site, has a backslash or a control character, then /api/md and the document agree', async () => {
-    const offSite = ['//2p', '//elsewhere.example/calculator', '/\\elsewhere.example', '/\\2p', '/\t/2p', '/\n/elsewhere.example', '/calc\rulator', '/calculator\u007f', '/calculator', '/calculator?careType=assisted_living', '/resources/x//y'];
+    const offSite = [
+      '//2p',
+      '//elsewhere.example/calculator',
+      '/\\elsewhere.example',
+      '/\\2p',
+      '/\t/2p',
+      '/\n/elsewhere.example',
+      '/calc\rulator',
+      '/calculator\u007f',
+      '/calculator',
+      '/calculator?careType=assisted_living',
+      '/resources/x//y',
+    ];
     const query = async (v: unknown) => {
       const res = await fetch(`${svc.urls.site}/api/md?path=${encodeURIComponent(String(v))}`);
       return { status: res.status, text: await res.text() };
@@ -107,7 +157,12 @@ describe('openapi.json and the server agree on what is valid', () => {
       const res = await fetch(`${svc.urls.site}/api/md`, { headers: { 'x-md-original-path': String(v) } });
       return { status: res.status, text: await res.text() };
     };
-    await agree(parameter('/api/md', 'get', 'x-md-original-path'), offSite.filter((v) => [...v].every((c) => c === '\t' || (c >= ' ' && c !== '\u007f'))), header, 'x-md-original-path');
+    await agree(
+      parameter('/api/md', 'get', 'x-md-original-path'),
+      offSite.filter((v) => [...v].every((c) => c === '\t' || (c >= ' ' && c !== '\u007f'))),
+      header,
+      'x-md-original-path',
+    );
   });
 
   it('when x-md-original-path, Mcp-Method, Mcp-Name or MCP-Protocol-Version is empty, then the server reads it as absent and the document allows it', async () => {
@@ -117,10 +172,25 @@ describe('openapi.json and the server agree on what is valid', () => {
     };
     await agree(parameter('/api/md', 'get', 'x-md-original-path'), ['', '/calculator'], md, 'x-md-original-path');
     // tools/list carries no name: an empty Mcp-Name is no Mcp-Name, which that method does not need.
-    await agree(parameter('/api/mcp', 'post', 'Mcp-Name'), ['', 'search_care_resources'], (v) => mcp(modern('tools/list'), { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/list', 'mcp-name': String(v) }), 'Mcp-Name');
+    await agree(
+      parameter('/api/mcp', 'post', 'Mcp-Name'),
+      ['', 'search_care_resources'],
+      (v) => mcp(modern('tools/list'), { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/list', 'mcp-name': String(v) }),
+      'Mcp-Name',
+    );
     // A 2025 request does not need Mcp-Method: empty is the same as leaving it out.
-    await agree(parameter('/api/mcp', 'post', 'Mcp-Method'), ['', 'ping'], (v) => mcp({ jsonrpc: '2.0', id: 1, method: 'ping' }, { 'mcp-method': String(v) }), 'Mcp-Method');
-    await agree(parameter('/api/mcp', 'post', 'MCP-Protocol-Version'), ['', '2025-03-26', '1999-01-01'], (v) => mcp({ jsonrpc: '2.0', id: 1, method: 'ping' }, { 'mcp-protocol-version': String(v) }), 'MCP-Protocol-Version');
+    await agree(
+      parameter('/api/mcp', 'post', 'Mcp-Method'),
+      ['', 'ping'],
+      (v) => mcp({ jsonrpc: '2.0', id: 1, method: 'ping' }, { 'mcp-method': String(v) }),
+      'Mcp-Method',
+    );
+    await agree(
+      parameter('/api/mcp', 'post', 'MCP-Protocol-Version'),
+      ['', '2025-03-26', '1999-01-01'],
+      (v) => mcp({ jsonrpc: '2.0', id: 1, method: 'ping' }, { 'mcp-protocol-version': String(v) }),
+      'MCP-Protocol-Version',
+    );
     // Where the header is required, empty is refused as missing: the description says so.
     const call = modern('tools/call', { name: 'search_care_resources', arguments: { query: 'respite' } });
     const missing = await mcp(call, { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': '' });
@@ -133,7 +203,8 @@ describe('openapi.json and the server agree on what is valid', () => {
     const res = await fetch(`${svc.urls.site}/api/md?path=/${'a'.repeat(20_000)}`);
     expect(res.status).toBe(431);
     for (const [path, item] of Object.entries(doc.paths as Record<string, Json>))
-      for (const [method, operation] of Object.entries(item)) expect(operation.responses['431'], `${method} ${path}`).toEqual({ $ref: '#/components/responses/HeaderFieldsTooLarge' });
+      for (const [method, operation] of Object.entries(item))
+        expect(operation.responses['431'], `${method} ${path}`).toEqual({ $ref: '#/components/responses/HeaderFieldsTooLarge' });
     expect(doc.components.responses.HeaderFieldsTooLarge.description).toMatch(/16 KB/);
   });
 });

@@ -64,7 +64,8 @@ function started(args: string[], extra: Record<string, string>) {
 }
 
 let n = 0;
-const send = (partner: Partner, o: { secret?: string; subject?: string } = {}) => postEvent(d.pipe, partner, visit(partner, o.subject ?? 'client-cli', { source_event_id: `c-${n++}` }), o);
+const send = (partner: Partner, o: { secret?: string; subject?: string } = {}) =>
+  postEvent(d.pipe, partner, visit(partner, o.subject ?? 'client-cli', { source_event_id: `c-${n++}` }), o);
 
 /** Requests each worker answered with this status so far (the workers log every reply at debug). */
 const answered = (status: number) => d.workers.map((w) => w.lines.filter((l) => l.includes(`"status":${status}`) && l.includes('"msg":"handled"')).length);
@@ -129,7 +130,11 @@ describe('carecircle partner over NATS', () => {
     await shareWith(d.gateway, partner, 'client-down', await family(d.gateway.store.db, d.gateway.credentials, d.gateway.config));
     const before = await partnerStore(d.gateway.store.db, d.gateway.credentials).get(partner.institutionId);
     const down = { NATS_URL: `nats://127.0.0.1:${await freePort()}` };
-    for (const args of [['rotate', partner.institutionId], ['deactivate', partner.institutionId], ['create', '--name', 'Never Made', '--id', 'never-made']]) {
+    for (const args of [
+      ['rotate', partner.institutionId],
+      ['deactivate', partner.institutionId],
+      ['create', '--name', 'Never Made', '--id', 'never-made'],
+    ]) {
       const refused = await cli(args, down);
       expect(refused.code).toBe(1);
       expect(refused.stdout).toBe('');
@@ -151,7 +156,10 @@ describe('carecircle partner over NATS', () => {
       link.cutOn(/SUB \S+\.cc\.creds\.ack\./);
       const rotating = started(['rotate', partner.institutionId], { NATS_URL: link.url });
       await link.cut();
-      await rotating.waitFor('stderr', /waiting for NATS at nats:\/\/127\.0\.0\.1:\d+ to announce the change to the running processes \(saved already; \d+ s\)/);
+      await rotating.waitFor(
+        'stderr',
+        /waiting for NATS at nats:\/\/127\.0\.0\.1:\d+ to announce the change to the running processes \(saved already; \d+ s\)/,
+      );
       // Away long enough that the processes it last heard from count as gone (6 s): it must hear them again.
       await rotating.waitFor('stderr', /saved already; (?:[7-9]|[1-9]\d+) s\)/);
       // Still waiting, and the secret that cannot be shown again is on screen already.
@@ -205,7 +213,9 @@ describe('carecircle partner over NATS', () => {
       const deactivated = await cli(['deactivate', partner.institutionId]);
       await link.cut();
       expect(deactivated.code).toBe(0);
-      expect(deactivated.stderr).toMatch(/warning: 1 running process\(es\) did not confirm the change within 3 s \(stopped, cut off from NATS, or stalled\)\. The change is saved\./);
+      expect(deactivated.stderr).toMatch(
+        /warning: 1 running process\(es\) did not confirm the change within 3 s \(stopped, cut off from NATS, or stalled\)\. The change is saved\./,
+      );
       expect(deactivated.stderr).toContain(UNCONFIRMED);
       expect(deactivated.stdout).toMatch(/every request now gets 403 on the 3 running process\(es\) that confirmed it/);
       expect((await partnerStore(d.gateway.store.db, d.gateway.credentials).get(partner.institutionId))!.status).toBe('inactive');

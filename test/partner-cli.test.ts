@@ -55,7 +55,12 @@ describe('carecircle partner', () => {
     const created = await partner(['create', '--name', 'CLI Home Care', '--id', 'cli-home', '--json']);
     expect(created.code).toBe(0);
     const c = JSON.parse(created.stdout);
-    expect(c).toMatchObject({ institution_id: 'cli-home', name: 'CLI Home Care', secret_id: expect.stringMatching(/^sec_/), secret: expect.stringMatching(/^ccps_/) });
+    expect(c).toMatchObject({
+      institution_id: 'cli-home',
+      name: 'CLI Home Care',
+      secret_id: expect.stringMatching(/^sec_/),
+      secret: expect.stringMatching(/^ccps_/),
+    });
     const rotated = JSON.parse((await partner(['rotate', 'cli-home', '--json'])).stdout);
     expect(rotated.secret).not.toBe(c.secret);
     expect((await partner(['retire', 'cli-home', c.secret_id])).code).toBe(0);
@@ -81,7 +86,16 @@ describe('carecircle partner', () => {
     await shareWith(svc, p, 'client-cli', fam);
     const file = path.join(os.tmpdir(), `cc-event-${process.pid}.json`);
     const at = new Date(Date.now() - 60_000).toISOString();
-    writeFileSync(file, JSON.stringify({ subject_ref: 'client-cli', event_type: 'note_added', occurred_at: at, payload: { caregiver_id: 'cg', note_text: 'Slept well.' }, source_event_id: 'cli-1' }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        subject_ref: 'client-cli',
+        event_type: 'note_added',
+        occurred_at: at,
+        payload: { caregiver_id: 'cg', note_text: 'Slept well.' },
+        source_event_id: 'cli-1',
+      }),
+    );
     const env = { CARECIRCLE_PARTNER_SECRET: p.secret, CARECIRCLE_PARTNER_INSTITUTION: p.institutionId };
     const sent = await cli(['send', '--file', file, '--url', svc.urls.pipe!, '--json'], env);
     expect(sent.code).toBe(0);

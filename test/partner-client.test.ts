@@ -14,7 +14,9 @@ interface Seen {
 }
 
 /** A real HTTP server answering from a script: one status (and headers) per request, the last repeating. */
-async function scripted(script: { status: number; headers?: Record<string, string>; body?: unknown }[]): Promise<{ url: string; seen: Seen[]; server: Server }> {
+async function scripted(
+  script: { status: number; headers?: Record<string, string>; body?: unknown }[],
+): Promise<{ url: string; seen: Seen[]; server: Server }> {
   const seen: Seen[] = [];
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     let body = '';
@@ -51,7 +53,13 @@ function clientFor(url: string) {
   return { client, sleeps, attempts, elapsed: () => now - Date.parse('2026-11-22T10:00:00Z') };
 }
 
-const event = { subject_ref: 'c-1', event_type: 'vital_recorded', occurred_at: '2026-11-22T09:59:00Z', payload: { vital_type: 'pulse', value: 70, unit: 'bpm', recorded_by: 'cg' }, source_event_id: 'e-1' };
+const event = {
+  subject_ref: 'c-1',
+  event_type: 'vital_recorded',
+  occurred_at: '2026-11-22T09:59:00Z',
+  payload: { vital_type: 'pulse', value: 70, unit: 'bpm', recorded_by: 'cg' },
+  source_event_id: 'e-1',
+};
 
 const servers: Server[] = [];
 afterEach(() => {
@@ -90,7 +98,10 @@ describe('partner client - retry rule', () => {
   });
 
   it('when rate limited, then it waits for Retry-After and sends again', async () => {
-    const srv = await scripted([{ status: 429, headers: { 'retry-after': '7' } }, { status: 202, body: { event_id: 'evt_2', duplicate: true } }]);
+    const srv = await scripted([
+      { status: 429, headers: { 'retry-after': '7' } },
+      { status: 202, body: { event_id: 'evt_2', duplicate: true } },
+    ]);
     servers.push(srv.server);
     const { client, sleeps } = clientFor(srv.url);
     expect(await client.sendEvent(event)).toMatchObject({ ok: true, eventId: 'evt_2', duplicate: true, attempts: 2 });
@@ -142,9 +153,24 @@ describe('partner client - against the pipe host', () => {
     expect((await enterLinkCode(svc.bus, svc.config, fam, (on.body as { link_code: string }).link_code)).status).toBe(200);
     const at = new Date(Date.now() - 60_000).toISOString();
     const sent = [
-      await client.sendEvent({ subject_ref: 'client-pc', event_type: 'visit_started', occurred_at: at, payload: { caregiver_id: 'cg', scheduled_start: at, actual_start: at } }),
-      await client.sendEvent({ subject_ref: 'client-pc', event_type: 'med_administered', occurred_at: at, payload: { medication_name: 'Lisinopril', dose_amount: 10, dose_unit: 'mg', administered_by: 'cg' } }),
-      await client.sendEvent({ subject_ref: 'client-pc', event_type: 'vital_recorded', occurred_at: at, payload: { vital_type: 'temperature', value: 37.1, unit: 'C', recorded_by: 'cg' } }),
+      await client.sendEvent({
+        subject_ref: 'client-pc',
+        event_type: 'visit_started',
+        occurred_at: at,
+        payload: { caregiver_id: 'cg', scheduled_start: at, actual_start: at },
+      }),
+      await client.sendEvent({
+        subject_ref: 'client-pc',
+        event_type: 'med_administered',
+        occurred_at: at,
+        payload: { medication_name: 'Lisinopril', dose_amount: 10, dose_unit: 'mg', administered_by: 'cg' },
+      }),
+      await client.sendEvent({
+        subject_ref: 'client-pc',
+        event_type: 'vital_recorded',
+        occurred_at: at,
+        payload: { vital_type: 'temperature', value: 37.1, unit: 'C', recorded_by: 'cg' },
+      }),
     ];
     expect(sent.map((r) => [r.ok, r.duplicate])).toEqual([
       [true, false],

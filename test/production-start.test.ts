@@ -22,10 +22,16 @@ async function start(env: Record<string, string>): Promise<{ code: number | null
 
 describe('production start', () => {
   it('when NODE_ENV=production runs on the development defaults with an http URL, then it exits 1 naming every variable in one message', async () => {
-    const { code, stderr } = await start({ NODE_ENV: 'production', SITE_URL: 'http://carecircle.example', LOG_LEVEL: 'silent', DATA_DIR: path.join(tmpdir(), `cc-prod-${process.pid}`) });
+    const { code, stderr } = await start({
+      NODE_ENV: 'production',
+      SITE_URL: 'http://carecircle.example',
+      LOG_LEVEL: 'silent',
+      DATA_DIR: path.join(tmpdir(), `cc-prod-${process.pid}`),
+    });
     expect(code).toBe(1);
     expect(stderr.match(/invalid configuration/g)).toHaveLength(1);
-    for (const name of ['DEV_IDP', 'IDP_ISSUER', 'IDP_JWKS_URL', 'IDP_LOGIN_URL', 'SITE_URL', 'NEWSLETTER_SECRET', 'DATA_KEY', 'MONGO_URL', 'NATS_URL']) expect(stderr, name).toMatch(new RegExp(`^  ${name}\\b`, 'm'));
+    for (const name of ['DEV_IDP', 'IDP_ISSUER', 'IDP_JWKS_URL', 'IDP_LOGIN_URL', 'SITE_URL', 'NEWSLETTER_SECRET', 'DATA_KEY', 'MONGO_URL', 'NATS_URL'])
+      expect(stderr, name).toMatch(new RegExp(`^  ${name}\\b`, 'm'));
     expect(stderr).not.toContain('listening');
   });
 

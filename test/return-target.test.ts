@@ -34,7 +34,9 @@ describe('return target - absolute only (the identity provider return_to)', () =
 
   it('when return_to is an absolute address of one of our hosts, then it is kept as a full URL', () => {
     expect(returnTarget(`${ORIGINS.app}/auth/callback?next=%2Fsettings`, null, ours)).toBe(`${ORIGINS.app}/auth/callback?next=%2Fsettings`);
-    expect(returnTarget('https://auth.carecircle.example/oauth/interaction/abc/signed-in', null, ours)).toBe('https://auth.carecircle.example/oauth/interaction/abc/signed-in');
+    expect(returnTarget('https://auth.carecircle.example/oauth/interaction/abc/signed-in', null, ours)).toBe(
+      'https://auth.carecircle.example/oauth/interaction/abc/signed-in',
+    );
   });
 
   it('when return_to is relative or hostile, then it is refused', () => {

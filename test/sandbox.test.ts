@@ -40,11 +40,14 @@ afterAll(async () => {
   await sink?.close();
 });
 
-const start = (args: Record<string, unknown>, headers: Record<string, string> = {}) => postJson(endpoint, rpc('tools/call', { name: 'start_family_care_workspace', arguments: args }), headers);
+const start = (args: Record<string, unknown>, headers: Record<string, string> = {}) =>
+  postJson(endpoint, rpc('tools/call', { name: 'start_family_care_workspace', arguments: args }), headers);
 const resultOf = (res: { json: any }) => JSON.parse(res.json.result.content[1].text);
 const smtpPort = () => Number(new URL(svc.urls.smtp!).port);
 const mail = (to: string, subject: string, text: string, attachments: { filename: string; content: string }[] = []) =>
-  nodemailer.createTransport({ host: '127.0.0.1', port: smtpPort(), secure: false, ignoreTLS: true }).sendMail({ from: 'Clinic <frontdesk@clinic.example>', to, subject, text, attachments });
+  nodemailer
+    .createTransport({ host: '127.0.0.1', port: smtpPort(), secure: false, ignoreTLS: true })
+    .sendMail({ from: 'Clinic <frontdesk@clinic.example>', to, subject, text, attachments });
 
 describe('sandbox endpoint - descriptor and protocol', () => {
   it('when an agent reads the descriptor, then it has everything needed to create a sandbox', async () => {
@@ -103,7 +106,12 @@ describe('sandbox endpoint - arguments', () => {
     const ok = await start({ lovedOneFirstName: 'A', lovedOneLastName: 'B', sandbox: true, familyMemberEmails: eight });
     const result = resultOf(ok);
     expect(result.inviteDrafts).toHaveLength(8);
-    expect(result.inviteDrafts[0]).toEqual({ email: 'member0@example.com', role: 'family_member', status: 'draft', note: expect.stringMatching(/nothing was sent/) });
+    expect(result.inviteDrafts[0]).toEqual({
+      email: 'member0@example.com',
+      role: 'family_member',
+      status: 'draft',
+      note: expect.stringMatching(/nothing was sent/),
+    });
   });
 
   it('when the body is over 64 KB, then 413', async () => {
@@ -118,14 +126,26 @@ describe('sandbox lifecycle', () => {
     await client.connect(new StreamableHTTPClientTransport(new URL(endpoint)));
     const res = await client.callTool({
       name: 'start_family_care_workspace',
-      arguments: { lovedOneFirstName: 'Eleanor', lovedOneLastName: 'Vance', sandbox: true, primaryCaregiverEmail: 'Claire.Vance@example.com', careContext: 'Mild dementia; lives alone.', familyMemberEmails: ['tom@example.com', 'TOM@example.com'] },
+      arguments: {
+        lovedOneFirstName: 'Eleanor',
+        lovedOneLastName: 'Vance',
+        sandbox: true,
+        primaryCaregiverEmail: 'Claire.Vance@example.com',
+        careContext: 'Mild dementia; lives alone.',
+        familyMemberEmails: ['tom@example.com', 'TOM@example.com'],
+      },
     });
     await client.close();
     const content = res.content as { type: string; text: string }[];
     expect(content).toHaveLength(2);
     expect(content[0]!.text).toContain(`${svc.config.appUrl}/onboarding?workspace=`);
     const result = JSON.parse(content[1]!.text);
-    expect(result).toMatchObject({ familyName: 'The Vance Family (sandbox)', sandbox: true, primaryCaregiverEmail: 'claire.vance@example.com', inviteDrafts: [{ email: 'tom@example.com', status: 'draft' }] });
+    expect(result).toMatchObject({
+      familyName: 'The Vance Family (sandbox)',
+      sandbox: true,
+      primaryCaregiverEmail: 'claire.vance@example.com',
+      inviteDrafts: [{ email: 'tom@example.com', status: 'draft' }],
+    });
     expect(result.inboxAddress).toMatch(new RegExp(`^eleanor-vance-[a-z2-7]{8}@${svc.config.inboxDomain.replace('.', '\\.')}$`));
     const ws = await db.collection('workspaces').findOne({ _id: result.workspaceId });
     expect(ws).toMatchObject({ sandbox: true, ownerUid: 'anonymous-mcp', careContext: 'Mild dementia; lives alone.' });
@@ -161,22 +181,38 @@ describe('sandbox lifecycle', () => {
     const cookie = await signIn(svc, 'claire.vance@example.com');
     const key = (await appCall(svc, cookie, 'POST', '/api/keys', { name: 'after claim' })).json.apiKey;
     const authed = new Client({ name: 'caregiver', version: '1.0.0' });
-    await authed.connect(new StreamableHTTPClientTransport(new URL(`${svc.urls.app}/api/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
+    await authed.connect(
+      new StreamableHTTPClientTransport(new URL(`${svc.urls.app}/api/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }),
+    );
     const lovedOnes = JSON.parse(((await authed.callTool({ name: 'list_loved_ones', arguments: {} })).content as any)[0].text);
     expect(lovedOnes).toMatchObject({ workspaceId: result.workspaceId, lovedOnes: [{ id: result.lovedOneId, inboxAddress: result.inboxAddress }] });
     const events = JSON.parse(((await authed.callTool({ name: 'list_care_events', arguments: { lovedOneId: result.lovedOneId } })).content as any)[0].text);
-    expect(events.events[0]).toMatchObject({ source: 'inbox', eventType: 'inbox_message', payload: { subject: 'Visit summary', attachmentNames: ['summary.pdf'] } });
+    expect(events.events[0]).toMatchObject({
+      source: 'inbox',
+      eventType: 'inbox_message',
+      payload: { subject: 'Visit summary', attachmentNames: ['summary.pdf'] },
+    });
     await authed.close();
   });
 
   it('when someone with a different email tries to claim, then it is orphaned for good', async () => {
     const result = resultOf(await start({ lovedOneFirstName: 'Ada', lovedOneLastName: 'Orphan', sandbox: true, primaryCaregiverEmail: 'right@example.com' }));
     const wrong = await signIn(svc, 'wrong@example.com');
-    const res = await fetch(`${svc.urls.app}/onboarding/claim`, { method: 'POST', redirect: 'manual', headers: { cookie: wrong, origin: new URL(svc.config.appUrl).origin, 'content-type': 'application/x-www-form-urlencoded' }, body: `workspace=${result.workspaceId}` });
+    const res = await fetch(`${svc.urls.app}/onboarding/claim`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie: wrong, origin: new URL(svc.config.appUrl).origin, 'content-type': 'application/x-www-form-urlencoded' },
+      body: `workspace=${result.workspaceId}`,
+    });
     expect(res.status).toBe(403);
     expect(await res.text()).toContain('different email address');
     const right = await signIn(svc, 'right@example.com');
-    const later = await fetch(`${svc.urls.app}/onboarding/claim`, { method: 'POST', redirect: 'manual', headers: { cookie: right, origin: new URL(svc.config.appUrl).origin, 'content-type': 'application/x-www-form-urlencoded' }, body: `workspace=${result.workspaceId}` });
+    const later = await fetch(`${svc.urls.app}/onboarding/claim`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie: right, origin: new URL(svc.config.appUrl).origin, 'content-type': 'application/x-www-form-urlencoded' },
+      body: `workspace=${result.workspaceId}`,
+    });
     expect(later.status).toBe(404);
     expect(await db.collection('workspaces').findOne({ _id: result.workspaceId })).toMatchObject({ sandbox: true, ownerUid: 'anonymous-mcp' });
   });
@@ -187,7 +223,13 @@ describe('sandbox lifecycle', () => {
     const sweep = sandboxSweepJob(svc.config, db, passThroughCredentials(db), svc.timelines, () => Date.now() + svc.config.sandboxTtl + 60_000);
     const counts = await sweep.run();
     expect(counts.purged).toBeGreaterThanOrEqual(1);
-    for (const [collection, filter] of [['workspaces', { _id: result.workspaceId }], ['loved_ones', { _id: result.lovedOneId }], ['inbox_items', { lovedOneId: result.lovedOneId }], ['care_events', { lovedOneId: result.lovedOneId }], ['invite_drafts', { workspaceId: result.workspaceId }]] as const) {
+    for (const [collection, filter] of [
+      ['workspaces', { _id: result.workspaceId }],
+      ['loved_ones', { _id: result.lovedOneId }],
+      ['inbox_items', { lovedOneId: result.lovedOneId }],
+      ['care_events', { lovedOneId: result.lovedOneId }],
+      ['invite_drafts', { workspaceId: result.workspaceId }],
+    ] as const) {
       expect(await db.collection(collection).countDocuments(filter as any)).toBe(0);
     }
     expect(await new SandboxService(db, passThroughCredentials(db), svc.config.inboxDomain, svc.timelines).state(result.workspaceId)).toBe('purged');
@@ -258,7 +300,13 @@ describe('sandbox endpoint - limits', () => {
     const seen: unknown[] = [];
     const sub = svc.bus.subscribe(`${svc.config.busNamespace}.ops.sandbox.created`, (m) => seen.push(m.data));
     await svc.bus.flush(); // the server has the subscription before anything is published
-    await start({ lovedOneFirstName: 'Private', lovedOneLastName: 'Name', sandbox: true, primaryCaregiverEmail: 'secret@example.com', careContext: 'very private' });
+    await start({
+      lovedOneFirstName: 'Private',
+      lovedOneLastName: 'Name',
+      sandbox: true,
+      primaryCaregiverEmail: 'secret@example.com',
+      careContext: 'very private',
+    });
     await vi.waitFor(() => expect(seen.length).toBeGreaterThan(0), { timeout: 1_000, interval: 20 });
     await sub.drain();
     expect(seen).toHaveLength(1);

@@ -20,8 +20,10 @@ async function post(url: string, body: unknown, headers: Record<string, string> 
   return { status: res.status, cookie: res.headers.get('set-cookie')?.split(';')[0], json: text ? (JSON.parse(text) as any) : undefined };
 }
 
-const openSession = (host: 'site' | 'app', idToken: string, origin?: string) => post(`${svc.urls[host]}/api/auth/session`, { idToken }, origin ? { origin } : {});
-const signOut = (host: 'site' | 'app', cookie: string, origin?: string) => post(`${svc.urls[host]}/api/auth/signout`, {}, { cookie, ...(origin ? { origin } : {}) });
+const openSession = (host: 'site' | 'app', idToken: string, origin?: string) =>
+  post(`${svc.urls[host]}/api/auth/session`, { idToken }, origin ? { origin } : {});
+const signOut = (host: 'site' | 'app', cookie: string, origin?: string) =>
+  post(`${svc.urls[host]}/api/auth/signout`, {}, { cookie, ...(origin ? { origin } : {}) });
 const me = async (cookie: string) => (await (await fetch(`${svc.urls.app}/api/auth/me`, { headers: { cookie } })).json()) as { authenticated: boolean };
 
 describe('session - Origin', () => {
@@ -38,7 +40,12 @@ describe('session - Origin', () => {
   });
 
   it('when the page is ours (site or app origin) or no Origin is sent (a server), then the session opens', async () => {
-    for (const [host, origin] of [['app', appOrigin()], ['site', siteOrigin()], ['app', siteOrigin()], ['site', undefined]] as const) {
+    for (const [host, origin] of [
+      ['app', appOrigin()],
+      ['site', siteOrigin()],
+      ['app', siteOrigin()],
+      ['site', undefined],
+    ] as const) {
       const res = await openSession(host, await devIdToken(svc, 'own-origin@example.com'), origin);
       expect(res.status, `${host} ${origin}`).toBe(200);
       expect(res.json.authenticated).toBe(true);

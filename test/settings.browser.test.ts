@@ -8,7 +8,9 @@ const run = useServiceWithBrowser({ nats: true });
 
 async function connect(apiKey: string): Promise<Client> {
   const client = new Client({ name: 'settings-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${run.svc.urls.app}/api/mcp`), { requestInit: { headers: { authorization: `Bearer ${apiKey}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${run.svc.urls.app}/api/mcp`), { requestInit: { headers: { authorization: `Bearer ${apiKey}` } } }),
+  );
   return client;
 }
 
@@ -52,10 +54,13 @@ describe('settings page - MCP API keys in a browser', () => {
 
     // Audit rows are written off the reply path: a reload shows them shortly after.
     await expect
-      .poll(async () => {
-        await page.reload();
-        return page.textContent('#activity');
-      }, { timeout: 5_000 })
+      .poll(
+        async () => {
+          await page.reload();
+          return page.textContent('#activity');
+        },
+        { timeout: 5_000 },
+      )
       .toContain('list_loved_ones');
     // Revoking asks first, naming the key on both buttons.
     const label = `Revoke key ‘Desktop assistant’ (…${apiKey.slice(-4)})`;
@@ -69,6 +74,6 @@ describe('settings page - MCP API keys in a browser', () => {
 
     await expect(client.callTool({ name: 'ping', arguments: {} })).rejects.toThrow(/403|revoked/i);
     await client.close().catch(() => undefined);
-    expect(errors, errors.join("\n")).toEqual([]);
+    expect(errors, errors.join('\n')).toEqual([]);
   });
 });

@@ -41,7 +41,11 @@ async function signInWith(page: Page, next: string, email: string): Promise<URL>
 
 describe('sign-in return address in a browser', () => {
   it('when next hides another host behind a tab, newline or carriage return, then signing in lands on the app', async () => {
-    for (const [label, char] of [['tab', '\t'], ['newline', '\n'], ['carriage return', '\r']]) {
+    for (const [label, char] of [
+      ['tab', '\t'],
+      ['newline', '\n'],
+      ['carriage return', '\r'],
+    ]) {
       const { page } = await newPage(run.browser);
       const landed = await signInWith(page, `/${char}/${evilHost}/phish`, 'return-hostile@example.com');
       expect(landed.origin, label).toBe(new URL(app()).origin);

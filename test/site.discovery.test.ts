@@ -44,7 +44,13 @@ const SERVER_JSON_SCHEMA = {
                 isRequired: { type: 'boolean' },
                 isSecret: { type: 'boolean' },
                 value: { type: 'string' },
-                variables: { type: 'object', additionalProperties: { type: 'object', properties: { description: { type: 'string' }, isRequired: { type: 'boolean' }, isSecret: { type: 'boolean' } } } },
+                variables: {
+                  type: 'object',
+                  additionalProperties: {
+                    type: 'object',
+                    properties: { description: { type: 'string' }, isRequired: { type: 'boolean' }, isSecret: { type: 'boolean' } },
+                  },
+                },
               },
             },
           },
@@ -148,9 +154,23 @@ describe('site discovery documents', () => {
     const ops = Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([p, m]) => Object.keys(m).map((k) => `${k.toUpperCase()} ${p}`));
     expect(ops.sort()).toEqual(
       [
-        'GET /openapi.json', 'GET /agents.json', 'GET /llms.txt', 'GET /llms-full.txt', 'GET /.well-known/api-catalog', 'GET /.well-known/mcp/server.json',
-        'GET /.well-known/mcp.json', 'GET /.well-known/oauth-authorization-server', 'GET /api/mcp', 'POST /api/mcp', 'GET /api/md', 'POST /api/newsletter',
-        'GET /api/auth/me', 'POST /api/auth/session', 'POST /api/auth/signout', 'GET /api/community', 'POST /api/community',
+        'GET /openapi.json',
+        'GET /agents.json',
+        'GET /llms.txt',
+        'GET /llms-full.txt',
+        'GET /.well-known/api-catalog',
+        'GET /.well-known/mcp/server.json',
+        'GET /.well-known/mcp.json',
+        'GET /.well-known/oauth-authorization-server',
+        'GET /api/mcp',
+        'POST /api/mcp',
+        'GET /api/md',
+        'POST /api/newsletter',
+        'GET /api/auth/me',
+        'POST /api/auth/session',
+        'POST /api/auth/signout',
+        'GET /api/community',
+        'POST /api/community',
       ].sort(),
     );
     for (const [op, statuses] of [
@@ -182,12 +202,24 @@ describe('site discovery documents', () => {
     expect(catalog.anchor).toBe(`${svc.config.siteUrl}/.well-known/api-catalog`);
     expect(catalog.item.map((i: any) => i.href)).toEqual(apis.map((a: any) => a.anchor));
     expect(catalog.item.map((i: any) => i.href)).toEqual(
-      expect.arrayContaining([`${svc.config.siteUrl}/api/mcp`, `${svc.config.appUrl}/api/mcp`, `${svc.config.appUrl}/api/mcp/public`, `${svc.config.pipeUrl}/pipe/v1/events`, svc.config.authUrl]),
+      expect.arrayContaining([
+        `${svc.config.siteUrl}/api/mcp`,
+        `${svc.config.appUrl}/api/mcp`,
+        `${svc.config.appUrl}/api/mcp/public`,
+        `${svc.config.pipeUrl}/pipe/v1/events`,
+        svc.config.authUrl,
+      ]),
     );
     const siteApi = apis.find((a: any) => a.anchor === `${svc.config.siteUrl}/`);
     expect(siteApi['service-desc'][0].href).toBe(`${svc.config.siteUrl}/openapi.json`);
     // Every link into the site host answers.
-    const siteLinks = doc.linkset.flatMap((ctx: any) => Object.entries(ctx).filter(([k]) => k !== 'anchor').flatMap(([, v]) => (v as any[]).map((t) => t.href))).filter((h: string) => h.startsWith(svc.config.siteUrl));
+    const siteLinks = doc.linkset
+      .flatMap((ctx: any) =>
+        Object.entries(ctx)
+          .filter(([k]) => k !== 'anchor')
+          .flatMap(([, v]) => (v as any[]).map((t) => t.href)),
+      )
+      .filter((h: string) => h.startsWith(svc.config.siteUrl));
     for (const href of new Set<string>(siteLinks)) expect((await fetch(href.replace(svc.config.siteUrl, site))).status, href).toBe(200);
   });
 
@@ -212,11 +244,14 @@ describe('site discovery documents', () => {
     const agents = JSON.parse((await get(`${site}/agents.json`)).text);
     const server = JSON.parse((await get(`${site}/.well-known/mcp/server.json`)).text);
     const llms = (await get(`${site}/llms.txt`)).text;
-    for (const s of agents.mcp.servers) expect(s, s.url).toMatchObject({ protocolVersion: '2026-07-28', supportedProtocolVersions: versions, defaultProtocolVersion: '2025-03-26' });
-    for (const e of server._meta['io.modelcontextprotocol.registry/publisher-provided'].endpoints) expect(e, e.url).toMatchObject({ protocolVersion: '2026-07-28', supportedProtocolVersions: versions });
+    for (const s of agents.mcp.servers)
+      expect(s, s.url).toMatchObject({ protocolVersion: '2026-07-28', supportedProtocolVersions: versions, defaultProtocolVersion: '2025-03-26' });
+    for (const e of server._meta['io.modelcontextprotocol.registry/publisher-provided'].endpoints)
+      expect(e, e.url).toMatchObject({ protocolVersion: '2026-07-28', supportedProtocolVersions: versions });
     const endpointLines = llms.split('\n').filter((l) => l.startsWith('Endpoint: '));
     expect(endpointLines).toHaveLength(3);
-    for (const l of endpointLines) expect(l).toContain('MCP 2026-07-28, the current revision, without initialize; also 2025-11-25, 2025-06-18, 2025-03-26 through initialize');
+    for (const l of endpointLines)
+      expect(l).toContain('MCP 2026-07-28, the current revision, without initialize; also 2025-11-25, 2025-06-18, 2025-03-26 through initialize');
     // The workspace's prompt and resource template are declared once and named in both documents.
     const workspace = agents.mcp.servers.find((s: any) => s.url === `${svc.config.appUrl}/api/mcp`);
     expect(workspace.prompts.map((p: any) => p.name)).toEqual(['weekly_care_summary']);
@@ -254,10 +289,28 @@ describe('site discovery documents', () => {
     const llms = (await get(`${site}/llms.txt`)).text;
     expect(llms.startsWith('# carecircle\n\n> ')).toBe(true);
     const links = [...llms.matchAll(/\]\((https?:\/\/[^)\s]+)\)/g)].map((m) => m[1]!);
-    for (const needed of ['/openapi.json', '/agents.json', '/.well-known/api-catalog', '/.well-known/mcp/server.json', '/.well-known/oauth-authorization-server', '/llms-full.txt', '/resources', '/channels', '/calculator', '/glossary'])
+    for (const needed of [
+      '/openapi.json',
+      '/agents.json',
+      '/.well-known/api-catalog',
+      '/.well-known/mcp/server.json',
+      '/.well-known/oauth-authorization-server',
+      '/llms-full.txt',
+      '/resources',
+      '/channels',
+      '/calculator',
+      '/glossary',
+    ])
       expect(links, needed).toContain(`${svc.config.siteUrl}${needed}`);
-    for (const host of [`${svc.config.siteUrl}/api/mcp`, `${svc.config.appUrl}/api/mcp`, `${svc.config.appUrl}/api/mcp/public`, `${svc.config.pipeUrl}/pipe/v1/events`]) expect(llms).toContain(host);
-    for (const link of links.filter((l) => l.startsWith(svc.config.siteUrl))) expect((await fetch(link.replace(svc.config.siteUrl, site))).status, link).toBe(200);
+    for (const host of [
+      `${svc.config.siteUrl}/api/mcp`,
+      `${svc.config.appUrl}/api/mcp`,
+      `${svc.config.appUrl}/api/mcp/public`,
+      `${svc.config.pipeUrl}/pipe/v1/events`,
+    ])
+      expect(llms).toContain(host);
+    for (const link of links.filter((l) => l.startsWith(svc.config.siteUrl)))
+      expect((await fetch(link.replace(svc.config.siteUrl, site))).status, link).toBe(200);
   });
 
   it('when llms-full.txt is read, then it holds every resource, channel and glossary term and each directory tool schema', async () => {
@@ -296,7 +349,12 @@ describe('apex host', () => {
   });
 
   it('when a POST reaches the apex, then it is redirected with 308 so the method is kept', async () => {
-    const res = await fetch(`${svc.urls.apex}/api/newsletter`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' }, redirect: 'manual' });
+    const res = await fetch(`${svc.urls.apex}/api/newsletter`, {
+      method: 'POST',
+      body: '{}',
+      headers: { 'content-type': 'application/json' },
+      redirect: 'manual',
+    });
     expect(res.status).toBe(308);
     expect(res.headers.get('location')).toBe('https://carecircle.example/api/newsletter');
   });

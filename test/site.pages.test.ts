@@ -25,9 +25,20 @@ describe('directory pages', () => {
     site = svc.urls.site!;
     const token = await idp.token({ sub: 'page-author', email: 'author@example.com', name: 'Priya' });
     const post = (body: unknown) =>
-      fetch(`${site}/api/community`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<any>);
+      fetch(`${site}/api/community`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }).then((r) => r.json() as Promise<any>);
     await post({ channel: 'long-distance-caregiving', action: 'join' });
-    threadId = (await post({ channel: 'long-distance-caregiving', action: 'thread', title: 'Checking in from 800 miles away', body: 'What do you use to keep track of visits?\n\nWe use a shared notebook <and> a weekly call.' })).thread.id;
+    threadId = (
+      await post({
+        channel: 'long-distance-caregiving',
+        action: 'thread',
+        title: 'Checking in from 800 miles away',
+        body: 'What do you use to keep track of visits?\n\nWe use a shared notebook <and> a weekly call.',
+      })
+    ).thread.id;
     await post({ channel: 'long-distance-caregiving', action: 'comment', threadId, body: 'A group chat with the aides works for us.' });
   });
   afterAll(async () => {
@@ -66,7 +77,9 @@ describe('directory pages', () => {
         };
       });
       expect(a11y, path).toEqual({ lang: 'en', h1: 1, main: 1, unlabelled: 0, stylesheets: 1, scripts: 0, styleSheetsLoaded: 1 });
-      expect(errors, path).toEqual(status === 200 ? [] : [expect.stringMatching(new RegExp(`^Failed to load resource: the server responded with a status of ${status} `))]);
+      expect(errors, path).toEqual(
+        status === 200 ? [] : [expect.stringMatching(new RegExp(`^Failed to load resource: the server responded with a status of ${status} `))],
+      );
       return { page, status: response!.status(), headers: response!.headers(), text: await page.locator('main').innerText() };
     } finally {
       await context.close();
@@ -76,10 +89,20 @@ describe('directory pages', () => {
   it('when the home page is opened, then it offers search, categories, channels, the calculator and the newsletter', async () => {
     const { status, headers, text } = await visit('/', 'home');
     expect(status).toBe(200);
-    expect(headers['content-security-policy']).toBe("default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'");
+    expect(headers['content-security-policy']).toBe(
+      "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+    );
     expect(headers['x-content-type-options']).toBe('nosniff');
     expect(headers.vary).toBe('Accept, Accept-Encoding');
-    for (const words of ['What are you looking for?', 'Browse by need', 'Dementia', 'Talk with other caregivers', 'Long-term-care cost calculator', 'Newsletter']) expect(text).toContain(words);
+    for (const words of [
+      'What are you looking for?',
+      'Browse by need',
+      'Dementia',
+      'Talk with other caregivers',
+      'Long-term-care cost calculator',
+      'Newsletter',
+    ])
+      expect(text).toContain(words);
   });
 
   it('when a person searches from the home page, then results link to resources, channels and glossary terms', async () => {
@@ -139,7 +162,12 @@ describe('directory pages', () => {
     const tool = await fetch(`${site}/api/mcp`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'calculate_long_term_care_cost', arguments: { careType: 'home_health_aide', state: 'OH', years: 3 } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'calculate_long_term_care_cost', arguments: { careType: 'home_health_aide', state: 'OH', years: 3 } },
+      }),
     }).then((r) => r.json() as Promise<any>);
     const est = JSON.parse(tool.result.content[0].text);
     expect(text).toContain(`Home health aide in Ohio`);
@@ -154,11 +182,26 @@ describe('directory pages', () => {
         const doc = (globalThis as any).document;
         const svg = doc.querySelector('main svg');
         const named = (svg?.getAttribute('aria-labelledby') ?? '').split(' ').map((id: string) => doc.getElementById(id));
-        return { role: svg?.getAttribute('role'), named: named.map((n: any) => [n?.tagName, n?.parentNode === svg, n?.textContent]), bars: svg?.querySelectorAll('rect').length, styled: doc.querySelectorAll('main [style], main style').length, width: svg?.getBoundingClientRect().width };
+        return {
+          role: svg?.getAttribute('role'),
+          named: named.map((n: any) => [n?.tagName, n?.parentNode === svg, n?.textContent]),
+          bars: svg?.querySelectorAll('rect').length,
+          styled: doc.querySelectorAll('main [style], main style').length,
+          width: svg?.getBoundingClientRect().width,
+        };
       });
     });
     expect(chart).toMatchObject({ role: 'img', bars: 5, styled: 0 });
-    expect(chart.named).toEqual([['title', true, 'Cost by year: nursing home, private room in Alaska'], ['desc', true, expect.stringMatching(/^Bar chart of the yearly cost over 5 years, from \$364,452 in year 1 to \$410,194 in year 5, 3% more each year, worked out from the 2024 survey median/)]]);
+    expect(chart.named).toEqual([
+      ['title', true, 'Cost by year: nursing home, private room in Alaska'],
+      [
+        'desc',
+        true,
+        expect.stringMatching(
+          /^Bar chart of the yearly cost over 5 years, from \$364,452 in year 1 to \$410,194 in year 5, 3% more each year, worked out from the 2024 survey median/,
+        ),
+      ],
+    ]);
     expect(chart.width).toBeGreaterThan(300);
     expect(text).toContain('$30,371 per month, Alaska median, survey year 2024');
     expect(text).toContain('$10,798 per month, national median, survey year 2025');

@@ -84,7 +84,12 @@ const PROBES: Record<string, (c: Ctx) => Promise<Probe[]> | Probe[]> = {
     const auth = { ...json, authorization: `Bearer ${c.token}` };
     return [
       { why: 'join', status: 200, headers: auth, body: { channel: 'veteran-caregivers', action: 'join' } },
-      { why: 'a thread', status: 200, headers: auth, body: { channel: 'veteran-caregivers', action: 'thread', title: 'VA respite', body: 'How many days a year?' } },
+      {
+        why: 'a thread',
+        status: 200,
+        headers: auth,
+        body: { channel: 'veteran-caregivers', action: 'thread', title: 'VA respite', body: 'How many days a year?' },
+      },
       { why: 'a bad action', status: 400, headers: auth, body: { channel: 'veteran-caregivers', action: 'shout' } },
       { why: 'no token', status: 401, headers: json, body: { channel: 'veteran-caregivers', action: 'join' } },
       { why: 'not a member', status: 403, headers: auth, body: { channel: 'siblings-and-family-conflict', action: 'thread', title: 't', body: 'b' } },
@@ -113,7 +118,15 @@ describe('openapi.json walk', () => {
     await idp?.stop();
   });
 
-  const resolve = (obj: any): any => (obj?.$ref ? resolve(obj.$ref.replace(/^#\//, '').split('/').reduce((o: any, k: string) => o[k], doc)) : obj);
+  const resolve = (obj: any): any =>
+    obj?.$ref
+      ? resolve(
+          obj.$ref
+            .replace(/^#\//, '')
+            .split('/')
+            .reduce((o: any, k: string) => o[k], doc),
+        )
+      : obj;
   const validatorFor = (key: string, schema: any) => {
     if (!validators.has(key)) validators.set(key, ajv.compile(JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"openapi#/components/'))));
     return validators.get(key)!;
@@ -131,20 +144,28 @@ describe('openapi.json walk', () => {
       },
       threadId: async () => {
         if (thread) return thread;
-        const post = (body: unknown) => fetch(`${svc.urls.site}/api/community`, { method: 'POST', headers: { ...json, authorization: `Bearer ${token}` }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<any>);
+        const post = (body: unknown) =>
+          fetch(`${svc.urls.site}/api/community`, { method: 'POST', headers: { ...json, authorization: `Bearer ${token}` }, body: JSON.stringify(body) }).then(
+            (r) => r.json() as Promise<any>,
+          );
         await post({ channel: 'respite-and-burnout', action: 'join' });
         thread = (await post({ channel: 'respite-and-burnout', action: 'thread', title: 'Walk', body: 'A thread for the walk.' })).thread.id as string;
         return thread;
       },
     };
 
-    const operations = Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ key: `${method.toUpperCase()} ${path}`, path, method, op })));
+    const operations = Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, ops]) =>
+      Object.entries(ops).map(([method, op]) => ({ key: `${method.toUpperCase()} ${path}`, path, method, op })),
+    );
     expect(operations.map((o) => o.key).sort()).toEqual(Object.keys(PROBES).sort());
 
     let calls = 0;
     for (const { key, path, method, op } of operations) {
       const probes = await PROBES[key]!(ctx);
-      expect(probes.some((p) => p.status >= 200 && p.status < 300), `${key} has a success probe`).toBe(true);
+      expect(
+        probes.some((p) => p.status >= 200 && p.status < 300),
+        `${key} has a success probe`,
+      ).toBe(true);
       for (const probe of probes) {
         const label = `${key} (${probe.why})`;
         const send = () =>

@@ -7,7 +7,15 @@ import { MongoClient, type Db } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { databaseName } from '../src/store/mongo.js';
 import { EmbeddedTimeline } from '../src/store/timeline/embedded.js';
-import { AlreadySuperseded, CursorRefused, RecordNotFound, type Stream, type Timeline, type TimelineQuery, type TimelineRecord } from '../src/store/timeline/port.js';
+import {
+  AlreadySuperseded,
+  CursorRefused,
+  RecordNotFound,
+  type Stream,
+  type Timeline,
+  type TimelineQuery,
+  type TimelineRecord,
+} from '../src/store/timeline/port.js';
 import { timelinesOf, type TimelineShape } from '../src/store/timeline/timelines.js';
 import { freshDatabaseUrl } from './harness/servers.js';
 
@@ -137,7 +145,8 @@ describe.each(shapes)('timeline (%s)', (shape) => {
       expect(refused).toBeInstanceOf(CursorRefused);
       expect((refused as CursorRefused).field).toBe('cursor');
     }
-    for (const bad of ['%%%', '', Buffer.from('["2026-01-01T00:00:00.000Z","r1"]').toString('base64url')]) await expect(t.list(owner, { limit: 2, cursor: bad })).rejects.toBeInstanceOf(CursorRefused);
+    for (const bad of ['%%%', '', Buffer.from('["2026-01-01T00:00:00.000Z","r1"]').toString('base64url')])
+      await expect(t.list(owner, { limit: 2, cursor: bad })).rejects.toBeInstanceOf(CursorRefused);
     // The same query with the types in another order is the same query.
     const typed = await t.list(owner, { limit: 1, types: ['med', 'vital'] });
     expect((await t.list(owner, { limit: 1, types: ['vital', 'med'], cursor: typed.nextCursor! })).records).toHaveLength(1);
@@ -201,81 +210,104 @@ describe.each(shapes)('timeline (%s)', (shape) => {
     });
     afterAll(async () => {
       await busy.terminate();
-      process.stdout.write(`timeline (${shape}) concurrency: ${totals.rounds} rounds, ${totals.appended} records, ${totals.lost} lost, ${totals.doubled} doubled\n`);
+      process.stdout.write(
+        `timeline (${shape}) concurrency: ${totals.rounds} rounds, ${totals.appended} records, ${totals.lost} lost, ${totals.doubled} doubled\n`,
+      );
     });
     /** What the store holds for an owner: every record must be listed once. */
-    const stored = async (owner: string) => (await db.collection<Rec>(STREAM.records).find({ owner }, { projection: { _id: 1 } }).toArray()).map((r) => r._id);
-    const batchesOf = (owner: string, n: number, size: number, month = 0) => Array.from({ length: n }, (_, b) => Array.from({ length: size }, (_, i) => rec(owner, month * 744 + ((b * size + i) % 700))));
+    const stored = async (owner: string) =>
+      (
+        await db
+          .collection<Rec>(STREAM.records)
+          .find({ owner }, { projection: { _id: 1 } })
+          .toArray()
+      ).map((r) => r._id);
+    const batchesOf = (owner: string, n: number, size: number, month = 0) =>
+      Array.from({ length: n }, (_, b) => Array.from({ length: size }, (_, i) => rec(owner, month * 744 + ((b * size + i) % 700))));
 
-    it('two connections appending overlapping batches to one owner: each record listed once', async () => {
-      for (let round = 0; round < ROUNDS; round++) {
-        const owner = `c_two_${round}`;
-        const batches = batchesOf(owner, 6, 15, round % 3);
-        const results = await Promise.all(batches.flatMap((b, i) => [t.append(b), t2.append(i % 2 ? [...b].reverse() : b.slice(3))]));
-        const all = batches.flat();
-        const listed = await listAll(t2, owner, {}, 200);
-        const storedIds = results.flatMap((r) => r.stored);
-        totals.rounds++;
-        totals.appended += all.length;
-        totals.lost += all.filter((r) => !listed.includes(r._id)).length;
-        totals.doubled += doubled(listed) + doubled(storedIds);
-        expect(listed).toEqual(newestFirst(all));
-        expect(storedIds.sort()).toEqual(all.map((r) => r._id).sort());
-        await t.remove(owner); // each round on a small store, as the first did
-      }
-    }, STRESS_MS);
+    it(
+      'two connections appending overlapping batches to one owner: each record listed once',
+      async () => {
+        for (let round = 0; round < ROUNDS; round++) {
+          const owner = `c_two_${round}`;
+          const batches = batchesOf(owner, 6, 15, round % 3);
+          const results = await Promise.all(batches.flatMap((b, i) => [t.append(b), t2.append(i % 2 ? [...b].reverse() : b.slice(3))]));
+          const all = batches.flat();
+          const listed = await listAll(t2, owner, {}, 200);
+          const storedIds = results.flatMap((r) => r.stored);
+          totals.rounds++;
+          totals.appended += all.length;
+          totals.lost += all.filter((r) => !listed.includes(r._id)).length;
+          totals.doubled += doubled(listed) + doubled(storedIds);
+          expect(listed).toEqual(newestFirst(all));
+          expect(storedIds.sort()).toEqual(all.map((r) => r._id).sort());
+          await t.remove(owner); // each round on a small store, as the first did
+        }
+      },
+      STRESS_MS,
+    );
 
-    it('appends during a purge: the purged subject gone, every other record listed once', async () => {
-      for (let round = 0; round < ROUNDS; round++) {
-        const owner = `c_purge_${round}`;
-        const subject = `subj-p${round}`;
-        const before = batchesOf(owner, 3, 12).flat();
-        const doomed = before.filter((_, i) => i % 3 === 0).map((r) => ({ ...r, subjectRef: subject }));
-        const early = before.filter((_, i) => i % 3 !== 0);
-        await t.append([...doomed, ...early]);
-        const during = batchesOf(owner, 4, 10);
-        await Promise.all([t.purge({ institutionId: 'inst_a', subjectRef: subject }), ...during.map((b) => t2.append(b))]);
-        const keep = [...early, ...during.flat()];
-        const listed = await listAll(t, owner, {}, 200);
-        totals.rounds++;
-        totals.appended += doomed.length + keep.length;
-        totals.lost += keep.filter((r) => !listed.includes(r._id)).length;
-        totals.doubled += doubled(listed);
-        expect(listed).toEqual(newestFirst(keep));
-        await t.remove(owner);
-      }
-    }, STRESS_MS);
+    it(
+      'appends during a purge: the purged subject gone, every other record listed once',
+      async () => {
+        for (let round = 0; round < ROUNDS; round++) {
+          const owner = `c_purge_${round}`;
+          const subject = `subj-p${round}`;
+          const before = batchesOf(owner, 3, 12).flat();
+          const doomed = before.filter((_, i) => i % 3 === 0).map((r) => ({ ...r, subjectRef: subject }));
+          const early = before.filter((_, i) => i % 3 !== 0);
+          await t.append([...doomed, ...early]);
+          const during = batchesOf(owner, 4, 10);
+          await Promise.all([t.purge({ institutionId: 'inst_a', subjectRef: subject }), ...during.map((b) => t2.append(b))]);
+          const keep = [...early, ...during.flat()];
+          const listed = await listAll(t, owner, {}, 200);
+          totals.rounds++;
+          totals.appended += doomed.length + keep.length;
+          totals.lost += keep.filter((r) => !listed.includes(r._id)).length;
+          totals.doubled += doubled(listed);
+          expect(listed).toEqual(newestFirst(keep));
+          await t.remove(owner);
+        }
+      },
+      STRESS_MS,
+    );
 
-    it('removal during appends: other owners untouched, nothing stored left unlisted, nothing removed coming back', async () => {
-      for (let round = 0; round < ROUNDS; round++) {
-        const [gone, other] = [`c_rm_${round}`, `c_rmk_${round}`];
-        const old = batchesOf(gone, 2, 10).flat();
-        await t.append(old);
-        const racing = batchesOf(gone, 3, 8);
-        const others = batchesOf(other, 3, 8);
-        await Promise.all([t.remove(gone), ...racing.map((b) => t2.append(b)), ...others.map((b) => t2.append(b))]);
-        const after = batchesOf(gone, 1, 5).flat();
-        await t2.append(after);
-        const listed = await listAll(t, gone, {}, 200);
-        const listedOther = await listAll(t, other, {}, 200);
-        const holds = await stored(gone);
-        totals.rounds++;
-        totals.appended += old.length + racing.flat().length + others.flat().length + after.length;
-        // Lost: held by the store (or appended after the removal) yet not listed.
-        const lost = [...new Set([...holds, ...after.map((r) => r._id)])].filter((id) => !listed.includes(id)).length + others.flat().filter((r) => !listedOther.includes(r._id)).length;
-        totals.lost += lost;
-        totals.doubled += doubled(listed) + doubled(listedOther);
-        expect(lost).toBe(0);
-        expect(doubled(listed) + doubled(listedOther)).toBe(0);
-        expect(listed.filter((id) => old.some((r) => r._id === id))).toEqual([]);
-        expect(listedOther).toEqual(newestFirst(others.flat()));
-        // With nothing in flight, a removal leaves nothing behind.
-        await t.remove(gone);
-        expect(await listAll(t, gone)).toEqual([]);
-        expect(await t.count(gone)).toBe(0);
-        await t.remove(other);
-      }
-    }, STRESS_MS);
+    it(
+      'removal during appends: other owners untouched, nothing stored left unlisted, nothing removed coming back',
+      async () => {
+        for (let round = 0; round < ROUNDS; round++) {
+          const [gone, other] = [`c_rm_${round}`, `c_rmk_${round}`];
+          const old = batchesOf(gone, 2, 10).flat();
+          await t.append(old);
+          const racing = batchesOf(gone, 3, 8);
+          const others = batchesOf(other, 3, 8);
+          await Promise.all([t.remove(gone), ...racing.map((b) => t2.append(b)), ...others.map((b) => t2.append(b))]);
+          const after = batchesOf(gone, 1, 5).flat();
+          await t2.append(after);
+          const listed = await listAll(t, gone, {}, 200);
+          const listedOther = await listAll(t, other, {}, 200);
+          const holds = await stored(gone);
+          totals.rounds++;
+          totals.appended += old.length + racing.flat().length + others.flat().length + after.length;
+          // Lost: held by the store (or appended after the removal) yet not listed.
+          const lost =
+            [...new Set([...holds, ...after.map((r) => r._id)])].filter((id) => !listed.includes(id)).length +
+            others.flat().filter((r) => !listedOther.includes(r._id)).length;
+          totals.lost += lost;
+          totals.doubled += doubled(listed) + doubled(listedOther);
+          expect(lost).toBe(0);
+          expect(doubled(listed) + doubled(listedOther)).toBe(0);
+          expect(listed.filter((id) => old.some((r) => r._id === id))).toEqual([]);
+          expect(listedOther).toEqual(newestFirst(others.flat()));
+          // With nothing in flight, a removal leaves nothing behind.
+          await t.remove(gone);
+          expect(await listAll(t, gone)).toEqual([]);
+          expect(await t.count(gone)).toBe(0);
+          await t.remove(other);
+        }
+      },
+      STRESS_MS,
+    );
   });
 
   if (shape === 'embedded') {
@@ -288,7 +320,9 @@ describe.each(shapes)('timeline (%s)', (shape) => {
       watched.on('commandStarted', (e) => {
         if (e.commandName === 'find') looked.add(String((e.command as { find: string }).find));
       });
-      const page = await timelinesOf(watched.db(databaseName(url)), shape).of(STREAM).list(owner, { limit: 1 });
+      const page = await timelinesOf(watched.db(databaseName(url)), shape)
+        .of(STREAM)
+        .list(owner, { limit: 1 });
       expect(page.records).toHaveLength(1);
       expect([...looked].sort()).toEqual(['tl_probe_202712_o_scan', 'tl_probe_202711_o_scan', 'tlm_probe_o_scan'].sort());
       expect(t).toBeInstanceOf(EmbeddedTimeline);

@@ -46,10 +46,29 @@ async function writeEarlierStore(db: Db): Promise<{ events: CareEventRecord[]; m
     })),
   );
   const mail: InboxItem[] = LOVED_ONES.flatMap((lovedOneId) =>
-    Array.from({ length: 3 }, (_, i) => ({ _id: `mail_m_${lovedOneId}_${i}`, lovedOneId, workspaceId: `ws_${lovedOneId}`, from: 'clinic@example.com', subject: `Summary ${i}`, receivedAt: new Date(Date.UTC(2026, 9, 1 + i)), excerpt: 'Stable.', attachmentNames: [] })),
+    Array.from({ length: 3 }, (_, i) => ({
+      _id: `mail_m_${lovedOneId}_${i}`,
+      lovedOneId,
+      workspaceId: `ws_${lovedOneId}`,
+      from: 'clinic@example.com',
+      subject: `Summary ${i}`,
+      receivedAt: new Date(Date.UTC(2026, 9, 1 + i)),
+      excerpt: 'Stable.',
+      attachmentNames: [],
+    })),
   );
   const rows: AuditRow[] = UIDS.flatMap((uid) =>
-    Array.from({ length: 7 }, (_, i) => ({ _id: `aud_m_${uid}_${i}`, uid, tenant: 'family', method: 'tools/call', tool: 'list_care_events', success: true, durationMs: 3, authMethod: 'api-key' as const, at: new Date(Date.UTC(2026, 9, 1, 8, i)) })),
+    Array.from({ length: 7 }, (_, i) => ({
+      _id: `aud_m_${uid}_${i}`,
+      uid,
+      tenant: 'family',
+      method: 'tools/call',
+      tool: 'list_care_events',
+      success: true,
+      durationMs: 3,
+      authMethod: 'api-key' as const,
+      at: new Date(Date.UTC(2026, 9, 1, 8, i)),
+    })),
   );
   await db.collection<CareEventRecord>(CARE_EVENT_STREAM.records).insertMany(events);
   await db.collection<InboxItem>(INBOX_ITEMS).insertMany(mail);
@@ -71,7 +90,8 @@ async function writeEarlierStore(db: Db): Promise<{ events: CareEventRecord[]; m
     await db.collection(`care_timeline_${lovedOneId}`).insertMany(docs as never[]);
     await db.collection(`care_settled_${lovedOneId}`).insertOne({ _id: `${months[0]}.1`, events: '[]', sealed: { oldest: at, newest: at }, ...tags } as never);
   }
-  for (const uid of UIDS) await db.collection(`mcp_activity_${uid}`).insertMany(keyed('recent', { items: JSON.stringify(rows.filter((r) => r.uid === uid)) }, { uid }) as never[]);
+  for (const uid of UIDS)
+    await db.collection(`mcp_activity_${uid}`).insertMany(keyed('recent', { items: JSON.stringify(rows.filter((r) => r.uid === uid)) }, { uid }) as never[]);
   return { events, mail, rows };
 }
 
@@ -81,7 +101,8 @@ async function connect(url: string): Promise<Db> {
   return client.db(databaseName(url));
 }
 
-const newestFirst = <T extends { _id: string }>(list: T[], at: (x: T) => Date) => [...list].sort((a, b) => at(b).getTime() - at(a).getTime() || (a._id < b._id ? 1 : -1)).map((x) => x._id);
+const newestFirst = <T extends { _id: string }>(list: T[], at: (x: T) => Date) =>
+  [...list].sort((a, b) => at(b).getTime() - at(a).getTime() || (a._id < b._id ? 1 : -1)).map((x) => x._id);
 
 /** Everything a family stored, read back through the timelines. */
 async function expectAllListed(timelines: Timelines, stored: Awaited<ReturnType<typeof writeEarlierStore>>): Promise<void> {
@@ -92,14 +113,31 @@ async function expectAllListed(timelines: Timelines, stored: Awaited<ReturnType<
       listed.push(...page.events.map((e) => e._id));
       cursor = page.nextCursor;
     }
-    expect(listed).toEqual(newestFirst(stored.events.filter((e) => e.lovedOneId === lovedOneId), (e) => e.occurredAt));
+    expect(listed).toEqual(
+      newestFirst(
+        stored.events.filter((e) => e.lovedOneId === lovedOneId),
+        (e) => e.occurredAt,
+      ),
+    );
     const mail = await recentInboxItems(timelines, lovedOneId, 50);
-    expect(mail).toEqual(newestFirst(stored.mail.filter((m) => m.lovedOneId === lovedOneId), (m) => m.receivedAt).map((id) => stored.mail.find((m) => m._id === id)));
+    expect(mail).toEqual(
+      newestFirst(
+        stored.mail.filter((m) => m.lovedOneId === lovedOneId),
+        (m) => m.receivedAt,
+      ).map((id) => stored.mail.find((m) => m._id === id)),
+    );
   }
-  for (const uid of UIDS) expect((await recentActivity(timelines, uid, 50)).map((r) => r._id)).toEqual(newestFirst(stored.rows.filter((r) => r.uid === uid), (r) => r.at));
+  for (const uid of UIDS)
+    expect((await recentActivity(timelines, uid, 50)).map((r) => r._id)).toEqual(
+      newestFirst(
+        stored.rows.filter((r) => r.uid === uid),
+        (r) => r.at,
+      ),
+    );
 }
 
-const legacyLeft = async (db: Db) => (await db.listCollections({ name: { $regex: '^(care_timeline_|care_settled_|mcp_activity_)' } }, { nameOnly: true }).toArray()).length;
+const legacyLeft = async (db: Db) =>
+  (await db.listCollections({ name: { $regex: '^(care_timeline_|care_settled_|mcp_activity_)' } }, { nameOnly: true }).toArray()).length;
 
 function capturingLog() {
   const lines: Record<string, unknown>[] = [];
@@ -137,11 +175,15 @@ describe('a store written by the earlier version', () => {
     expect(await migrateTimelines(db, timelines, STREAMS, log, 2)).toBe('migrated');
     const progress = lines.filter((l) => l.msg === 'timelines: migrating' && l.stream === 'care').map((l) => l.owners);
     expect(progress).toEqual([2, 4]);
-    expect(lines.find((l) => l.msg === 'timelines: migrated' && l.stream === 'care')).toMatchObject({ owners: LOVED_ONES.length, records: stored.events.length });
+    expect(lines.find((l) => l.msg === 'timelines: migrated' && l.stream === 'care')).toMatchObject({
+      owners: LOVED_ONES.length,
+      records: stored.events.length,
+    });
     // As if it had stopped before marking itself done: run again over what is there.
     await db.collection(MIGRATIONS).deleteMany({});
     expect(await migrateTimelines(db, timelines, STREAMS, log)).toBe('migrated');
     await expectAllListed(timelines, stored);
-    for (const lovedOneId of LOVED_ONES) expect(await timelines.of(CARE_EVENT_STREAM).count(lovedOneId)).toBe(stored.events.filter((e) => e.lovedOneId === lovedOneId).length);
+    for (const lovedOneId of LOVED_ONES)
+      expect(await timelines.of(CARE_EVENT_STREAM).count(lovedOneId)).toBe(stored.events.filter((e) => e.lovedOneId === lovedOneId).length);
   });
 });

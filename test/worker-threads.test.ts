@@ -14,7 +14,6 @@ async function metric(svc: TestService, name: string): Promise<number> {
   return Number(new RegExp(`^${name} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
 }
 
-
 describe('worker threads of the embedded run', () => {
   let svc: TestService;
   beforeAll(async () => {
@@ -59,7 +58,10 @@ describe('worker threads of the embedded run', () => {
       }
     }
     // The replacement joins after a short wait; until then requests are 503, never lost.
-    await vi.waitFor(async () => expect((await postJson(`${svc.urls.site}/api/mcp`, search('respite', 1))).status).toBe(200), { timeout: 10_000, interval: 50 });
+    await vi.waitFor(async () => expect((await postJson(`${svc.urls.site}/api/mcp`, search('respite', 1))).status).toBe(200), {
+      timeout: 10_000,
+      interval: 50,
+    });
     expect(svc.workerThreads!.serving()).toBe(1);
     expect(await metric(svc, 'carecircle_worker_thread_restarts_total')).toBe(restartsBefore + 1);
     expect(await metric(svc, 'carecircle_worker_threads')).toBe(1);
@@ -67,7 +69,12 @@ describe('worker threads of the embedded run', () => {
 
   it('when the service stops with requests in hand, then each is answered before the thread ends', async () => {
     const other = await startTestService({ env: { DIRECTORY_THREADS: '1' } });
-    const inFlight = Array.from({ length: 30 }, (_, i) => postJson(`${other.urls.site}/api/mcp`, search(`meals on wheels ${i}`, i + 1)).then((r) => r.status, () => 'no connection'));
+    const inFlight = Array.from({ length: 30 }, (_, i) =>
+      postJson(`${other.urls.site}/api/mcp`, search(`meals on wheels ${i}`, i + 1)).then(
+        (r) => r.status,
+        () => 'no connection',
+      ),
+    );
     // Once one is answered the rest are on their way: stop with them in hand.
     await Promise.race(inFlight);
     await other.stop();

@@ -27,7 +27,10 @@ function streamOn(gateway: TestService, credential: { authorization?: string; co
     while (running) {
       const startedAt = performance.now();
       const res = await fetch(`${gateway.urls.app}/api/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', ...credential }, body });
-      const json = (await res.json()) as { error?: { code: number }; result: { structuredContent?: { events: { id: string }[] }; content: { text: string }[] } };
+      const json = (await res.json()) as {
+        error?: { code: number };
+        result: { structuredContent?: { events: { id: string }[] }; content: { text: string }[] };
+      };
       const listed = json.error ? null : (json.result.structuredContent ?? (JSON.parse(json.result.content.at(-1)!.text) as { events: { id: string }[] }));
       outcomes.push({ startedAt, seen: listed ? listed.events.map((e) => e.id).join(',') : String(json.error!.code) });
     }
@@ -48,7 +51,11 @@ const handled = () => deployment().workers.map((w) => w.lines.filter((l) => l.in
 
 /** What the calls on B saw after `change` returned, once both workers had served the stream
  *  before it; also checks that both workers served calls made after it. */
-async function acrossChange(credential: { authorization?: string; cookie?: string }, lovedOneId: string, change: () => Promise<void>): Promise<{ before: string[]; after: string[] }> {
+async function acrossChange(
+  credential: { authorization?: string; cookie?: string },
+  lovedOneId: string,
+  change: () => Promise<void>,
+): Promise<{ before: string[]; after: string[] }> {
   const stream = streamOn(deployment().b, credential, lovedOneId);
   await until(() => stream.outcomes.length >= 40);
   await change();
@@ -58,11 +65,19 @@ async function acrossChange(credential: { authorization?: string; cookie?: strin
   await stream.stop();
   // More than the calls in flight when the change returned: each worker served calls made after it.
   handled().forEach((n, i) => expect(n - served[i]!).toBeGreaterThan(4));
-  return { before: stream.outcomes.filter((o) => o.startedAt < returnedAt).map((o) => o.seen), after: stream.outcomes.filter((o) => o.startedAt > returnedAt).map((o) => o.seen) };
+  return {
+    before: stream.outcomes.filter((o) => o.startedAt < returnedAt).map((o) => o.seen),
+    after: stream.outcomes.filter((o) => o.startedAt > returnedAt).map((o) => o.seen),
+  };
 }
 
 const form = (cookie: string, path: string, body: Record<string, string> = {}) =>
-  fetch(`${deployment().a.urls.app}${path}`, { method: 'POST', redirect: 'manual', headers: { cookie, origin: new URL(deployment().a.config.appUrl).origin, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(body).toString() });
+  fetch(`${deployment().a.urls.app}${path}`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie, origin: new URL(deployment().a.config.appUrl).origin, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(body).toString(),
+  });
 
 let seq = 0;
 const event = (who: { lovedOneId: string; workspaceId: string }, at: string): CareEventRecord => ({
@@ -80,12 +95,14 @@ const event = (who: { lovedOneId: string; workspaceId: string }, at: string): Ca
 
 // Under load a call may wait up to the deployment's 20 s bus budget (test/harness/twoGateways.ts).
 describe('family records in memory - changes across gateways and workers under load', { timeout: 90_000 }, () => {
-  it('when a care event is added on gateway A while gateway B serves its loved one\'s listing, then every call on B that starts after the append returned lists it', async () => {
+  it("when a care event is added on gateway A while gateway B serves its loved one's listing, then every call on B that starts after the append returned lists it", async () => {
     const fam = await caregiverWithKey(deployment().a, 'memo-events@example.com');
     const old = [event(fam, '2026-10-01T08:00:00Z'), event(fam, '2026-10-02T08:00:00Z')];
     await appendCareEvents(deployment().a.timelines, old);
     const added = event(fam, '2026-10-03T08:00:00Z');
-    const seen = await acrossChange({ authorization: `Bearer ${fam.apiKey}` }, fam.lovedOneId, () => appendCareEvents(deployment().a.timelines, [added]).then(() => undefined));
+    const seen = await acrossChange({ authorization: `Bearer ${fam.apiKey}` }, fam.lovedOneId, () =>
+      appendCareEvents(deployment().a.timelines, [added]).then(() => undefined),
+    );
     expect(seen.before.length).toBeGreaterThanOrEqual(40);
     expect(new Set(seen.before.slice(0, 30))).toEqual(new Set([`${old[1]!._id},${old[0]!._id}`]));
     expect(new Set(seen.after)).toEqual(new Set([`${added._id},${old[1]!._id},${old[0]!._id}`]));

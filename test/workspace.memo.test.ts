@@ -15,7 +15,8 @@ const READS = new Set(['find', 'aggregate', 'count', 'distinct', 'getMore']);
 /** The audit write's own collections: the log, and its caller's activity timeline. */
 const auditWrite = (collection: string) => collection === MCP_AUDIT_LOG || /^tlm?_activity_/.test(collection);
 /** The loved one's own care timeline on the embedded store (the indexed one reads `care_events`). */
-const ownTimeline = (lovedOneId: string) => (collection: string) => new RegExp(`^tlm?_care_(\\d{6}_)?${lovedOneId}$`).test(collection) || collection === 'care_events';
+const ownTimeline = (lovedOneId: string) => (collection: string) =>
+  new RegExp(`^tlm?_care_(\\d{6}_)?${lovedOneId}$`).test(collection) || collection === 'care_events';
 
 let svc: TestService;
 const commands: { name: string; collection: string }[] = [];
@@ -56,10 +57,13 @@ const event = (who: { lovedOneId: string; workspaceId: string }, n: number): Car
 });
 
 describe('workspace calls - no store read per request', () => {
-  it('when a key or a session cookie lists a loved one\'s care events again, then no command reads the store but the loved one\'s timeline and the audit write\'s own', async () => {
+  it("when a key or a session cookie lists a loved one's care events again, then no command reads the store but the loved one's timeline and the audit write's own", async () => {
     const fam = await caregiverWithKey(svc, 'steady-reads@example.com');
     // Events over three months: the listing reads the month list and more than one page.
-    await appendCareEvents(svc.timelines, Array.from({ length: 6 }, (_, n) => event(fam, n)));
+    await appendCareEvents(
+      svc.timelines,
+      Array.from({ length: 6 }, (_, n) => event(fam, n)),
+    );
     for (const credential of [{ authorization: `Bearer ${fam.apiKey}` }, { cookie: fam.cookie }]) {
       const first = await listing(credential, fam.lovedOneId);
       expect(first).toEqual(['evt_steady5', 'evt_steady2', 'evt_steady4']);

@@ -36,7 +36,9 @@ describe('session helpers', () => {
     const body = (await res.json()) as any;
     expect(body).toMatchObject({ code: 'VALIDATION_FAILED', error: { code: 'VALIDATION_FAILED' } });
     expect(body.message).toMatch(/idToken/);
-    expect((await fetch(`${svc.urls.site}/api/auth/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"idToken":' })).status).toBe(400);
+    expect(
+      (await fetch(`${svc.urls.site}/api/auth/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"idToken":' })).status,
+    ).toBe(400);
     expect((await fetch(`${svc.urls.site}/api/auth/session`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{}' })).status).toBe(415);
   });
 
@@ -59,7 +61,11 @@ describe('session helpers', () => {
     const setCookie = res.headers.get('set-cookie')!;
     expect(setCookie).toMatch(/^cc_session=[^;]+; Path=\/; HttpOnly; SameSite=Lax/);
     const cookie = setCookie.split(';')[0]!;
-    expect(await (await fetch(`${svc.urls.site}/api/auth/me`, { headers: { cookie } })).json()).toMatchObject({ authenticated: true, email: 'me@example.com', name: 'Mia' });
+    expect(await (await fetch(`${svc.urls.site}/api/auth/me`, { headers: { cookie } })).json()).toMatchObject({
+      authenticated: true,
+      email: 'me@example.com',
+      name: 'Mia',
+    });
     expect(await (await fetch(`${svc.urls.app}/api/auth/me`, { headers: { cookie } })).json()).toMatchObject({ authenticated: true });
     const out = await fetch(`${svc.urls.site}/api/auth/signout`, { method: 'POST', headers: { cookie } });
     expect(out.status).toBe(200);
@@ -81,7 +87,11 @@ describe('session helpers', () => {
 describe('workspace and keys API', () => {
   it('when a change comes without our Origin, then 403 and nothing is created', async () => {
     const cookie = await signIn(svc, 'csrf@example.com');
-    const res = await fetch(`${svc.urls.app}/api/workspace`, { method: 'POST', headers: { cookie, 'content-type': 'application/json', origin: 'https://evil.example' }, body: JSON.stringify({ familyName: 'X', firstName: 'A', lastName: 'B' }) });
+    const res = await fetch(`${svc.urls.app}/api/workspace`, {
+      method: 'POST',
+      headers: { cookie, 'content-type': 'application/json', origin: 'https://evil.example' },
+      body: JSON.stringify({ familyName: 'X', firstName: 'A', lastName: 'B' }),
+    });
     expect(res.status).toBe(403);
     expect((await appCall(svc, cookie, 'GET', '/api/workspace')).json).toEqual({ workspace: null });
   });
@@ -128,7 +138,12 @@ describe('workspace MCP endpoint - authentication', () => {
     for (const path of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/api/mcp']) {
       const res = await fetch(`${svc.urls.app}${path}`);
       expect(res.status).toBe(200);
-      expect(await res.json()).toMatchObject({ resource: `${svc.config.appUrl}/api/mcp`, authorization_servers: [svc.config.authUrl], scopes_supported: ['profile:read', 'care_circle:read'], bearer_methods_supported: ['header'] });
+      expect(await res.json()).toMatchObject({
+        resource: `${svc.config.appUrl}/api/mcp`,
+        authorization_servers: [svc.config.authUrl],
+        scopes_supported: ['profile:read', 'care_circle:read'],
+        bearer_methods_supported: ['header'],
+      });
     }
   });
 
@@ -203,7 +218,10 @@ describe('workspace MCP endpoint - authentication', () => {
     expect(replies.map((r) => r.status)).toEqual([200, 200, 429]);
     const refused = replies[2]!;
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    expect(refused.json).toMatchObject({ id: null, error: { code: RPC.RATE_LIMITED, message: 'Rate limit exceeded', data: { retryAfterSec: Number(refused.headers.get('retry-after')) } } });
+    expect(refused.json).toMatchObject({
+      id: null,
+      error: { code: RPC.RATE_LIMITED, message: 'Rate limit exceeded', data: { retryAfterSec: Number(refused.headers.get('retry-after')) } },
+    });
     // Another session of the same person shares the bucket; the API key has its own.
     expect((await postJson(mcp, batch, { cookie: await signIn(svc, 'inapp@example.com') })).status).toBe(429);
     expect((await postJson(mcp, rpc('ping'), bearer(apiKey))).status).toBe(200);
@@ -223,7 +241,17 @@ describe('workspace MCP endpoint - reply size', () => {
     const note = 'n'.repeat(2_000);
     await appendCareEvents(
       svc.timelines,
-      Array.from({ length: 50 }, (_, i) => ({ _id: `evt_bulk_${i}`, lovedOneId: me.lovedOneId, workspaceId: me.workspaceId, source: 'partner' as const, institutionId: 'inst_test', eventType: 'note_added', occurredAt: new Date(base + i * 60_000), receivedAt: new Date(), payload: { note, i } })),
+      Array.from({ length: 50 }, (_, i) => ({
+        _id: `evt_bulk_${i}`,
+        lovedOneId: me.lovedOneId,
+        workspaceId: me.workspaceId,
+        source: 'partner' as const,
+        institutionId: 'inst_test',
+        eventType: 'note_added',
+        occurredAt: new Date(base + i * 60_000),
+        receivedAt: new Date(),
+        payload: { note, i },
+      })),
     );
     const list = (id: number, limit: number) => rpc('tools/call', { name: 'list_care_events', arguments: { lovedOneId: me.lovedOneId, limit } }, id);
     const cookie = { cookie: me.cookie };
@@ -234,7 +262,11 @@ describe('workspace MCP endpoint - reply size', () => {
     expect(perReply * 50).toBeGreaterThan(4 * svc.config.maxReplyBytes);
 
     const before = await skippedItems();
-    const res = await postJson(mcp, Array.from({ length: 50 }, (_, i) => list(i, 50)), cookie);
+    const res = await postJson(
+      mcp,
+      Array.from({ length: 50 }, (_, i) => list(i, 50)),
+      cookie,
+    );
     expect(res.status).toBe(413);
     expect(res.json).toMatchObject({ id: null, error: { code: RPC.INVALID_REQUEST, data: { hint: 'Send fewer items per batch or a smaller limit.' } } });
     expect(res.json.error.message).toMatch(/^Reply too large: \d+ bytes after \d+ of the batch's 50 messages, the limit is 1048576$/);
@@ -242,7 +274,11 @@ describe('workspace MCP endpoint - reply size', () => {
     const built = Math.ceil(svc.config.maxReplyBytes / perReply) + 1;
     expect(await skippedItems()).toBeGreaterThanOrEqual(before + 50 - built);
 
-    const small = await postJson(mcp, Array.from({ length: 50 }, (_, i) => list(i, 1)), cookie);
+    const small = await postJson(
+      mcp,
+      Array.from({ length: 50 }, (_, i) => list(i, 1)),
+      cookie,
+    );
     expect(small.status).toBe(200);
     expect(small.json.map((r: any) => r.id)).toEqual(Array.from({ length: 50 }, (_, i) => i));
     expect(small.json.every((r: any) => JSON.parse(r.result.content.at(-1).text).events[0].id === 'evt_bulk_49')).toBe(true);
@@ -291,7 +327,11 @@ describe('workspace MCP endpoint - tools', () => {
 
   it('when asked for the profile, then uid, email, tenant, workspace name and member count', async () => {
     const { apiKey, workspaceId } = await caregiverWithKey(svc, 'profile@example.com');
-    expect(toolJson(await callTool(apiKey, 'get_user_profile'))).toMatchObject({ email: 'profile@example.com', tenant: 'family', workspace: { id: workspaceId, name: 'Family of profile@example.com', familyMemberCount: 1 } });
+    expect(toolJson(await callTool(apiKey, 'get_user_profile'))).toMatchObject({
+      email: 'profile@example.com',
+      tenant: 'family',
+      workspace: { id: workspaceId, name: 'Family of profile@example.com', familyMemberCount: 1 },
+    });
   });
 
   it('when listing loved ones and their events, then only this workspace, newest first, limit per loved one', async () => {
@@ -300,10 +340,24 @@ describe('workspace MCP endpoint - tools', () => {
     const cookie = me.cookie;
     const second = await appCall(svc, cookie, 'POST', '/api/workspace/loved-ones', { firstName: 'Walt', lastName: 'Rivera' });
     const base = Date.parse('2026-11-01T10:00:00Z');
-    for (const [lovedOneId, n] of [[me.lovedOneId, 25], [second.json.id, 3], [other.lovedOneId, 2]] as const) {
+    for (const [lovedOneId, n] of [
+      [me.lovedOneId, 25],
+      [second.json.id, 3],
+      [other.lovedOneId, 2],
+    ] as const) {
       await appendCareEvents(
         svc.timelines,
-        Array.from({ length: n }, (_, i) => ({ _id: `evt_${lovedOneId}_${i}`, lovedOneId, workspaceId: 'x', source: 'partner' as const, institutionId: 'inst_test', eventType: 'vital_recorded', occurredAt: new Date(base + i * 60_000), receivedAt: new Date(), payload: { vital_type: 'heart_rate', value: 60 + i, unit: '/min', recorded_by: 'n1' } })),
+        Array.from({ length: n }, (_, i) => ({
+          _id: `evt_${lovedOneId}_${i}`,
+          lovedOneId,
+          workspaceId: 'x',
+          source: 'partner' as const,
+          institutionId: 'inst_test',
+          eventType: 'vital_recorded',
+          occurredAt: new Date(base + i * 60_000),
+          receivedAt: new Date(),
+          payload: { vital_type: 'heart_rate', value: 60 + i, unit: '/min', recorded_by: 'n1' },
+        })),
       );
     }
     const lovedOnes = toolJson(await callTool(me.apiKey, 'list_loved_ones')).lovedOnes;
@@ -349,10 +403,12 @@ describe('audit log', () => {
     // Written off the reply path: the rows arrive shortly after the replies, exactly one each.
     await expect.poll(() => db.collection('mcp_audit_log').countDocuments({ uid }), { timeout: 5_000 }).toBe(before + 2);
     // The person's activity list is written beside the audit row, so it may land a moment later.
-    await expect.poll(async () => (await appCall(svc, cookie, 'GET', '/api/activity')).json.activity.slice(0, 2), { timeout: 5_000 }).toEqual([
-      expect.objectContaining({ method: 'tools/list', tool: null, success: true, via: 'api-key' }),
-      expect.objectContaining({ method: 'tools/call', tool: 'list_care_events', success: false, via: 'api-key' }),
-    ]);
+    await expect
+      .poll(async () => (await appCall(svc, cookie, 'GET', '/api/activity')).json.activity.slice(0, 2), { timeout: 5_000 })
+      .toEqual([
+        expect.objectContaining({ method: 'tools/list', tool: null, success: true, via: 'api-key' }),
+        expect.objectContaining({ method: 'tools/call', tool: 'list_care_events', success: false, via: 'api-key' }),
+      ]);
     const rows = await db.collection('mcp_audit_log').find().toArray();
     expect(JSON.stringify(rows)).not.toContain('lo_secret_marker_value');
   });
@@ -378,7 +434,12 @@ describe('MCP SDK client with an API key', () => {
     await client.connect(new StreamableHTTPClientTransport(new URL(mcp), { requestInit: { headers: bearer(apiKey) } }));
     try {
       expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['ping', 'get_user_profile', 'list_loved_ones', 'list_care_events']);
-      for (const [name, args] of [['ping', {}], ['get_user_profile', {}], ['list_loved_ones', {}], ['list_care_events', { lovedOneId, limit: 5 }]] as const) {
+      for (const [name, args] of [
+        ['ping', {}],
+        ['get_user_profile', {}],
+        ['list_loved_ones', {}],
+        ['list_care_events', { lovedOneId, limit: 5 }],
+      ] as const) {
         const res = await client.callTool({ name, arguments: args });
         expect(res.isError).toBeFalsy();
       }

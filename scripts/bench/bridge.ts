@@ -16,7 +16,11 @@ const WARMUP = 50;
 
 /** The bridge on pipes, as an assistant runs it: one line out, one line back per request. */
 function startBridge(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['bridge/bin.js', '--log-level', 'warn'], { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['bridge/bin.js', '--log-level', 'warn'], {
+    cwd: repoRoot,
+    env: { ...process.env, ...env },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const waiting = new Map<number, (reply: { result?: unknown; error?: unknown }) => void>();
   createInterface({ input: child.stdout }).on('line', (line) => {
     const reply = JSON.parse(line) as { id: number; result?: unknown; error?: unknown };
@@ -87,7 +91,10 @@ export async function benchBridge(infra: Infra): Promise<void> {
       ['HTTP straight to APP_URL/api/mcp', samples.http],
       ['stdio → carecircle-mcp → HTTP', samples.bridge],
     ] as const;
-    table(['path', 'calls', 'p50 ms', 'p90 ms', 'p99 ms'], rows.map(([label, s]) => [label, s.length, fixed(quantile(s, 0.5)), fixed(quantile(s, 0.9)), fixed(quantile(s, 0.99))]));
+    table(
+      ['path', 'calls', 'p50 ms', 'p90 ms', 'p99 ms'],
+      rows.map(([label, s]) => [label, s.length, fixed(quantile(s, 0.5)), fixed(quantile(s, 0.9)), fixed(quantile(s, 0.99))]),
+    );
     const overhead = quantile(samples.bridge, 0.5) - quantile(samples.http, 0.5);
     note(`Embedded carecircle, API key (key lookup, rate limit and audit on). Bridge overhead at the median: ${fixed(overhead)} ms.`);
     finding({ part: 'bridge', what: 'overhead at p50 (bridge − HTTP)', value: `${fixed(overhead)} ms`, target: '≤ 1 ms', meets: overhead <= 1 });

@@ -23,7 +23,10 @@ export class Connection {
   private chunkAt = 0;
   private pending: { resolve(status: number): void; reject(err: Error): void } | undefined;
 
-  constructor(private readonly port: number, private readonly host = '127.0.0.1') {}
+  constructor(
+    private readonly port: number,
+    private readonly host = '127.0.0.1',
+  ) {}
 
   /** Sends one request and resolves with the response status once the whole body has arrived. */
   request(bytes: Buffer): Promise<number> {
@@ -63,7 +66,8 @@ export class Connection {
       const text = this.buf.toString('latin1', 0, end).toLowerCase();
       const status = Number(text.slice(9, 12));
       const length = /\r\ncontent-length: *(\d+)/.exec(text);
-      const framing: Framing = status === 204 || status === 304 ? 0 : length ? Number(length[1]) : /\r\ntransfer-encoding:[^\r]*chunked/.test(text) ? 'chunked' : 'close';
+      const framing: Framing =
+        status === 204 || status === 304 ? 0 : length ? Number(length[1]) : /\r\ntransfer-encoding:[^\r]*chunked/.test(text) ? 'chunked' : 'close';
       this.head = { status, framing, keepAlive: !/\r\nconnection: *close/.test(text) };
       this.buf = this.buf.subarray(end + HEAD_END.length);
       this.chunkAt = 0;

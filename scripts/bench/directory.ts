@@ -69,7 +69,17 @@ export async function benchDirectory(infra: Infra): Promise<void> {
         for (const i of order) {
           const target = targets[i]!;
           const m = await runLoad(
-            { kind: 'http', url: target.url, headers: MCP_HEADERS, bodies, expect: 200, connections, warmup: Math.ceil(KNOBS.warmup / KNOBS.rounds), maxRequests: Math.ceil(KNOBS.requests / KNOBS.rounds), maxSeconds: KNOBS.seconds / KNOBS.rounds },
+            {
+              kind: 'http',
+              url: target.url,
+              headers: MCP_HEADERS,
+              bodies,
+              expect: 200,
+              connections,
+              warmup: Math.ceil(KNOBS.warmup / KNOBS.rounds),
+              maxRequests: Math.ceil(KNOBS.requests / KNOBS.rounds),
+              maxSeconds: KNOBS.seconds / KNOBS.rounds,
+            },
             target.watched,
             target.store ? { storeCommands: infra.storeCommands } : {},
           );
@@ -83,7 +93,19 @@ export async function benchDirectory(infra: Infra): Promise<void> {
       const sdkCpu = cpuTotal(sdkResult.cpu);
       results.forEach((m, i) => {
         const cpu = cpuTotal(m.cpu);
-        rows.push([targets[i]!.label, connections, rate(m.perSecond), fixed(m.p50), fixed(m.p99), ratio(m.perSecond / sdkResult.perSecond), ratio(m.p99 / sdkResult.p99), cpuCell(m.cpu), cpu && sdkCpu ? ratio(sdkCpu / cpu) : '–', fixed(m.storeCommands), problems(m)]);
+        rows.push([
+          targets[i]!.label,
+          connections,
+          rate(m.perSecond),
+          fixed(m.p50),
+          fixed(m.p99),
+          ratio(m.perSecond / sdkResult.perSecond),
+          ratio(m.p99 / sdkResult.p99),
+          cpuCell(m.cpu),
+          cpu && sdkCpu ? ratio(sdkCpu / cpu) : '–',
+          fixed(m.storeCommands),
+          problems(m),
+        ]);
         if (i === 0) return;
         const short = i === 1 ? 'embedded' : 'over NATS';
         const meets = connections === KNOBS.concurrency[0] ? m.perSecond >= 3 * sdkResult.perSecond && m.p99 <= sdkResult.p99 : undefined;
@@ -94,10 +116,31 @@ export async function benchDirectory(infra: Infra): Promise<void> {
           ...(meets === undefined ? {} : { target: '≥ 3× req/s, p99 ≤ 1×', meets }),
         });
         if (connections === KNOBS.concurrency[0] && m.storeCommands !== undefined)
-          finding({ part: 'directory', what: `${short}: store commands per request`, value: fixed(m.storeCommands), target: '0', meets: m.storeCommands < 0.005 });
+          finding({
+            part: 'directory',
+            what: `${short}: store commands per request`,
+            value: fixed(m.storeCommands),
+            target: '0',
+            meets: m.storeCommands < 0.005,
+          });
       });
     }
-    table(['server', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'req/s vs SDK', 'p99 vs SDK', 'CPU ms per request (total = by process)', 'requests per CPU second vs SDK', 'store commands per request', 'unexpected'], rows);
+    table(
+      [
+        'server',
+        'conns',
+        'req/s',
+        'p50 ms',
+        'p99 ms',
+        'req/s vs SDK',
+        'p99 vs SDK',
+        'CPU ms per request (total = by process)',
+        'requests per CPU second vs SDK',
+        'store commands per request',
+        'unexpected',
+      ],
+      rows,
+    );
     note(
       `Each server and concurrency: ${KNOBS.rounds} runs alternating with the other servers, each of ${Math.ceil(KNOBS.warmup / KNOBS.rounds)} warm-up requests, then up to ${Math.ceil(KNOBS.requests / KNOBS.rounds)} requests or ${KNOBS.seconds / KNOBS.rounds} s, cycling through ${bodies.length} distinct searches in the same order for every server; rates are over all runs, latencies their weighted mean. ` +
         `The carecircle rate limit stays on (at a limit that never refuses). carecircle embedded runs with DIRECTORY_THREADS=auto: ${directoryThreadCount(loadConfig({}))} worker thread(s) for the directory on this machine. The load generator used ${fixed(clientMs.length ? clientMs.reduce((a, b) => a + b, 0) / clientMs.length : undefined, 3)} ms of CPU per request.`,

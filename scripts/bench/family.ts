@@ -22,15 +22,27 @@ export async function signUpFamily(appUrl: string, env: Record<string, string>, 
   } finally {
     await client.close();
   }
-  const session = await fetch(`${appUrl}/api/auth/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ idToken }) });
+  const session = await fetch(`${appUrl}/api/auth/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ idToken }),
+  });
   const cookie = session.headers.get('set-cookie')?.split(';')[0];
   if (!cookie) throw new Error(`sign-in failed: ${session.status} ${await session.text()}`);
   const post = async <T>(path: string, body: unknown): Promise<T> => {
-    const res = await fetch(`${appUrl}${path}`, { method: 'POST', headers: { cookie, origin: appUrl, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${appUrl}${path}`, {
+      method: 'POST',
+      headers: { cookie, origin: appUrl, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     if (res.status !== 201) throw new Error(`POST ${path}: ${res.status} ${await res.text()}`);
     return (await res.json()) as T;
   };
-  const ws = await post<{ workspace: { id: string }; lovedOne: { id: string } }>('/api/workspace', { familyName: 'Bench family', firstName: 'Ada', lastName: 'Bench' });
+  const ws = await post<{ workspace: { id: string }; lovedOne: { id: string } }>('/api/workspace', {
+    familyName: 'Bench family',
+    firstName: 'Ada',
+    lastName: 'Bench',
+  });
   const { apiKey } = await post<{ apiKey: string }>('/api/keys', { name: 'bench' });
   return { uid: devUid(email), cookie, workspaceId: ws.workspace.id, lovedOneId: ws.lovedOne.id, apiKey };
 }

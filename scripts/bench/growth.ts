@@ -28,11 +28,30 @@ export function growthSizes(max: number): number[] {
 }
 
 function auditRow(n: number, uid: string, now = Date.now()) {
-  return { _id: `aud_bench_${n}`, uid, tenant: 'family', method: 'tools/call', tool: 'list_care_events', success: true, durationMs: 4, authMethod: 'api-key', at: new Date(now - ((n * 7_919) % 31_536_000) * 1000) };
+  return {
+    _id: `aud_bench_${n}`,
+    uid,
+    tenant: 'family',
+    method: 'tools/call',
+    tool: 'list_care_events',
+    success: true,
+    durationMs: 4,
+    authMethod: 'api-key',
+    at: new Date(now - ((n * 7_919) % 31_536_000) * 1000),
+  };
 }
 
 function inboxItem(n: number, lovedOneId: string, workspaceId: string, now = Date.now()): InboxItem {
-  return { _id: `mail_bench_${n}`, lovedOneId, workspaceId, from: 'clinic@example.com', subject: `Visit summary ${n}`, receivedAt: new Date(now - ((n * 7_919) % 31_536_000) * 1000), excerpt: 'Blood pressure was stable; next visit in two weeks. '.repeat(8), attachmentNames: [] };
+  return {
+    _id: `mail_bench_${n}`,
+    lovedOneId,
+    workspaceId,
+    from: 'clinic@example.com',
+    subject: `Visit summary ${n}`,
+    receivedAt: new Date(now - ((n * 7_919) % 31_536_000) * 1000),
+    excerpt: 'Blood pressure was stable; next visit in two weeks. '.repeat(8),
+    attachmentNames: [],
+  };
 }
 
 /** Grows the collections from `from` to `to` rows; row n < 50 belongs to the family (stored the
@@ -48,14 +67,21 @@ async function seed(db: Db, timelines: Timelines, audit: Collection, family: Fam
     const other = (i: number) => ({ lovedOneId: `lo_bench_${Math.floor(i / OWN_ROWS)}`, workspaceId: `ws_bench_${Math.floor(i / OWN_ROWS)}` });
     const mine = ids.filter(own);
     if (mine.length) {
-      await appendCareEvents(timelines, mine.map((i) => careEvent(i, family.lovedOneId, family.workspaceId)));
+      await appendCareEvents(
+        timelines,
+        mine.map((i) => careEvent(i, family.lovedOneId, family.workspaceId)),
+      );
       for (const i of mine) await storeInboxItem(timelines, inboxItem(i, family.lovedOneId, family.workspaceId));
     }
     const others = ids.filter((i) => !own(i));
     // Other families' care events as the service stores them (their timelines too); their inbox
     // items and audit rows as records only: only the family's own are read.
-    await appendCareEvents(timelines, others.map((i) => careEvent(i, other(i).lovedOneId, other(i).workspaceId)));
-    if (others.length) await db.collection(INBOX_ITEMS).insertMany(others.map((i) => inboxItem(i, other(i).lovedOneId, other(i).workspaceId)) as never[], { ordered: false });
+    await appendCareEvents(
+      timelines,
+      others.map((i) => careEvent(i, other(i).lovedOneId, other(i).workspaceId)),
+    );
+    if (others.length)
+      await db.collection(INBOX_ITEMS).insertMany(others.map((i) => inboxItem(i, other(i).lovedOneId, other(i).workspaceId)) as never[], { ordered: false });
     await audit.insertMany(ids.map((i) => auditRow(i, own(i) ? family.uid : `dev-bench-${Math.floor(i / OWN_ROWS)}`)) as never[], { ordered: false });
     if (performance.now() - last > 10_000 || upto === to) {
       last = performance.now();
@@ -79,7 +105,7 @@ async function timeCalls(call: () => Promise<unknown>, most = KNOBS.growthCalls)
 }
 
 export async function benchGrowth(infra: Infra): Promise<void> {
-  heading('(e) Embedded store growth: one family\'s reads as every family\'s rows grow');
+  heading("(e) Embedded store growth: one family's reads as every family's rows grow");
   const children: Child[] = [];
   // Slow reads must finish to be measured, not be cut off by the gateway's wait for a worker.
   const { env, cleanup } = await carecircleEnv(infra.database('growth'), { BUS_TIMEOUT_MS: '600000', GATEWAY_RETRY_WINDOW_MS: '600000' });
@@ -95,7 +121,12 @@ export async function benchGrowth(infra: Infra): Promise<void> {
     const timelines = await openTimelines(db);
     const [events, audit, inbox] = [db.collection<CareEventRecord>('care_events'), db.collection('mcp_audit_log'), db.collection<InboxItem>(INBOX_ITEMS)];
 
-    const listBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_care_events', arguments: { lovedOneId: family.lovedOneId, limit: 20 } } });
+    const listBody = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'list_care_events', arguments: { lovedOneId: family.lovedOneId, limit: 20 } },
+    });
     const listEvents = async () => {
       const res = await fetch(`${appUrl}/api/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, cookie: family.cookie }, body: listBody });
       const json = (await res.json()) as { result?: { structuredContent?: { events?: unknown[] } }; error?: unknown };
@@ -126,23 +157,61 @@ export async function benchGrowth(infra: Infra): Promise<void> {
       const t2 = performance.now();
       await appendCareEvents(timelines, batch);
       const append = performance.now() - t2;
-      progress(`growth ${size}: list_care_events p50 ${fixed(list.p50)} ms, /api/activity p50 ${fixed(act.p50)} ms, inbox p50 ${fixed(mail.p50)} ms; timing the queries used before…`);
-      rows.push([size, `${seconds.toFixed(1)} s`, `${fixed(list.p50, 1)} (${fixed(list.max, 1)})`, `${fixed(act.p50, 1)} (${fixed(act.max, 1)})`, `${fixed(mail.p50, 1)} (${fixed(mail.max, 1)})`, fixed(append, 1), `${list.calls} / ${act.calls} / ${mail.calls}`]);
+      progress(
+        `growth ${size}: list_care_events p50 ${fixed(list.p50)} ms, /api/activity p50 ${fixed(act.p50)} ms, inbox p50 ${fixed(mail.p50)} ms; timing the queries used before…`,
+      );
+      rows.push([
+        size,
+        `${seconds.toFixed(1)} s`,
+        `${fixed(list.p50, 1)} (${fixed(list.max, 1)})`,
+        `${fixed(act.p50, 1)} (${fixed(act.max, 1)})`,
+        `${fixed(mail.p50, 1)} (${fixed(mail.max, 1)})`,
+        fixed(append, 1),
+        `${list.calls} / ${act.calls} / ${mail.calls}`,
+      ]);
       const oldList = await timeCalls(() => events.find({ lovedOneId: family.lovedOneId }).sort({ occurredAt: -1, _id: -1 }).limit(21).toArray(), 3);
       const oldInbox = await timeCalls(() => inbox.find({ lovedOneId: family.lovedOneId }).sort({ receivedAt: -1 }).limit(50).toArray(), 3);
       before.push([size, fixed(oldList.p50, 1), fixed(direct.p50, 1), fixed(list.p50, 1), fixed(oldInbox.p50, 1), fixed(mail.p50, 1)]);
       last = { size, list: list.p50, activity: act.p50, inbox: mail.p50 };
     }
-    table(['rows in care_events, mcp_audit_log and inbox_items', 'seeding this step', 'list_care_events p50 ms (max)', 'GET /api/activity p50 ms (max)', 'inbox listing p50 ms (max)', 'append a batch of 20 events, ms', 'calls'], rows);
+    table(
+      [
+        'rows in care_events, mcp_audit_log and inbox_items',
+        'seeding this step',
+        'list_care_events p50 ms (max)',
+        'GET /api/activity p50 ms (max)',
+        'inbox listing p50 ms (max)',
+        'append a batch of 20 events, ms',
+        'calls',
+      ],
+      rows,
+    );
     note(
       `One at a time, after one uncounted call; list_care_events and /api/activity over HTTP with the session cookie, the inbox listing as the inbox page calls it (recentInboxItems, newest 50). The family's loved one has ${OWN_ROWS} of the care events (the call asks for its newest 20), ${OWN_ROWS} of the inbox items, and the user ${OWN_ROWS} of the audit rows (Settings shows the newest); ` +
         `every other ${OWN_ROWS} rows belong to another family, loaded in bulk ${BATCH} at a time (the family's own through appendCareEvents and storeInboxItem). BUS_TIMEOUT_MS is raised so slow reads complete: ` +
         `at the default ${DEFAULT_BUS_TIMEOUT_MS / 1000} s, a read slower than that is answered 503.`,
     );
-    table(['rows', 'care events by query (before), p50 ms', 'the same from its timeline (listCareEvents)', 'list_care_events over HTTP', 'inbox by query (before), p50 ms', 'inbox listing now'], before);
-    note('"By query": the single query each read used before, straight against the store (no HTTP): one loved one\'s newest rows by field with a sort, which the embedded FerretDB answers by scanning the whole collection. On MongoDB both are index reads.');
+    table(
+      [
+        'rows',
+        'care events by query (before), p50 ms',
+        'the same from its timeline (listCareEvents)',
+        'list_care_events over HTTP',
+        'inbox by query (before), p50 ms',
+        'inbox listing now',
+      ],
+      before,
+    );
+    note(
+      '"By query": the single query each read used before, straight against the store (no HTTP): one loved one\'s newest rows by field with a sort, which the embedded FerretDB answers by scanning the whole collection. On MongoDB both are index reads.',
+    );
     if (last) {
-      finding({ part: 'growth', what: `list_care_events p50 at ${last.size} rows`, value: `${fixed(last.list, 1)} ms`, ...(last.size >= 100_000 ? { target: '≤ 50 ms at 100k', meets: last.list <= 50 } : {}) });
+      finding({
+        part: 'growth',
+        what: `list_care_events p50 at ${last.size} rows`,
+        value: `${fixed(last.list, 1)} ms`,
+        ...(last.size >= 100_000 ? { target: '≤ 50 ms at 100k', meets: last.list <= 50 } : {}),
+      });
       finding({ part: 'growth', what: `Settings' recent activity p50 at ${last.size} rows`, value: `${fixed(last.activity, 1)} ms` });
       finding({ part: 'growth', what: `inbox listing p50 at ${last.size} rows`, value: `${fixed(last.inbox, 1)} ms` });
     }

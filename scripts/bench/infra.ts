@@ -35,7 +35,11 @@ async function startNatsServer(): Promise<{ url: string; pid?: number; stop(): P
   if (process.env.NATS_URL) return { url: process.env.NATS_URL, stop: async () => {} };
   const storeDir = mkdtempSync(path.join(os.tmpdir(), 'carecircle-bench-nats-'));
   const port = await listenerPort();
-  const proc = spawnServerProcess(natsServerBinary(), ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir], { name: 'nats-server', log, captureStdout: true });
+  const proc = spawnServerProcess(natsServerBinary(), ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir], {
+    name: 'nats-server',
+    log,
+    captureStdout: true,
+  });
   try {
     await waitForPort(port, { timeoutMs: 30_000, exited: proc.exited, name: 'nats-server' });
   } catch (err) {

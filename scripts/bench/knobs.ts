@@ -12,7 +12,8 @@ function list(name: string, fallback: number[]): number[] {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
   const values = raw.split(',').map((s) => Number(s.trim()));
-  if (!values.length || values.some((v) => !Number.isInteger(v) || v <= 0)) throw new Error(`${name} must be positive integers separated by commas, not "${raw}"`);
+  if (!values.length || values.some((v) => !Number.isInteger(v) || v <= 0))
+    throw new Error(`${name} must be positive integers separated by commas, not "${raw}"`);
   return values;
 }
 

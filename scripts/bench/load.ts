@@ -56,7 +56,11 @@ export interface LoadOptions {
 }
 
 export async function runLoad(spec: LoadSpec, watched: Watched[], opts: LoadOptions = {}): Promise<Measured> {
-  const child = fork(path.join(here, 'loadgen.ts'), [], { cwd: path.resolve(here, '../..'), execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(path.join(here, 'loadgen.ts'), [], {
+    cwd: path.resolve(here, '../..'),
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const exited = once(child, 'exit');
   // Warm-up and measurement are each bounded by maxSeconds; the ingest's drain by two minutes.
   const limitMs = (2 * spec.maxSeconds + 300) * 1000;

@@ -14,7 +14,18 @@ async function makeLanes(spec: LoadSpec): Promise<{ lanes: Lane[]; close(): Prom
     const client = await new MongoClient(spec.mongoUrl, { maxPoolSize: spec.connections }).connect();
     const docs = client.db().collection(spec.collection);
     const lane: Lane = async (n) => {
-      await docs.insertOne({ _id: `${spec.tag}-${n}` as never, lovedOneId: 'lo', workspaceId: 'ws', source: 'partner', institutionId: 'bench', eventType: 'visit_started', occurredAt: new Date(), receivedAt: new Date(), payload: { caregiver_id: 'cg-77' }, sourceEventId: `s-${n}` });
+      await docs.insertOne({
+        _id: `${spec.tag}-${n}` as never,
+        lovedOneId: 'lo',
+        workspaceId: 'ws',
+        source: 'partner',
+        institutionId: 'bench',
+        eventType: 'visit_started',
+        occurredAt: new Date(),
+        receivedAt: new Date(),
+        payload: { caregiver_id: 'cg-77' },
+        sourceEventId: `s-${n}`,
+      });
       return 'ok';
     };
     return { lanes: Array.from({ length: spec.connections }, () => lane), close: () => client.close() };
@@ -30,8 +41,20 @@ async function makeLanes(spec: LoadSpec): Promise<{ lanes: Lane[]; close(): Prom
   } else {
     const payload = { caregiver_id: 'cg-77', scheduled_start: '2026-11-22T10:00:00Z', actual_start: '2026-11-22T10:12:00Z' };
     bytes = (n) => {
-      const body = JSON.stringify({ institution_id: spec.institutionId, subject_ref: spec.subjectRef, event_type: 'visit_started', occurred_at: new Date().toISOString(), payload, source_event_id: `${spec.tag}-${n}` });
-      const headers = { 'content-type': 'application/json', 'x-pipe-institution': spec.institutionId, 'x-pipe-timestamp': new Date().toISOString(), 'x-pipe-signature': signBody(spec.secret, body) };
+      const body = JSON.stringify({
+        institution_id: spec.institutionId,
+        subject_ref: spec.subjectRef,
+        event_type: 'visit_started',
+        occurred_at: new Date().toISOString(),
+        payload,
+        source_event_id: `${spec.tag}-${n}`,
+      });
+      const headers = {
+        'content-type': 'application/json',
+        'x-pipe-institution': spec.institutionId,
+        'x-pipe-timestamp': new Date().toISOString(),
+        'x-pipe-signature': signBody(spec.secret, body),
+      };
       return requestBytes('POST', url, headers, body);
     };
     expect = 202;

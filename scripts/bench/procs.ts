@@ -79,7 +79,14 @@ export async function forkReady(label: string, entry: string, args: string[], en
   };
 }
 
-const LISTENERS = [['SITE_PORT', 'SITE_URL'], ['APP_PORT', 'APP_URL'], ['AUTH_PORT', 'AUTH_URL'], ['PIPE_PORT', 'PIPE_URL'], ['APEX_PORT', 'APEX_URL'], ['SMTP_PORT', '']] as const;
+const LISTENERS = [
+  ['SITE_PORT', 'SITE_URL'],
+  ['APP_PORT', 'APP_URL'],
+  ['AUTH_PORT', 'AUTH_URL'],
+  ['PIPE_PORT', 'PIPE_URL'],
+  ['APEX_PORT', 'APEX_URL'],
+  ['SMTP_PORT', ''],
+] as const;
 
 /** Every listener of a deployment on a new free port, with the public URLs that name them (hosts are checked). */
 async function assignListeners(env: Record<string, string>): Promise<void> {

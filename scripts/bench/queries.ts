@@ -3,7 +3,11 @@
 // for the search itself. Deterministic: every target and every run gets the same sequence.
 import { loadDirectoryData, RESOURCE_CATEGORY_VALUES } from '../../src/directory/data.js';
 
-const STOP = new Set('about after also and any are because been before being but can care does for from have help her his how into its more not one only other our out over own per some such than that the their them then there these they this those through too under very was were what when where whether which while who will with you your'.split(' '));
+const STOP = new Set(
+  'about after also and any are because been before being but can care does for from have help her his how into its more not one only other our out over own per some such than that the their them then there these they this those through too under very was were what when where whether which while who will with you your'.split(
+    ' ',
+  ),
+);
 const STATES = ['OH', 'CA', 'TX', 'NY', 'FL', 'Pennsylvania', 'IL', 'Georgia', 'WA', 'MI'];
 
 /** A small seeded generator (mulberry32), so the sequence is the same everywhere. */
@@ -45,7 +49,11 @@ export function searchArguments(count = 600): SearchArgs[] {
   while (out.length < count) {
     const query = Array.from({ length: 1 + Math.floor(next() * 3) }, () => pick(words)).join(' ');
     const roll = next();
-    const args: SearchArgs = { query, limit: next() < 0.7 ? 5 : 10, ...(roll < 0.2 ? { state: pick(STATES) } : roll < 0.3 ? { category: pick(RESOURCE_CATEGORY_VALUES) } : {}) };
+    const args: SearchArgs = {
+      query,
+      limit: next() < 0.7 ? 5 : 10,
+      ...(roll < 0.2 ? { state: pick(STATES) } : roll < 0.3 ? { category: pick(RESOURCE_CATEGORY_VALUES) } : {}),
+    };
     const key = JSON.stringify(args);
     if (seen.has(key)) continue;
     seen.add(key);
@@ -56,7 +64,9 @@ export function searchArguments(count = 600): SearchArgs[] {
 
 /** One JSON-RPC `tools/call search_care_resources` body per search. */
 export function searchBodies(count?: number): string[] {
-  return searchArguments(count).map((args, i) => JSON.stringify({ jsonrpc: '2.0', id: i + 1, method: 'tools/call', params: { name: 'search_care_resources', arguments: args } }));
+  return searchArguments(count).map((args, i) =>
+    JSON.stringify({ jsonrpc: '2.0', id: i + 1, method: 'tools/call', params: { name: 'search_care_resources', arguments: args } }),
+  );
 }
 
 /** The headers every MCP target gets: what the SDK's transport requires is what carecircle accepts. */

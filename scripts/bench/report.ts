@@ -31,7 +31,10 @@ export function machineLines(versions: Record<string, string>): string[] {
   const cpus = os.cpus();
   return [
     `- date: ${new Date().toISOString()}`,
-    `- machine: ${cpus.length} cores (${cpus[0]?.model.trim() ?? 'unknown CPU'}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.type()} ${os.release()}, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`,
+    `- machine: ${cpus.length} cores (${cpus[0]?.model.trim() ?? 'unknown CPU'}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.type()} ${os.release()}, load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
     `- Node ${process.version}`,
     ...Object.entries(versions).map(([name, version]) => `- ${name}: ${version}`),
   ];

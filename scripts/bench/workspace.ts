@@ -25,12 +25,20 @@ export async function benchWorkspace(infra: Infra): Promise<void> {
     const client = await new MongoClient(env.MONGO_URL!).connect();
     try {
       // Through the timeline, so the events are on the loved one's timeline as well as in `care_events`.
-      await appendCareEvents(await openTimelines(client.db(databaseName(env.MONGO_URL!))), Array.from({ length: 50 }, (_, n) => careEvent(n, family.lovedOneId, family.workspaceId)));
+      await appendCareEvents(
+        await openTimelines(client.db(databaseName(env.MONGO_URL!))),
+        Array.from({ length: 50 }, (_, n) => careEvent(n, family.lovedOneId, family.workspaceId)),
+      );
     } finally {
       await client.close();
     }
 
-    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_care_events', arguments: { lovedOneId: family.lovedOneId, limit: 20 } } });
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'list_care_events', arguments: { lovedOneId: family.lovedOneId, limit: 20 } },
+    });
     const callers = {
       cookie: { label: 'session cookie', headers: { ...MCP_HEADERS, cookie: family.cookie } },
       key: { label: 'API key (Authorization: Bearer)', headers: { ...MCP_HEADERS, authorization: `Bearer ${family.apiKey}` } },
@@ -39,7 +47,17 @@ export async function benchWorkspace(infra: Infra): Promise<void> {
     const runs: Record<'cookie' | 'key', Measured[]> = { cookie: [], key: [] };
     for (const which of ['cookie', 'key', 'key', 'cookie'] as const) {
       const m = await runLoad(
-        { kind: 'http', url: `${service.urls.app}/api/mcp`, headers: callers[which].headers, bodies: [body], expect: 200, connections, warmup: Math.ceil(KNOBS.warmup / 2), maxRequests: Math.ceil(KNOBS.requests / 2), maxSeconds: KNOBS.seconds / 2 },
+        {
+          kind: 'http',
+          url: `${service.urls.app}/api/mcp`,
+          headers: callers[which].headers,
+          bodies: [body],
+          expect: 200,
+          connections,
+          warmup: Math.ceil(KNOBS.warmup / 2),
+          maxRequests: Math.ceil(KNOBS.requests / 2),
+          maxSeconds: KNOBS.seconds / 2,
+        },
         [service, infra.store],
         { storeCommands: infra.storeCommands },
       );
@@ -49,13 +67,47 @@ export async function benchWorkspace(infra: Infra): Promise<void> {
     const cookie = combineRuns(runs.cookie);
     const key = combineRuns(runs.key);
     table(
-      ['caller', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'vs session cookie', 'CPU ms per request (total = by process)', 'store commands per request', 'unexpected'],
-      [cookie, key].map((m, i) => [i ? callers.key.label : callers.cookie.label, connections, rate(m.perSecond), fixed(m.p50), fixed(m.p99), ratio(m.perSecond / cookie.perSecond), cpuCell(m.cpu), fixed(m.storeCommands), problems(m)]),
+      [
+        'caller',
+        'conns',
+        'req/s',
+        'p50 ms',
+        'p99 ms',
+        'vs session cookie',
+        'CPU ms per request (total = by process)',
+        'store commands per request',
+        'unexpected',
+      ],
+      [cookie, key].map((m, i) => [
+        i ? callers.key.label : callers.cookie.label,
+        connections,
+        rate(m.perSecond),
+        fixed(m.p50),
+        fixed(m.p99),
+        ratio(m.perSecond / cookie.perSecond),
+        cpuCell(m.cpu),
+        fixed(m.storeCommands),
+        problems(m),
+      ]),
     );
-    note(`The loved one holds 50 care events; each call asks for its newest 20. Runs alternate cookie, key, key, cookie (each up to ${KNOBS.seconds / 2} s); rates are over both runs, latencies their weighted mean.`);
-    finding({ part: 'workspace', what: `API key vs session cookie, c=${connections}: req/s`, value: ratio(key.perSecond / cookie.perSecond), target: '≥ 0.9×', meets: key.perSecond >= 0.9 * cookie.perSecond });
+    note(
+      `The loved one holds 50 care events; each call asks for its newest 20. Runs alternate cookie, key, key, cookie (each up to ${KNOBS.seconds / 2} s); rates are over both runs, latencies their weighted mean.`,
+    );
+    finding({
+      part: 'workspace',
+      what: `API key vs session cookie, c=${connections}: req/s`,
+      value: ratio(key.perSecond / cookie.perSecond),
+      target: '≥ 0.9×',
+      meets: key.perSecond >= 0.9 * cookie.perSecond,
+    });
     if (key.storeCommands !== undefined)
-      finding({ part: 'workspace', what: 'API key: store commands per request', value: fixed(key.storeCommands), target: '≤ 1 (the audit write)', meets: key.storeCommands <= 1.005 });
+      finding({
+        part: 'workspace',
+        what: 'API key: store commands per request',
+        value: fixed(key.storeCommands),
+        target: '≤ 1 (the audit write)',
+        meets: key.storeCommands <= 1.005,
+      });
   } finally {
     await stopAll(children);
     cleanup();

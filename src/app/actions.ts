@@ -6,13 +6,23 @@ import { ApiProblem } from '../http/reply.js';
 import { KeyNotFound, type KeyStore } from '../keys/keys.js';
 
 const name = z.string().trim().min(1, 'is required').max(60, 'must be at most 60 characters');
-export const workspaceInput = z.object({ familyName: z.string().trim().min(1, 'is required').max(120, 'must be at most 120 characters'), firstName: name, lastName: name });
+export const workspaceInput = z.object({
+  familyName: z.string().trim().min(1, 'is required').max(120, 'must be at most 120 characters'),
+  firstName: name,
+  lastName: name,
+});
 export const lovedOneInput = z.object({ firstName: name, lastName: name });
 export const keyInput = z.object({ name: z.string().trim().max(60, 'must be at most 60 characters').optional().default('') });
 export const workspaceNameInput = z.object({ familyName: workspaceInput.shape.familyName });
 
 /** What each form field is called in a sentence. */
-const FIELD_WORDS: Record<string, string> = { familyName: 'the family name', firstName: 'the first name', lastName: 'the last name', name: 'the key name', timeZone: 'the time zone' };
+const FIELD_WORDS: Record<string, string> = {
+  familyName: 'the family name',
+  firstName: 'the first name',
+  lastName: 'the last name',
+  name: 'the key name',
+  timeZone: 'the time zone',
+};
 
 /** Each problem as a sentence for a caregiver: "Please enter the first name." */
 export function friendlyIssues(err: z.ZodError): string[] {

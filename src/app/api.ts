@@ -24,7 +24,12 @@ export function appApiRoutes(routes: AppRouteBuilder, helpers: AppHelpers, deps:
       if (!membership) return json(200, { workspace: null });
       const lovedOnes = await store.lovedOnesOf(membership.workspace._id);
       return json(200, {
-        workspace: { id: membership.workspace._id, name: membership.workspace.name, role: membership.member.role, familyMemberCount: await store.memberCount(membership.workspace._id) },
+        workspace: {
+          id: membership.workspace._id,
+          name: membership.workspace.name,
+          role: membership.member.role,
+          familyMemberCount: await store.memberCount(membership.workspace._id),
+        },
         lovedOnes: lovedOnes.map((l) => ({ id: l._id, name: l.displayName, firstName: l.firstName, lastName: l.lastName, inboxAddress: l.inboxAddress })),
       });
     })
@@ -32,11 +37,22 @@ export function appApiRoutes(routes: AppRouteBuilder, helpers: AppHelpers, deps:
       const caller = await requireCaller(req);
       const hasWorkspace = () => new ApiProblem(409, 'BAD_REQUEST', 'You already have a family workspace', 'GET /api/workspace shows it.');
       const key = req.headers['idempotency-key']?.trim();
-      if (key !== undefined && !isFormToken(key)) throw new ApiProblem(400, 'VALIDATION_FAILED', 'Idempotency-Key: must be 1-200 printable characters without spaces', 'Send one new key per workspace you mean to create, and the same key when you retry.');
+      if (key !== undefined && !isFormToken(key))
+        throw new ApiProblem(
+          400,
+          'VALIDATION_FAILED',
+          'Idempotency-Key: must be 1-200 printable characters without spaces',
+          'Send one new key per workspace you mean to create, and the same key when you retry.',
+        );
       const input = workspaceInput.safeParse(req.body ?? {});
       if (!input.success) {
         if (await store.workspaceOf(caller.uid)) throw hasWorkspace();
-        throw new ApiProblem(400, 'VALIDATION_FAILED', `Invalid body: ${describeIssues(input.error)}`, 'Send familyName (1-120 chars), firstName and lastName (1-60 chars each).');
+        throw new ApiProblem(
+          400,
+          'VALIDATION_FAILED',
+          `Invalid body: ${describeIssues(input.error)}`,
+          'Send familyName (1-120 chars), firstName and lastName (1-60 chars each).',
+        );
       }
       // With an Idempotency-Key, a retry of the same request gets the first answer, not a 409.
       const outcome = await creations.create(caller, input.data, key);
@@ -47,11 +63,27 @@ export function appApiRoutes(routes: AppRouteBuilder, helpers: AppHelpers, deps:
       const caller = await requireCaller(req);
       const membership = await store.workspaceOf(caller.uid);
       if (!membership) throw new ApiProblem(404, 'NOT_FOUND', 'You have no family workspace yet', 'POST /api/workspace first.');
-      if (!canManage(membership.member)) throw new ApiProblem(403, 'FORBIDDEN', 'Only the primary caregiver can add a loved one', 'Ask the primary caregiver of your family workspace.');
+      if (!canManage(membership.member))
+        throw new ApiProblem(403, 'FORBIDDEN', 'Only the primary caregiver can add a loved one', 'Ask the primary caregiver of your family workspace.');
       const input = lovedOneInput.safeParse(req.body ?? {});
-      if (!input.success) throw new ApiProblem(400, 'VALIDATION_FAILED', `Invalid body: ${describeIssues(input.error)}`, 'Send firstName and lastName (1-60 chars each), and allowDuplicate: true to add a second loved one of the same name.');
-      const existing = (req.body as { allowDuplicate?: unknown } | undefined)?.allowDuplicate === true ? null : await duplicateLovedOne(db, membership.workspace._id, input.data);
-      if (existing) throw new ApiProblem(409, 'BAD_REQUEST', `${existing.displayName} is already in this workspace`, 'Send "allowDuplicate": true to add a second loved one of the same name.');
+      if (!input.success)
+        throw new ApiProblem(
+          400,
+          'VALIDATION_FAILED',
+          `Invalid body: ${describeIssues(input.error)}`,
+          'Send firstName and lastName (1-60 chars each), and allowDuplicate: true to add a second loved one of the same name.',
+        );
+      const existing =
+        (req.body as { allowDuplicate?: unknown } | undefined)?.allowDuplicate === true
+          ? null
+          : await duplicateLovedOne(db, membership.workspace._id, input.data);
+      if (existing)
+        throw new ApiProblem(
+          409,
+          'BAD_REQUEST',
+          `${existing.displayName} is already in this workspace`,
+          'Send "allowDuplicate": true to add a second loved one of the same name.',
+        );
       const l = await store.addLovedOne(membership.workspace._id, input.data, false);
       return json(201, { id: l._id, name: l.displayName, inboxAddress: l.inboxAddress });
     })
@@ -59,7 +91,8 @@ export function appApiRoutes(routes: AppRouteBuilder, helpers: AppHelpers, deps:
     .on('apiKeys', 'POST', async (req) => {
       const caller = await requireCaller(req);
       const input = keyInput.safeParse(req.body ?? {});
-      if (!input.success) throw new ApiProblem(400, 'VALIDATION_FAILED', `Invalid body: ${describeIssues(input.error)}`, 'Send {"name": "<up to 60 chars>"} or an empty object.');
+      if (!input.success)
+        throw new ApiProblem(400, 'VALIDATION_FAILED', `Invalid body: ${describeIssues(input.error)}`, 'Send {"name": "<up to 60 chars>"} or an empty object.');
       try {
         const minted = await keys.mint(caller.uid, input.data.name);
         return json(201, { apiKey: minted.plaintext, key: minted.key, note: 'This is the only time the key is shown.' }, { 'cache-control': 'no-store' });
@@ -75,6 +108,15 @@ export function appApiRoutes(routes: AppRouteBuilder, helpers: AppHelpers, deps:
     .on('apiActivity', 'GET', async (req) => {
       const caller = await requireCaller(req);
       const rows = await audit.recent(caller.uid, 50);
-      return json(200, { activity: rows.map((r) => ({ at: r.at.toISOString(), method: r.method, tool: r.tool, success: r.success, durationMs: r.durationMs, via: r.authMethod })) });
+      return json(200, {
+        activity: rows.map((r) => ({
+          at: r.at.toISOString(),
+          method: r.method,
+          tool: r.tool,
+          success: r.success,
+          durationMs: r.durationMs,
+          via: r.authMethod,
+        })),
+      });
     });
 }

@@ -10,11 +10,36 @@ export function assistantConfigs(appUrl: string, key: string) {
   const bridge = { command: 'npx', args: ['-y', 'carecircle-mcp'], env: { CARECIRCLE_URL: appUrl, CARECIRCLE_API_KEY: key } };
   const remote = { url: mcpUrl, headers: { Authorization: `Bearer ${key}` } };
   return [
-    { id: 'claude-desktop', name: 'Claude Desktop', where: 'Settings → Developer → Edit Config opens claude_desktop_config.json; paste this, save, and restart Claude Desktop. It needs Node.js for npx.', text: json({ mcpServers: { carecircle: bridge } }) },
-    { id: 'cursor', name: 'Cursor', where: '~/.cursor/mcp.json for every project, or .cursor/mcp.json in one project.', text: json({ mcpServers: { carecircle: remote } }) },
-    { id: 'vscode', name: 'VS Code', where: '.vscode/mcp.json in a project, or the command “MCP: Open User Configuration”.', text: json({ servers: { carecircle: { type: 'http', ...remote } } }) },
-    { id: 'zed', name: 'Zed', where: 'settings.json (the command “zed: open settings”). It needs Node.js for npx.', text: json({ context_servers: { carecircle: bridge } }) },
-    { id: 'remote', name: 'Any other MCP client (remote HTTP)', where: 'For a client that connects to a remote MCP server over Streamable HTTP itself.', text: `URL: ${mcpUrl}\nHeader: Authorization: Bearer ${key}` },
+    {
+      id: 'claude-desktop',
+      name: 'Claude Desktop',
+      where: 'Settings → Developer → Edit Config opens claude_desktop_config.json; paste this, save, and restart Claude Desktop. It needs Node.js for npx.',
+      text: json({ mcpServers: { carecircle: bridge } }),
+    },
+    {
+      id: 'cursor',
+      name: 'Cursor',
+      where: '~/.cursor/mcp.json for every project, or .cursor/mcp.json in one project.',
+      text: json({ mcpServers: { carecircle: remote } }),
+    },
+    {
+      id: 'vscode',
+      name: 'VS Code',
+      where: '.vscode/mcp.json in a project, or the command “MCP: Open User Configuration”.',
+      text: json({ servers: { carecircle: { type: 'http', ...remote } } }),
+    },
+    {
+      id: 'zed',
+      name: 'Zed',
+      where: 'settings.json (the command “zed: open settings”). It needs Node.js for npx.',
+      text: json({ context_servers: { carecircle: bridge } }),
+    },
+    {
+      id: 'remote',
+      name: 'Any other MCP client (remote HTTP)',
+      where: 'For a client that connects to a remote MCP server over Streamable HTTP itself.',
+      text: `URL: ${mcpUrl}\nHeader: Authorization: Bearer ${key}`,
+    },
   ];
 }
 
@@ -54,11 +79,13 @@ export function connectBody(appUrl: string, minted: MintedFlash | null) {
       <section class="card" id="oauth">
         <h2>Without a key: sign in with OAuth</h2>
         <p>
-          Assistants that support OAuth (Claude's and ChatGPT's connectors, VS Code, Cursor) need only the address <code>{appUrl}/api/mcp</code>: when you add it, they open a carecircle page where you sign in and tick what the assistant may read. No key is copied anywhere, and you can end the access in{' '}
+          Assistants that support OAuth (Claude's and ChatGPT's connectors, VS Code, Cursor) need only the address <code>{appUrl}/api/mcp</code>: when you add
+          it, they open a carecircle page where you sign in and tick what the assistant may read. No key is copied anywhere, and you can end the access in{' '}
           <a href="/settings#connected-apps">Settings → Connected apps</a>.
         </p>
         <p>
-          For Claude Desktop or Zed through <code>npx carecircle-mcp</code>, run <code>npx carecircle-mcp --login {appUrl}</code> once in a terminal, then leave <code>CARECIRCLE_API_KEY</code> out of the configuration.
+          For Claude Desktop or Zed through <code>npx carecircle-mcp</code>, run <code>npx carecircle-mcp --login {appUrl}</code> once in a terminal, then leave{' '}
+          <code>CARECIRCLE_API_KEY</code> out of the configuration.
         </p>
       </section>
     </>

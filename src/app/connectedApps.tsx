@@ -78,7 +78,8 @@ export function connectedAppsSection(apps: ConnectedApp[], clock: Clock) {
     <section class="card">
       <h2 id="connected-apps">Connected apps</h2>
       <p>
-        Apps you connected with OAuth (an assistant that asked you to sign in and tick what it may read). Each reads only what you allowed; <strong>Revoke</strong> ends its access on its very next request.
+        Apps you connected with OAuth (an assistant that asked you to sign in and tick what it may read). Each reads only what you allowed;{' '}
+        <strong>Revoke</strong> ends its access on its very next request.
       </p>
       {rows}
     </section>
@@ -104,7 +105,15 @@ export function connectedAppsRoutes(routes: AppRouteBuilder, helpers: ConnectedA
       const caller = await helpers.currentCaller(req);
       if (!caller) return helpers.signedOutPage(`/settings/apps/${encodeURIComponent(id)}/revoke`);
       const app = (await store.connectedApps(caller.uid)).find((a) => a.grantId === id);
-      if (!app) return helpers.pageFor(404, 'No such app', <p class="error" role="alert">That app is not connected to your account any more. <a href="/settings#connected-apps">Back to Settings</a></p>, caller);
+      if (!app)
+        return helpers.pageFor(
+          404,
+          'No such app',
+          <p class="error" role="alert">
+            That app is not connected to your account any more. <a href="/settings#connected-apps">Back to Settings</a>
+          </p>,
+          caller,
+        );
       const scopes = scopesIn(app.scope);
       return helpers.pageFor(
         200,
@@ -113,7 +122,9 @@ export function connectedAppsRoutes(routes: AppRouteBuilder, helpers: ConnectedA
           <h1>Revoke {app.clientName}'s access?</h1>
           <section class="card" id="confirm">
             <p>
-              {app.clientName} ({app.redirectHosts.join(', ')}) may now read: {scopes.length ? scopes.map((sc) => SCOPE_TEXT[sc].title).join(', ') : 'nothing (connection check only)'}. Revoking stops it on its very next request; to use it again, connect it again from the app.
+              {app.clientName} ({app.redirectHosts.join(', ')}) may now read:{' '}
+              {scopes.length ? scopes.map((sc) => SCOPE_TEXT[sc].title).join(', ') : 'nothing (connection check only)'}. Revoking stops it on its very next
+              request; to use it again, connect it again from the app.
             </p>
             <form method="post" action={`/settings/apps/${encodeURIComponent(app.grantId)}/revoke`}>
               <button class="danger" type="submit">
@@ -136,7 +147,8 @@ export function connectedAppsRoutes(routes: AppRouteBuilder, helpers: ConnectedA
     .on('apiOauthApps', 'GET', async (req) => json(200, { apps: (await store.connectedApps((await helpers.requireCaller(req)).uid)).map(view) }))
     .on('apiOauthAppsRevoke', 'POST', async (req, params) => {
       const caller = await helpers.requireCaller(req);
-      if (!(await store.revokeGrantOf(caller.uid, params.id ?? ''))) throw new ApiProblem(404, 'NOT_FOUND', 'No such connected app on your account', 'GET /api/oauth/apps lists them.');
+      if (!(await store.revokeGrantOf(caller.uid, params.id ?? '')))
+        throw new ApiProblem(404, 'NOT_FOUND', 'No such connected app on your account', 'GET /api/oauth/apps lists them.');
       return json(200, { revoked: true, grantId: params.id });
     });
 }

@@ -107,6 +107,9 @@ export class WorkspaceCreations {
   private async write(caller: SessionCaller, input: WorkspaceInput, ids: { workspaceId: string; lovedOneId: string }): Promise<CreatedWorkspace> {
     const workspace = await this.store.createWorkspace({ id: ids.workspaceId, name: input.familyName, owner: caller, sandbox: false });
     const lovedOne = await this.store.addLovedOne(workspace._id, input, false, new Date(this.clock()), ids.lovedOneId);
-    return { workspace: { id: workspace._id, name: workspace.name }, lovedOne: { id: lovedOne._id, name: lovedOne.displayName, inboxAddress: lovedOne.inboxAddress } };
+    return {
+      workspace: { id: workspace._id, name: workspace.name },
+      lovedOne: { id: lovedOne._id, name: lovedOne.displayName, inboxAddress: lovedOne.inboxAddress },
+    };
   }
 }

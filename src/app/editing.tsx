@@ -48,12 +48,22 @@ export function editingRoutes(routes: AppRouteBuilder, h: AppHelpers, db: Db, cr
     );
 
   /** The caller's workspace, if they manage it; otherwise the page to answer with. */
-  const managed = async (req: HttpRequestEnvelope, next: string, change: boolean): Promise<{ caller: SessionCaller; workspace: WorkspaceRecord } | HttpReplyEnvelope> => {
+  const managed = async (
+    req: HttpRequestEnvelope,
+    next: string,
+    change: boolean,
+  ): Promise<{ caller: SessionCaller; workspace: WorkspaceRecord } | HttpReplyEnvelope> => {
     const caller = await h.currentCaller(req);
     if (!caller) return change ? redirect(`/signin?next=${encodeURIComponent(next)}`) : h.signedOutPage(next);
     const membership = await h.store.workspaceOf(caller.uid);
     if (!membership) return redirect('/onboarding');
-    if (membership.member.role !== 'caregiver') return page(caller, 403, 'Only the primary caregiver can change this', <p>Ask the primary caregiver of {membership.workspace.name} to make the change.</p>);
+    if (membership.member.role !== 'caregiver')
+      return page(
+        caller,
+        403,
+        'Only the primary caregiver can change this',
+        <p>Ask the primary caregiver of {membership.workspace.name} to make the change.</p>,
+      );
     return { caller, workspace: membership.workspace };
   };
 
@@ -62,7 +72,15 @@ export function editingRoutes(routes: AppRouteBuilder, h: AppHelpers, db: Db, cr
     const m = await managed(req, next, change);
     if (!('caller' in m)) return m;
     const lovedOne = await h.store.lovedOneIn(m.workspace._id, id);
-    if (!lovedOne) return page(m.caller, 404, 'No such loved one in your workspace', <p>Pick a loved one from <a href="/">your workspace</a>.</p>);
+    if (!lovedOne)
+      return page(
+        m.caller,
+        404,
+        'No such loved one in your workspace',
+        <p>
+          Pick a loved one from <a href="/">your workspace</a>.
+        </p>,
+      );
     return { ...m, lovedOne };
   };
 
@@ -121,7 +139,8 @@ export function editingRoutes(routes: AppRouteBuilder, h: AppHelpers, db: Db, cr
       const m = await managed(req, '/workspace/name', true);
       if (!('caller' in m)) return m;
       const input = workspaceNameInput.safeParse(form(req));
-      if (!input.success) return page(m.caller, 400, 'Rename the workspace', renameForm(m.workspace, String(form(req).familyName ?? ''), errorBox(friendlyIssues(input.error))));
+      if (!input.success)
+        return page(m.caller, 400, 'Rename the workspace', renameForm(m.workspace, String(form(req).familyName ?? ''), errorBox(friendlyIssues(input.error))));
       await renameWorkspace(db, credentials, m.workspace._id, input.data.familyName);
       return redirect('/');
     })
@@ -170,7 +189,11 @@ export function editingRoutes(routes: AppRouteBuilder, h: AppHelpers, db: Db, cr
       const m = await managedLovedOne(req, id, `/workspace/loved-ones/${encodeURIComponent(id)}/remove`, false);
       if (!('caller' in m)) return m;
       const l = m.lovedOne;
-      const [events, mail, links] = await Promise.all([countLovedOneCareEvents(h.timelines, l._id), countInboxItemsOf(h.timelines, l._id), shares.countLinksTo(m.workspace._id, l._id)]);
+      const [events, mail, links] = await Promise.all([
+        countLovedOneCareEvents(h.timelines, l._id),
+        countInboxItemsOf(h.timelines, l._id),
+        shares.countLinksTo(m.workspace._id, l._id),
+      ]);
       return page(
         m.caller,
         200,

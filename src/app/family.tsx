@@ -48,13 +48,27 @@ const membershipOf = async (f: FamilyDeps, req: HttpRequestEnvelope, path: strin
 };
 const isReply = (m: Membership | HttpReplyEnvelope): m is HttpReplyEnvelope => 'status' in m;
 const notManager = (f: FamilyDeps, m: Membership) =>
-  f.h.pageFor(403, 'Only the primary caregiver', noticeBody('Only the primary caregiver can do that', 'Inviting, removing and handing over are for the primary caregiver of this workspace. You can read everything in it.'), m.caller);
-const noSuchMember = (f: FamilyDeps, m: Membership) => f.h.pageFor(404, 'Not found', noticeBody('That person is not in your family circle', 'They may have left or been removed already.'), m.caller);
+  f.h.pageFor(
+    403,
+    'Only the primary caregiver',
+    noticeBody(
+      'Only the primary caregiver can do that',
+      'Inviting, removing and handing over are for the primary caregiver of this workspace. You can read everything in it.',
+    ),
+    m.caller,
+  );
+const noSuchMember = (f: FamilyDeps, m: Membership) =>
+  f.h.pageFor(404, 'Not found', noticeBody('That person is not in your family circle', 'They may have left or been removed already.'), m.caller);
 
 const familyPage = async (f: FamilyDeps, m: Membership, status = 200, error: Markup = null) => {
   const manages = canManage(m.member);
   const [members, pending] = await Promise.all([f.circle.members(m.workspace._id), manages ? f.invites.pending(m.workspace._id) : Promise.resolve([])]);
-  return f.h.pageFor(status, 'Family circle', familyBody({ workspace: m.workspace, me: m.member, members, invites: pending, manages, mailOn: !!f.config.smtpUrl }, error), m.caller);
+  return f.h.pageFor(
+    status,
+    'Family circle',
+    familyBody({ workspace: m.workspace, me: m.member, members, invites: pending, manages, mailOn: !!f.config.smtpUrl }, error),
+    m.caller,
+  );
 };
 const formError = (text: string) => (
   <p class="error" role="alert">
@@ -102,11 +116,15 @@ async function invite(f: FamilyDeps, req: HttpRequestEnvelope): Promise<HttpRepl
   const input = inviteInput.safeParse(req.body ?? {});
   if (!input.success) return familyPage(f, m, 400, formError('Enter the email address of the person to invite, like sam@example.com.'));
   const email = normalEmail(input.data.email);
-  if ((await f.circle.members(m.workspace._id)).some((p) => normalEmail(p.email) === email)) return familyPage(f, m, 409, formError(`${email} is already in the family circle.`));
+  if ((await f.circle.members(m.workspace._id)).some((p) => normalEmail(p.email) === email))
+    return familyPage(f, m, 409, formError(`${email} is already in the family circle.`));
   const lovedOnes = (await f.h.store.lovedOnesOf(m.workspace._id)).map((l) => l.displayName);
   try {
     const invitedBy = { uid: m.caller.uid, email: m.caller.email, ...(m.caller.name ? { name: m.caller.name } : {}) };
-    const result = await issueInvitation({ config: f.config, invites: f.invites }, { workspaceId: m.workspace._id, workspaceName: m.workspace.name, lovedOnes, email, invitedBy });
+    const result = await issueInvitation(
+      { config: f.config, invites: f.invites },
+      { workspaceId: m.workspace._id, workspaceName: m.workspace.name, lovedOnes, email, invitedBy },
+    );
     // The link is shown on this reply only; a reload makes a new one and withdraws this one.
     return f.h.pageFor(200, 'Invitation', invitationBody(result), m.caller, { 'cache-control': 'no-store' });
   } catch (err) {
@@ -138,7 +156,9 @@ async function confirmRemove(f: FamilyDeps, req: HttpRequestEnvelope, params: Re
       title: `Remove ${who} from ${m.workspace.name}?`,
       lines: [
         ...(target.name ? [`${who} signs in as ${target.email}.`] : []),
-        lovedOnes.length ? `${who} will no longer see ${lovedOnes.join(', ')}: timeline, medications, vital signs or inbox.` : `${who} will no longer see this workspace.`,
+        lovedOnes.length
+          ? `${who} will no longer see ${lovedOnes.join(', ')}: timeline, medications, vital signs or inbox.`
+          : `${who} will no longer see this workspace.`,
         `Their MCP API keys and connected apps stop working at once.`,
         `They keep their carecircle account, and you can invite them again later.`,
       ],
@@ -182,7 +202,10 @@ async function confirmHandOver(f: FamilyDeps, req: HttpRequestEnvelope, params: 
     `Hand over to ${who}`,
     confirmBody({
       title: `Make ${who} the primary caregiver of ${m.workspace.name}?`,
-      lines: [`${who} will manage the workspace: invite and remove people, add loved ones and link agencies.`, 'You become a family member: you can still read everything, but no longer manage.'],
+      lines: [
+        `${who} will manage the workspace: invite and remove people, add loved ones and link agencies.`,
+        'You become a family member: you can still read everything, but no longer manage.',
+      ],
       action: `/family/members/${encodeURIComponent(target.uid)}/hand-over`,
       button: `Make ${who} the primary caregiver`,
       id: 'confirm-hand-over',
@@ -213,7 +236,11 @@ async function confirmLeave(f: FamilyDeps, req: HttpRequestEnvelope): Promise<Ht
     `Leave ${m.workspace.name}`,
     confirmBody({
       title: `Leave ${m.workspace.name}?`,
-      lines: ['You will no longer see its loved ones, timelines, medications, vital signs or inbox.', 'Your MCP API keys and connected apps stop working at once.', 'To come back, the primary caregiver has to invite you again.'],
+      lines: [
+        'You will no longer see its loved ones, timelines, medications, vital signs or inbox.',
+        'Your MCP API keys and connected apps stop working at once.',
+        'To come back, the primary caregiver has to invite you again.',
+      ],
       action: '/family/leave',
       button: `Leave ${m.workspace.name}`,
       id: 'confirm-leave',
@@ -229,7 +256,15 @@ async function leave(f: FamilyDeps, req: HttpRequestEnvelope): Promise<HttpReply
   const outcome = await f.circle.leave(m.workspace._id, m.caller.uid);
   if (outcome === 'last_caregiver') return lastCaregiver(f, m, (await f.circle.members(m.workspace._id)).length > 1);
   await revokeCredentialsOf(m.caller.uid, f.credentials);
-  return f.h.pageFor(200, 'You left', noticeBody(`You left ${m.workspace.name}`, 'Your account is still here. You can start your own family workspace, or accept an invitation to another.', { href: '/onboarding', label: 'Start a family workspace' }), m.caller);
+  return f.h.pageFor(
+    200,
+    'You left',
+    noticeBody(`You left ${m.workspace.name}`, 'Your account is still here. You can start your own family workspace, or accept an invitation to another.', {
+      href: '/onboarding',
+      label: 'Start a family workspace',
+    }),
+    m.caller,
+  );
 }
 
 /** The family circle as JSON for the app. */
@@ -238,7 +273,10 @@ async function familyJson(f: FamilyDeps, req: HttpRequestEnvelope): Promise<Http
   const membership = await f.h.store.workspaceOf(caller.uid);
   if (!membership) return json(200, { workspace: null, members: [] });
   const manages = canManage(membership.member);
-  const [members, pending] = await Promise.all([f.circle.members(membership.workspace._id), manages ? f.invites.pending(membership.workspace._id) : Promise.resolve([])]);
+  const [members, pending] = await Promise.all([
+    f.circle.members(membership.workspace._id),
+    manages ? f.invites.pending(membership.workspace._id) : Promise.resolve([]),
+  ]);
   return json(200, {
     workspace: { name: membership.workspace.name, role: membership.member.role },
     members: members.map((p) => ({ name: p.name ?? null, email: p.email, role: p.role, joinedAt: p.joinedAt.toISOString(), you: p.uid === caller.uid })),

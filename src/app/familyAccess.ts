@@ -34,7 +34,12 @@ export async function mailInvitation(config: Pick<Config, 'smtpUrl' | 'mailFrom'
   if (!config.smtpUrl) return false;
   const transport = nodemailer.createTransport(config.smtpUrl);
   try {
-    await transport.sendMail({ from: config.mailFrom, to: mail.to, subject: `You're invited to ${mail.workspaceName} on carecircle`, text: invitationText(mail) });
+    await transport.sendMail({
+      from: config.mailFrom,
+      to: mail.to,
+      subject: `You're invited to ${mail.workspaceName} on carecircle`,
+      text: invitationText(mail),
+    });
     return true;
   } finally {
     transport.close();
@@ -49,7 +54,13 @@ export async function issueInvitation(
 ): Promise<{ link: string; email: string; sent: boolean; mailFailed: boolean }> {
   const { token, invite } = await deps.invites.create(input.workspaceId, input.email, input.invitedBy);
   const link = inviteLink(deps.config, token);
-  const mail = { to: invite.email, workspaceName: input.workspaceName, inviter: input.invitedBy.name ?? input.invitedBy.email, lovedOnes: input.lovedOnes, link };
+  const mail = {
+    to: invite.email,
+    workspaceName: input.workspaceName,
+    inviter: input.invitedBy.name ?? input.invitedBy.email,
+    lovedOnes: input.lovedOnes,
+    link,
+  };
   try {
     return { link, email: invite.email, sent: await mailInvitation(deps.config, mail), mailFailed: false };
   } catch {

@@ -114,8 +114,8 @@ export function familyBody(v: FamilyView, error: Markup = null) {
         {memberTable(v)}
         {v.manages ? null : (
           <p>
-            {caregiver ? `${personName(caregiver)} is the primary caregiver and manages this workspace.` : 'The primary caregiver manages this workspace.'} You can read everything in it, and
-            connect your own assistant with a key from <a href="/settings">Settings</a>.
+            {caregiver ? `${personName(caregiver)} is the primary caregiver and manages this workspace.` : 'The primary caregiver manages this workspace.'} You
+            can read everything in it, and connect your own assistant with a key from <a href="/settings">Settings</a>.
           </p>
         )}
       </section>

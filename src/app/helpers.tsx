@@ -57,7 +57,10 @@ export function appHelpers(config: Config, db: Db, credentials: Credentials, tim
           <section class="card" id="about">
             {lead ?? (
               <>
-                <p>carecircle helps a family look after someone they love, together. Everyone in the family circle sees the same timeline: visits, medications and vital signs sent by the home-care agency, and the mail from doctors and pharmacies forwarded to your loved one's private inbox address.</p>
+                <p>
+                  carecircle helps a family look after someone they love, together. Everyone in the family circle sees the same timeline: visits, medications
+                  and vital signs sent by the home-care agency, and the mail from doctors and pharmacies forwarded to your loved one's private inbox address.
+                </p>
                 <p>You can also let an AI assistant read it for you, only with the access you choose, and take it away again at any time.</p>
               </>
             )}

@@ -24,7 +24,8 @@ function lovedOneRows(lovedOnes: LovedOneRecord[], manage: boolean) {
             </p>
             {manage ? (
               <p class="manage">
-                <a href={`/workspace/loved-ones/${id}/edit`}>Edit {l.displayName}</a> · <a href={`/workspace/loved-ones/${id}/remove`}>Remove {l.displayName}…</a>
+                <a href={`/workspace/loved-ones/${id}/edit`}>Edit {l.displayName}</a> ·{' '}
+                <a href={`/workspace/loved-ones/${id}/remove`}>Remove {l.displayName}…</a>
               </p>
             ) : null}
           </li>
@@ -67,7 +68,10 @@ export function homeBody(name: string, lovedOnes: LovedOneRecord[], appUrl: stri
       {manage ? (
         <section class="card">
           <h2>Link a home-care agency</h2>
-          <p>If an agency turned on family sharing for your loved one, it gave you a link code. Enter it here and their visits, notes, medications and vitals will appear for that loved one.</p>
+          <p>
+            If an agency turned on family sharing for your loved one, it gave you a link code. Enter it here and their visits, notes, medications and vitals
+            will appear for that loved one.
+          </p>
           <form id="family-share-form" method="post" action="/api/family-share/link">
             <label for="link-code">Link code</label>
             <input id="link-code" name="code" type="text" required maxLength={40} autocomplete="off" />
@@ -85,7 +89,8 @@ export function homeBody(name: string, lovedOnes: LovedOneRecord[], appUrl: stri
       <section class="card">
         <h2>Connect an AI assistant</h2>
         <p>
-          Point your assistant at <code>{appUrl}/api/mcp</code>: see <a href="/settings/connect">ready-to-paste configurations</a> for Claude Desktop, Cursor, VS Code and Zed, or sign in with OAuth and use no key at all.
+          Point your assistant at <code>{appUrl}/api/mcp</code>: see <a href="/settings/connect">ready-to-paste configurations</a> for Claude Desktop, Cursor,
+          VS Code and Zed, or sign in with OAuth and use no key at all.
         </p>
       </section>
     </>

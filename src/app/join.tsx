@@ -25,15 +25,28 @@ export function joinRoutes(routes: AppRouteBuilder, h: AppHelpers, deps: { circl
   const home = { href: '/', label: 'Go to carecircle' };
 
   /** The open invitation, its workspace and loved ones; or the page saying why not. */
-  const load = async (token: string, caller: SessionCaller | null): Promise<{ invite: InviteRecord; workspace: WorkspaceRecord; lovedOnes: string[] } | HttpReplyEnvelope> => {
+  const load = async (
+    token: string,
+    caller: SessionCaller | null,
+  ): Promise<{ invite: InviteRecord; workspace: WorkspaceRecord; lovedOnes: string[] } | HttpReplyEnvelope> => {
     const invite = await invites.open(token);
     const workspace = invite ? await h.store.workspace(invite.workspaceId) : null;
-    if (!invite || !workspace) return h.pageFor(404, 'Invitation not valid', noticeBody('This invitation link does not work', deadLink(invite ?? (await invites.byToken(token)), Date.now()), home), caller);
+    if (!invite || !workspace)
+      return h.pageFor(
+        404,
+        'Invitation not valid',
+        noticeBody('This invitation link does not work', deadLink(invite ?? (await invites.byToken(token)), Date.now()), home),
+        caller,
+      );
     return { invite, workspace, lovedOnes: (await h.store.lovedOnesOf(workspace._id)).map((l) => l.displayName) };
   };
 
   /** What stands between a signed-in caller and joining, as a page; null when nothing does. */
-  const obstacle = async (caller: SessionCaller, invite: InviteRecord, workspace: WorkspaceRecord): Promise<{ status: number; title: string; text: Markup } | null> => {
+  const obstacle = async (
+    caller: SessionCaller,
+    invite: InviteRecord,
+    workspace: WorkspaceRecord,
+  ): Promise<{ status: number; title: string; text: Markup } | null> => {
     if (normalEmail(caller.email) !== invite.email)
       return {
         status: 403,
@@ -41,7 +54,8 @@ export function joinRoutes(routes: AppRouteBuilder, h: AppHelpers, deps: { circl
         text: `You are signed in as ${caller.email}, but this invitation is for ${invite.email}. Sign out, open this link again and sign in as ${invite.email}.`,
       };
     const current = await h.store.workspaceOf(caller.uid);
-    if (current?.workspace._id === workspace._id) return { status: 200, title: `You are already in ${workspace.name}`, text: 'Nothing to do: you are in this family circle already.' };
+    if (current?.workspace._id === workspace._id)
+      return { status: 200, title: `You are already in ${workspace.name}`, text: 'Nothing to do: you are in this family circle already.' };
     if (current)
       return {
         status: 409,
@@ -58,8 +72,8 @@ export function joinRoutes(routes: AppRouteBuilder, h: AppHelpers, deps: { circl
         {lovedOnes.length ? `, to help look after ${lovedOnes.join(' and ')}` : ''}.
       </p>
       <p>
-        This invitation is for <strong id="invited-email">{invite.email}</strong>. As a family member you can read the timeline, medications, vital signs and inbox, and connect your own
-        assistant.
+        This invitation is for <strong id="invited-email">{invite.email}</strong>. As a family member you can read the timeline, medications, vital signs and
+        inbox, and connect your own assistant.
       </p>
     </>
   );

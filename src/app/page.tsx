@@ -15,18 +15,31 @@ export interface PageOptions {
 }
 
 const csp = (formAction?: string): string =>
-  contentSecurityPolicy({ script: "'self'", style: "'self'", img: "'self' data:", connect: "'self'", formTargets: formAction ? [formAction] : [], frameAncestors: "'none'", baseUri: "'none'" });
+  contentSecurityPolicy({
+    script: "'self'",
+    style: "'self'",
+    img: "'self' data:",
+    connect: "'self'",
+    formTargets: formAction ? [formAction] : [],
+    frameAncestors: "'none'",
+    baseUri: "'none'",
+  });
 
 function header(signedInAs: string | undefined) {
   return (
     <header>
-      <a class="brand" href="/">carecircle</a>
+      <a class="brand" href="/">
+        carecircle
+      </a>
       <nav aria-label="Main">
         <a href="/">Workspace</a> <a href="/family">Family</a> <a href="/settings">Settings</a>
       </nav>
       {signedInAs ? (
         <form class="account" method="post" action="/signout">
-          <span>{signedInAs}</span> <button type="submit" class="link">Sign out</button>
+          <span>{signedInAs}</span>{' '}
+          <button type="submit" class="link">
+            Sign out
+          </button>
         </form>
       ) : null}
     </header>
@@ -34,6 +47,13 @@ function header(signedInAs: string | undefined) {
 }
 
 export function page(status: number, opts: PageOptions, headers: Record<string, string> = {}): HttpReplyEnvelope {
-  const html = renderShell({ title: opts.title, stylesheet: '/assets/app.css', script: '/assets/app.js', skipLink: true, header: header(opts.signedInAs), main: opts.body });
+  const html = renderShell({
+    title: opts.title,
+    stylesheet: '/assets/app.css',
+    script: '/assets/app.js',
+    skipLink: true,
+    header: header(opts.signedInAs),
+    main: opts.body,
+  });
   return htmlReply(status, html, { ...pageHeaders({ csp: csp(opts.formAction), referrer: 'same-origin' }), ...headers });
 }

@@ -10,7 +10,12 @@ export const appPage = <const M extends readonly HttpMethod[]>(path: string, met
 
 export const APP_ROUTES = defineRoutes({
   // RFC 9728 protected-resource metadata of the workspace MCP endpoint (root and path forms), readable cross-origin.
-  protectedResource: { hosts: ['app'], path: ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/api/mcp'], methods: ['GET'], cors: 'mcp' },
+  protectedResource: {
+    hosts: ['app'],
+    path: ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/api/mcp'],
+    methods: ['GET'],
+    cors: 'mcp',
+  },
   css: appPage('/assets/app.css', ['GET']),
   js: appPage('/assets/app.js', ['GET']),
   // The sign-in's return rule as an ES module, imported by app.js on the sign-in callback page.

@@ -34,7 +34,9 @@ const zoneSection = (clock: Clock, stored: boolean, error: Markup) => (
   <section class="card">
     <h2 id="time-zone">Time zone</h2>
     <p>
-      Times on every page are shown in <strong id="current-zone">{clock.zone}</strong>{zoneAside(clock, new Date())}{stored ? '' : ', your browser’s zone until you choose one'}.
+      Times on every page are shown in <strong id="current-zone">{clock.zone}</strong>
+      {zoneAside(clock, new Date())}
+      {stored ? '' : ', your browser’s zone until you choose one'}.
     </p>
     {error}
     <form method="post" action="/settings/time-zone">
@@ -59,13 +61,23 @@ export const zoneDetectForm = () => (
   </form>
 );
 
-export function settingsRoutes(routes: AppRouteBuilder, h: AppHelpers, deps: { config: Config; db: Db; credentials: Credentials; keys: KeyStore; audit: AuditLog }): void {
+export function settingsRoutes(
+  routes: AppRouteBuilder,
+  h: AppHelpers,
+  deps: { config: Config; db: Db; credentials: Credentials; keys: KeyStore; audit: AuditLog },
+): void {
   const { config, db, keys, audit } = deps;
   const oauthApps = new OAuthStore(db, deps.credentials);
   const flashes = new Flashes(db, config);
 
   const settingsPage = async (caller: SessionCaller, req: HttpRequestEnvelope, errors: { keys?: Markup; zone?: Markup } = {}, status = 200) => {
-    const [list, activity, apps, user, clock] = await Promise.all([keys.list(caller.uid), audit.recent(caller.uid, 20), oauthApps.connectedApps(caller.uid), h.store.user(caller.uid), h.clockFor(caller, req)]);
+    const [list, activity, apps, user, clock] = await Promise.all([
+      keys.list(caller.uid),
+      audit.recent(caller.uid, 20),
+      oauthApps.connectedApps(caller.uid),
+      h.store.user(caller.uid),
+      h.clockFor(caller, req),
+    ]);
     const activityRows = activity.length ? (
       <div class="scroll">
         <table id="activity" class="stack">
@@ -104,7 +116,8 @@ export function settingsRoutes(routes: AppRouteBuilder, h: AppHelpers, deps: { c
         <section class="card">
           <h2 id="mcp-api-keys">MCP API keys</h2>
           <p>
-            An MCP API key lets an AI assistant read your family workspace (read-only) at <code>{config.appUrl}/api/mcp</code>. Revoking a key stops it on its very next request. <a href="/settings/connect">How to connect an assistant</a>, with or without a key.
+            An MCP API key lets an AI assistant read your family workspace (read-only) at <code>{config.appUrl}/api/mcp</code>. Revoking a key stops it on its
+            very next request. <a href="/settings/connect">How to connect an assistant</a>, with or without a key.
           </p>
           {errors.keys}
           <form method="post" action="/settings/keys">
@@ -160,7 +173,13 @@ export function settingsRoutes(routes: AppRouteBuilder, h: AppHelpers, deps: { c
         const cookie = await flashes.put(caller.uid, { plaintext: minted.plaintext, keyName: minted.key.name, last4: minted.key.last4 });
         return redirect('/settings/connect', { 'set-cookie': cookie });
       } catch (err) {
-        if (err instanceof TooManyKeys) return settingsPage(caller, req, { keys: errorBox([`You have as many active keys as an account may have (${MAX_KEYS_PER_USER}): revoke one you no longer use first.`]) }, 400);
+        if (err instanceof TooManyKeys)
+          return settingsPage(
+            caller,
+            req,
+            { keys: errorBox([`You have as many active keys as an account may have (${MAX_KEYS_PER_USER}): revoke one you no longer use first.`]) },
+            400,
+          );
         throw err;
       }
     })
@@ -183,7 +202,9 @@ export function settingsRoutes(routes: AppRouteBuilder, h: AppHelpers, deps: { c
         <>
           <h1>Revoke key {keyLabel(key)}?</h1>
           <section class="card" id="confirm">
-            <p>An assistant using this key stops working on its very next request. A revoked key cannot be turned back on; you can mint a new one at any time.</p>
+            <p>
+              An assistant using this key stops working on its very next request. A revoked key cannot be turned back on; you can mint a new one at any time.
+            </p>
             <form method="post" action={`/settings/keys/${encodeURIComponent(key.id)}/revoke`}>
               <button class="danger" type="submit">
                 Revoke key {keyLabel(key)}
@@ -216,7 +237,8 @@ export function settingsRoutes(routes: AppRouteBuilder, h: AppHelpers, deps: { c
       const zone = typeof body.timeZone === 'string' ? body.timeZone : '';
       // The browser's guess never overrides a zone the person chose.
       if (body.detected && (await h.store.user(caller.uid))?.timeZone) return redirect('/settings#time-zone');
-      if (!(await setUserTimeZone(db, caller.uid, zone))) return settingsPage(caller, req, { zone: errorBox(['Please choose a time zone from the list.']) }, 400);
+      if (!(await setUserTimeZone(db, caller.uid, zone)))
+        return settingsPage(caller, req, { zone: errorBox(['Please choose a time zone from the list.']) }, 400);
       return redirect('/settings#time-zone');
     });
 }

@@ -19,7 +19,10 @@ async function member(namespace: string, url = inject('natsUrl')): Promise<{ bus
   const bus = await NatsBus.connect(url, log, 'credentials-test');
   const credentials = new Credentials(bus, namespace, log);
   await credentials.start();
-  cleanup.push(() => bus.close(), () => credentials.stop());
+  cleanup.push(
+    () => bus.close(),
+    () => credentials.stop(),
+  );
   return { bus, credentials };
 }
 

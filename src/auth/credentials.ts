@@ -37,7 +37,10 @@ export class Credentials {
     this.membership = new Membership(bus, subject('members'));
     // Cut off from NATS, or back after a gap, this process may have missed a revocation: it trusts nothing it kept.
     this.cache = new CredentialCache(bus ? maxAgeMs : 0, Date.now, trustRule(bus, this.membership.heard));
-    this.records = new CredentialCache<RecordKind>(bus ? maxAgeMs : 0, Date.now, trustRule(bus, this.membership.heard), { maxWeight: MAX_RECORD_CHARS, weigh: (v) => JSON.stringify(v).length });
+    this.records = new CredentialCache<RecordKind>(bus ? maxAgeMs : 0, Date.now, trustRule(bus, this.membership.heard), {
+      maxWeight: MAX_RECORD_CHARS,
+      weigh: (v) => JSON.stringify(v).length,
+    });
     this.revocations = new Revocations(bus, subject, log, this.membership, (kind, ids, prefix) => {
       if (RECORD_KINDS.has(kind)) this.records.forget(kind as RecordKind, ids, prefix);
       else this.cache.forget(kind as CredentialKind, ids, prefix);

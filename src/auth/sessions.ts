@@ -11,7 +11,11 @@ import type { Credentials } from './credentials.js';
 export const SESSION_COOKIE = 'cc_session';
 export const SESSION_TTL_MS = 14 * 24 * 60 * 60 * 1000;
 export const SESSIONS = 'sessions';
-export const SESSION_INDEXES: IndexDescription[] = [{ key: { expiresAt: 1 }, name: 'by_expiry' }, { key: { uid: 1 }, name: 'by_uid' }, { key: { idTokenHash: 1 }, name: 'by_id_token' }];
+export const SESSION_INDEXES: IndexDescription[] = [
+  { key: { expiresAt: 1 }, name: 'by_expiry' },
+  { key: { uid: 1 }, name: 'by_uid' },
+  { key: { idTokenHash: 1 }, name: 'by_id_token' },
+];
 export const SIGNED_OUT_ID_TOKENS = 'signed_out_id_tokens';
 export const SIGNED_OUT_INDEXES: IndexDescription[] = [{ key: { expiresAt: 1 }, name: 'by_expiry' }];
 
@@ -136,7 +140,13 @@ export function readCookie(header: string | undefined, name: string): string | u
 /** Secure unless every host is plain http on localhost (the embedded run). */
 function cookieAttributes(config: Config): string {
   const local = [config.siteUrl, config.appUrl].every((u) => /^http:\/\/(localhost|127\.0\.0\.1)(:\d+)?$/.test(u));
-  return ['Path=/', 'HttpOnly', 'SameSite=Lax', ...(local ? [] : ['Secure']), ...(config.sessionCookieDomain ? [`Domain=${config.sessionCookieDomain}`] : [])].join('; ');
+  return [
+    'Path=/',
+    'HttpOnly',
+    'SameSite=Lax',
+    ...(local ? [] : ['Secure']),
+    ...(config.sessionCookieDomain ? [`Domain=${config.sessionCookieDomain}`] : []),
+  ].join('; ');
 }
 
 export function sessionCookie(config: Config, token: string, expiresAt: Date): string {

@@ -118,7 +118,11 @@ describe.each(impls)('bus (%s)', (_name, open) => {
       if (msg.data === 'down') throw new HandlerFailure('unavailable', 'database down');
       throw new Error('boom');
     });
-    await expect(a.request(s, 'down', { timeoutMs: 2000 })).rejects.toMatchObject({ name: 'RemoteHandlerError', kind: 'unavailable', message: 'database down' });
+    await expect(a.request(s, 'down', { timeoutMs: 2000 })).rejects.toMatchObject({
+      name: 'RemoteHandlerError',
+      kind: 'unavailable',
+      message: 'database down',
+    });
     await expect(a.request(s, 'other', { timeoutMs: 2000 })).rejects.toMatchObject({ kind: 'failed', message: 'boom' });
   });
 
@@ -128,7 +132,10 @@ describe.each(impls)('bus (%s)', (_name, open) => {
     const refused: string[] = [];
     a.serve(s, 'q', async (msg) => 'x'.repeat(msg.data as number), { maxReplyBytes: 1_000, onRefused: (f) => refused.push(f.message) });
     await a.flush();
-    await expect(a.request(s, 2_000, { timeoutMs: 2000 })).rejects.toMatchObject({ kind: 'too_large', message: expect.stringMatching(/^reply too large: \d+ bytes, the limit is 1000$/) });
+    await expect(a.request(s, 2_000, { timeoutMs: 2000 })).rejects.toMatchObject({
+      kind: 'too_large',
+      message: expect.stringMatching(/^reply too large: \d+ bytes, the limit is 1000$/),
+    });
     expect(refused).toHaveLength(1);
     await expect(a.request(s, 10, { timeoutMs: 2000 })).resolves.toBe('x'.repeat(10));
   });

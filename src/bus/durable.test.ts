@@ -32,7 +32,8 @@ function names(ackWaitMs = 30_000): { stream: StreamSpec; consumer: ConsumerSpec
   };
 }
 
-const until = (check: () => boolean | Promise<boolean>, timeoutMs = 5_000) => vi.waitFor(async () => expect(await check(), 'condition not met in time').toBe(true), { timeout: timeoutMs, interval: 20 });
+const until = (check: () => boolean | Promise<boolean>, timeoutMs = 5_000) =>
+  vi.waitFor(async () => expect(await check(), 'condition not met in time').toBe(true), { timeout: timeoutMs, interval: 20 });
 
 function running(c: RunningConsumer): RunningConsumer {
   cleanup.push(() => c.stop());
@@ -81,8 +82,18 @@ describe('durable streams', () => {
       const s = await durable.consumerState(n.stream.name, n.consumer.durable);
       return seen.length >= 6 && s.pending === 0 && s.ackPending === 0;
     });
-    expect(seen.filter((s) => !s.redelivered).map((s) => s.n).sort()).toEqual([1, 2, 3, 4]);
-    expect(seen.filter((s) => s.redelivered).map((s) => s.n).sort()).toEqual([2, 3]);
+    expect(
+      seen
+        .filter((s) => !s.redelivered)
+        .map((s) => s.n)
+        .sort(),
+    ).toEqual([1, 2, 3, 4]);
+    expect(
+      seen
+        .filter((s) => s.redelivered)
+        .map((s) => s.n)
+        .sort(),
+    ).toEqual([2, 3]);
   });
 
   /** The most handlers that ran at once while `bodies` were consumed under `options`. */
@@ -113,13 +124,23 @@ describe('durable streams', () => {
   }
 
   it('run at most `concurrency` handlers at once', async () => {
-    expect(await mostAtOnce({ concurrency: 3 }, Array.from({ length: 15 }, (_, i) => ({ i })))).toBe(3);
+    expect(
+      await mostAtOnce(
+        { concurrency: 3 },
+        Array.from({ length: 15 }, (_, i) => ({ i })),
+      ),
+    ).toBe(3);
   });
 
   it('run fewer handlers at once when their bodies would pass `maxBytes`', async () => {
     // Bodies of about 1,000 bytes: the second one taken reaches the bound, so two at most.
     const pad = 'x'.repeat(1_000);
-    expect(await mostAtOnce({ concurrency: 8, maxBytes: 1_500 }, Array.from({ length: 12 }, (_, i) => ({ i, pad })))).toBe(2);
+    expect(
+      await mostAtOnce(
+        { concurrency: 8, maxBytes: 1_500 },
+        Array.from({ length: 12 }, (_, i) => ({ i, pad })),
+      ),
+    ).toBe(2);
   });
 
   it('on stop, finish the handlers running and hand the rest back at once, not after the ack wait', async () => {

@@ -7,7 +7,10 @@ export class BusError extends Error {
 /** Nobody is subscribed to the subject right now (no worker running, or all went away). */
 export class NoRespondersError extends BusError {
   override name = 'NoRespondersError';
-  constructor(readonly subject: string, options?: ErrorOptions) {
+  constructor(
+    readonly subject: string,
+    options?: ErrorOptions,
+  ) {
     super(`no worker is serving ${subject}`, options);
   }
 }
@@ -15,7 +18,11 @@ export class NoRespondersError extends BusError {
 /** A worker took the request but did not answer before the deadline. */
 export class RequestTimeoutError extends BusError {
   override name = 'RequestTimeoutError';
-  constructor(readonly subject: string, readonly timeoutMs: number, options?: ErrorOptions) {
+  constructor(
+    readonly subject: string,
+    readonly timeoutMs: number,
+    options?: ErrorOptions,
+  ) {
     super(`no reply on ${subject} within ${timeoutMs} ms`, options);
   }
 }
@@ -40,7 +47,11 @@ export type FailureKind = 'failed' | 'rejected' | 'too_large' | 'unavailable';
 /** Thrown by a handler to say why it failed; any other error travels as `failed`. */
 export class HandlerFailure extends Error {
   override name = 'HandlerFailure';
-  constructor(readonly kind: FailureKind, message: string, options?: ErrorOptions) {
+  constructor(
+    readonly kind: FailureKind,
+    message: string,
+    options?: ErrorOptions,
+  ) {
     super(message, options);
   }
 }
@@ -48,7 +59,11 @@ export class HandlerFailure extends Error {
 /** The worker answered with an error envelope (its handler failed, for the reason in `kind`). */
 export class RemoteHandlerError extends BusError {
   override name = 'RemoteHandlerError';
-  constructor(readonly subject: string, message: string, readonly kind: FailureKind = 'failed') {
+  constructor(
+    readonly subject: string,
+    message: string,
+    readonly kind: FailureKind = 'failed',
+  ) {
     super(message);
   }
 }
@@ -56,7 +71,12 @@ export class RemoteHandlerError extends BusError {
 /** The request cannot be put on the bus: not encodable (nested too deeply), or larger than the bus carries. */
 export class RequestEncodingError extends BusError {
   override name = 'RequestEncodingError';
-  constructor(readonly subject: string, readonly tooLarge: boolean, message: string, options?: ErrorOptions) {
+  constructor(
+    readonly subject: string,
+    readonly tooLarge: boolean,
+    message: string,
+    options?: ErrorOptions,
+  ) {
     super(message, options);
   }
 }

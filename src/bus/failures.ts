@@ -3,7 +3,15 @@
 // Retry-After) or deterministic (the same request fails the same way again: 4xx, never retried).
 import { JetStreamApiError, JetStreamError } from '@nats-io/jetstream';
 import { errors as nats } from '@nats-io/transport-node';
-import { MongoError, MongoNetworkError, MongoNotConnectedError, MongoOperationTimeoutError, MongoServerClosedError, MongoServerSelectionError, MongoTopologyClosedError } from 'mongodb';
+import {
+  MongoError,
+  MongoNetworkError,
+  MongoNotConnectedError,
+  MongoOperationTimeoutError,
+  MongoServerClosedError,
+  MongoServerSelectionError,
+  MongoTopologyClosedError,
+} from 'mongodb';
 import { metrics } from '../metrics/index.js';
 import { BusClosedError, HandlerFailure, NoRespondersError, RequestTimeoutError, type FailureKind } from './errors.js';
 
@@ -46,7 +54,14 @@ function isTransientMongo(err: unknown): boolean {
  * of a stream or of JetStream (JetStream answers "not enabled" or 503 meanwhile).
  */
 function isTransientNats(err: unknown): boolean {
-  if (err instanceof nats.TimeoutError || err instanceof nats.NoRespondersError || err instanceof nats.ClosedConnectionError || err instanceof nats.DrainingConnectionError || err instanceof nats.ConnectionError) return true;
+  if (
+    err instanceof nats.TimeoutError ||
+    err instanceof nats.NoRespondersError ||
+    err instanceof nats.ClosedConnectionError ||
+    err instanceof nats.DrainingConnectionError ||
+    err instanceof nats.ConnectionError
+  )
+    return true;
   // Not exported by the package: known by name (and by the status code the server sent).
   if (err instanceof Error && err.name === 'JetStreamNotEnabled') return true;
   if (err instanceof JetStreamApiError) return err.status === 503;
@@ -85,7 +100,8 @@ export function failureKindOf(err: unknown): FailureKind {
 
 /** The database failure behind `err` (following `cause`), if any. */
 function databaseErrorIn(err: unknown): MongoError | undefined {
-  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) if (e instanceof MongoError) return e;
+  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++)
+    if (e instanceof MongoError) return e;
   return undefined;
 }
 

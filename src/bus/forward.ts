@@ -99,7 +99,8 @@ export async function forward(bus: Bus, subject: string, envelope: HttpRequestEn
     } catch (err) {
       // A worker answered: whatever it said stands, sending it again would get the same.
       if (err instanceof RemoteHandlerError) throw gaveUp(subject, byCause(err));
-      if (err instanceof RequestEncodingError) throw new RequestRejectedError(err.tooLarge ? 413 : 400, err.tooLarge ? 'request_too_large' : 'unprocessable', err.message, { cause: err });
+      if (err instanceof RequestEncodingError)
+        throw new RequestRejectedError(err.tooLarge ? 413 : 400, err.tooLarge ? 'request_too_large' : 'unprocessable', err.message, { cause: err });
       if (err instanceof NoRespondersError) metrics.busNoResponders.inc({ subject });
       if (err instanceof RequestTimeoutError) metrics.busTimeouts.inc({ subject });
       // Only a timeout while the bus is connected means a worker took the request and never

@@ -26,7 +26,10 @@ export interface KvWriteOptions {
 /** Another process wrote the key since the revision the write expected. */
 export class KvConflictError extends Error {
   override name = 'KvConflictError';
-  constructor(readonly key: string, options?: ErrorOptions) {
+  constructor(
+    readonly key: string,
+    options?: ErrorOptions,
+  ) {
     super(`the key ${key} changed since the revision expected`, options);
   }
 }

@@ -45,7 +45,9 @@ export class MemoryBus implements Bus {
       if (member.remote) json = JSON.stringify(data) as string | undefined;
       msg = { subject, data: member.remote ? undefined : copy(data), headers: { ...options.headers } };
     } catch (err) {
-      return Promise.reject(new RequestEncodingError(subject, false, `the request could not be encoded (${err instanceof Error ? err.message : String(err)})`, { cause: err }));
+      return Promise.reject(
+        new RequestEncodingError(subject, false, `the request could not be encoded (${err instanceof Error ? err.message : String(err)})`, { cause: err }),
+      );
     }
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new RequestTimeoutError(subject, options.timeoutMs)), options.timeoutMs);

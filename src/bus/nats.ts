@@ -8,7 +8,17 @@ import { Outbox } from './natsOutbox.js';
 import { NatsRequests, utf8 } from './natsRequests.js';
 import { errorHeaders as plainErrorHeaders, WorkerService, type Incoming } from './natsService.js';
 import { decodeReplyBytes, encodeReply, failureEnvelope, openReply } from './replies.js';
-import { HEADER_REQUEST_ID, type Bus, type BusHandler, type BusHeaders, type BusMessage, type ReplyEnvelope, type RequestOptions, type ServeOptions, type Subscription } from './types.js';
+import {
+  HEADER_REQUEST_ID,
+  type Bus,
+  type BusHandler,
+  type BusHeaders,
+  type BusMessage,
+  type ReplyEnvelope,
+  type RequestOptions,
+  type ServeOptions,
+  type Subscription,
+} from './types.js';
 
 const encode = (data: unknown): string => JSON.stringify(data) ?? '';
 
@@ -145,7 +155,13 @@ export class NatsBus implements Bus {
   }
 
   /** Run the handler and send its reply, or the failure that stands in for it. */
-  private async answer(subject: string, msg: Incoming, handler: BusHandler, options: ServeOptions, errorHeaders: (failure: string) => MsgHdrs): Promise<{ failed?: string }> {
+  private async answer(
+    subject: string,
+    msg: Incoming,
+    handler: BusHandler,
+    options: ServeOptions,
+    errorHeaders: (failure: string) => MsgHdrs,
+  ): Promise<{ failed?: string }> {
     const headers = fromNatsHeaders(msg);
     let env: ReplyEnvelope;
     try {

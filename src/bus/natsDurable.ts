@@ -1,10 +1,32 @@
 // Durable streams on NATS JetStream: file-backed streams, acknowledged publishes with de-duplication,
 // and durable explicit-ack pull consumers. Works with nats-server 2.9.4 and later.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, JetStreamApiError, JetStreamError, PubHeaders, StorageType, type ConsumerMessages, type JetStreamClient, type JsMsg } from '@nats-io/jetstream';
+import {
+  AckPolicy,
+  DeliverPolicy,
+  jetstream,
+  jetstreamManager,
+  JetStreamApiError,
+  JetStreamError,
+  PubHeaders,
+  StorageType,
+  type ConsumerMessages,
+  type JetStreamClient,
+  type JsMsg,
+} from '@nats-io/jetstream';
 import { nanos, type NatsConnection } from '@nats-io/transport-node';
 import { metrics, watchConsumer } from '../metrics/index.js';
-import type { ConsumeOptions, ConsumerSpec, ConsumerState, DurableMessage, DurableStreams, PublishAck, PublishOptions, RunningConsumer, StreamSpec } from './durable.js';
+import type {
+  ConsumeOptions,
+  ConsumerSpec,
+  ConsumerState,
+  DurableMessage,
+  DurableStreams,
+  PublishAck,
+  PublishOptions,
+  RunningConsumer,
+  StreamSpec,
+} from './durable.js';
 import type { NatsRequests } from './natsRequests.js';
 
 const PUBLISH_TIMEOUT_MS = 5_000;
@@ -49,7 +71,14 @@ export class NatsDurableStreams implements DurableStreams {
   async ensureStream(s: StreamSpec): Promise<void> {
     // A new manager each time: it checks that JetStream is (still) enabled for the account.
     const jsm = await jetstreamManager(this.nc);
-    const config = { name: s.name, subjects: s.subjects, storage: StorageType.File, retention: s.retention, duplicate_window: nanos(s.duplicateWindowMs), num_replicas: this.replicas };
+    const config = {
+      name: s.name,
+      subjects: s.subjects,
+      storage: StorageType.File,
+      retention: s.retention,
+      duplicate_window: nanos(s.duplicateWindowMs),
+      num_replicas: this.replicas,
+    };
     try {
       await jsm.streams.add(config);
     } catch {
@@ -59,7 +88,14 @@ export class NatsDurableStreams implements DurableStreams {
 
   async ensureConsumer(stream: string, c: ConsumerSpec): Promise<void> {
     const jsm = await jetstreamManager(this.nc);
-    const config = { durable_name: c.durable, ack_policy: AckPolicy.Explicit, ack_wait: nanos(c.ackWaitMs), deliver_policy: DeliverPolicy.All, filter_subject: c.filterSubject, max_deliver: -1 };
+    const config = {
+      durable_name: c.durable,
+      ack_policy: AckPolicy.Explicit,
+      ack_wait: nanos(c.ackWaitMs),
+      deliver_policy: DeliverPolicy.All,
+      filter_subject: c.filterSubject,
+      max_deliver: -1,
+    };
     try {
       await jsm.consumers.add(stream, config);
     } catch {
@@ -75,7 +111,12 @@ export class NatsDurableStreams implements DurableStreams {
    */
   async publish(subject: string, data: unknown, options: PublishOptions): Promise<PublishAck> {
     const reply = await this.requests.request(subject, JSON.stringify(data), options.timeoutMs ?? PUBLISH_TIMEOUT_MS, { [PubHeaders.MsgIdHdr]: options.msgId });
-    const ack = JSON.parse(reply.string()) as { stream?: string; seq?: number; duplicate?: boolean; error?: { code: number; err_code: number; description: string } };
+    const ack = JSON.parse(reply.string()) as {
+      stream?: string;
+      seq?: number;
+      duplicate?: boolean;
+      error?: { code: number; err_code: number; description: string };
+    };
     if (ack.error) throw new JetStreamApiError(ack.error);
     if (!ack.stream || typeof ack.seq !== 'number') throw new JetStreamError('invalid ack response');
     return { stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate === true };

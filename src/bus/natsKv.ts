@@ -1,7 +1,18 @@
 // Key-value buckets on NATS JetStream, shaped as standard KV buckets (stream KV_<name>, subjects
 // $KV.<name>.<key>) so `nats kv` shows them. Writes are conditional on the key's last revision and
 // carry a per-message TTL where the server has them (nats-server 2.11 and later).
-import { DiscardPolicy, JetStreamApiCodes, JetStreamApiError, JetStreamError, jetstreamManager, PubHeaders, RetentionPolicy, StorageType, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
+import {
+  DiscardPolicy,
+  JetStreamApiCodes,
+  JetStreamApiError,
+  JetStreamError,
+  jetstreamManager,
+  PubHeaders,
+  RetentionPolicy,
+  StorageType,
+  type JetStreamManager,
+  type StreamConfig,
+} from '@nats-io/jetstream';
 import { nanos, type NatsConnection } from '@nats-io/transport-node';
 import type { NatsRequests } from './natsRequests.js';
 import { KvConflictError, type KeyValueStores, type KvBucket, type KvBucketSpec, type KvEntry, type KvWriteOptions } from './kv.js';

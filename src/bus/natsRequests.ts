@@ -24,7 +24,8 @@ export function publishFailure(err: unknown, subject: string): BusError {
   const inner = err instanceof errors.RequestError && err.cause !== undefined ? err.cause : err;
   if (inner instanceof errors.ClosedConnectionError || inner instanceof errors.DrainingConnectionError) return new BusClosedError({ cause: err });
   // The client checks max_payload before sending: the request is larger than this server carries.
-  if (inner instanceof errors.InvalidArgumentError && /max_payload/.test(inner.message)) return new RequestEncodingError(subject, true, `the request is larger than the bus carries (${inner.message})`, { cause: err });
+  if (inner instanceof errors.InvalidArgumentError && /max_payload/.test(inner.message))
+    return new RequestEncodingError(subject, true, `the request is larger than the bus carries (${inner.message})`, { cause: err });
   return new BusError(`request on ${subject} failed`, { cause: err });
 }
 

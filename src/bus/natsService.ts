@@ -21,7 +21,11 @@ export interface Outcome {
 }
 
 /** What a handler needs of a request, as a plain subscription or a service endpoint delivers it. */
-export type Incoming = Pick<Msg, 'data' | 'json'> & { headers?: MsgHdrs | undefined; reply?: string | undefined; respond(data: string | Uint8Array, opts?: { headers?: MsgHdrs }): boolean };
+export type Incoming = Pick<Msg, 'data' | 'json'> & {
+  headers?: MsgHdrs | undefined;
+  reply?: string | undefined;
+  respond(data: string | Uint8Array, opts?: { headers?: MsgHdrs }): boolean;
+};
 
 export type EndpointHandler = (msg: Incoming, errorHeaders: (failure: string) => MsgHdrs) => Promise<Outcome>;
 

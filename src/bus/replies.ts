@@ -105,7 +105,11 @@ export function encodeReply(env: ReplyEnvelope, limitBytes: number): EncodedRepl
     text = stringify(env);
   } catch (err) {
     // Too deep to encode (RangeError) comes from what the request held; anything else is ours.
-    const refused = new HandlerFailure(err instanceof RangeError ? 'rejected' : 'failed', `reply could not be encoded (${err instanceof Error ? err.message : String(err)})`, { cause: err });
+    const refused = new HandlerFailure(
+      err instanceof RangeError ? 'rejected' : 'failed',
+      `reply could not be encoded (${err instanceof Error ? err.message : String(err)})`,
+      { cause: err },
+    );
     return { text: JSON.stringify(failureEnvelope(refused)), refused };
   }
   if (exceeds(text, limitBytes)) {

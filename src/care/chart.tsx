@@ -43,7 +43,12 @@ export function VitalChart({ series, id, clock, from, to }: { series: VitalSerie
   const lines: { cls: string; label: string; points: { at: Date; v: number }[] }[] = [
     { cls: 'series-a', label: series.kind.pair?.[0] ?? series.kind.label, points: series.readings.map((r) => ({ at: r.at, v: r.value })) },
   ];
-  if (series.kind.pair) lines.push({ cls: 'series-b', label: series.kind.pair[1], points: series.readings.flatMap((r) => (r.second === undefined ? [] : [{ at: r.at, v: r.second }])) });
+  if (series.kind.pair)
+    lines.push({
+      cls: 'series-b',
+      label: series.kind.pair[1],
+      points: series.readings.flatMap((r) => (r.second === undefined ? [] : [{ at: r.at, v: r.second }])),
+    });
   const ticks = [lo, round((lo + hi) / 2), hi];
   const unit = series.unit ? ` ${series.unit}` : '';
   return (

@@ -46,8 +46,26 @@ export function carePages(h: AppHelpers): RouteHandlers {
 
   const base = (id: string) => `/care/${encodeURIComponent(id)}`;
   return handlers(CARE_ROUTES)
-    .on('careTimeline', 'GET', render(base, (v) => timelineBody(h.store, v)))
-    .on('careMedications', 'GET', render((id) => `${base(id)}/medications`, (v) => medicationsBody(h.store, v)))
-    .on('careVitals', 'GET', render((id) => `${base(id)}/vitals`, (v) => vitalsBody(h.store, v)))
+    .on(
+      'careTimeline',
+      'GET',
+      render(base, (v) => timelineBody(h.store, v)),
+    )
+    .on(
+      'careMedications',
+      'GET',
+      render(
+        (id) => `${base(id)}/medications`,
+        (v) => medicationsBody(h.store, v),
+      ),
+    )
+    .on(
+      'careVitals',
+      'GET',
+      render(
+        (id) => `${base(id)}/vitals`,
+        (v) => vitalsBody(h.store, v),
+      ),
+    )
     .done();
 }

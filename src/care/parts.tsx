@@ -34,7 +34,8 @@ export function CareNav({ lovedOne, current }: { lovedOne: LovedOneRecord; curre
 /** "Times are in America/New_York (EST)." */
 export const ZoneNote = ({ clock, now }: { clock: Clock; now: Date }) => (
   <p class="muted zone" id="zone-note">
-    Times are in {clock.zone}{zoneAside(clock, now)}. <a href="/settings#time-zone">Change the time zone</a>
+    Times are in {clock.zone}
+    {zoneAside(clock, now)}. <a href="/settings#time-zone">Change the time zone</a>
   </p>
 );
 

@@ -73,7 +73,9 @@ export async function timelineBody(store: WorkspaceStore, v: CareView) {
             </ol>
           ) : (
             <p class="muted" id="timeline-empty">
-              {filtered ? 'Nothing matches these filters.' : 'Nothing yet. Visits, doses, vital signs and notes from a linked agency, and mail to the family inbox, appear here.'}
+              {filtered
+                ? 'Nothing matches these filters.'
+                : 'Nothing yet. Visits, doses, vital signs and notes from a linked agency, and mail to the family inbox, appear here.'}
             </p>
           )}
           <p class="pager">

@@ -4,7 +4,8 @@ import { readingText, unitText, VITAL_KINDS, vitalKind, type VitalKind } from '.
 
 export { readingText, vitalKind, type VitalKind };
 
-const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : null);
+const num = (v: unknown): number | null =>
+  typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : null;
 
 export interface Reading {
   at: Date;
@@ -37,5 +38,7 @@ export function seriesOf(events: CareEventRecord[]): VitalSeries[] {
     const i = VITAL_KINDS.findIndex((k) => k.key === s.kind.key);
     return i < 0 ? VITAL_KINDS.length : i;
   };
-  return [...groups.values()].map((s) => ({ ...s, readings: s.readings.sort((a, b) => a.at.getTime() - b.at.getTime()) })).sort((a, b) => order(a) - order(b) || a.kind.label.localeCompare(b.kind.label));
+  return [...groups.values()]
+    .map((s) => ({ ...s, readings: s.readings.sort((a, b) => a.at.getTime() - b.at.getTime()) }))
+    .sort((a, b) => order(a) - order(b) || a.kind.label.localeCompare(b.kind.label));
 }

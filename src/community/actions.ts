@@ -10,7 +10,12 @@ import type { CommunityStore, ThreadRecord } from './store.js';
 export async function threadIn(store: CommunityStore, id: string, channel: Channel): Promise<ThreadRecord> {
   const thread = await store.getThread(id);
   if (!thread || thread.channel !== channel.slug)
-    throw new ApiProblem(404, 'NOT_FOUND', `No thread "${id}" in channel "${channel.slug}"`, `Thread ids come from GET /api/community?channel=${channel.slug}.`);
+    throw new ApiProblem(
+      404,
+      'NOT_FOUND',
+      `No thread "${id}" in channel "${channel.slug}"`,
+      `Thread ids come from GET /api/community?channel=${channel.slug}.`,
+    );
   return thread;
 }
 
@@ -19,10 +24,18 @@ export async function takeCommunityWrite(limiter: Limiter, uid: string, policy: 
   const taken = await limiter.take(`community-write:uid:${uid}`, policy);
   if (taken.allowed) return;
   countRateLimited('community-write');
-  throw new ApiProblem(429, 'RATE_LIMITED', 'Too many community writes', `At most ${perMinute} a minute; wait ${taken.retryAfterSec} s.`, { 'retry-after': String(taken.retryAfterSec) });
+  throw new ApiProblem(429, 'RATE_LIMITED', 'Too many community writes', `At most ${perMinute} a minute; wait ${taken.retryAfterSec} s.`, {
+    'retry-after': String(taken.retryAfterSec),
+  });
 }
 
-export async function performCommunityAction(store: CommunityStore, channel: Channel, uid: string, name: string, action: CommunityAction): Promise<CommunityActionResult> {
+export async function performCommunityAction(
+  store: CommunityStore,
+  channel: Channel,
+  uid: string,
+  name: string,
+  action: CommunityAction,
+): Promise<CommunityActionResult> {
   switch (action.action) {
     case 'join':
       return { ok: true, action: 'join', channel: channel.slug, member: true, status: await store.join(channel.slug, uid, name) };

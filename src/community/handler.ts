@@ -44,19 +44,37 @@ export function communityRoutes(deps: CommunityDeps): RouteHandlers {
 
   function channelOr404(slug: string): Channel {
     const channel = bySlug.get(slug.toLowerCase());
-    if (!channel) throw new ApiProblem(404, 'NOT_FOUND', `Unknown channel "${slug}"`, `Channel slugs are listed at ${config.siteUrl}/channels (or the MCP tool ${DIRECTORY_TOOLS.search.name} with category "channel").`);
+    if (!channel)
+      throw new ApiProblem(
+        404,
+        'NOT_FOUND',
+        `Unknown channel "${slug}"`,
+        `Channel slugs are listed at ${config.siteUrl}/channels (or the MCP tool ${DIRECTORY_TOOLS.search.name} with category "channel").`,
+      );
     return channel;
   }
 
   const threadOr404 = (id: string, channel: Channel) => threadIn(store, id, channel);
 
-  const cursorProblem = () => new ApiProblem(400, 'VALIDATION_FAILED', 'cursor: not a cursor this API returned', 'Pass nextCursor from the previous page as it is, or omit cursor for the first page.');
+  const cursorProblem = () =>
+    new ApiProblem(
+      400,
+      'VALIDATION_FAILED',
+      'cursor: not a cursor this API returned',
+      'Pass nextCursor from the previous page as it is, or omit cursor for the first page.',
+    );
 
   async function authenticate(req: HttpRequestEnvelope): Promise<VerifiedIdentity> {
     const header = req.headers.authorization ?? '';
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match?.[1])
-      throw new ApiProblem(401, 'UNAUTHORIZED', header ? 'The Authorization header must be "Bearer <ID token>"' : 'Sign-in required: no Authorization header', 'Send Authorization: Bearer <ID token> from the identity provider.', { 'www-authenticate': 'Bearer realm="carecircle"' });
+      throw new ApiProblem(
+        401,
+        'UNAUTHORIZED',
+        header ? 'The Authorization header must be "Bearer <ID token>"' : 'Sign-in required: no Authorization header',
+        'Send Authorization: Bearer <ID token> from the identity provider.',
+        { 'www-authenticate': 'Bearer realm="carecircle"' },
+      );
     try {
       return await deps.verify(match[1]);
     } catch (err) {
@@ -95,10 +113,20 @@ export function communityRoutes(deps: CommunityDeps): RouteHandlers {
       try {
         if (q.threadId) {
           const thread = await threadOr404(q.threadId, channel);
-          const [detail, comments] = await Promise.all([store.threadDetail(thread), store.listComments(thread._id, { limit: q.limit, ...(q.cursor ? { cursor: q.cursor } : {}) })]);
-          return json(200, { channel: channelRef(channel), thread: detail, comments: comments.items, nextCursor: comments.nextCursor }, { 'cache-control': 'no-cache' });
+          const [detail, comments] = await Promise.all([
+            store.threadDetail(thread),
+            store.listComments(thread._id, { limit: q.limit, ...(q.cursor ? { cursor: q.cursor } : {}) }),
+          ]);
+          return json(
+            200,
+            { channel: channelRef(channel), thread: detail, comments: comments.items, nextCursor: comments.nextCursor },
+            { 'cache-control': 'no-cache' },
+          );
         }
-        const [page, memberCount] = await Promise.all([store.listThreads(channel.slug, { limit: q.limit, ...(q.cursor ? { cursor: q.cursor } : {}) }), store.memberCount(channel.slug)]);
+        const [page, memberCount] = await Promise.all([
+          store.listThreads(channel.slug, { limit: q.limit, ...(q.cursor ? { cursor: q.cursor } : {}) }),
+          store.memberCount(channel.slug),
+        ]);
         return json(200, { channel: channelRef(channel), memberCount, threads: page.items, nextCursor: page.nextCursor }, { 'cache-control': 'no-cache' });
       } catch (err) {
         if (err instanceof CursorError) throw cursorProblem();
@@ -109,7 +137,8 @@ export function communityRoutes(deps: CommunityDeps): RouteHandlers {
       const identity = await authenticate(req);
       await takeCommunityWrite(deps.limiter, identity.uid, writePolicy, config.rateCommunityWritesPerMin);
       const body = req.body;
-      if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ApiProblem(400, 'BAD_REQUEST', 'the body must be a JSON object', POST_HINT);
+      if (typeof body !== 'object' || body === null || Array.isArray(body))
+        throw new ApiProblem(400, 'BAD_REQUEST', 'the body must be a JSON object', POST_HINT);
       const base = parseOr400(communityActionBase, body, POST_HINT);
       const channel = channelOr404(base.channel);
       const parsed = communityAction.safeParse(body);
@@ -121,6 +150,11 @@ export function communityRoutes(deps: CommunityDeps): RouteHandlers {
     .done();
 }
 
-export function communityHandlers(config: Config, db: Db, limiter: Limiter, verify: IdTokenVerifier = createIdTokenVerifier(identityProvider(config))): RouteHandlers {
+export function communityHandlers(
+  config: Config,
+  db: Db,
+  limiter: Limiter,
+  verify: IdTokenVerifier = createIdTokenVerifier(identityProvider(config)),
+): RouteHandlers {
   return communityRoutes({ config, store: new CommunityStore(db), limiter, verify, channels: loadDirectoryData().channels });
 }

@@ -19,13 +19,28 @@ export const COMMUNITY_ROUTES = defineRoutes({
           summary: "List a channel's threads, or one thread with its comments",
           operationId: 'list_community',
           parameters: [
-            { name: 'channel', in: 'query', required: true, schema: { type: 'string', minLength: 1, maxLength: 100, pattern: '\\S', example: 'dementia-and-alzheimers' }, description: 'Channel slug (see /channels).' },
-            { name: 'threadId', in: 'query', required: false, schema: { type: 'string', minLength: 1, maxLength: 64, pattern: '\\S' }, description: 'Answer this thread with its comments instead of the list.' },
+            {
+              name: 'channel',
+              in: 'query',
+              required: true,
+              schema: { type: 'string', minLength: 1, maxLength: 100, pattern: '\\S', example: 'dementia-and-alzheimers' },
+              description: 'Channel slug (see /channels).',
+            },
+            {
+              name: 'threadId',
+              in: 'query',
+              required: false,
+              schema: { type: 'string', minLength: 1, maxLength: 64, pattern: '\\S' },
+              description: 'Answer this thread with its comments instead of the list.',
+            },
             { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: PAGE_LIMIT_MAX, default: PAGE_LIMIT_DEFAULT } },
             { name: 'cursor', in: 'query', required: false, schema: { type: 'string' }, description: 'nextCursor of the previous page.' },
           ],
           responses: {
-            '200': { description: 'Threads, most recently active first (or a thread and its comments, oldest first).', content: jsonContent({ oneOf: [ref('ThreadList'), ref('ThreadWithComments')] }) },
+            '200': {
+              description: 'Threads, most recently active first (or a thread and its comments, oldest first).',
+              content: jsonContent({ oneOf: [ref('ThreadList'), ref('ThreadWithComments')] }),
+            },
             ...errors('BadRequest', 'NotFound', 'Internal'),
           },
         },

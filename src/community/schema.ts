@@ -11,7 +11,9 @@ export const PAGE_LIMIT_MAX = 50;
 export const PAGE_LIMIT_DEFAULT = 20;
 
 /** Text as stored: line breaks normalised, control characters (other than newline and tab) removed. */
-const cleanText = (s: string) => s.replace(/\r\n?/g, '\n').replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '').trim(); // eslint-disable-line no-control-regex
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f]/g;
+const cleanText = (s: string) => s.replace(/\r\n?/g, '\n').replace(CONTROL, '').trim();
 
 const text = (field: string, max: number) =>
   z
@@ -21,8 +23,16 @@ const text = (field: string, max: number) =>
     .transform(cleanText)
     .pipe(z.string().min(1, `${field} must not be empty`));
 
-const channel = z.string({ error: 'channel must be a channel slug such as "dementia-and-alzheimers"' }).trim().min(1, 'channel must not be empty').max(100, 'channel must be at most 100 characters');
-const threadId = z.string({ error: 'threadId must be a thread id from GET /api/community' }).trim().min(1, 'threadId must not be empty').max(64, 'threadId must be at most 64 characters');
+const channel = z
+  .string({ error: 'channel must be a channel slug such as "dementia-and-alzheimers"' })
+  .trim()
+  .min(1, 'channel must not be empty')
+  .max(100, 'channel must be at most 100 characters');
+const threadId = z
+  .string({ error: 'threadId must be a thread id from GET /api/community' })
+  .trim()
+  .min(1, 'threadId must not be empty')
+  .max(64, 'threadId must be at most 64 characters');
 
 /** The name shown to others: one line, never an email address (the sign-in name is not the
  *  default). Judged, and stored, after NFKC normalisation, so `ana＠example.com` is an address too. */
@@ -36,7 +46,9 @@ export const displayName = z
 /** On the API's writes: the name to be shown by, chosen once (the site's forms ask for it the same way). */
 const chosenDisplayName = displayName
   .optional()
-  .describe(`The name others see, chosen once and kept (1-${DISPLAY_NAME_MAX} characters, one line, not an email address); needed once when the name your sign-in gives is an email address.`);
+  .describe(
+    `The name others see, chosen once and kept (1-${DISPLAY_NAME_MAX} characters, one line, not an email address); needed once when the name your sign-in gives is an email address.`,
+  );
 
 export const COMMUNITY_ACTIONS = ['join', 'leave', 'thread', 'comment'] as const;
 
@@ -49,7 +61,9 @@ export const communityActionBase = z.object({
 export const communityAction = z.discriminatedUnion('action', [
   z.object({ channel, action: z.literal('join'), displayName: chosenDisplayName }).strict(),
   z.object({ channel, action: z.literal('leave') }).strict(),
-  z.object({ channel, action: z.literal('thread'), title: text('title', TITLE_MAX), body: text('body', THREAD_BODY_MAX), displayName: chosenDisplayName }).strict(),
+  z
+    .object({ channel, action: z.literal('thread'), title: text('title', TITLE_MAX), body: text('body', THREAD_BODY_MAX), displayName: chosenDisplayName })
+    .strict(),
   z.object({ channel, action: z.literal('comment'), threadId, body: text('body', COMMENT_BODY_MAX), displayName: chosenDisplayName }).strict(),
 ]);
 export type CommunityAction = z.infer<typeof communityAction>;
@@ -62,7 +76,11 @@ const limit = z.coerce
   .default(PAGE_LIMIT_DEFAULT);
 
 export const communityQuery = z.object({
-  channel: z.string({ error: 'channel is required: a channel slug such as "dementia-and-alzheimers"' }).trim().min(1, 'channel is required: a channel slug such as "dementia-and-alzheimers"').max(100, 'channel must be at most 100 characters'),
+  channel: z
+    .string({ error: 'channel is required: a channel slug such as "dementia-and-alzheimers"' })
+    .trim()
+    .min(1, 'channel is required: a channel slug such as "dementia-and-alzheimers"')
+    .max(100, 'channel must be at most 100 characters'),
   threadId: threadId.optional(),
   limit,
   cursor: z.string().max(200, 'cursor must be at most 200 characters').optional(),

@@ -126,7 +126,10 @@ export class CommunityStore {
   private readonly comments: Collection<CommentRecord>;
   private readonly profiles: Collection<ProfileRecord>;
 
-  constructor(db: Db, private readonly clock: () => Date = () => new Date()) {
+  constructor(
+    db: Db,
+    private readonly clock: () => Date = () => new Date(),
+  ) {
     this.profiles = db.collection<ProfileRecord>(COMMUNITY_COLLECTIONS.profiles);
     this.members = db.collection<MemberRecord>(COMMUNITY_COLLECTIONS.members);
     this.threads = db.collection<ThreadRecord>(COMMUNITY_COLLECTIONS.threads);
@@ -149,7 +152,8 @@ export class CommunityStore {
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;
       const stored = await this.profiles.findOne({ _id: uid });
-      if (stored && looksLikeEmail(stored.displayName)) await this.profiles.updateOne({ _id: uid, displayName: stored.displayName }, { $set: { displayName, chosenAt: this.clock() } });
+      if (stored && looksLikeEmail(stored.displayName))
+        await this.profiles.updateOne({ _id: uid, displayName: stored.displayName }, { $set: { displayName, chosenAt: this.clock() } });
       return (await this.chosenName(uid)) ?? displayName;
     }
   }
@@ -208,7 +212,11 @@ export class CommunityStore {
       const c = decodeCursor(opts.cursor);
       filter.$or = [{ lastActivityAt: { $lt: c.at } }, { lastActivityAt: c.at, _id: { $lt: c.id } }];
     }
-    const rows = await this.threads.find(filter).sort({ lastActivityAt: -1, _id: -1 }).limit(opts.limit + 1).toArray();
+    const rows = await this.threads
+      .find(filter)
+      .sort({ lastActivityAt: -1, _id: -1 })
+      .limit(opts.limit + 1)
+      .toArray();
     const page = rows.slice(0, opts.limit);
     const stats = await this.stats(page.map((t) => t._id));
     const last = page.at(-1);
@@ -225,7 +233,11 @@ export class CommunityStore {
       const c = decodeCursor(opts.cursor);
       filter.$or = [{ createdAt: { $gt: c.at } }, { createdAt: c.at, _id: { $gt: c.id } }];
     }
-    const rows = await this.comments.find(filter).sort({ createdAt: 1, _id: 1 }).limit(opts.limit + 1).toArray();
+    const rows = await this.comments
+      .find(filter)
+      .sort({ createdAt: 1, _id: 1 })
+      .limit(opts.limit + 1)
+      .toArray();
     const page = rows.slice(0, opts.limit);
     const last = page.at(-1);
     return { items: page.map(commentView), nextCursor: rows.length > opts.limit && last ? encodeCursor(last.createdAt, last._id) : null };

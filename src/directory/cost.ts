@@ -43,8 +43,7 @@ export interface CostEstimate {
   notes: string[];
 }
 
-const usd = (n: number): string =>
-  `$${n.toLocaleString('en-US', { maximumFractionDigits: 2, minimumFractionDigits: Number.isInteger(n) ? 0 : 2 })}`;
+const usd = (n: number): string => `$${n.toLocaleString('en-US', { maximumFractionDigits: 2, minimumFractionDigits: Number.isInteger(n) ? 0 : 2 })}`;
 
 const dollars = (n: number): number => Math.round(n);
 
@@ -94,7 +93,16 @@ function chooseFigures(careType: CareType, location: Location, data: CostData): 
   if (entry) {
     const f = entry.rates[category];
     if (f) {
-      rate = { role: 'rate', what: `${entry.name} median, ${categoryLabel}`, scope: 'state', area: entry.name, amount: f.amount, unit, surveyYear: f.year, source: surveySource(data, f.year, 'state') };
+      rate = {
+        role: 'rate',
+        what: `${entry.name} median, ${categoryLabel}`,
+        scope: 'state',
+        area: entry.name,
+        amount: f.amount,
+        unit,
+        surveyYear: f.year,
+        source: surveySource(data, f.year, 'state'),
+      };
       if (f.year < nationalYear)
         notes.push(
           `${inText(entry.name, true)} has no ${nationalYear} median for ${categoryLabel}, so its ${f.year} median, the newest found, ` +
@@ -114,7 +122,16 @@ function chooseFigures(careType: CareType, location: Location, data: CostData): 
   if (category === 'private_duty_nurse') {
     const stateVisit = entry?.privateDutyNurseVisit;
     const visit: SurveyFigure = stateVisit
-      ? { role: 'visit', what: `${entry.name} median per visit, private-duty nurse`, scope: 'state', area: entry.name, amount: stateVisit.amount, unit: 'visit', surveyYear: stateVisit.year, source: surveySource(data, stateVisit.year, 'state') }
+      ? {
+          role: 'visit',
+          what: `${entry.name} median per visit, private-duty nurse`,
+          scope: 'state',
+          area: entry.name,
+          amount: stateVisit.amount,
+          unit: 'visit',
+          surveyYear: stateVisit.year,
+          source: surveySource(data, stateVisit.year, 'state'),
+        }
       : national('visit', data.national.privateDutyNurseVisit, 'visit', 'private-duty nurse per visit');
     figures.push(visit);
     notes.push(

@@ -127,7 +127,11 @@ export const costDataSchema = z
       const info = data.careTypes[t];
       if (info.unit !== EXPECTED_UNIT[t]) issue(['careTypes', t, 'unit'], `${t} must be priced per ${EXPECTED_UNIT[t]}`);
       const isSurveyType = (SURVEY_CARE_TYPES as readonly string[]).includes(t);
-      if (isSurveyType === (info.reportedAs !== undefined)) issue(['careTypes', t, 'reportedAs'], isSurveyType ? 'a survey category is not reported as another' : `${t} must name the survey category it is priced as`);
+      if (isSurveyType === (info.reportedAs !== undefined))
+        issue(
+          ['careTypes', t, 'reportedAs'],
+          isSurveyType ? 'a survey category is not reported as another' : `${t} must name the survey category it is priced as`,
+        );
     }
     const year = (y: number, path: (string | number)[]) => {
       if (!data.surveys[String(y)]) issue(path, `no survey ${y} in surveys`);

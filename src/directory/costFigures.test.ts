@@ -93,7 +93,16 @@ describe('care types of the 2025 survey', () => {
   });
 
   it('accepts every earlier care-type value and the new ones', () => {
-    for (const careType of ['homemaker', 'home_health_aide', 'adult_day', 'assisted_living', 'nursing_home_semi_private', 'nursing_home_private', 'non_medical_caregiver', 'private_duty_nurse'])
+    for (const careType of [
+      'homemaker',
+      'home_health_aide',
+      'adult_day',
+      'assisted_living',
+      'nursing_home_semi_private',
+      'nursing_home_private',
+      'non_medical_caregiver',
+      'private_duty_nurse',
+    ])
       expect(costInputSchema.safeParse({ careType }).success).toBe(true);
     expect(CARE_TYPES).toEqual(expect.arrayContaining([...SURVEY_CARE_TYPES]));
   });
@@ -103,8 +112,26 @@ describe('survey year of each figure in the result', () => {
   it('labels a state figure and the national figure beside it with their own years and sources', () => {
     const e = estimate({ careType: 'nursing_home_private', state: 'Alaska' });
     expect(e.figures).toEqual([
-      { role: 'rate', what: 'Alaska median, nursing home, private room', scope: 'state', area: 'Alaska', amount: 30_371, unit: 'month', surveyYear: 2024, source: { name: 'CareScout Cost of Care Survey 2024', url: STATE_TABLES_2024 } },
-      { role: 'national', what: 'National median, nursing home, private room', scope: 'national', area: 'United States', amount: 10_798, unit: 'month', surveyYear: 2025, source: { name: 'CareScout Cost of Care Survey 2025', url: 'https://www.carescout.com/cost-of-care' } },
+      {
+        role: 'rate',
+        what: 'Alaska median, nursing home, private room',
+        scope: 'state',
+        area: 'Alaska',
+        amount: 30_371,
+        unit: 'month',
+        surveyYear: 2024,
+        source: { name: 'CareScout Cost of Care Survey 2024', url: STATE_TABLES_2024 },
+      },
+      {
+        role: 'national',
+        what: 'National median, nursing home, private room',
+        scope: 'national',
+        area: 'United States',
+        amount: 10_798,
+        unit: 'month',
+        surveyYear: 2025,
+        source: { name: 'CareScout Cost of Care Survey 2025', url: 'https://www.carescout.com/cost-of-care' },
+      },
     ]);
     expect(e.rate).toBe(e.figures[0]);
     expect(e.dataYear).toBe(2024);

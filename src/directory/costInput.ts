@@ -4,8 +4,7 @@ import { CARE_TYPES } from './costData.js';
 import { resolveState } from './states.js';
 
 /** How to name a state, quoted in every message about one. */
-export const STATE_HELP =
-  'a two-letter USPS code (e.g. "TX") or a full state name (e.g. "Texas"); the 50 states and DC are covered';
+export const STATE_HELP = 'a two-letter USPS code (e.g. "TX") or a full state name (e.g. "Texas"); the 50 states and DC are covered';
 
 export const costInputSchema = z.strictObject({
   careType: z

@@ -1,14 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import {
-  RESOURCE_CATEGORY_VALUES,
-  loadDirectoryData,
-  parseDirectoryData,
-  type DirectoryData,
-} from './data.js';
+import { RESOURCE_CATEGORY_VALUES, loadDirectoryData, parseDirectoryData, type DirectoryData } from './data.js';
 
-const raw = (file: string): unknown =>
-  JSON.parse(readFileSync(new URL(`./data/${file}`, import.meta.url), 'utf8')) as unknown;
+const raw = (file: string): unknown => JSON.parse(readFileSync(new URL(`./data/${file}`, import.meta.url), 'utf8')) as unknown;
 
 const rawData = () => ({
   resources: raw('resources.json') as Record<string, unknown>[],
@@ -49,9 +43,7 @@ describe('directory data files', () => {
   });
 
   it('use https for every website and source', () => {
-    const notHttps = data.resources.flatMap((r) =>
-      [r.website, r.source].filter((u) => new URL(u).protocol !== 'https:').map((u) => `${r.id}: ${u}`),
-    );
+    const notHttps = data.resources.flatMap((r) => [r.website, r.source].filter((u) => new URL(u).protocol !== 'https:').map((u) => `${r.id}: ${u}`));
     expect(notHttps).toEqual([]);
   });
 

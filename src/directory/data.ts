@@ -31,9 +31,7 @@ export const RESOURCE_CATEGORY_VALUES = [
 
 export type ResourceCategory = (typeof RESOURCE_CATEGORY_VALUES)[number];
 
-const slug = z
-  .string()
-  .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'must be a kebab-case slug (a-z, 0-9 and single hyphens)');
+const slug = z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'must be a kebab-case slug (a-z, 0-9 and single hyphens)');
 
 const text = (max: number) =>
   z
@@ -42,30 +40,23 @@ const text = (max: number) =>
     .max(max, `must be at most ${max} characters`)
     .refine((s) => s.trim() === s, 'must not start or end with whitespace');
 
-const httpsUrl = z
-  .string()
-  .refine((s) => {
-    try {
-      const u = new URL(s);
-      return u.protocol === 'https:' && u.hostname.includes('.');
-    } catch {
-      return false;
-    }
-  }, 'must be an absolute https:// URL');
+const httpsUrl = z.string().refine((s) => {
+  try {
+    const u = new URL(s);
+    return u.protocol === 'https:' && u.hostname.includes('.');
+  } catch {
+    return false;
+  }
+}, 'must be an absolute https:// URL');
 
 /** A US phone number written 1-NNN-NNN-NNNN, or a three-digit service code such as 988 or 211. */
-const phone = z
-  .string()
-  .regex(/^(?:1-\d{3}-\d{3}-\d{4}|[2-9]\d\d)$/, 'must look like 1-800-677-1116, or a 3-digit code such as 988');
+const phone = z.string().regex(/^(?:1-\d{3}-\d{3}-\d{4}|[2-9]\d\d)$/, 'must look like 1-800-677-1116, or a 3-digit code such as 988');
 
 const languageCode = z.string().regex(/^[a-z]{2}$/, 'must be a two-letter ISO 639-1 code');
 
 const stateCodeSet = new Set<string>(STATE_CODES);
 /** "national", or the USPS code of the one state (or DC) a resource serves. */
-const coverage = z.union([
-  z.literal('national'),
-  z.string().refine((s) => stateCodeSet.has(s), 'must be "national" or a USPS state code such as "OH"'),
-]);
+const coverage = z.union([z.literal('national'), z.string().refine((s) => stateCodeSet.has(s), 'must be "national" or a USPS state code such as "OH"')]);
 
 export const resourceSchema = z
   .object({

@@ -18,7 +18,11 @@ const entries = (m: Map<string, [number, number]>) => [...m.entries()];
 /** Distinct lower-case words of the directory's names, summaries, terms and definitions. */
 function directoryWords(): string[] {
   const data = loadDirectoryData();
-  const text = [...data.resources.flatMap((r) => [r.name, r.summary, ...r.tags]), ...data.glossary.flatMap((g) => [g.term, g.definition]), ...data.channels.flatMap((c) => [c.name, c.summary])].join(' ');
+  const text = [
+    ...data.resources.flatMap((r) => [r.name, r.summary, ...r.tags]),
+    ...data.glossary.flatMap((g) => [g.term, g.definition]),
+    ...data.channels.flatMap((c) => [c.name, c.summary]),
+  ].join(' ');
   return [...new Set(text.toLowerCase().match(/\p{L}+/gu) ?? [])];
 }
 
@@ -43,10 +47,18 @@ describe('fuzzy lookup by deletion neighbourhoods', () => {
   it('agrees with the tree walk on arbitrary queries and vocabularies', () => {
     const word = fc.string({ unit: fc.constantFrom(...'abcdeé'), minLength: 0, maxLength: 9 });
     fc.assert(
-      fc.property(fc.uniqueArray(word.filter((w) => w.length > 0), { minLength: 1, maxLength: 40 }), word, fc.integer({ min: 0, max: 3 }), (vocab, q, d) => {
-        const own = lookups(vocab);
-        expect(entries(own.fast(q, d))).toEqual(entries(own.walk(q, d)));
-      }),
+      fc.property(
+        fc.uniqueArray(
+          word.filter((w) => w.length > 0),
+          { minLength: 1, maxLength: 40 },
+        ),
+        word,
+        fc.integer({ min: 0, max: 3 }),
+        (vocab, q, d) => {
+          const own = lookups(vocab);
+          expect(entries(own.fast(q, d))).toEqual(entries(own.walk(q, d)));
+        },
+      ),
       { numRuns: 300 },
     );
   });

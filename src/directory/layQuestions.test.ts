@@ -18,8 +18,14 @@ const QUESTIONS: ReadonlyArray<readonly [question: string, expected: readonly st
   ['my dad has memory problems and gets confused when it gets dark', ['sundowning', 'dementia-and-alzheimers']],
   ['my dad keeps getting lost', ['medicalert-wandering-support', 'dementia-and-alzheimers']],
   ['mom wandered out of the house in her nightgown', ['medicalert-wandering-support', 'dementia-and-alzheimers']],
-  ['my mother is getting really forgetful', ['alzheimers-association-helpline', 'dementia-and-alzheimers', 'alzheimers-gov', 'alzheimers-foundation-of-america-helpline']],
-  ['memory loss in my dad, what do i do', ['alzheimers-association-helpline', 'dementia-and-alzheimers', 'alzheimers-gov', 'alzheimers-foundation-of-america-helpline']],
+  [
+    'my mother is getting really forgetful',
+    ['alzheimers-association-helpline', 'dementia-and-alzheimers', 'alzheimers-gov', 'alzheimers-foundation-of-america-helpline'],
+  ],
+  [
+    'memory loss in my dad, what do i do',
+    ['alzheimers-association-helpline', 'dementia-and-alzheimers', 'alzheimers-gov', 'alzheimers-foundation-of-america-helpline'],
+  ],
   ["who can help with mom's medicare questions", ['ship-medicare-counseling', 'medicare-rights-center', 'ship']],
   ['i need a break from caring for my husband', ['arch-national-respite-locator', 'respite-care', 'respite-and-burnout', 'lifespan-respite-care-program']],
   ["i'm so burned out taking care of my mother", ['caregiver-burnout', 'respite-and-burnout', 'respite-care']],
@@ -29,12 +35,21 @@ const QUESTIONS: ReadonlyArray<readonly [question: string, expected: readonly st
   ['can i get paid for taking care of my mom', ['paying-for-care-and-medicaid', 'medicaid-gov', 'hcbs-waiver', 'va-caregiver-support-line']],
   ['need a lawyer to sort out my parents papers', ['national-academy-of-elder-law-attorneys', 'legal-planning-poa-and-wills', 'elder-law-attorney']],
   ['how do i get power of attorney for my dad', ['durable-power-of-attorney', 'legal-planning-poa-and-wills', 'national-academy-of-elder-law-attorneys']],
-  ["who decides for dad if he can't make decisions anymore", ['guardianship', 'health-care-proxy', 'durable-power-of-attorney', 'legal-planning-poa-and-wills']],
+  [
+    "who decides for dad if he can't make decisions anymore",
+    ['guardianship', 'health-care-proxy', 'durable-power-of-attorney', 'legal-planning-poa-and-wills'],
+  ],
   ['someone scammed my grandma out of her savings', ['national-elder-fraud-hotline', 'ftc-report-fraud', 'elder-financial-exploitation']],
   ['dad got a call saying he won the lottery and has to send money first', ['national-elder-fraud-hotline', 'ftc-report-fraud', 'fbi-ic3']],
-  ['i think the neighbor is stealing from my aunt', ['adult-protective-services-napsa', 'elder-financial-exploitation', 'national-elder-fraud-hotline', 'adult-protective-services']],
+  [
+    'i think the neighbor is stealing from my aunt',
+    ['adult-protective-services-napsa', 'elder-financial-exploitation', 'national-elder-fraud-hotline', 'adult-protective-services'],
+  ],
   ["i want to complain about my mom's nursing home", ['long-term-care-ombudsman', 'ombudsman', 'consumer-voice']],
-  ['the nursing home is neglecting my father', ['long-term-care-ombudsman', 'ombudsman', 'adult-protective-services-napsa', 'adult-protective-services', 'national-center-on-elder-abuse']],
+  [
+    'the nursing home is neglecting my father',
+    ['long-term-care-ombudsman', 'ombudsman', 'adult-protective-services-napsa', 'adult-protective-services', 'national-center-on-elder-abuse'],
+  ],
   ['how do i find a good nursing home for dad', ['medicare-care-compare']],
   ['mom is dying and we want her comfortable at home', ['hospice', 'hospice-foundation-of-america', 'hospice-and-grief']],
   ['my husband passed away last month and i am not coping', ['hospice-and-grief', 'hospice-foundation-of-america']],
@@ -50,7 +65,10 @@ const QUESTIONS: ReadonlyArray<readonly [question: string, expected: readonly st
   ["mom can't afford her prescriptions", ['medicare-extra-help', 'extra-help', 'benefitscheckup']],
   ["help paying mom's heating bill", ['liheap-energy-assistance']],
   ["mom can't live alone anymore, where do i start", ['eldercare-locator', 'area-agency-on-aging', 'assisted-living', 'usaging']],
-  ['my wife has parkinsons and the shaking is getting worse', ['parkinsons-foundation-helpline', 'parkinsons-and-movement-disorders', 'american-parkinson-disease-association']],
+  [
+    'my wife has parkinsons and the shaking is getting worse',
+    ['parkinsons-foundation-helpline', 'parkinsons-and-movement-disorders', 'american-parkinson-disease-association'],
+  ],
   ['i need time off work to look after my dad', ['fmla']],
   ['who can check on my mother while i am at work', ['national-adult-day-services-association', 'adult-day-health-care', 'eldercare-locator']],
   ['support group for people caring for a husband or wife', ['well-spouse-association', 'caring-for-a-spouse-or-partner']],
@@ -58,9 +76,15 @@ const QUESTIONS: ReadonlyArray<readonly [question: string, expected: readonly st
   ['need someone to help dad with bathing and dressing', ['home-health-aide', 'working-with-home-care-agencies', 'homemaker-services', 'adls']],
   ['mom was just diagnosed with dementia, what now', ['early-stage-and-new-diagnosis', 'dementia-and-alzheimers', 'alzheimers-association-helpline']],
   ['grandma took a tumble on the stairs', ['ncoa-falls-free-checkup', 'cdc-steadi-older-adult-falls', 'usc-fall-prevention-center-home-modifications']],
-  ['dad keeps forgetting names, is it alzheimers', ['alzheimers-association-helpline', 'dementia-and-alzheimers', 'alzheimers-gov', 'alzheimers-foundation-of-america-helpline']],
+  [
+    'dad keeps forgetting names, is it alzheimers',
+    ['alzheimers-association-helpline', 'dementia-and-alzheimers', 'alzheimers-gov', 'alzheimers-foundation-of-america-helpline'],
+  ],
   ['my mother gets really confused and upset at sundown', ['sundowning']],
-  ['someone from "microsoft" got into dads computer and took his money', ['fbi-ic3', 'national-elder-fraud-hotline', 'ftc-report-fraud', 'elder-financial-exploitation', 'adult-protective-services-napsa']],
+  [
+    'someone from "microsoft" got into dads computer and took his money',
+    ['fbi-ic3', 'national-elder-fraud-hotline', 'ftc-report-fraud', 'elder-financial-exploitation', 'adult-protective-services-napsa'],
+  ],
   ['how do i become my moms legal guardian', ['guardianship', 'legal-planning-poa-and-wills', 'national-academy-of-elder-law-attorneys']],
   ['nursing home wants to kick mom out', ['long-term-care-ombudsman', 'ombudsman', 'consumer-voice', 'justice-in-aging']],
   ['i am so tired of being a caregiver', ['caregiver-burnout', 'respite-and-burnout', 'respite-care', 'arch-national-respite-locator']],
@@ -70,10 +94,19 @@ const QUESTIONS: ReadonlyArray<readonly [question: string, expected: readonly st
   ['hospice for my husband with cancer', ['hospice-foundation-of-america', 'hospice', 'hospice-and-grief']],
   ['my sister and i keep fighting about mom', ['siblings-and-family-conflict']],
   ['help for military veterans caregiver', ['va-caregiver-support-line', 'veteran-caregivers', 'elizabeth-dole-foundation']],
-  ['dad has parkinsons and falls a lot', ['parkinsons-foundation-helpline', 'parkinsons-and-movement-disorders', 'ncoa-falls-free-checkup', 'cdc-steadi-older-adult-falls']],
+  [
+    'dad has parkinsons and falls a lot',
+    ['parkinsons-foundation-helpline', 'parkinsons-and-movement-disorders', 'ncoa-falls-free-checkup', 'cdc-steadi-older-adult-falls'],
+  ],
   ['mom forgot she took her insulin and took it again', ['poison-help-line']],
-  ['who can take mom grocery shopping', ['nadtc-transportation', 'eldercare-locator', 'meals-on-wheels-america', 'snap-food-assistance', 'homemaker-services', 'iadls']],
-  ['i feel so alone caring for my wife with dementia', ['well-spouse-association', 'caring-for-a-spouse-or-partner', 'dementia-and-alzheimers', 'alzheimers-association-helpline']],
+  [
+    'who can take mom grocery shopping',
+    ['nadtc-transportation', 'eldercare-locator', 'meals-on-wheels-america', 'snap-food-assistance', 'homemaker-services', 'iadls'],
+  ],
+  [
+    'i feel so alone caring for my wife with dementia',
+    ['well-spouse-association', 'caring-for-a-spouse-or-partner', 'dementia-and-alzheimers', 'alzheimers-association-helpline'],
+  ],
   ['how to get medicaid to pay for in home care', ['hcbs-waiver', 'medicaid-gov', 'paying-for-care-and-medicaid']],
 ];
 
@@ -93,7 +126,9 @@ describe('lay caregiver questions', () => {
     const hits = ranks.filter((r) => r.rank <= TOP).length;
     const rate = hits / QUESTIONS.length;
     const misses = ranks.filter((r) => r.rank > TOP).map((r) => `  "${r.q}" → rank ${r.rank}`);
-    console.log(`lay questions: ${hits}/${QUESTIONS.length} in the top ${TOP} (hit rate ${(rate * 100).toFixed(1)}%)${misses.length ? `\n${misses.join('\n')}` : ''}`);
+    console.log(
+      `lay questions: ${hits}/${QUESTIONS.length} in the top ${TOP} (hit rate ${(rate * 100).toFixed(1)}%)${misses.length ? `\n${misses.join('\n')}` : ''}`,
+    );
     expect(rate).toBeGreaterThanOrEqual(REQUIRED_HIT_RATE);
   });
 
@@ -108,7 +143,7 @@ describe('lay caregiver questions', () => {
   });
 });
 
-describe('questions already in the directory\'s words', () => {
+describe("questions already in the directory's words", () => {
   it('keep the ranking their own words give them', () => {
     expect(index.search('elder abuse', { limit: 3 })[0]?.id).toBe('national-center-on-elder-abuse');
     expect(index.search('legal aid', { limit: 3 })[0]?.id).toBe('legal-services-corporation');
@@ -123,8 +158,16 @@ describe('questions already in the directory\'s words', () => {
 });
 
 describe('the lay-terms table', () => {
-  const fold = (s: string) => s.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase().replace(/['’]/g, '');
-  const words = (s: string) => fold(s).split(/[^\p{L}\p{N}]+/u).filter((w) => w !== '');
+  const fold = (s: string) =>
+    s
+      .normalize('NFKD')
+      .replace(/\p{M}+/gu, '')
+      .toLowerCase()
+      .replace(/['’]/g, '');
+  const words = (s: string) =>
+    fold(s)
+      .split(/[^\p{L}\p{N}]+/u)
+      .filter((w) => w !== '');
   const corpus = new Set(
     [
       ...data.resources.flatMap((r) => [r.name, r.summary, ...r.tags, r.category]),
@@ -132,7 +175,7 @@ describe('the lay-terms table', () => {
       ...data.channels.flatMap((c) => [c.name, c.summary, ...c.topics]),
     ].flatMap(words),
   );
-  const plural = (w: string) => (corpus.has(w) || corpus.has(`${w}s`) || (w.endsWith('s') && corpus.has(w.slice(0, -1))));
+  const plural = (w: string) => corpus.has(w) || corpus.has(`${w}s`) || (w.endsWith('s') && corpus.has(w.slice(0, -1)));
 
   it('maps everyday phrases only to words the directory uses', () => {
     const unknown = LAY_TERMS.flatMap((row) => row.means.flatMap(words)).filter((w) => !plural(w));

@@ -14,22 +14,32 @@ function compare(query: string): number {
   const cases = [
     { theirs: mini.search(query), ours: scorer.search(terms, { prefix: prefixFor, fuzzy: fuzzyFor }) },
     { theirs: mini.search(query, { prefix: false, fuzzy: false }), ours: scorer.search(terms, { prefix: () => false, fuzzy: () => false }) },
-    { theirs: mini.search(query, { filter: (r) => everyThird(shortId.get(r.id)!) }), ours: scorer.search(terms, { prefix: prefixFor, fuzzy: fuzzyFor, accept: everyThird }) },
+    {
+      theirs: mini.search(query, { filter: (r) => everyThird(shortId.get(r.id)!) }),
+      ours: scorer.search(terms, { prefix: prefixFor, fuzzy: fuzzyFor, accept: everyThird }),
+    },
   ];
   for (const { theirs, ours } of cases)
-    expect(ours.map((r) => [scorer.ids[r.doc], r.score]), query).toEqual(theirs.map((r) => [r.id, r.score]));
+    expect(
+      ours.map((r) => [scorer.ids[r.doc], r.score]),
+      query,
+    ).toEqual(theirs.map((r) => [r.id, r.score]));
   return cases[0]!.theirs.length;
 }
 
 /** A small seeded generator, so the word combinations are the same on every run. */
 function random(seed: number): () => number {
   let a = seed;
-  return () => ((a = (Math.imul(a, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  return () => (a = (Math.imul(a, 1103515245) + 12345) >>> 0) / 2 ** 32;
 }
 
 describe('directory scorer', () => {
   const data = loadDirectoryData();
-  const text = [...data.resources.flatMap((r) => [r.name, r.summary, ...r.tags]), ...data.glossary.flatMap((g) => [g.term, g.definition]), ...data.channels.flatMap((c) => [c.name, c.summary, ...c.topics])].join(' ');
+  const text = [
+    ...data.resources.flatMap((r) => [r.name, r.summary, ...r.tags]),
+    ...data.glossary.flatMap((g) => [g.term, g.definition]),
+    ...data.channels.flatMap((c) => [c.name, c.summary, ...c.topics]),
+  ].join(' ');
   const words = [...new Set(text.toLowerCase().match(/\p{L}+/gu) ?? [])];
 
   it('scores every vocabulary word, its prefixes and its typos as MiniSearch does', () => {
@@ -52,6 +62,9 @@ describe('directory scorer', () => {
 
   it('agrees with MiniSearch on arbitrary text', () => {
     const word = fc.string({ unit: fc.constantFrom(...'aceilmnorstuéh '), maxLength: 14 });
-    fc.assert(fc.property(word, (q) => void compare(q)), { numRuns: 1500 });
+    fc.assert(
+      fc.property(word, (q) => void compare(q)),
+      { numRuns: 1500 },
+    );
   });
 });

@@ -65,18 +65,81 @@ interface IndexedDoc {
 
 const STOP_WORDS = new Set([
   // English
-  'a', 'about', 'also', 'an', 'and', 'are', 'as', 'at', 'be', 'but', 'by', 'can', 'do', 'for', 'from', 'has', 'have',
-  'how', 'i', 'if', 'in', 'into', 'is', 'it', 'its', 'me', 'my', 'near', 'not', 'of', 'on', 'or', 'our', 'than', 'that',
-  'the', 'their', 'them', 'they', 'this', 'to', 'was', 'we', 'what', 'when', 'where', 'who', 'will', 'with', 'you', 'your',
+  'a',
+  'about',
+  'also',
+  'an',
+  'and',
+  'are',
+  'as',
+  'at',
+  'be',
+  'but',
+  'by',
+  'can',
+  'do',
+  'for',
+  'from',
+  'has',
+  'have',
+  'how',
+  'i',
+  'if',
+  'in',
+  'into',
+  'is',
+  'it',
+  'its',
+  'me',
+  'my',
+  'near',
+  'not',
+  'of',
+  'on',
+  'or',
+  'our',
+  'than',
+  'that',
+  'the',
+  'their',
+  'them',
+  'they',
+  'this',
+  'to',
+  'was',
+  'we',
+  'what',
+  'when',
+  'where',
+  'who',
+  'will',
+  'with',
+  'you',
+  'your',
   // Spanish
-  'de', 'del', 'el', 'en', 'la', 'las', 'los', 'para', 'por', 'que', 'un', 'una', 'y',
+  'de',
+  'del',
+  'el',
+  'en',
+  'la',
+  'las',
+  'los',
+  'para',
+  'por',
+  'que',
+  'un',
+  'una',
+  'y',
 ]);
 
 const FIELD_BOOSTS = { title: 4, keywords: 2, body: 1 } as const;
 
 /** Splits on anything that is not a letter or digit, after dropping apostrophes so "Alzheimer's" stays one word. */
 function tokenize(text: string): string[] {
-  return text.replace(/['’‘`]/g, '').split(/[^\p{L}\p{N}]+/u).filter((t) => t.length > 0);
+  return text
+    .replace(/['’‘`]/g, '')
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((t) => t.length > 0);
 }
 
 const ASCII = /^[ -~]*$/;
@@ -85,7 +148,10 @@ const ASCII = /^[ -~]*$/;
 function fold(term: string): string {
   // Printable ASCII has no marks and nothing NFKD changes: most terms need only lower case.
   if (ASCII.test(term)) return term.toLowerCase();
-  return term.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase();
+  return term
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase();
 }
 
 /** Lower case, no diacritics, stop words dropped, and a light plural fold applied the same way to documents and queries. */
@@ -187,9 +253,7 @@ function buildFilter(options: DirectorySearchOptions): ((doc: IndexedDoc) => boo
     } else if (RESOURCE_CATEGORIES.has(category)) {
       checks.push((doc) => doc.kind === 'resource' && doc.category === category);
     } else {
-      throw new DirectoryFilterError(
-        `unknown category "${options.category}": use one of ${[...RESOURCE_CATEGORY_VALUES, 'channel', 'glossary'].join(', ')}`,
-      );
+      throw new DirectoryFilterError(`unknown category "${options.category}": use one of ${[...RESOURCE_CATEGORY_VALUES, 'channel', 'glossary'].join(', ')}`);
     }
   }
 
@@ -236,9 +300,7 @@ export function createDirectoryIndex(data: DirectoryData): DirectoryIndex {
   const resources = new Map(data.resources.map((r) => [r.id, r]));
   const channels = new Map(data.channels.map((c) => [c.slug, c]));
   const glossary = new Map(data.glossary.map((g) => [g.id, g]));
-  const vocabulary = new Set(
-    docs.flatMap((d) => [d.title, d.keywords, d.body].flatMap(tokenize)).flatMap((t) => processTerm(t) ?? []),
-  );
+  const vocabulary = new Set(docs.flatMap((d) => [d.title, d.keywords, d.body].flatMap(tokenize)).flatMap((t) => processTerm(t) ?? []));
   // MiniSearch's own ids for the documents, so results need no lookup by key.
   const byShortId = scorer.ids.map((key) => byKey.get(String(key)));
 
@@ -275,7 +337,12 @@ export function createDirectoryIndex(data: DirectoryData): DirectoryIndex {
       if (q === '' || limit < 1) return [];
 
       const { words, meaning } = readQuestion(q, vocabulary);
-      const accept = filter ? (doc: number) => { const d = byShortId[doc]; return d !== undefined && filter(d); } : undefined;
+      const accept = filter
+        ? (doc: number) => {
+            const d = byShortId[doc];
+            return d !== undefined && filter(d);
+          }
+        : undefined;
       const found = scorer.search(queryTerms(words), { prefix: prefixFor, fuzzy: fuzzyFor, ...(accept ? { accept } : {}) });
       // Already by descending score: only added terms call for a merge and a new order.
       let ranked = found;

@@ -10,7 +10,6 @@ import { RESOURCE_CATEGORY_VALUES, type DirectoryData } from './data.js';
 import type { DirectoryIndex } from './search.js';
 import { resolveState } from './states.js';
 
-
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
 
 /** The directory's tools as clients and discovery documents see them. */
@@ -54,9 +53,17 @@ export interface DirectoryDeps {
 
 const searchInput = z
   .object({
-    query: z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters').describe('What to look for, in plain words: "respite care", "dementia helpline", "medicaid look-back".'),
+    query: z
+      .string()
+      .trim()
+      .min(1, 'must not be empty')
+      .max(200, 'must be at most 200 characters')
+      .describe('What to look for, in plain words: "respite care", "dementia helpline", "medicaid look-back".'),
     limit: z.number().int().min(1).max(25).default(5).describe('How many results, 1-25 (default 5).'),
-    category: z.enum([...RESOURCE_CATEGORY_VALUES, 'channel', 'glossary']).optional().describe('Only this resource category, or only channels or glossary terms.'),
+    category: z
+      .enum([...RESOURCE_CATEGORY_VALUES, 'channel', 'glossary'])
+      .optional()
+      .describe('Only this resource category, or only channels or glossary terms.'),
     state: stateArg.optional().describe('A US state (USPS code or name): only resources that serve it.'),
   })
   .strict();
@@ -89,12 +96,25 @@ export function directoryTools(deps: DirectoryDeps): ToolDefinition[] {
       input: searchInput,
       accept: acceptSearch,
       handler: async (args) => {
-        const hits = deps.index.search(args.query, { limit: args.limit, ...(args.category ? { category: args.category } : {}), ...(args.state ? { state: resolveState(args.state)?.code ?? args.state } : {}) });
+        const hits = deps.index.search(args.query, {
+          limit: args.limit,
+          ...(args.category ? { category: args.category } : {}),
+          ...(args.state ? { state: resolveState(args.state)?.code ?? args.state } : {}),
+        });
         return { structured: { query: args.query, count: hits.length, results: hits } };
       },
     }),
     implementTool(DIRECTORY_TOOLS.channel, {
-      input: z.object({ slug: z.string().trim().min(1, 'must not be empty').max(100).describe(`The channel slug, for example "${slugs[0] ?? 'dementia-and-alzheimers'}".`) }).strict(),
+      input: z
+        .object({
+          slug: z
+            .string()
+            .trim()
+            .min(1, 'must not be empty')
+            .max(100)
+            .describe(`The channel slug, for example "${slugs[0] ?? 'dementia-and-alzheimers'}".`),
+        })
+        .strict(),
       handler: async ({ slug }) => {
         const channel = deps.data.channels.find((c) => c.slug === slug.toLowerCase());
         if (!channel)

@@ -7,7 +7,8 @@ import type { CareEventRecord } from './records.js';
 import { readingText, vitalKind } from './vitalKinds.js';
 
 /** A strict ISO 8601 instant, as every time a partner sends must be. */
-export const isoInstant = () => z.string().refine((s) => parseIsoInstant(s) !== null, 'must be an ISO 8601 date-time with seconds and a zone, e.g. 2026-11-22T10:15:00Z');
+export const isoInstant = () =>
+  z.string().refine((s) => parseIsoInstant(s) !== null, 'must be an ISO 8601 date-time with seconds and a zone, e.g. 2026-11-22T10:15:00Z');
 const text = (max = 200) => z.string().trim().min(1).max(max);
 const amount = z.number().finite();
 
@@ -52,7 +53,8 @@ interface CareEventType {
   words(e: CareEventRecord, clock: WordsClock): CareWords;
 }
 
-const str = (v: unknown, fallback = ''): string => (typeof v === 'string' ? v.trim() : typeof v === 'number' && Number.isFinite(v) ? String(v) : '') || fallback;
+const str = (v: unknown, fallback = ''): string =>
+  (typeof v === 'string' ? v.trim() : typeof v === 'number' && Number.isFinite(v) ? String(v) : '') || fallback;
 const at = (v: unknown): Date | null => {
   const d = typeof v === 'string' ? new Date(v) : null;
   return d && !Number.isNaN(d.getTime()) ? d : null;
@@ -104,7 +106,10 @@ export const CARE_EVENT_TYPES = {
       const minutes = typeof p.duration_minutes === 'number' && p.duration_minutes >= 0 ? p.duration_minutes : null;
       if (minutes === null) return { summary: `${by} ended at ${clock.time(ended)}`, line: `${by} ended` };
       const started = new Date(ended.getTime() - minutes * 60_000);
-      const from = clock.isoDay(started) === clock.isoDay(ended) ? clock.time(started).replace(/ [ap]m$/, (m) => (clock.time(ended).endsWith(m) ? '' : m)) : clock.dayTime(started);
+      const from =
+        clock.isoDay(started) === clock.isoDay(ended)
+          ? clock.time(started).replace(/ [ap]m$/, (m) => (clock.time(ended).endsWith(m) ? '' : m))
+          : clock.dayTime(started);
       return { summary: `${by}, ${from}–${clock.time(ended)}, ${duration(minutes)}`, line: `${by} ended after ${duration(minutes)}` };
     },
   },
@@ -117,7 +122,11 @@ export const CARE_EVENT_TYPES = {
     }),
     words: ({ payload: p, occurredAt }, clock) => {
       const what = `Note from ${who(p.caregiver_id)}`;
-      return { summary: `${what} at ${clock.time(occurredAt)}`, detail: str(p.note_text), line: `${what}: ${str(p.note_text).replace(/\s+/g, ' ').slice(0, 500)}` };
+      return {
+        summary: `${what} at ${clock.time(occurredAt)}`,
+        detail: str(p.note_text),
+        line: `${what}: ${str(p.note_text).replace(/\s+/g, ' ').slice(0, 500)}`,
+      };
     },
   },
   med_administered: {
@@ -165,13 +174,15 @@ export const CARE_EVENT_TYPES = {
   },
 } as const satisfies Record<string, CareEventType>;
 
-const known = (type: string): CareEventType | undefined => (Object.hasOwn(CARE_EVENT_TYPES, type) ? (CARE_EVENT_TYPES as Record<string, CareEventType>)[type] : undefined);
+const known = (type: string): CareEventType | undefined =>
+  Object.hasOwn(CARE_EVENT_TYPES, type) ? (CARE_EVENT_TYPES as Record<string, CareEventType>)[type] : undefined;
 
 /** The group an event is filed under: its type's, or `other`. */
 export const groupOf = (type: string): CareGroup => known(type)?.group ?? 'other';
 
 /** The event types of each group, for the app's filter. */
-export const typesIn = (group: CareGroup): string[] => Object.entries(CARE_EVENT_TYPES as Record<string, CareEventType>).flatMap(([type, t]) => (t.group === group ? [type] : []));
+export const typesIn = (group: CareGroup): string[] =>
+  Object.entries(CARE_EVENT_TYPES as Record<string, CareEventType>).flatMap(([type, t]) => (t.group === group ? [type] : []));
 
 /** A field's value for the generic view: text as sent, anything else as compact JSON. */
 const fieldText = (v: unknown, max: number): string => {
@@ -195,5 +206,9 @@ export function careWords(e: CareEventRecord, clock: WordsClock): CareWords & { 
 
 /** The payload schema of each type partners send. */
 export const PARTNER_PAYLOADS = Object.fromEntries(Object.entries(CARE_EVENT_TYPES).flatMap(([type, t]) => ('payload' in t ? [[type, t.payload]] : []))) as {
-  [K in keyof typeof CARE_EVENT_TYPES as (typeof CARE_EVENT_TYPES)[K] extends { payload: z.ZodType } ? K : never]: (typeof CARE_EVENT_TYPES)[K] extends { payload: infer P } ? P : never;
+  [K in keyof typeof CARE_EVENT_TYPES as (typeof CARE_EVENT_TYPES)[K] extends { payload: z.ZodType } ? K : never]: (typeof CARE_EVENT_TYPES)[K] extends {
+    payload: infer P;
+  }
+    ? P
+    : never;
 };

@@ -35,8 +35,17 @@ export async function renameWorkspace(db: Db, credentials: Credentials, workspac
 }
 
 /** New names for a loved one; the inbox address stays, so mail already forwarded keeps arriving. */
-export async function renameLovedOne(db: Db, credentials: Credentials, workspaceId: string, lovedOneId: string, name: { firstName: string; lastName: string }): Promise<boolean> {
-  const r = await lovedOnes(db).updateOne({ _id: lovedOneId, workspaceId }, { $set: { firstName: name.firstName, lastName: name.lastName, displayName: `${name.firstName} ${name.lastName}` } });
+export async function renameLovedOne(
+  db: Db,
+  credentials: Credentials,
+  workspaceId: string,
+  lovedOneId: string,
+  name: { firstName: string; lastName: string },
+): Promise<boolean> {
+  const r = await lovedOnes(db).updateOne(
+    { _id: lovedOneId, workspaceId },
+    { $set: { firstName: name.firstName, lastName: name.lastName, displayName: `${name.firstName} ${name.lastName}` } },
+  );
   if (r.matchedCount === 1) await familyChanged(credentials, 'lovedOne', [lovedOneId]);
   return r.matchedCount === 1;
 }
@@ -45,11 +54,15 @@ export async function renameLovedOne(db: Db, credentials: Credentials, workspace
 const sameName = (s: string) => s.normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').trim();
 
 /** A loved one of the workspace with the same first and last name, other than `except`. */
-export async function duplicateLovedOne(db: Db, workspaceId: string, name: { firstName: string; lastName: string }, except?: string): Promise<LovedOneRecord | null> {
+export async function duplicateLovedOne(
+  db: Db,
+  workspaceId: string,
+  name: { firstName: string; lastName: string },
+  except?: string,
+): Promise<LovedOneRecord | null> {
   const all = await lovedOnes(db).find({ workspaceId }).toArray();
   return all.find((l) => l._id !== except && sameName(l.firstName) === sameName(name.firstName) && sameName(l.lastName) === sameName(name.lastName)) ?? null;
 }
-
 
 /** Remove the loved one's record (their inbox address stops taking mail at once); their events,
  *  inbox and partner links are removed by their owners' functions. */

@@ -38,7 +38,10 @@ export const normalEmail = (email: string): string => email.trim().toLowerCase()
 export class InviteStore {
   private readonly invites: Collection<InviteRecord>;
 
-  constructor(db: Db, private readonly clock: () => number = Date.now) {
+  constructor(
+    db: Db,
+    private readonly clock: () => number = Date.now,
+  ) {
     this.invites = db.collection<InviteRecord>(FAMILY_INVITES);
   }
 
@@ -48,7 +51,8 @@ export class InviteStore {
     const now = new Date(this.clock());
     const address = normalEmail(email);
     await this.invites.updateMany({ workspaceId, email: address, status: 'pending' }, { $set: { status: 'revoked', revokedAt: now } });
-    if ((await this.pending(workspaceId)).length >= MAX_PENDING_INVITES) throw new TooManyInvites(`at most ${MAX_PENDING_INVITES} invitations can wait at once`);
+    if ((await this.pending(workspaceId)).length >= MAX_PENDING_INVITES)
+      throw new TooManyInvites(`at most ${MAX_PENDING_INVITES} invitations can wait at once`);
     const secret = randomBytes(32).toString('base64url');
     const invite: InviteRecord = {
       _id: newId('inv'),
@@ -73,7 +77,10 @@ export class InviteStore {
 
   /** Revoke one pending invitation of this workspace; false when it is not one. */
   async revoke(workspaceId: string, inviteId: string): Promise<boolean> {
-    const res = await this.invites.updateOne({ _id: inviteId, workspaceId, status: 'pending' }, { $set: { status: 'revoked', revokedAt: new Date(this.clock()) } });
+    const res = await this.invites.updateOne(
+      { _id: inviteId, workspaceId, status: 'pending' },
+      { $set: { status: 'revoked', revokedAt: new Date(this.clock()) } },
+    );
     return res.modifiedCount === 1;
   }
 
@@ -97,12 +104,18 @@ export class InviteStore {
    *  account the invitation admits, and its one workspace seat (circle.ts) makes that harmless. */
   async consume(inviteId: string, uid: string): Promise<boolean> {
     const now = new Date(this.clock());
-    const res = await this.invites.updateOne({ _id: inviteId, status: 'pending', expiresAt: { $gt: now } }, { $set: { status: 'accepted', acceptedAt: now, acceptedBy: uid } });
+    const res = await this.invites.updateOne(
+      { _id: inviteId, status: 'pending', expiresAt: { $gt: now } },
+      { $set: { status: 'accepted', acceptedAt: now, acceptedBy: uid } },
+    );
     return res.modifiedCount === 1;
   }
 
   /** Give back an invitation whose acceptance could not finish (the account joined elsewhere first). */
   async restore(inviteId: string, uid: string): Promise<void> {
-    await this.invites.updateOne({ _id: inviteId, status: 'accepted', acceptedBy: uid }, { $set: { status: 'pending' }, $unset: { acceptedAt: '', acceptedBy: '' } });
+    await this.invites.updateOne(
+      { _id: inviteId, status: 'accepted', acceptedBy: uid },
+      { $set: { status: 'pending' }, $unset: { acceptedAt: '', acceptedBy: '' } },
+    );
   }
 }

@@ -55,7 +55,14 @@ export interface LovedOneRecord {
   createdAt: Date;
 }
 
-export { appendCareEvents, careEventStored, countLovedOneCareEvents, deleteLovedOneCareEvents, purgePartnerCareEvents, CARE_EVENT_STREAM } from './careEvents.js';
+export {
+  appendCareEvents,
+  careEventStored,
+  countLovedOneCareEvents,
+  deleteLovedOneCareEvents,
+  purgePartnerCareEvents,
+  CARE_EVENT_STREAM,
+} from './careEvents.js';
 export type { CareEventPage, CareEventQuery, CareEventRecord } from './careEvents.js';
 
 export const WORKSPACE_COLLECTIONS = {
@@ -69,8 +76,14 @@ export const WORKSPACE_COLLECTIONS = {
 export const WORKSPACE_INDEXES: Record<string, IndexDescription[]> = {
   [WORKSPACE_COLLECTIONS.users]: [{ key: { email: 1 }, name: 'by_email' }],
   [WORKSPACE_COLLECTIONS.workspaces]: [{ key: { ownerUid: 1 }, name: 'by_owner' }],
-  [WORKSPACE_COLLECTIONS.members]: [{ key: { uid: 1 }, name: 'by_uid' }, { key: { workspaceId: 1 }, name: 'by_workspace' }],
-  [WORKSPACE_COLLECTIONS.lovedOnes]: [{ key: { workspaceId: 1 }, name: 'by_workspace' }, { key: { inboxAddress: 1 }, name: 'by_inbox', unique: true }],
+  [WORKSPACE_COLLECTIONS.members]: [
+    { key: { uid: 1 }, name: 'by_uid' },
+    { key: { workspaceId: 1 }, name: 'by_workspace' },
+  ],
+  [WORKSPACE_COLLECTIONS.lovedOnes]: [
+    { key: { workspaceId: 1 }, name: 'by_workspace' },
+    { key: { inboxAddress: 1 }, name: 'by_inbox', unique: true },
+  ],
   [WORKSPACE_COLLECTIONS.careEvents]: [
     { key: { lovedOneId: 1, occurredAt: -1 }, name: 'by_loved_one_time' },
     { key: { workspaceId: 1 }, name: 'by_workspace' },
@@ -137,7 +150,10 @@ export class WorkspaceStore {
   async upsertUser(identity: { uid: string; email: string; name?: string }, now = new Date()): Promise<UserRecord> {
     await this.users.updateOne(
       { _id: identity.uid },
-      { $set: { email: identity.email, lastSignInAt: now, ...(identity.name ? { name: identity.name } : {}) }, $setOnInsert: { tenant: 'family', createdAt: now } },
+      {
+        $set: { email: identity.email, lastSignInAt: now, ...(identity.name ? { name: identity.name } : {}) },
+        $setOnInsert: { tenant: 'family', createdAt: now },
+      },
       { upsert: true },
     );
     return (await this.users.findOne({ _id: identity.uid }))!;
@@ -217,7 +233,13 @@ export class WorkspaceStore {
 
   /** A new loved one. With `id` it is safe to repeat, as `createWorkspace` with one: a loved one of
    *  that workspace already under the id is the one an earlier attempt wrote. */
-  async addLovedOne(workspaceId: string, name: { firstName: string; lastName: string }, sandbox: boolean, now = new Date(), id?: string): Promise<LovedOneRecord> {
+  async addLovedOne(
+    workspaceId: string,
+    name: { firstName: string; lastName: string },
+    sandbox: boolean,
+    now = new Date(),
+    id?: string,
+  ): Promise<LovedOneRecord> {
     const lovedOne: LovedOneRecord = {
       _id: id ?? newId('lo'),
       workspaceId,

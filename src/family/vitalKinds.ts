@@ -34,9 +34,24 @@ const ALIASES: Record<string, string> = {
   respiration: 'respiratory_rate',
 };
 
-const UNITS: Record<string, string> = { 'mm[Hg]': 'mmHg', '/min': '/min', Cel: '°C', C: '°C', '[degF]': '°F', F: '°F', '[lb_av]': 'lb', '[in_i]': 'in', 'kg/m2': 'kg/m²' };
+const UNITS: Record<string, string> = {
+  'mm[Hg]': 'mmHg',
+  '/min': '/min',
+  Cel: '°C',
+  C: '°C',
+  '[degF]': '°F',
+  F: '°F',
+  '[lb_av]': 'lb',
+  '[in_i]': 'in',
+  'kg/m2': 'kg/m²',
+};
 
-const slug = (s: string) => s.trim().toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_|_$/g, '');
+const slug = (s: string) =>
+  s
+    .trim()
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_|_$/g, '');
 
 /** The kind of a partner's `vital_type`; an unknown one becomes its own kind, labelled from its name. */
 export function vitalKind(vitalType: unknown): VitalKind {

@@ -49,7 +49,12 @@ export function forwardPlain(deps: GatewayDeps, request: ForwardedRequest, subje
     requestId: request.requestId,
     encodedBody: true,
   };
-  return forward(deps.bus, subject, envelope, { timeoutMs: deps.config.busTimeoutMs, retryWindowMs: deps.config.gatewayRetryWindowMs, idempotent, maxAttempts: deps.config.gatewayMaxAttempts });
+  return forward(deps.bus, subject, envelope, {
+    timeoutMs: deps.config.busTimeoutMs,
+    retryWindowMs: deps.config.gatewayRetryWindowMs,
+    idempotent,
+    maxAttempts: deps.config.gatewayMaxAttempts,
+  });
 }
 
 /** A worker's body: one it encoded as JSON is sent as Koa sends an object (JSON type unless a JSON type is set). */

@@ -5,7 +5,16 @@ import cors from '@koa/cors';
 import Router from '@koa/router';
 import Koa, { type Context, type Middleware } from 'koa';
 import { sendApiError } from '../http/apiError.js';
-import { compilePath, pathsOf, sliceSubject, type Host, type RouteSpec, type SameOriginRule, type SliceContext, type SliceManifest } from '../slice/contract.js';
+import {
+  compilePath,
+  pathsOf,
+  sliceSubject,
+  type Host,
+  type RouteSpec,
+  type SameOriginRule,
+  type SliceContext,
+  type SliceManifest,
+} from '../slice/contract.js';
 import type { BucketPolicy } from '../limits/limiter.js';
 import { leanMcp, type LeanHandler, type LeanRoute } from './leanMcp.js';
 import { apiEndpoint, type ApiEdgeOptions } from './apiEdge.js';
@@ -54,7 +63,8 @@ function sameOriginOf(rule: SameOriginRule, deps: GatewayDeps): NonNullable<ApiE
 function pipeline(route: RouteSpec, subject: string, deps: GatewayDeps): Middleware[] {
   const bucket = bucketOf(route, deps);
   const forwardHeaders = route.forwardHeaders ?? [];
-  if (route.sameOrigin && (route.edge ?? 'api') !== 'api') throw new Error(`same-origin protection is for api routes, not ${route.edge} (${pathsOf(route).join(', ')})`);
+  if (route.sameOrigin && (route.edge ?? 'api') !== 'api')
+    throw new Error(`same-origin protection is for api routes, not ${route.edge} (${pathsOf(route).join(', ')})`);
   switch (route.edge ?? 'api') {
     case 'mcp':
       return mcpEndpoint(deps, { subject, bodyLimit: route.bodyLimit ?? 64 * 1024, bucket: bucket ?? (() => undefined), forwardHeaders });
@@ -116,7 +126,13 @@ export function createHostLean(host: Exclude<Host, 'internal'>, deps: GatewayDep
     for (const route of Object.values(slice.routes ?? {})) {
       if (!route.lean || route.edge !== 'mcp' || !route.hosts.includes(host) || typeof route.path !== 'string' || route.path.includes(':')) continue;
       const subject = sliceSubject(deps.config.busNamespace, slice.name);
-      routes.push({ path: route.path, subject, bodyLimit: route.bodyLimit ?? 64 * 1024, bucket: plainBucketOf(route, deps) ?? (() => undefined), forwardHeaders: route.forwardHeaders ?? [] });
+      routes.push({
+        path: route.path,
+        subject,
+        bodyLimit: route.bodyLimit ?? 64 * 1024,
+        bucket: plainBucketOf(route, deps) ?? (() => undefined),
+        forwardHeaders: route.forwardHeaders ?? [],
+      });
     }
   return leanMcp(deps, host, routes);
 }

@@ -12,7 +12,17 @@ import { rpcErrorBody } from '../rpc/mcp.js';
 import type { GatewayDeps } from './context.js';
 import { forwardPlain } from './forward.js';
 import { hostRule, publicUrlOf, type PublicSurface } from './hostCheck.js';
-import { batchRefusal, corsOriginFor, edgeFailure, MCP_EXPOSE_HEADERS, messageIdOf, originRefusal, rateRefusal, type RateBucket, type Refusal } from './mcpEdge.js';
+import {
+  batchRefusal,
+  corsOriginFor,
+  edgeFailure,
+  MCP_EXPOSE_HEADERS,
+  messageIdOf,
+  originRefusal,
+  rateRefusal,
+  type RateBucket,
+  type Refusal,
+} from './mcpEdge.js';
 import { logAnswered, requestIdFor } from './middleware.js';
 
 /** Answers the request and says true, or says false and leaves it alone for Koa. */
@@ -34,7 +44,8 @@ const header = (req: IncomingMessage, name: string): string => {
 };
 
 /** The client address as Koa's ctx.ip has it: the first X-Forwarded-For entry behind a trusted proxy. */
-const clientIp = (req: IncomingMessage, trustProxy: boolean): string => (trustProxy && header(req, 'x-forwarded-for').split(',', 1)[0]!.trim()) || req.socket.remoteAddress || '';
+const clientIp = (req: IncomingMessage, trustProxy: boolean): string =>
+  (trustProxy && header(req, 'x-forwarded-for').split(',', 1)[0]!.trim()) || req.socket.remoteAddress || '';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const EXPOSED = MCP_EXPOSE_HEADERS.join(',');
@@ -68,7 +79,8 @@ function sendReply(res: ServerResponse, reply: HttpReplyEnvelope): void {
     } else end(res, reply.status, undefined, '');
   } else if (body instanceof RawJson) {
     end(res, reply.status, jsonType, body.utf8 ? Buffer.from(body.utf8.buffer, body.utf8.byteOffset, body.utf8.byteLength) : body.json);
-  } else if (typeof body === 'string') end(res, reply.status, set ? undefined : /^\s*</.test(body) ? 'text/html; charset=utf-8' : 'text/plain; charset=utf-8', body);
+  } else if (typeof body === 'string')
+    end(res, reply.status, set ? undefined : /^\s*</.test(body) ? 'text/html; charset=utf-8' : 'text/plain; charset=utf-8', body);
   else if (Buffer.isBuffer(body)) end(res, reply.status, set ? undefined : 'application/octet-stream', body);
   else end(res, reply.status, jsonType, JSON.stringify(body));
 }

@@ -71,13 +71,23 @@ export function edgeFailure(deps: GatewayDeps, err: unknown, requestId: string):
       const parse = parseError(err.message);
       return { error: err.hint ? new RpcError(parse.code, parse.message, { hint: err.hint }, 400) : parse };
     }
-    return { error: new RpcError(RPC.INVALID_REQUEST, err.message, { hint: err.status === 413 ? 'Send a smaller request.' : 'Send Content-Type: application/json.' }, err.status) };
+    return {
+      error: new RpcError(
+        RPC.INVALID_REQUEST,
+        err.message,
+        { hint: err.status === 413 ? 'Send a smaller request.' : 'Send Content-Type: application/json.' },
+        err.status,
+      ),
+    };
   }
   const answer = edgeAnswer(err);
   if (answer) {
     if (answer.log) deps.log.warn({ err, requestId }, 'mcp edge dependency unavailable');
     const data = { hint: answer.hint, ...(answer.retryAfterSec ? { retryAfterSec: answer.retryAfterSec } : {}) };
-    return { error: new RpcError(answer.rpc, answer.message, data, answer.status), ...(answer.retryAfterSec ? { headers: { 'Retry-After': String(answer.retryAfterSec) } } : {}) };
+    return {
+      error: new RpcError(answer.rpc, answer.message, data, answer.status),
+      ...(answer.retryAfterSec ? { headers: { 'Retry-After': String(answer.retryAfterSec) } } : {}),
+    };
   }
   // A worker's own failure was logged once, by that worker, with the request id.
   if (!(err instanceof WorkerFailedError)) deps.log.error({ err, requestId }, 'mcp edge failure');
@@ -114,7 +124,14 @@ export function mcp_cors(deps: GatewayDeps): Middleware {
 /** A present Origin header must be one we serve (DNS-rebinding defence); absent is fine. */
 export function originRefusal(allowed: readonly string[], origin: string): Refusal | undefined {
   if (origin && !allowed.includes('*') && !allowed.includes(origin))
-    return { error: new RpcError(RPC.INVALID_REQUEST, `Origin ${origin} is not allowed`, { hint: 'Call this endpoint from a server, or from a page on an allowed origin.' }, 403) };
+    return {
+      error: new RpcError(
+        RPC.INVALID_REQUEST,
+        `Origin ${origin} is not allowed`,
+        { hint: 'Call this endpoint from a server, or from a page on an allowed origin.' },
+        403,
+      ),
+    };
   return undefined;
 }
 
@@ -129,14 +146,24 @@ export function check_origin(deps: GatewayDeps) {
 
 export async function allow_mcp_methods(ctx: Context, next: Next): Promise<void> {
   if (ctx.method !== 'GET' && ctx.method !== 'POST')
-    refuse(ctx, { error: new RpcError(RPC.INVALID_REQUEST, `Method ${ctx.method} not allowed`, { hint: `Use POST for JSON-RPC, GET for the descriptor.` }, 405), headers: { Allow: ALLOWED_METHODS } });
+    refuse(ctx, {
+      error: new RpcError(RPC.INVALID_REQUEST, `Method ${ctx.method} not allowed`, { hint: `Use POST for JSON-RPC, GET for the descriptor.` }, 405),
+      headers: { Allow: ALLOWED_METHODS },
+    });
   return next();
 }
 
 /** A batch longer than MCP_MAX_BATCH is refused whole, before it costs anything. */
 export function batchRefusal(body: unknown, max: number): Refusal | undefined {
   if (Array.isArray(body) && body.length > max)
-    return { error: new RpcError(RPC.INVALID_REQUEST, `Batch too large: a batch of ${body.length} items; the limit is ${max}`, { hint: `Send fewer items per batch: at most ${max}.`, limit: max }, 413) };
+    return {
+      error: new RpcError(
+        RPC.INVALID_REQUEST,
+        `Batch too large: a batch of ${body.length} items; the limit is ${max}`,
+        { hint: `Send fewer items per batch: at most ${max}.`, limit: max },
+        413,
+      ),
+    };
   return undefined;
 }
 

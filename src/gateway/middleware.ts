@@ -39,7 +39,10 @@ export interface AnsweredRequest {
 export function logAnswered(deps: GatewayDeps, r: AnsweredRequest): void {
   const level = r.status >= 400 ? 'info' : 'debug';
   if (deps.log.isLevelEnabled(level))
-    deps.log[level]({ surface: r.surface, requestId: r.requestId, method: r.method, path: r.path, status: r.status, ms: Math.round(performance.now() - r.started) }, 'request');
+    deps.log[level](
+      { surface: r.surface, requestId: r.requestId, method: r.method, path: r.path, status: r.status, ms: Math.round(performance.now() - r.started) },
+      'request',
+    );
 }
 
 /** One line per request: method, path (no query: it may carry personal data), status, time.
@@ -108,5 +111,11 @@ export function catch_internal(deps: GatewayDeps, surface: string) {
 /** The middleware every listener starts with, in order. Health probes answer before the Host
  *  check: orchestrators probe by pod address, and they reveal nothing a rebound page could use. */
 export function listenerBasics(deps: GatewayDeps, surface: PublicSurface, loggedPath?: (path: string) => string): Middleware[] {
-  return [assign_request_id, log_request(deps, surface, loggedPath), catch_internal(deps, surface), serve_health(deps), refuse_foreign_host(publicUrlOf(deps.config, surface), deps.config.trustProxy)];
+  return [
+    assign_request_id,
+    log_request(deps, surface, loggedPath),
+    catch_internal(deps, surface),
+    serve_health(deps),
+    refuse_foreign_host(publicUrlOf(deps.config, surface), deps.config.trustProxy),
+  ];
 }

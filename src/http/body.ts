@@ -74,7 +74,8 @@ export function jsonDepth(text: string): number {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i++; // a backslash escapes the next character
+      if (c === 0x5c)
+        i++; // a backslash escapes the next character
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x5b || c === 0x7b) max = Math.max(max, ++depth);
@@ -92,7 +93,8 @@ export function parseJson(raw: Buffer, maxDepth = Infinity): unknown {
   const text = raw.toString('utf8');
   if (!text.trim()) throw new BodyError(400, 'the request body is empty');
   const depth = jsonDepth(text);
-  if (depth > maxDepth) throw new BodyError(400, `the JSON body nests ${depth} levels deep; the limit is ${maxDepth}`, `Nest arrays and objects at most ${maxDepth} levels deep.`);
+  if (depth > maxDepth)
+    throw new BodyError(400, `the JSON body nests ${depth} levels deep; the limit is ${maxDepth}`, `Nest arrays and objects at most ${maxDepth} levels deep.`);
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {

@@ -26,7 +26,8 @@ export const errors = (...names: StandardError[]): Record<string, Json> =>
   Object.fromEntries(names.map((n) => [String(STANDARD_ERRORS[n].status), { $ref: `#/components/responses/${n}` }]));
 
 /** JSON Schema (OpenAPI 3.0 dialect) of a zod schema, as parsed (`input`) or as answered (`output`). */
-export const schemaOf = (s: z.ZodType, io: 'input' | 'output' = 'output'): Json => z.toJSONSchema(s, { target: 'openapi-3.0', io, unrepresentable: 'any' }) as Json;
+export const schemaOf = (s: z.ZodType, io: 'input' | 'output' = 'output'): Json =>
+  z.toJSONSchema(s, { target: 'openapi-3.0', io, unrepresentable: 'any' }) as Json;
 
 /** What a route's operation builder gets: the configuration and a place to register its schemas. */
 export interface OpenApiKit {

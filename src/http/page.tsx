@@ -54,7 +54,16 @@ function head(o: ShellOptions): string {
 
 function body(o: ShellOptions): string[] {
   if (o.bareBody) return [renderMarkup(o.main)];
-  const parts = [o.skipLink ? renderMarkup(<a class="skip" href="#main">Skip to content</a>) : '', o.header === undefined ? '' : renderMarkup(o.header)];
+  const parts = [
+    o.skipLink
+      ? renderMarkup(
+          <a class="skip" href="#main">
+            Skip to content
+          </a>,
+        )
+      : '',
+    o.header === undefined ? '' : renderMarkup(o.header),
+  ];
   parts.push(`<main${o.skipLink ? ' id="main"' : ''}>`, renderMarkup(o.main), '</main>', o.footer === undefined ? '' : renderMarkup(o.footer));
   return parts.filter((part) => part !== '');
 }
@@ -99,4 +108,9 @@ export function sendHtml(ctx: Context, status: number, html: string, headers: Re
 }
 
 /** 303 See Other: after a form post, the browser fetches the next page with GET. */
-export const redirect = (location: string, headers: Record<string, string> = {}): HttpReplyEnvelope => ({ status: 303, headers: { location, 'cache-control': 'no-store', ...headers }, body: '', raw: true });
+export const redirect = (location: string, headers: Record<string, string> = {}): HttpReplyEnvelope => ({
+  status: 303,
+  headers: { location, 'cache-control': 'no-store', ...headers },
+  body: '',
+  raw: true,
+});

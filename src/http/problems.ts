@@ -6,7 +6,8 @@ import { ApiProblem } from './reply.js';
 export function describeIssues(error: z.ZodError, max = 5): string {
   const parts = error.issues.slice(0, max).map((i) => {
     const path = i.path.map((p, n) => (typeof p === 'number' ? `[${p}]` : n === 0 ? String(p) : `.${String(p)}`)).join('');
-    if (i.code === 'unrecognized_keys') return `unknown field${i.keys.length > 1 ? 's' : ''} ${i.keys.map((k) => `"${k}"`).join(', ')}${path ? ` in ${path}` : ''}`;
+    if (i.code === 'unrecognized_keys')
+      return `unknown field${i.keys.length > 1 ? 's' : ''} ${i.keys.map((k) => `"${k}"`).join(', ')}${path ? ` in ${path}` : ''}`;
     return path ? (i.message.startsWith(path) ? i.message : `${path}: ${i.message}`) : i.message;
   });
   return parts.join('; ') + (error.issues.length > max ? ` (and ${error.issues.length - max} more)` : '');

@@ -71,7 +71,8 @@ export function safeReturnTo(config: Config, returnTo: string | undefined): stri
   return returnTarget(returnTo, null, [config.siteUrl, config.appUrl, config.authUrl]) ?? undefined;
 }
 
-const STYLE = 'body{font:16px/1.5 system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;color:#1f2937}label{display:block;margin:.75rem 0 .25rem;font-weight:600}input{width:100%;padding:.5rem;font-size:1rem;box-sizing:border-box}button{margin-top:1rem;padding:.6rem 1.2rem;font-size:1rem;background:#0f766e;color:#fff;border:0;border-radius:.3rem;cursor:pointer}.note{background:#fef3c7;padding:.75rem;border-radius:.3rem;font-size:.9rem}';
+const STYLE =
+  'body{font:16px/1.5 system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;color:#1f2937}label{display:block;margin:.75rem 0 .25rem;font-weight:600}input{width:100%;padding:.5rem;font-size:1rem;box-sizing:border-box}button{margin-top:1rem;padding:.6rem 1.2rem;font-size:1rem;background:#0f766e;color:#fff;border:0;border-radius:.3rem;cursor:pointer}.note{background:#fef3c7;padding:.75rem;border-radius:.3rem;font-size:.9rem}';
 
 const page = (title: string, body: Markup): string => renderShell({ title, titleSuffix: '', inlineStyle: STYLE, main: body, bareBody: true });
 

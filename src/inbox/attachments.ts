@@ -8,7 +8,12 @@ import { WorkspaceStore } from '../family/records.js';
 import { inboxAttachment } from './records.js';
 import type { Timelines } from '../store/timeline/port.js';
 
-const notFound: HttpReplyEnvelope = { status: 404, headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }, body: 'No such attachment in your family inbox.\n', raw: true };
+const notFound: HttpReplyEnvelope = {
+  status: 404,
+  headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' },
+  body: 'No such attachment in your family inbox.\n',
+  raw: true,
+};
 
 /** `filename="…"` in ASCII for old clients and `filename*` in UTF-8 (RFC 6266). */
 function disposition(name: string): string {
@@ -16,7 +21,14 @@ function disposition(name: string): string {
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`;
 }
 
-export async function attachmentDownload(db: Db, credentials: Credentials, timelines: Timelines, inboxDomain: string, req: HttpRequestEnvelope, params: Record<string, string>): Promise<HttpReplyEnvelope> {
+export async function attachmentDownload(
+  db: Db,
+  credentials: Credentials,
+  timelines: Timelines,
+  inboxDomain: string,
+  req: HttpRequestEnvelope,
+  params: Record<string, string>,
+): Promise<HttpReplyEnvelope> {
   const caller = await sessionCaller(db, credentials, req.headers);
   if (!caller) return notFound;
   const membership = await new WorkspaceStore(db, credentials, inboxDomain, timelines).workspaceOf(caller.uid);

@@ -49,24 +49,45 @@ export function inboxHandlers(db: Db, credentials: Credentials, timelines: Timel
         if (!lovedOne) continue; // purged between RCPT and DATA: nothing to keep
         const receivedAt = new Date(d.receivedAt);
         const itemId = newId('mail');
-        await storeInboxItem(timelines, { _id: itemId, lovedOneId: lovedOne._id, workspaceId: lovedOne.workspaceId, from: d.from, subject: d.subject, receivedAt, excerpt: d.text, attachmentNames: d.attachmentNames, ...(d.messageId ? { messageId: d.messageId } : {}) });
+        await storeInboxItem(timelines, {
+          _id: itemId,
+          lovedOneId: lovedOne._id,
+          workspaceId: lovedOne.workspaceId,
+          from: d.from,
+          subject: d.subject,
+          receivedAt,
+          excerpt: d.text,
+          attachmentNames: d.attachmentNames,
+          ...(d.messageId ? { messageId: d.messageId } : {}),
+        });
         const kept = (d.attachments ?? []).filter((a) => a.index < d.attachmentNames.length);
         await storeInboxAttachments(
           db,
           kept.map((a) => {
             const data = Buffer.from(a.content, 'base64');
-            return { _id: `${itemId}:${a.index}`, itemId, lovedOneId: lovedOne._id, workspaceId: lovedOne.workspaceId, index: a.index, name: d.attachmentNames[a.index]!, contentType: a.contentType, size: data.length, data: new Binary(data) };
+            return {
+              _id: `${itemId}:${a.index}`,
+              itemId,
+              lovedOneId: lovedOne._id,
+              workspaceId: lovedOne.workspaceId,
+              index: a.index,
+              name: d.attachmentNames[a.index]!,
+              contentType: a.contentType,
+              size: data.length,
+              data: new Binary(data),
+            };
           }),
         );
-        await appendCareEvents(timelines, [{
-          _id: newId('evt'),
-          lovedOneId: lovedOne._id,
-          workspaceId: lovedOne.workspaceId,
-          source: 'inbox',
-          eventType: 'inbox_message',
-          occurredAt: receivedAt,
-          receivedAt,
-          payload: { inboxItemId: itemId, from: d.from, subject: d.subject, receivedAt: d.receivedAt, excerpt: d.text, attachmentNames: d.attachmentNames },
+        await appendCareEvents(timelines, [
+          {
+            _id: newId('evt'),
+            lovedOneId: lovedOne._id,
+            workspaceId: lovedOne.workspaceId,
+            source: 'inbox',
+            eventType: 'inbox_message',
+            occurredAt: receivedAt,
+            receivedAt,
+            payload: { inboxItemId: itemId, from: d.from, subject: d.subject, receivedAt: d.receivedAt, excerpt: d.text, attachmentNames: d.attachmentNames },
           },
         ]);
         stored++;

@@ -14,8 +14,15 @@ export const RECENT_INBOX_ITEMS = 50;
 export const INBOX_ITEMS = 'inbox_items';
 export const INBOX_ATTACHMENTS = 'inbox_attachments';
 export const INBOX_INDEXES: Record<string, IndexDescription[]> = {
-  [INBOX_ITEMS]: [{ key: { lovedOneId: 1, receivedAt: -1 }, name: 'by_loved_one_time' }, { key: { workspaceId: 1 }, name: 'by_workspace' }],
-  [INBOX_ATTACHMENTS]: [{ key: { itemId: 1 }, name: 'by_item' }, { key: { workspaceId: 1 }, name: 'by_workspace' }, { key: { lovedOneId: 1 }, name: 'by_loved_one' }],
+  [INBOX_ITEMS]: [
+    { key: { lovedOneId: 1, receivedAt: -1 }, name: 'by_loved_one_time' },
+    { key: { workspaceId: 1 }, name: 'by_workspace' },
+  ],
+  [INBOX_ATTACHMENTS]: [
+    { key: { itemId: 1 }, name: 'by_item' },
+    { key: { workspaceId: 1 }, name: 'by_workspace' },
+    { key: { lovedOneId: 1 }, name: 'by_loved_one' },
+  ],
 };
 
 /** One kept attachment: `_id` is `<itemId>:<position>`, the position in attachmentNames. */
@@ -71,7 +78,9 @@ export async function storeInboxAttachments(db: Db, list: InboxAttachment[]): Pr
 /** Which positions of each item's attachments were kept (the rest were over the bound). */
 export async function keptAttachments(db: Db, itemIds: string[]): Promise<Set<string>> {
   if (!itemIds.length) return new Set();
-  const rows = await attachments(db).find({ itemId: { $in: itemIds } }, { projection: { _id: 1 } }).toArray();
+  const rows = await attachments(db)
+    .find({ itemId: { $in: itemIds } }, { projection: { _id: 1 } })
+    .toArray();
   return new Set(rows.map((r) => r._id));
 }
 

@@ -24,7 +24,12 @@ export interface InboxListener {
 
 export async function startInboxListener(config: Config, bus: Bus, subject: string, log: Logger, limiter: Limiter): Promise<InboxListener> {
   const ask = async (path: string, body: unknown) => {
-    const reply = await forward(bus, subject, { v: 1, method: 'POST', path, query: {}, headers: {}, body, clientIp: '', requestId: randomUUID() }, { timeoutMs: config.busTimeoutMs, retryWindowMs: config.gatewayRetryWindowMs, idempotent: path === '/recipient', maxAttempts: config.gatewayMaxAttempts });
+    const reply = await forward(
+      bus,
+      subject,
+      { v: 1, method: 'POST', path, query: {}, headers: {}, body, clientIp: '', requestId: randomUUID() },
+      { timeoutMs: config.busTimeoutMs, retryWindowMs: config.gatewayRetryWindowMs, idempotent: path === '/recipient', maxAttempts: config.gatewayMaxAttempts },
+    );
     if (reply.status !== 200) throw new Error(`inbox worker answered ${reply.status}`);
     return reply.body as Record<string, unknown>;
   };
@@ -54,7 +59,9 @@ export async function startInboxListener(config: Config, bus: Bus, subject: stri
       limiter.take(`smtp-connect:ip:${session.remoteAddress}`, connections).then(
         (taken) => {
           if (!taken.allowed) countRateLimited('smtp-connect');
-          callback(taken.allowed ? undefined : new SmtpReply(421, `4.7.0 Too many connections from ${session.remoteAddress}; try again in ${taken.retryAfterSec} s`));
+          callback(
+            taken.allowed ? undefined : new SmtpReply(421, `4.7.0 Too many connections from ${session.remoteAddress}; try again in ${taken.retryAfterSec} s`),
+          );
         },
         (err: unknown) => {
           // The limit guards against floods; a database hiccup should not turn mail away.
@@ -68,7 +75,8 @@ export async function startInboxListener(config: Config, bus: Bus, subject: stri
       const listed = session.envelope.rcptTo.some((r) => r.address.toLowerCase() === rcpt);
       if (!listed && session.envelope.rcptTo.length >= config.inboxMaxRecipients)
         return callback(new SmtpReply(452, `4.5.3 Too many recipients: at most ${config.inboxMaxRecipients} per message; send the rest in another message`));
-      if (!rcpt.endsWith(domain)) return callback(refuse(session, new SmtpReply(550, '5.7.1 Relaying denied: this server only receives mail for carecircle family inboxes')));
+      if (!rcpt.endsWith(domain))
+        return callback(refuse(session, new SmtpReply(550, '5.7.1 Relaying denied: this server only receives mail for carecircle family inboxes')));
       ask('/recipient', { address: rcpt }).then(
         (r) => callback(r.known ? undefined : refuse(session, new SmtpReply(550, '5.1.1 No such family inbox'))),
         (err: unknown) => {

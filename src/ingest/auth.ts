@@ -53,16 +53,34 @@ export class PartnerAuth {
     const fresh = () => this.institutions.read(institutionId, () => this.partners.get(institutionId));
     const institution = await (this.keep ? this.partners.kept(institutionId, fresh) : fresh());
     if (!institution || institution.status !== 'active')
-      throw new ApiProblem(403, 'FORBIDDEN', `Institution ${institutionId.slice(0, 64)} has no active integration`, 'Do not retry: contact carecircle partner support to activate the integration.');
+      throw new ApiProblem(
+        403,
+        'FORBIDDEN',
+        `Institution ${institutionId.slice(0, 64)} has no active integration`,
+        'Do not retry: contact carecircle partner support to activate the integration.',
+      );
     const secretId = verifySignature(req.headers['x-pipe-signature'], raw, this.liveSecrets(institution));
     if (!secretId)
-      throw new ApiProblem(401, 'UNAUTHORIZED', 'Signature verification failed', 'X-Pipe-Signature must be sha256=<lowercase hex HMAC-SHA256 of the exact body bytes> under a live secret of this institution.');
+      throw new ApiProblem(
+        401,
+        'UNAUTHORIZED',
+        'Signature verification failed',
+        'X-Pipe-Signature must be sha256=<lowercase hex HMAC-SHA256 of the exact body bytes> under a live secret of this institution.',
+      );
     const problem = timestampProblem(req.headers['x-pipe-timestamp'], this.clock());
-    if (problem) throw new ApiProblem(401, 'UNAUTHORIZED', TIMESTAMP_MESSAGES[problem], 'Send the current time, e.g. 2026-11-22T10:15:00Z, and keep your clock in sync (NTP).');
+    if (problem)
+      throw new ApiProblem(
+        401,
+        'UNAUTHORIZED',
+        TIMESTAMP_MESSAGES[problem],
+        'Send the current time, e.g. 2026-11-22T10:15:00Z, and keep your clock in sync (NTP).',
+      );
     const taken = await this.limiter.take(`ingest:institution:${institution._id}`, this.policy);
     if (!taken.allowed) {
       countRateLimited('ingest');
-      throw new ApiProblem(429, 'RATE_LIMITED', 'Too many requests for this institution', `Wait ${taken.retryAfterSec} s (Retry-After) and send again.`, { 'retry-after': String(taken.retryAfterSec) });
+      throw new ApiProblem(429, 'RATE_LIMITED', 'Too many requests for this institution', `Wait ${taken.retryAfterSec} s (Retry-After) and send again.`, {
+        'retry-after': String(taken.retryAfterSec),
+      });
     }
     this.partners.recordUse(institution._id, secretId);
     return { institution, secretId };

@@ -104,7 +104,11 @@ export async function deadlettersCommand(args: string[], config: Config): Promis
   }
   let parsed;
   try {
-    parsed = parseArgs({ args: rest, allowPositionals: true, options: { json: { type: 'boolean' }, yes: { type: 'boolean' }, limit: { type: 'string' }, wait: { type: 'string' } } });
+    parsed = parseArgs({
+      args: rest,
+      allowPositionals: true,
+      options: { json: { type: 'boolean' }, yes: { type: 'boolean' }, limit: { type: 'string' }, wait: { type: 'string' } },
+    });
     if (!['list', 'show', 'replay', 'drop'].includes(command)) throw new UsageError(`unknown deadletters command "${command}"`);
     if (command !== 'list' && !parsed.positionals[0]) throw new UsageError(`${command} needs <event_id>`);
   } catch (err) {
@@ -150,7 +154,15 @@ export async function deadlettersCommand(args: string[], config: Config): Promis
     }
     const outcome = await replay(record, config, store.db, log, Number(values.wait ?? 30) * 1000 || 30_000);
     if (outcome === 'stored') await letters.remove(id);
-    out(json ? JSON.stringify({ event_id: id, outcome }) : outcome === 'stored' ? `${id} stored; dead letter removed` : outcome === 'dropped' ? `${id} not stored: family-share for its subject was turned off, re-linked or purged since it was accepted; dead letter kept (drop it)` : `${id} not stored; dead letter kept`);
+    out(
+      json
+        ? JSON.stringify({ event_id: id, outcome })
+        : outcome === 'stored'
+          ? `${id} stored; dead letter removed`
+          : outcome === 'dropped'
+            ? `${id} not stored: family-share for its subject was turned off, re-linked or purged since it was accepted; dead letter kept (drop it)`
+            : `${id} not stored; dead letter kept`,
+    );
     return outcome === 'stored' ? 0 : 1;
   } finally {
     await stop();

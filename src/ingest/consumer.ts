@@ -38,7 +38,14 @@ interface Delivery {
   e: QueuedEvent;
 }
 
-export function startIngestConsumer(durable: DurableStreams, s: IngestStream, writer: CareEventWriter, deadLetters: DeadLetters, log: Logger, opts: IngestConsumerOptions): IngestConsumer {
+export function startIngestConsumer(
+  durable: DurableStreams,
+  s: IngestStream,
+  writer: CareEventWriter,
+  deadLetters: DeadLetters,
+  log: Logger,
+  opts: IngestConsumerOptions,
+): IngestConsumer {
   /** Each message acknowledged only once its batch is stored; none when the batch failed. */
   const writeBatch = async (batch: Delivery[]): Promise<void[]> => {
     const done = batch.map(() => undefined);
@@ -56,7 +63,10 @@ export function startIngestConsumer(durable: DurableStreams, s: IngestStream, wr
       countDatabaseError(err);
       if (isTransientStoreError(err)) {
         for (const { m, e } of batch) {
-          log.warn({ eventId: e.eventId, institutionId: e.institutionId, attempt: m.deliveryCount, errorClass: errorClass(err) }, 'care event write failed; will be redelivered');
+          log.warn(
+            { eventId: e.eventId, institutionId: e.institutionId, attempt: m.deliveryCount, errorClass: errorClass(err) },
+            'care event write failed; will be redelivered',
+          );
           m.nak(redeliveryDelayMs(m.deliveryCount));
         }
         return done;

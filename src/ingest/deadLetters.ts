@@ -35,7 +35,15 @@ export function errorClass(err: unknown): string {
   return typeof code === 'number' || typeof code === 'string' ? `${err.name} ${code}` : err.name;
 }
 
-const TRANSIENT_NAMES = new Set(['MongoNetworkError', 'MongoNetworkTimeoutError', 'MongoServerSelectionError', 'MongoNotConnectedError', 'MongoTopologyClosedError', 'MongoPoolClearedError', 'MongoServerClosedError']);
+const TRANSIENT_NAMES = new Set([
+  'MongoNetworkError',
+  'MongoNetworkTimeoutError',
+  'MongoServerSelectionError',
+  'MongoNotConnectedError',
+  'MongoTopologyClosedError',
+  'MongoPoolClearedError',
+  'MongoServerClosedError',
+]);
 
 /**
  * The database could not be reached or asked for a retry: that says nothing about the event, so it
@@ -45,7 +53,10 @@ export function isTransientStoreError(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   if (TRANSIENT_NAMES.has(err.name)) return true;
   const labels = err as { hasErrorLabel?: (l: string) => boolean };
-  return typeof labels.hasErrorLabel === 'function' && (labels.hasErrorLabel('RetryableWriteError') || labels.hasErrorLabel('TransientTransactionError') || labels.hasErrorLabel('ResetPool'));
+  return (
+    typeof labels.hasErrorLabel === 'function' &&
+    (labels.hasErrorLabel('RetryableWriteError') || labels.hasErrorLabel('TransientTransactionError') || labels.hasErrorLabel('ResetPool'))
+  );
 }
 
 let deadLettered = 0;
@@ -72,7 +83,15 @@ export class DeadLetters {
   /** Resolves once stored; only then may the event leave the stream. Idempotent per event id. */
   async put(e: QueuedEvent, err: unknown, attempts: number, origin: DeadLetterRecord['origin'], now = new Date()): Promise<DeadLetterRecord> {
     const error = { class: errorClass(err), message: (err instanceof Error ? err.message : String(err)).slice(0, MESSAGE_CHARS) };
-    const first = { institutionId: e.institutionId, subjectRef: e.subjectRef, eventType: e.eventType, event: JSON.stringify(e), origin, receivedAt: new Date(e.receivedAt), firstDeadLetteredAt: now };
+    const first = {
+      institutionId: e.institutionId,
+      subjectRef: e.subjectRef,
+      eventType: e.eventType,
+      event: JSON.stringify(e),
+      origin,
+      receivedAt: new Date(e.receivedAt),
+      firstDeadLetteredAt: now,
+    };
     await this.rows.updateOne({ _id: e.eventId }, { $setOnInsert: first, $set: { error, attempts, deadLetteredAt: now } }, { upsert: true });
     const record: DeadLetterRecord = { _id: e.eventId, ...first, error, attempts, deadLetteredAt: now };
     deadLettered++;

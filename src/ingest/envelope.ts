@@ -3,7 +3,11 @@
 import { z } from 'zod';
 import { isoInstant, PARTNER_PAYLOADS } from '../family/careEventTypes.js';
 
-export const SUBJECT_REF = z.string().min(1).max(200).regex(/^[\x21-\x7e]+$/, 'subject_ref must be printable ASCII without spaces');
+export const SUBJECT_REF = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[\x21-\x7e]+$/, 'subject_ref must be printable ASCII without spaces');
 
 /** Payload fields of the v1 event types (SPEC, Events), from the catalogue of care-event types. Extra fields are kept. */
 export const KNOWN_PAYLOADS = PARTNER_PAYLOADS;

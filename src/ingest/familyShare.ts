@@ -156,7 +156,12 @@ export class FamilyShares {
     const expiresAt = new Date(now + LINK_CODE_TTL_MS);
     await this.codes.insertOne({ _id: hash, entityId: id, institutionId, subjectRef, expiresAt });
     try {
-      const snapshot = await this.entities.send(FAMILY_SHARE_MACHINE, id, { type: 'ENABLE', at: new Date(now).toISOString(), linkCodeHash: hash, linkCodeExpiresAt: expiresAt.toISOString() });
+      const snapshot = await this.entities.send(FAMILY_SHARE_MACHINE, id, {
+        type: 'ENABLE',
+        at: new Date(now).toISOString(),
+        linkCodeHash: hash,
+        linkCodeExpiresAt: expiresAt.toISOString(),
+      });
       return { snapshot: (await this.project(institutionId, subjectRef)) ?? snapshot, linkCode: { code, expiresAt } };
     } catch (err) {
       await this.codes.deleteOne({ _id: hash });
@@ -198,7 +203,10 @@ export class FamilyShares {
    * Bind the client behind `code` to a loved one. The caller has already checked that the loved
    * one is in the signed-in family's workspace. Null when the code is unknown, used or expired.
    */
-  async link(code: string, to: { lovedOneId: string; workspaceId: string; uid: string }): Promise<{ institutionId: string; subjectRef: string; link: FamilyShareLink } | null> {
+  async link(
+    code: string,
+    to: { lovedOneId: string; workspaceId: string; uid: string },
+  ): Promise<{ institutionId: string; subjectRef: string; link: FamilyShareLink } | null> {
     const normalized = normalizeLinkCode(code);
     if (!normalized) return null;
     const hash = hashLinkCode(normalized);
@@ -242,7 +250,9 @@ export class FamilyShares {
   /** `binding`, kept in memory by every process: each write of a binding tells them all before it
    *  returns (src/auth/credentials.ts), so an event accepted after a change sees the change. */
   async currentBinding(institutionId: string, subjectRef: string): Promise<Binding | null> {
-    const binding = await this.credentials.records.lookup('binding', FamilyShares.entityId(institutionId, subjectRef), () => this.binding(institutionId, subjectRef));
+    const binding = await this.credentials.records.lookup('binding', FamilyShares.entityId(institutionId, subjectRef), () =>
+      this.binding(institutionId, subjectRef),
+    );
     // A copy: the kept one is shared by every later event.
     return binding && { ...binding, link: { ...binding.link } };
   }

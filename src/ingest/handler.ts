@@ -59,7 +59,8 @@ function parseJsonBytes(raw: Buffer): unknown {
   }
 }
 
-const invalid = (message: string, hint = 'Fix the field and send the event again; do not retry this body as it is.') => new ApiProblem(400, 'VALIDATION_FAILED', message, hint);
+const invalid = (message: string, hint = 'Fix the field and send the event again; do not retry this body as it is.') =>
+  new ApiProblem(400, 'VALIDATION_FAILED', message, hint);
 
 export function pipeHandlers(deps: PipeDeps): RouteHandlers {
   const clock = deps.clock ?? Date.now;
@@ -84,7 +85,13 @@ export function pipeHandlers(deps: PipeDeps): RouteHandlers {
         if (err instanceof ApiProblem) throw err;
         countDatabaseError(err);
         log.error({ err }, 'pipe request failed');
-        throw new ApiProblem(503, 'UNAVAILABLE', 'The request could not be stored right now', 'Retry with exponential backoff (1, 2, 4, 8, 16, 32 s); nothing was lost on your side.', { 'retry-after': '2' });
+        throw new ApiProblem(
+          503,
+          'UNAVAILABLE',
+          'The request could not be stored right now',
+          'Retry with exponential backoff (1, 2, 4, 8, 16, 32 s); nothing was lost on your side.',
+          { 'retry-after': '2' },
+        );
       }
     };
 
@@ -105,15 +112,24 @@ export function pipeHandlers(deps: PipeDeps): RouteHandlers {
     const occurredAt = parseIsoInstant(event.occurred_at)!;
     if (occurredAt - now > TIMESTAMP_TOLERANCE_MS) throw invalid('occurred_at: is in the future; send when the event has happened');
     if (now - occurredAt > retentionMs)
-      throw invalid(`occurred_at: is more than ${deps.config.ingestDedupeDays} days old, beyond the replay window`, 'Contact carecircle partner support for a backfill; do not retry.');
+      throw invalid(
+        `occurred_at: is more than ${deps.config.ingestDedupeDays} days old, beyond the replay window`,
+        'Contact carecircle partner support for a backfill; do not retry.',
+      );
     const idempotencyKey = req.headers['idempotency-key']?.trim();
     if (idempotencyKey !== undefined && (idempotencyKey.length < 1 || idempotencyKey.length > 200)) throw invalid('Idempotency-Key: must be 1-200 characters');
-    if (event.source_event_id && idempotencyKey && event.source_event_id !== idempotencyKey) throw invalid('source_event_id: differs from the Idempotency-Key header; send one id, or the same in both');
+    if (event.source_event_id && idempotencyKey && event.source_event_id !== idempotencyKey)
+      throw invalid('source_event_id: differs from the Idempotency-Key header; send one id, or the same in both');
     const sourceEventId = event.source_event_id ?? idempotencyKey;
 
     const binding = await liveBinding(institution._id, event.subject_ref);
     if (!binding)
-      throw new ApiProblem(404, 'NOT_FOUND', 'No family-share mapping for this subject_ref', 'The client is not opted in to family-share, its family has not entered the link code yet, or the subject was deleted. Do not retry this event.');
+      throw new ApiProblem(
+        404,
+        'NOT_FOUND',
+        'No family-share mapping for this subject_ref',
+        'The client is not opted in to family-share, its family has not entered the link code yet, or the subject was deleted. Do not retry this event.',
+      );
 
     const claim = await keys.claim({
       _id: eventKey(institution._id, event, sourceEventId),
@@ -147,7 +163,10 @@ export function pipeHandlers(deps: PipeDeps): RouteHandlers {
     await deps.sink.put(queued);
     metrics.ingestAccepted.inc();
     if (duplicate) metrics.ingestDuplicates.inc();
-    log.info({ institutionId: institution._id, secretId, eventId: queued.eventId, eventType: queued.eventType, duplicate, sink: deps.sink.kind }, 'event accepted');
+    log.info(
+      { institutionId: institution._id, secretId, eventId: queued.eventId, eventType: queued.eventType, duplicate, sink: deps.sink.kind },
+      'event accepted',
+    );
     return json(202, { event_id: queued.eventId, duplicate });
   }
 
@@ -162,12 +181,22 @@ export function pipeHandlers(deps: PipeDeps): RouteHandlers {
     const parsed = schema.safeParse(parseJsonBytes(raw));
     if (!parsed.success) throw invalid(describeIssues(parsed.error), 'Fix the body and send it again.');
     const body = parsed.data;
-    if (body.subject_ref !== params.subject_ref) throw invalid('subject_ref: differs from the subject in the path', 'Sign a body naming the subject you act on.');
+    if (body.subject_ref !== params.subject_ref)
+      throw invalid('subject_ref: differs from the subject in the path', 'Sign a body naming the subject you act on.');
     const at = parseIsoInstant(body.requested_at)!;
     if (Math.abs(clock() - at) > TIMESTAMP_TOLERANCE_MS)
       throw new ApiProblem(401, 'UNAUTHORIZED', 'requested_at is more than 5 minutes from our clock', 'Sign a new body with the current time in requested_at.');
     const key = controlKey(partner.institution._id, raw);
-    const claim = await keys.claim({ _id: key, kind: 'control', institutionId: partner.institution._id, subjectRef: body.subject_ref, secretId: partner.secretId, requestId: req.requestId, at: new Date(clock()), status: 'pending' });
+    const claim = await keys.claim({
+      _id: key,
+      kind: 'control',
+      institutionId: partner.institution._id,
+      subjectRef: body.subject_ref,
+      secretId: partner.secretId,
+      requestId: req.requestId,
+      at: new Date(clock()),
+      status: 'pending',
+    });
     return { partner, body, key, replay: !claim.fresh && claim.record.status === 'accepted' };
   }
 
@@ -178,7 +207,10 @@ export function pipeHandlers(deps: PipeDeps): RouteHandlers {
     let reply: Record<string, unknown>;
     if (body.enabled) {
       const { snapshot, linkCode } = await deps.shares.enable(inst, body.subject_ref);
-      reply = { ...shareView(body.subject_ref, snapshot), ...(linkCode ? { link_code: linkCode.code, link_code_expires_at: linkCode.expiresAt.toISOString() } : {}) };
+      reply = {
+        ...shareView(body.subject_ref, snapshot),
+        ...(linkCode ? { link_code: linkCode.code, link_code_expires_at: linkCode.expiresAt.toISOString() } : {}),
+      };
     } else {
       reply = shareView(body.subject_ref, await deps.shares.disable(inst, body.subject_ref));
     }

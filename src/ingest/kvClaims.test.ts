@@ -28,7 +28,17 @@ async function claimsIn(bucket: string, retentionMs = 30 * DAY_MS): Promise<KvCl
 const bucketName = () => `test_keys_${randomBytes(5).toString('hex')}`;
 
 function record(id: string, over: Partial<IngestKeyRecord> = {}): IngestKeyRecord {
-  return { _id: id, kind: 'event', institutionId: 'inst-kv', subjectRef: 'client-1', secretId: 'sec_1', requestId: `req-${randomBytes(3).toString('hex')}`, at: new Date('2026-11-20T10:00:00.000Z'), eventId: `evt_${randomBytes(4).toString('hex')}`, ...over };
+  return {
+    _id: id,
+    kind: 'event',
+    institutionId: 'inst-kv',
+    subjectRef: 'client-1',
+    secretId: 'sec_1',
+    requestId: `req-${randomBytes(3).toString('hex')}`,
+    at: new Date('2026-11-20T10:00:00.000Z'),
+    eventId: `evt_${randomBytes(4).toString('hex')}`,
+    ...over,
+  };
 }
 
 describe('de-duplication keys in NATS key-value', () => {

@@ -43,20 +43,44 @@ export async function linkFamilyShare(deps: LinkDeps, req: HttpRequestEnvelope, 
   if (!caller) throw new ApiProblem(401, 'UNAUTHORIZED', 'Sign in first', 'Sign in to your family workspace, then enter the code again.');
   if (caller.tenant !== 'family') throw new ApiProblem(403, 'FORBIDDEN', 'Only family accounts can link a loved one', 'Sign in with your family account.');
   const parsed = linkBody.safeParse(req.body);
-  if (!parsed.success) throw new ApiProblem(400, 'VALIDATION_FAILED', describeIssues(parsed.error), 'Send {"code": "<the code from the agency>", "lovedOneId": "<your loved one>"}.');
-  const taken = await deps.limiter.take(`family-share-link:uid:${caller.uid}`, { capacity: deps.linksPerHour, refillMs: Math.ceil(3_600_000 / deps.linksPerHour) });
+  if (!parsed.success)
+    throw new ApiProblem(
+      400,
+      'VALIDATION_FAILED',
+      describeIssues(parsed.error),
+      'Send {"code": "<the code from the agency>", "lovedOneId": "<your loved one>"}.',
+    );
+  const taken = await deps.limiter.take(`family-share-link:uid:${caller.uid}`, {
+    capacity: deps.linksPerHour,
+    refillMs: Math.ceil(3_600_000 / deps.linksPerHour),
+  });
   if (!taken.allowed) countRateLimited('family-share-link');
-  if (!taken.allowed) throw new ApiProblem(429, 'RATE_LIMITED', 'Too many link attempts', `Wait ${taken.retryAfterSec} s and try again.`, { 'retry-after': String(taken.retryAfterSec) });
+  if (!taken.allowed)
+    throw new ApiProblem(429, 'RATE_LIMITED', 'Too many link attempts', `Wait ${taken.retryAfterSec} s and try again.`, {
+      'retry-after': String(taken.retryAfterSec),
+    });
 
   const workspaces = new WorkspaceStore(deps.db, deps.credentials, deps.inboxDomain, deps.timelines);
   const membership = await workspaces.workspaceOf(caller.uid);
   const lovedOne = membership ? await workspaces.lovedOneIn(membership.workspace._id, parsed.data.lovedOneId) : null;
-  if (!membership || !lovedOne) throw new ApiProblem(403, 'FORBIDDEN', 'That loved one is not in your workspace', 'Choose one of the loved ones in your own family workspace.');
-  if (!canManage(membership.member)) throw new ApiProblem(403, 'FORBIDDEN', 'Only the primary caregiver can link an agency', 'Ask the primary caregiver of your family workspace to enter the code.');
+  if (!membership || !lovedOne)
+    throw new ApiProblem(403, 'FORBIDDEN', 'That loved one is not in your workspace', 'Choose one of the loved ones in your own family workspace.');
+  if (!canManage(membership.member))
+    throw new ApiProblem(
+      403,
+      'FORBIDDEN',
+      'Only the primary caregiver can link an agency',
+      'Ask the primary caregiver of your family workspace to enter the code.',
+    );
 
   const linked = await deps.shares.link(parsed.data.code, { lovedOneId: lovedOne._id, workspaceId: membership.workspace._id, uid: caller.uid });
   if (!linked)
-    throw new ApiProblem(400, 'VALIDATION_FAILED', 'code: that link code is not valid', 'Check the code; each works once and for 14 days. Ask the agency for a new one if it expired.');
+    throw new ApiProblem(
+      400,
+      'VALIDATION_FAILED',
+      'code: that link code is not valid',
+      'Check the code; each works once and for 14 days. Ask the agency for a new one if it expired.',
+    );
   const name = await institutionName(deps.db, linked.institutionId);
   log.info({ uid: caller.uid, lovedOneId: lovedOne._id, institutionId: linked.institutionId, linkId: linked.link.linkId }, 'family-share linked');
   return json(200, {
@@ -70,5 +94,7 @@ export async function linkFamilyShare(deps: LinkDeps, req: HttpRequestEnvelope, 
 }
 
 export function familyShareLinkHandlers(deps: LinkDeps): RouteHandlers {
-  return handlers(INGEST_ROUTES).on('familyShareLink', 'POST', (req, _params, log) => linkFamilyShare(deps, req, log)).done();
+  return handlers(INGEST_ROUTES)
+    .on('familyShareLink', 'POST', (req, _params, log) => linkFamilyShare(deps, req, log))
+    .done();
 }

@@ -29,21 +29,46 @@ export const INGEST_BATCH = 500;
 export const INGEST_IN_FLIGHT_BYTES = 32 * 1024 * 1024;
 
 /** The pipe host's handler and the app host's family-share link handler. */
-export function ingestWorkerHandlers(config: Config, log: Logger, db: Db, credentials: Credentials, timelines: Timelines, bus: Bus, limiter: Limiter): RouteHandlers {
+export function ingestWorkerHandlers(
+  config: Config,
+  log: Logger,
+  db: Db,
+  credentials: Credentials,
+  timelines: Timelines,
+  bus: Bus,
+  limiter: Limiter,
+): RouteHandlers {
   const names = subjects(config.busNamespace);
   const partners = new PartnerStore(db, new SecretBox(resolveDataKey(config, log)), credentials);
   const shares = new FamilyShares(db, credentials);
   const writer = new CareEventWriter(timelines, shares);
   // With NATS the de-duplication keys are claimed in key-value, so a 202 waits on no store write.
   const claims: KeyClaims = bus.kv
-    ? new KvClaims(bus.kv, ingestKeysBucketName(config.busNamespace), config.ingestDedupeDays * DAY_MS, new IngestKeys(db), log.child({ component: 'ingest-keys' }))
+    ? new KvClaims(
+        bus.kv,
+        ingestKeysBucketName(config.busNamespace),
+        config.ingestDedupeDays * DAY_MS,
+        new IngestKeys(db),
+        log.child({ component: 'ingest-keys' }),
+      )
     : new StoreClaims(new IngestKeys(db));
-  const sink = bus.durable ? new StreamSink(bus.durable, ingestStream(config.busNamespace, names.ingestEvents), config.ingestAckWaitMs) : new MongoSink(writer, new DeadLetters(db), log.child({ component: 'ingest-writer' }));
+  const sink = bus.durable
+    ? new StreamSink(bus.durable, ingestStream(config.busNamespace, names.ingestEvents), config.ingestAckWaitMs)
+    : new MongoSink(writer, new DeadLetters(db), log.child({ component: 'ingest-writer' }));
   return {
     // The `carecircle partner` command announces its changes over NATS; the in-process bus of an
     // embedded run is out of its reach, so there the institution is read fresh.
     ...pipeHandlers({ config, db, credentials, partners, shares, writer, sink, limiter, claims, keepInstitutions: bus.kind !== 'memory' }),
-    ...familyShareLinkHandlers({ db, credentials, timelines, inboxDomain: config.inboxDomain, shares, limiter, linksPerHour: config.rateFamilyShareLinkPerHour, callerOf: (headers) => sessionCaller(db, credentials, headers) }),
+    ...familyShareLinkHandlers({
+      db,
+      credentials,
+      timelines,
+      inboxDomain: config.inboxDomain,
+      shares,
+      limiter,
+      linksPerHour: config.rateFamilyShareLinkPerHour,
+      callerOf: (headers) => sessionCaller(db, credentials, headers),
+    }),
   };
 }
 
@@ -51,15 +76,22 @@ export function ingestWorkerHandlers(config: Config, log: Logger, db: Db, creden
 export function startIngestWriter(config: Config, log: Logger, db: Db, credentials: Credentials, timelines: Timelines, bus: Bus): IngestConsumer | undefined {
   if (!bus.durable) return undefined;
   const writer = new CareEventWriter(timelines, new FamilyShares(db, credentials));
-  return startIngestConsumer(bus.durable, ingestStream(config.busNamespace, subjects(config.busNamespace).ingestEvents), writer, new DeadLetters(db), log.child({ component: 'ingest-consumer' }), {
-    // Messages wait in flight to be written together: a larger batch spreads a loved one's timeline
-    // write (a few inserts however many events it takes) over more events. Twice a batch is in
-    // flight; JetStream's own limit of unacknowledged messages per consumer is 1,000.
-    concurrency: Math.min(config.workerConcurrency * 8, INGEST_BATCH),
-    maxBytes: INGEST_IN_FLIGHT_BYTES,
-    ackWaitMs: config.ingestAckWaitMs,
-    maxDeliveries: config.ingestMaxDeliveries,
-  });
+  return startIngestConsumer(
+    bus.durable,
+    ingestStream(config.busNamespace, subjects(config.busNamespace).ingestEvents),
+    writer,
+    new DeadLetters(db),
+    log.child({ component: 'ingest-consumer' }),
+    {
+      // Messages wait in flight to be written together: a larger batch spreads a loved one's timeline
+      // write (a few inserts however many events it takes) over more events. Twice a batch is in
+      // flight; JetStream's own limit of unacknowledged messages per consumer is 1,000.
+      concurrency: Math.min(config.workerConcurrency * 8, INGEST_BATCH),
+      maxBytes: INGEST_IN_FLIGHT_BYTES,
+      ackWaitMs: config.ingestAckWaitMs,
+      maxDeliveries: config.ingestMaxDeliveries,
+    },
+  );
 }
 
 /** De-duplication keys older than the retention, and link codes past their expiry. */

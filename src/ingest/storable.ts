@@ -26,7 +26,9 @@ const isIdentifier = (k: string) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(k);
 
 function showPath(segments: (string | number)[]): string {
   const shown = segments.length > SHOWN_SEGMENTS ? [...segments.slice(0, SHOWN_SEGMENTS - 1), '…', segments.at(-1)!] : segments;
-  return shown.map((s, i) => (typeof s === 'number' ? `[${s}]` : s === '…' ? '.…' : isIdentifier(s) ? `${i ? '.' : ''}${s}` : `[${JSON.stringify(s.slice(0, 40))}]`)).join('');
+  return shown
+    .map((s, i) => (typeof s === 'number' ? `[${s}]` : s === '…' ? '.…' : isIdentifier(s) ? `${i ? '.' : ''}${s}` : `[${JSON.stringify(s.slice(0, 40))}]`))
+    .join('');
 }
 
 /** Why the store refuses this key name, if it does. */
@@ -53,7 +55,8 @@ export function unstorable(value: unknown, root: string): Unstorable | undefined
     const at = stack.pop()!;
     const v = at.value;
     if (typeof v === 'number') {
-      if (!Number.isFinite(v)) return { path: showPath(at.path), rule: 'number', message: 'is a number outside the 64-bit floating-point range (the store cannot hold it)' };
+      if (!Number.isFinite(v))
+        return { path: showPath(at.path), rule: 'number', message: 'is a number outside the 64-bit floating-point range (the store cannot hold it)' };
       continue;
     }
     if (typeof v === 'string') {
@@ -61,9 +64,15 @@ export function unstorable(value: unknown, root: string): Unstorable | undefined
       continue;
     }
     if (v === null || typeof v !== 'object') continue;
-    if (at.depth > MAX_PAYLOAD_DEPTH) return { path: showPath(at.path), rule: 'depth', message: `is nested more than ${MAX_PAYLOAD_DEPTH} levels deep (objects and arrays count; ${root} is level 1)` };
+    if (at.depth > MAX_PAYLOAD_DEPTH)
+      return {
+        path: showPath(at.path),
+        rule: 'depth',
+        message: `is nested more than ${MAX_PAYLOAD_DEPTH} levels deep (objects and arrays count; ${root} is level 1)`,
+      };
     if (Array.isArray(v)) {
-      if (at.inArray) return { path: showPath(at.path), rule: 'nested_array', message: 'is an array directly inside an array (wrap it in an object: [{"items": [...]}])' };
+      if (at.inArray)
+        return { path: showPath(at.path), rule: 'nested_array', message: 'is an array directly inside an array (wrap it in an object: [{"items": [...]}])' };
       for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], path: [...at.path, i], depth: at.depth + 1, inArray: true });
       continue;
     }

@@ -23,7 +23,12 @@ export function ingestStream(namespace: string, subject: string): IngestStream {
 export const DUPLICATE_WINDOW_MS = 2 * 60 * 1000;
 
 /** Kept until a worker acknowledged the event (work queue). */
-export const streamSpec = (s: IngestStream): StreamSpec => ({ name: s.stream, subjects: [s.subject], duplicateWindowMs: DUPLICATE_WINDOW_MS, retention: 'workqueue' });
+export const streamSpec = (s: IngestStream): StreamSpec => ({
+  name: s.stream,
+  subjects: [s.subject],
+  duplicateWindowMs: DUPLICATE_WINDOW_MS,
+  retention: 'workqueue',
+});
 
 export const consumerSpec = (s: IngestStream, ackWaitMs: number): ConsumerSpec => ({ durable: s.durable, filterSubject: s.subject, ackWaitMs });
 
@@ -91,7 +96,14 @@ export class MongoSink implements EventSink {
         // Refused, but which event? One by one below.
       }
     }
-    return Promise.all(events.map((e) => this.putOne(e).then(() => undefined, (err: unknown) => err)));
+    return Promise.all(
+      events.map((e) =>
+        this.putOne(e).then(
+          () => undefined,
+          (err: unknown) => err,
+        ),
+      ),
+    );
   }
 
   private async putOne(e: QueuedEvent): Promise<void> {

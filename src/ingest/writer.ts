@@ -74,7 +74,10 @@ export class CareEventWriter {
   async writeMany(events: QueuedEvent[]): Promise<WriteOutcome[]> {
     const bindings = await Promise.all(events.map((e) => this.shares.currentBinding(e.institutionId, e.subjectRef)));
     const records = events.map((e, i) => CareEventWriter.recordOf(e, bindings[i]!));
-    const { duplicates } = await appendCareEvents(this.timelines, records.filter((r): r is PartnerCareEvent => r !== null));
+    const { duplicates } = await appendCareEvents(
+      this.timelines,
+      records.filter((r): r is PartnerCareEvent => r !== null),
+    );
     // The same id twice in one batch (a redelivery beside the original): one stored, one duplicate.
     const left = new Map<string, number>();
     for (const id of duplicates) left.set(id, (left.get(id) ?? 0) + 1);

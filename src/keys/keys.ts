@@ -12,7 +12,10 @@ import { newId } from '../store/ids.js';
 export const API_KEYS = 'api_keys';
 /** hash → key id, so authentication reads by primary key (FerretDB v1 scans for `{hash}`). */
 export const API_KEY_HASHES = 'api_key_hashes';
-export const API_KEY_INDEXES: IndexDescription[] = [{ key: { hash: 1 }, name: 'by_hash', unique: true }, { key: { uid: 1 }, name: 'by_uid' }];
+export const API_KEY_INDEXES: IndexDescription[] = [
+  { key: { hash: 1 }, name: 'by_hash', unique: true },
+  { key: { uid: 1 }, name: 'by_uid' },
+];
 export const API_KEY_FORMAT = /^sk-svc-[0-9a-f]{64}$/;
 export const MAX_KEYS_PER_USER = 25;
 
@@ -49,7 +52,15 @@ export class TooManyKeys extends Error {
 }
 
 export function viewOf(k: ApiKeyRecord): ApiKeyView {
-  return { id: k._id, name: k.name, last4: k.last4, status: k.status, createdAt: k.createdAt.toISOString(), lastUsedAt: k.lastUsedAt?.toISOString() ?? null, revokedAt: k.revokedAt?.toISOString() ?? null };
+  return {
+    id: k._id,
+    name: k.name,
+    last4: k.last4,
+    status: k.status,
+    createdAt: k.createdAt.toISOString(),
+    lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
+    revokedAt: k.revokedAt?.toISOString() ?? null,
+  };
 }
 
 export class KeyStore {
@@ -73,7 +84,15 @@ export class KeyStore {
     const plaintext = `sk-svc-${randomBytes(32).toString('hex')}`;
     const id = newId('key');
     await this.entities.create(API_KEY_MACHINE, id, { keyId: id, uid });
-    const record: ApiKeyRecord = { _id: id, uid, name: name || 'MCP key', hash: hashKey(plaintext), last4: plaintext.slice(-4), status: 'active', createdAt: new Date(this.clock()) };
+    const record: ApiKeyRecord = {
+      _id: id,
+      uid,
+      name: name || 'MCP key',
+      hash: hashKey(plaintext),
+      last4: plaintext.slice(-4),
+      status: 'active',
+      createdAt: new Date(this.clock()),
+    };
     await this.keys.insertOne(record);
     await this.hashes.insertOne({ _id: record.hash, keyId: id });
     return { plaintext, key: viewOf(record) };

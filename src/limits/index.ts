@@ -15,7 +15,8 @@ export function openLimiter(bus: Bus, namespace: string, log: Logger, clock: Clo
   const name = rateBucketName(namespace);
   const open = async () => {
     const bucket = await kv.bucket({ name });
-    if (!bucket.expires) log.warn({ bucket: name }, 'this nats-server has no per-message TTLs (2.11 and later have them): rate-limit entries stay until purged');
+    if (!bucket.expires)
+      log.warn({ bucket: name }, 'this nats-server has no per-message TTLs (2.11 and later have them): rate-limit entries stay until purged');
     return bucket;
   };
   return new KvLimiter(open, clock);

@@ -39,7 +39,8 @@ const EXPIRY_MARGIN_MS = 5_000;
 function parse(value: string, revision: number): Known {
   try {
     const v = JSON.parse(value) as Partial<Record<'last' | 'refillMs' | 'fullAt', unknown>>;
-    if (typeof v.last === 'number' && typeof v.refillMs === 'number' && typeof v.fullAt === 'number') return { last: v.last, refillMs: v.refillMs, revision, fullAt: v.fullAt };
+    if (typeof v.last === 'number' && typeof v.refillMs === 'number' && typeof v.fullAt === 'number')
+      return { last: v.last, refillMs: v.refillMs, revision, fullAt: v.fullAt };
   } catch {
     // not ours (or deleted): a full bucket, written against this revision
   }

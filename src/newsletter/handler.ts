@@ -30,7 +30,11 @@ export interface NewsletterDeps {
 }
 
 function htmlReply(status: number, page: Page, config: Config): HttpReplyEnvelope {
-  return text(status, renderHtml(page, config.siteUrl), 'text/html; charset=utf-8', { ...PAGE_HEADERS, 'cache-control': 'no-store', vary: 'Accept, Accept-Encoding' });
+  return text(status, renderHtml(page, config.siteUrl), 'text/html; charset=utf-8', {
+    ...PAGE_HEADERS,
+    'cache-control': 'no-store',
+    vary: 'Accept, Accept-Encoding',
+  });
 }
 
 const messagePage = (status: number, title: string, message: string, path: string): Page => ({
@@ -81,7 +85,12 @@ export function newsletterRoutes(deps: NewsletterDeps): RouteHandlers {
     } catch (err) {
       // The address is personal data: log the failure, never the address.
       log.error({ err: err instanceof Error ? err.message : String(err) }, 'newsletter confirmation mail failed');
-      throw new ApiProblem(500, 'INTERNAL', 'We could not send the confirmation mail', 'Try again in a few minutes; your sign-up is kept and the mail will be sent again.');
+      throw new ApiProblem(
+        500,
+        'INTERNAL',
+        'We could not send the confirmation mail',
+        'Try again in a few minutes; your sign-up is kept and the mail will be sent again.',
+      );
     }
     await store.markMailed(email);
   }
@@ -95,10 +104,22 @@ export function newsletterRoutes(deps: NewsletterDeps): RouteHandlers {
     const firstName = parsed.data.firstName || undefined;
 
     if (config.recaptchaSecret) {
-      if (!parsed.data.recaptchaToken) throw new ApiProblem(400, 'VALIDATION_FAILED', 'recaptchaToken is required on this site', 'Complete the reCAPTCHA and send its token as recaptchaToken.');
+      if (!parsed.data.recaptchaToken)
+        throw new ApiProblem(
+          400,
+          'VALIDATION_FAILED',
+          'recaptchaToken is required on this site',
+          'Complete the reCAPTCHA and send its token as recaptchaToken.',
+        );
       try {
         const verdict = await verifyRecaptcha(config, parsed.data.recaptchaToken, req.clientIp);
-        if (!verdict.ok) throw new ApiProblem(400, 'VALIDATION_FAILED', `recaptchaToken: ${verdict.reason}`, 'Complete a fresh reCAPTCHA and send its new token; tokens are valid once, for two minutes.');
+        if (!verdict.ok)
+          throw new ApiProblem(
+            400,
+            'VALIDATION_FAILED',
+            `recaptchaToken: ${verdict.reason}`,
+            'Complete a fresh reCAPTCHA and send its new token; tokens are valid once, for two minutes.',
+          );
       } catch (err) {
         if (err instanceof RecaptchaUnavailableError) {
           log.warn({ err: err.message }, 'recaptcha unavailable');
@@ -121,9 +142,17 @@ export function newsletterRoutes(deps: NewsletterDeps): RouteHandlers {
     if (record.status === 'active') return { success: true, status: 'already_subscribed', message: 'This address is already subscribed; nothing changed.' };
     if (mailer && (!record.mailedAt || now() - record.mailedAt.getTime() > RESEND_AFTER_MS)) {
       await sendConfirmation(email, record.firstName, log);
-      return { success: true, status: 'already_pending', message: 'This address is already signed up and waiting for confirmation; we sent the confirmation mail again.' };
+      return {
+        success: true,
+        status: 'already_pending',
+        message: 'This address is already signed up and waiting for confirmation; we sent the confirmation mail again.',
+      };
     }
-    return { success: true, status: 'already_pending', message: 'This address is already signed up and waiting for confirmation; open the link in the mail we sent.' };
+    return {
+      success: true,
+      status: 'already_pending',
+      message: 'This address is already signed up and waiting for confirmation; open the link in the mail we sent.',
+    };
   }
 
   /** Confirm and unsubscribe links: GET shows a button (mail scanners prefetch links), POST acts. */
@@ -133,13 +162,23 @@ export function newsletterRoutes(deps: NewsletterDeps): RouteHandlers {
       const email = (req.query.email ?? '').toLowerCase();
       const token = req.query.token ?? '';
       if (!email || !token || email.length > 254 || token.length > 100 || !verifyLinkToken(config.newsletterSecret, purpose, email, token))
-        return htmlReply(400, messagePage(400, 'This link is not valid', 'The link is incomplete or was changed. Copy the whole link from the mail, or sign up again on the home page.', path), config);
+        return htmlReply(
+          400,
+          messagePage(
+            400,
+            'This link is not valid',
+            'The link is incomplete or was changed. Copy the whole link from the mail, or sign up again on the home page.',
+            path,
+          ),
+          config,
+        );
       const self = `${path}?${new URLSearchParams({ email, token }).toString()}`;
       if (req.method === 'GET') {
         const page: Page = {
           status: 200,
           title: purpose === 'confirm' ? 'Confirm your subscription' : 'Unsubscribe',
-          description: purpose === 'confirm' ? `Confirm that ${email} should receive the carecircle newsletter.` : `Stop all carecircle newsletter mail to ${email}.`,
+          description:
+            purpose === 'confirm' ? `Confirm that ${email} should receive the carecircle newsletter.` : `Stop all carecircle newsletter mail to ${email}.`,
           path,
           blocks: [
             {
@@ -160,11 +199,25 @@ export function newsletterRoutes(deps: NewsletterDeps): RouteHandlers {
       if (purpose === 'confirm') {
         const result = await store.confirm(email);
         if (result === 'unknown' || result === 'unsubscribed')
-          return htmlReply(404, messagePage(404, 'No sign-up to confirm', 'This address has no pending sign-up (it may have unsubscribed). Sign up again on the home page.', path), config);
-        return htmlReply(200, messagePage(200, 'Subscription confirmed', result === 'confirmed' ? 'Thank you: you will receive the carecircle newsletter.' : 'This address was already confirmed; nothing changed.', path), config);
+          return htmlReply(
+            404,
+            messagePage(404, 'No sign-up to confirm', 'This address has no pending sign-up (it may have unsubscribed). Sign up again on the home page.', path),
+            config,
+          );
+        return htmlReply(
+          200,
+          messagePage(
+            200,
+            'Subscription confirmed',
+            result === 'confirmed' ? 'Thank you: you will receive the carecircle newsletter.' : 'This address was already confirmed; nothing changed.',
+            path,
+          ),
+          config,
+        );
       }
       const result = await store.unsubscribe(email);
-      const message = result === 'unsubscribed' ? 'You will get no more newsletter mail from carecircle.' : 'This address receives no newsletter mail; nothing changed.';
+      const message =
+        result === 'unsubscribed' ? 'You will get no more newsletter mail from carecircle.' : 'This address receives no newsletter mail; nothing changed.';
       return htmlReply(200, messagePage(200, 'Unsubscribed', message, path), config);
     };
   }
@@ -175,7 +228,11 @@ export function newsletterRoutes(deps: NewsletterDeps): RouteHandlers {
       try {
         const result = await subscribe(req, log);
         if (!asHtml) return json(200, result);
-        return htmlReply(200, messagePage(200, result.status === 'confirmation_sent' ? 'Check your inbox' : 'Newsletter', result.message, '/api/newsletter'), config);
+        return htmlReply(
+          200,
+          messagePage(200, result.status === 'confirmation_sent' ? 'Check your inbox' : 'Newsletter', result.message, '/api/newsletter'),
+          config,
+        );
       } catch (err) {
         if (!(err instanceof ApiProblem) || !asHtml) throw err;
         return htmlReply(err.status, messagePage(err.status, 'Sign-up not completed', err.message, '/api/newsletter'), config);

@@ -19,7 +19,10 @@ export const NEWSLETTER_ROUTES = defineRoutes({
         operationId: 'subscribe_newsletter',
         requestBody: { required: true, content: jsonContent(kit.component('NewsletterRequest', newsletterRequest, 'input')) },
         responses: {
-          '200': { description: 'Subscribed, confirmation sent, or already subscribed.', content: jsonContent(kit.component('NewsletterResponse', newsletterResponse)) },
+          '200': {
+            description: 'Subscribed, confirmation sent, or already subscribed.',
+            content: jsonContent(kit.component('NewsletterResponse', newsletterResponse)),
+          },
           ...errors('BadRequest', 'MethodNotAllowed', 'PayloadTooLarge', 'UnsupportedMediaType', 'RateLimited', 'Internal', 'Unavailable'),
         },
       },

@@ -29,6 +29,8 @@ export const NEWSLETTER_STATUSES = ['subscribed', 'confirmation_sent', 'already_
 export const newsletterResponse = z.object({
   success: z.boolean(),
   message: z.string(),
-  status: z.enum(NEWSLETTER_STATUSES).describe('subscribed: active now; confirmation_sent: a confirmation mail was sent (double opt-in); already_*: nothing changed.'),
+  status: z
+    .enum(NEWSLETTER_STATUSES)
+    .describe('subscribed: active now; confirmation_sent: a confirmation mail was sent (double opt-in); already_*: nothing changed.'),
 });
 export type NewsletterResponse = z.infer<typeof newsletterResponse>;

@@ -26,14 +26,15 @@ export interface SubscriberRecord {
 }
 
 export type SubscribeOutcome =
-  | { kind: 'created'; status: 'pending' | 'active' }
-  | { kind: 'existing'; record: SubscriberRecord }
-  | { kind: 'resubscribed'; status: 'pending' | 'active' };
+  { kind: 'created'; status: 'pending' | 'active' } | { kind: 'existing'; record: SubscriberRecord } | { kind: 'resubscribed'; status: 'pending' | 'active' };
 
 export class NewsletterStore {
   private readonly rows: Collection<SubscriberRecord>;
 
-  constructor(db: Db, private readonly clock: () => Date = () => new Date()) {
+  constructor(
+    db: Db,
+    private readonly clock: () => Date = () => new Date(),
+  ) {
     this.rows = db.collection<SubscriberRecord>(NEWSLETTER_COLLECTION);
   }
 
@@ -58,7 +59,10 @@ export class NewsletterStore {
     // Coming back after unsubscribing: start again as a new sign-up would.
     await this.rows.updateOne(
       { _id: email },
-      { $set: { status, updatedAt: now, ...(firstName ? { firstName } : {}), ...(status === 'active' ? { confirmedAt: now } : {}) }, $unset: { unsubscribedAt: '', mailedAt: '' } },
+      {
+        $set: { status, updatedAt: now, ...(firstName ? { firstName } : {}), ...(status === 'active' ? { confirmedAt: now } : {}) },
+        $unset: { unsubscribedAt: '', mailedAt: '' },
+      },
     );
     return { kind: 'resubscribed', status };
   }

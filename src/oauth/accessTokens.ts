@@ -113,7 +113,8 @@ export class AccessTokenVerifier {
       }));
     } catch (err) {
       if (err instanceof joseErrors.JWTExpired) throw new AccessTokenError('expired', 'The access token has expired');
-      if (err instanceof joseErrors.JWTClaimValidationFailed && err.claim === 'aud') throw new AccessTokenError('invalid', `The access token is for another audience; this endpoint is ${workspaceResource(this.config)}`);
+      if (err instanceof joseErrors.JWTClaimValidationFailed && err.claim === 'aud')
+        throw new AccessTokenError('invalid', `The access token is for another audience; this endpoint is ${workspaceResource(this.config)}`);
       throw new AccessTokenError('invalid', 'The access token could not be verified');
     }
     const grantId = typeof payload.grant_id === 'string' ? payload.grant_id : '';
@@ -132,7 +133,8 @@ export class AccessTokenVerifier {
     // A grant read while live may have expired since.
     const grant = stored && (!stored.expiresAt || stored.expiresAt.getTime() > this.clock()) ? stored : null;
     if (state === 'revoked') throw new AccessTokenError('revoked', 'This access token was revoked');
-    if (!grant || grant.accountId !== sub || grant.clientId !== clientId) throw new AccessTokenError('revoked', 'Access for this app was revoked or has expired');
+    if (!grant || grant.accountId !== sub || grant.clientId !== clientId)
+      throw new AccessTokenError('revoked', 'Access for this app was revoked or has expired');
     this.store.touchGrant(grantId);
     return { uid: sub, clientId, grantId, scopes: scope.split(' ').filter(Boolean) };
   }

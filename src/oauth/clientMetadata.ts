@@ -25,8 +25,37 @@ export function refusalIn(err: unknown): MetadataRefusal | undefined {
 // Loopback, private, link-local, shared, multicast and reserved ranges: nothing a public client
 // document lives on, everything a request forged through the authorization server could reach.
 const SPECIAL_USE = new BlockList();
-for (const [net, bits] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 3]] as const) SPECIAL_USE.addSubnet(net, bits, 'ipv4');
-for (const [net, bits] of [['::', 128], ['::1', 128], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32], ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8]] as const) SPECIAL_USE.addSubnet(net, bits, 'ipv6');
+for (const [net, bits] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 3],
+] as const)
+  SPECIAL_USE.addSubnet(net, bits, 'ipv4');
+for (const [net, bits] of [
+  ['::', 128],
+  ['::1', 128],
+  ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
+  ['100::', 64],
+  ['2001::', 23],
+  ['2001:db8::', 32],
+  ['2002::', 16],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+] as const)
+  SPECIAL_USE.addSubnet(net, bits, 'ipv6');
 
 /** Whether an address is one a metadata document may not be fetched from (not a public unicast address). */
 export function specialUseAddress(address: string): boolean {
@@ -50,7 +79,10 @@ export function clientIdUrlProblem(id: string): string | undefined {
   if (url.protocol !== 'https:') return `client_id ${id} is a URL but not https; a Client ID Metadata Document must be served over https`;
   if (id.includes('#')) return `client_id ${id} has a fragment; remove it`;
   if (url.username || url.password) return `client_id ${id} carries credentials; remove them`;
-  const rawPath = id.slice('https://'.length).replace(/^[^/?]*/, '').split('?')[0]!;
+  const rawPath = id
+    .slice('https://'.length)
+    .replace(/^[^/?]*/, '')
+    .split('?')[0]!;
   if (!rawPath || rawPath === '/') return `client_id ${id} has no path; serve the document at a path such as https://${url.host}/oauth/client.json`;
   if (rawPath.split('/').some((s) => /^(\.|%2e){1,2}$/i.test(s))) return `client_id ${id} has . or .. path segments; use the normalised URL`;
   return undefined;
@@ -67,22 +99,28 @@ export interface MetadataFetchPolicy {
 }
 
 const isJson = (type: string | undefined) => !!type && /^application\/([a-z0-9.+-]+\+)?json$/i.test(type.split(';')[0]!.trim());
-const isLoopbackHttp = (uri: URL) => uri.protocol === 'http:' && (uri.hostname === 'localhost' || uri.hostname === '[::1]' || /^127(\.\d{1,3}){3}$/.test(uri.hostname));
+const isLoopbackHttp = (uri: URL) =>
+  uri.protocol === 'http:' && (uri.hostname === 'localhost' || uri.hostname === '[::1]' || /^127(\.\d{1,3}){3}$/.test(uri.hostname));
 
 /** Our rules for a document's content, beyond the draft's: a named, public client with usable redirect URIs. */
 export function documentProblem(url: string, doc: unknown): string | undefined {
   if (!doc || typeof doc !== 'object' || Array.isArray(doc)) return 'is not a JSON object';
   const d = doc as Record<string, unknown>;
-  if (d.client_id !== url) return `has client_id ${JSON.stringify(d.client_id ?? null)}, which is not the URL it was fetched from (${url}); the two must be equal, character for character`;
-  if (typeof d.client_name !== 'string' || !d.client_name.trim() || d.client_name.length > 200) return 'needs a client_name (a string of 1 to 200 characters): the caregiver is asked to approve the app by that name';
-  if (d.token_endpoint_auth_method !== undefined && d.token_endpoint_auth_method !== 'none') return `has token_endpoint_auth_method ${JSON.stringify(d.token_endpoint_auth_method)}; only public clients are accepted here: set it to "none" or leave it out`;
+  if (d.client_id !== url)
+    return `has client_id ${JSON.stringify(d.client_id ?? null)}, which is not the URL it was fetched from (${url}); the two must be equal, character for character`;
+  if (typeof d.client_name !== 'string' || !d.client_name.trim() || d.client_name.length > 200)
+    return 'needs a client_name (a string of 1 to 200 characters): the caregiver is asked to approve the app by that name';
+  if (d.token_endpoint_auth_method !== undefined && d.token_endpoint_auth_method !== 'none')
+    return `has token_endpoint_auth_method ${JSON.stringify(d.token_endpoint_auth_method)}; only public clients are accepted here: set it to "none" or leave it out`;
   if ('client_secret' in d || 'client_secret_expires_at' in d) return 'contains client_secret; a metadata document is public, so it must not carry a secret';
   const uris = d.redirect_uris;
-  if (!Array.isArray(uris) || !uris.length || !uris.every((u) => typeof u === 'string')) return 'needs redirect_uris: a non-empty array of the URLs the app receives its authorization code at';
+  if (!Array.isArray(uris) || !uris.length || !uris.every((u) => typeof u === 'string'))
+    return 'needs redirect_uris: a non-empty array of the URLs the app receives its authorization code at';
   for (const uri of uris as string[]) {
     const parsed = URL.parse(uri);
     if (!parsed || parsed.hash) return `lists redirect URI ${uri}, which is not an absolute URL without a fragment`;
-    if (parsed.protocol === 'http:' && !isLoopbackHttp(parsed)) return `lists redirect URI ${uri}; use https, or http only on a loopback address (http://127.0.0.1:<port>/…)`;
+    if (parsed.protocol === 'http:' && !isLoopbackHttp(parsed))
+      return `lists redirect URI ${uri}; use https, or http only on a loopback address (http://127.0.0.1:<port>/…)`;
   }
   return undefined;
 }
@@ -100,11 +138,17 @@ export function metadataFetch(policy: MetadataFetchPolicy): (input: string | URL
   const ca = policy.extraCa.length ? [...rootCertificates, ...policy.extraCa] : undefined;
   const checkAddress = (host: string, address: string) => {
     if (!policy.allowPrivateAddresses && specialUseAddress(address))
-      throw new MetadataRefusal(`client_id metadata document host ${host} resolves to ${address}, a loopback, private or otherwise special-use address; serve the document from a public address`);
+      throw new MetadataRefusal(
+        `client_id metadata document host ${host} resolves to ${address}, a loopback, private or otherwise special-use address; serve the document from a public address`,
+      );
   };
   const lookup = (host: string, options: LookupOptions, callback: LookupCallback) => {
     dnsLookup(host, { ...options, all: true }, (err, addresses) => {
-      if (err) return callback(Object.assign(new MetadataRefusal(`client_id metadata document host ${host} could not be resolved (${err.code ?? err.message})`), { code: err.code }), []);
+      if (err)
+        return callback(
+          Object.assign(new MetadataRefusal(`client_id metadata document host ${host} could not be resolved (${err.code ?? err.message})`), { code: err.code }),
+          [],
+        );
       try {
         for (const a of addresses) checkAddress(host, a.address);
       } catch (refusal) {
@@ -127,12 +171,22 @@ export function metadataFetch(policy: MetadataFetchPolicy): (input: string | URL
       } catch (refusal) {
         return reject(refusal as Error);
       }
-      const req = request(target, { method: 'GET', agent: false, lookup: lookup as never, ...(ca ? { ca } : {}), headers: { accept: 'application/json', 'user-agent': 'carecircle-authorization-server' } });
+      const req = request(target, {
+        method: 'GET',
+        agent: false,
+        lookup: lookup as never,
+        ...(ca ? { ca } : {}),
+        headers: { accept: 'application/json', 'user-agent': 'carecircle-authorization-server' },
+      });
       const fail = (err: Error) => {
         req.destroy();
         reject(err);
       };
-      const timer = setTimeout(() => fail(new MetadataRefusal(`client_id metadata document ${url} did not arrive within ${policy.timeoutMs} ms; serve it faster (a small static file)`)), policy.timeoutMs);
+      const timer = setTimeout(
+        () =>
+          fail(new MetadataRefusal(`client_id metadata document ${url} did not arrive within ${policy.timeoutMs} ms; serve it faster (a small static file)`)),
+        policy.timeoutMs,
+      );
       init?.signal?.addEventListener('abort', () => fail(new MetadataRefusal(`client_id metadata document ${url} did not arrive in time`)), { once: true });
       req.on('error', (err) => {
         clearTimeout(timer);
@@ -146,7 +200,10 @@ export function metadataFetch(policy: MetadataFetchPolicy): (input: string | URL
           clearTimeout(timer);
           fail(new MetadataRefusal(`client_id metadata document ${url} ${why}`));
         };
-        if (status >= 300 && status < 400) return refuse(`answered with a redirect (${status} to ${res.headers.location ?? 'nowhere'}); redirects are not followed: serve the document at the client_id URL itself`);
+        if (status >= 300 && status < 400)
+          return refuse(
+            `answered with a redirect (${status} to ${res.headers.location ?? 'nowhere'}); redirects are not followed: serve the document at the client_id URL itself`,
+          );
         if (status !== 200) return refuse(`answered HTTP ${status}; it must answer 200 with the document`);
         if (!isJson(type)) return refuse(`has content type ${type ?? '(none)'}; serve it as application/json`);
         if (declared > METADATA_MAX_BYTES) return refuse(`is ${declared} bytes; at most ${METADATA_MAX_BYTES} bytes are read`);

@@ -32,7 +32,8 @@ export const answer_interaction_problem: Middleware = async (ctx, next) => {
   try {
     await next();
   } catch (err) {
-    if (err instanceof BodyError) return renderAsPage(ctx, err.status, 'Connection refused', errorPage('invalid_request', err.message, 'Go back to your app and connect again.'));
+    if (err instanceof BodyError)
+      return renderAsPage(ctx, err.status, 'Connection refused', errorPage('invalid_request', err.message, 'Go back to your app and connect again.'));
     if (!(err instanceof InteractionProblem)) throw err;
     renderAsPage(ctx, err.status, 'Connection refused', errorPage(err.code, err.message, err.hint));
   }
@@ -75,10 +76,12 @@ const seeOther = (ctx: Context, location: string) => {
 export function interactionHandlers(parts: InteractionParts) {
   const { config, runtime, users } = parts;
   const authOrigin = new URL(config.authUrl).origin;
-  const indicatorOf = (params: Record<string, unknown>) => (typeof params.resource === 'string' && parts.resourceForms.includes(params.resource) ? params.resource : workspaceResource(config));
+  const indicatorOf = (params: Record<string, unknown>) =>
+    typeof params.resource === 'string' && parts.resourceForms.includes(params.resource) ? params.resource : workspaceResource(config);
 
   const requireSameOrigin = (ctx: Context) => {
-    if (ctx.get('origin') && ctx.get('origin') !== authOrigin) throw new InteractionProblem(403, 'access_denied', 'This form was sent from another site.', 'Start the connection again from your app.');
+    if (ctx.get('origin') && ctx.get('origin') !== authOrigin)
+      throw new InteractionProblem(403, 'access_denied', 'This form was sent from another site.', 'Start the connection again from your app.');
   };
 
   async function details(ctx: Context, provider: Provider, expected: 'login' | 'consent' | undefined): Promise<Interaction> {
@@ -86,10 +89,12 @@ export function interactionHandlers(parts: InteractionParts) {
     try {
       interaction = await provider.interactionDetails(ctx.req, ctx.res);
     } catch (err) {
-      if (runtime.lib()?.isSessionNotFound(err)) throw new InteractionProblem(400, 'invalid_request', 'This sign-in step has expired or was opened in another browser.', again);
+      if (runtime.lib()?.isSessionNotFound(err))
+        throw new InteractionProblem(400, 'invalid_request', 'This sign-in step has expired or was opened in another browser.', again);
       throw err;
     }
-    if (interaction.uid !== ctx.params.uid) throw new InteractionProblem(400, 'invalid_request', 'This sign-in step does not match the one in progress.', again);
+    if (interaction.uid !== ctx.params.uid)
+      throw new InteractionProblem(400, 'invalid_request', 'This sign-in step does not match the one in progress.', again);
     if (expected && interaction.prompt.name !== expected) throw new InteractionProblem(400, 'invalid_request', 'This step is already done.', again);
     return interaction;
   }
@@ -133,7 +138,8 @@ export function interactionHandlers(parts: InteractionParts) {
     const { provider } = await runtime.current();
     const interaction = await details(ctx, provider, undefined);
     const { prompt } = interaction;
-    if (prompt.name === 'login') return seeOther(ctx, `${parts.loginUrl}?return_to=${encodeURIComponent(`${config.authUrl}${interactionPath(interaction.uid)}/signed-in`)}`);
+    if (prompt.name === 'login')
+      return seeOther(ctx, `${parts.loginUrl}?return_to=${encodeURIComponent(`${config.authUrl}${interactionPath(interaction.uid)}/signed-in`)}`);
     if (prompt.name !== 'consent') throw new InteractionProblem(400, 'invalid_request', 'This step is not one we know.', again);
     await renderConsent(ctx, provider, interaction);
   };
@@ -159,7 +165,8 @@ export function interactionHandlers(parts: InteractionParts) {
       throw err;
     }
     // A token whose session was signed out signs no one in again, here either.
-    if (await parts.sessions.idTokenSignedOut(hashToken(idToken))) throw new InteractionProblem(401, 'login_required', 'Sign-in failed: this sign-in was signed out.', again);
+    if (await parts.sessions.idTokenSignedOut(hashToken(idToken)))
+      throw new InteractionProblem(401, 'login_required', 'Sign-in failed: this sign-in was signed out.', again);
     await users.upsertUser(identity);
     const to = await provider.interactionResult(ctx.req, ctx.res, { login: { accountId: identity.uid } }, { mergeWithLastSubmission: false });
     seeOther(ctx, to);
@@ -172,7 +179,12 @@ export function interactionHandlers(parts: InteractionParts) {
     const form = await formOf(ctx);
     const { params, session } = interaction;
     if (form.get('decision') !== 'allow' || !session) {
-      const to = await provider.interactionResult(ctx.req, ctx.res, { error: 'access_denied', error_description: 'The caregiver did not allow this app to connect.' }, { mergeWithLastSubmission: false });
+      const to = await provider.interactionResult(
+        ctx.req,
+        ctx.res,
+        { error: 'access_denied', error_description: 'The caregiver did not allow this app to connect.' },
+        { mergeWithLastSubmission: false },
+      );
       return seeOther(ctx, to);
     }
     const requestedAll = new Set(typeof params.scope === 'string' ? params.scope.split(' ').filter(Boolean) : []);
@@ -183,7 +195,9 @@ export function interactionHandlers(parts: InteractionParts) {
     const declinedOidc = [...requestedAll].filter((s) => (s === 'openid' || (SCOPES as readonly string[]).includes(s)) && !(approved as string[]).includes(s));
     const declined = scopesIn([...requestedAll].join(' ')).filter((s) => !approved.includes(s));
     const indicator = indicatorOf(params);
-    const grant = (interaction.grantId ? await provider.Grant.find(interaction.grantId) : undefined) ?? new provider.Grant({ accountId: session.accountId, clientId: String(params.client_id) });
+    const grant =
+      (interaction.grantId ? await provider.Grant.find(interaction.grantId) : undefined) ??
+      new provider.Grant({ accountId: session.accountId, clientId: String(params.client_id) });
     // This decision replaces any earlier one: exactly the ticked scopes are granted, the rest
     // recorded as declined (so the provider does not ask again), and `openid` is never granted.
     grant.openid = approved.length ? { scope: approved.join(' ') } : undefined;

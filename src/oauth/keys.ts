@@ -107,9 +107,7 @@ export class OAuthKeys {
   /** Public keys a resource server accepts now (previous, current and next period), never private parts. */
   async publicKeys(): Promise<JWK[]> {
     const period = this.period();
-    const docs = await this.keys
-      .find({ _id: { $in: [period - 1, period, period + 1].map(signingId) } }, { projection: { publicJwk: 1 } })
-      .toArray();
+    const docs = await this.keys.find({ _id: { $in: [period - 1, period, period + 1].map(signingId) } }, { projection: { publicJwk: 1 } }).toArray();
     return docs.map((d) => (d as SigningKeyDoc).publicJwk);
   }
 

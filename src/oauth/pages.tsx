@@ -97,7 +97,8 @@ function scopeChoices(v: ConsentView) {
   if (!v.requested.length)
     return (
       <p class="error" role="alert">
-        This app asked to read nothing, so it cannot connect. Go back to the app; it needs to ask for <code>profile:read</code> or <code>care_circle:read</code>.
+        This app asked to read nothing, so it cannot connect. Go back to the app; it needs to ask for <code>profile:read</code> or <code>care_circle:read</code>
+        .
       </p>
     );
   return v.requested.map((s) => {

@@ -43,14 +43,17 @@ const isLoopbackHttp = (uri: string): boolean => {
  * §7.3); any other plain-http redirect URI is refused (OAuth 2.1).
  */
 function validateClientMetadata(_ctx: unknown, key: string, value: unknown, metadata: Record<string, unknown>): void {
-  if (value !== undefined && (typeof value !== 'string' || value.length > 200)) throw new errors.InvalidClientMetadata(`${key} must be a string of at most 200 characters`);
+  if (value !== undefined && (typeof value !== 'string' || value.length > 200))
+    throw new errors.InvalidClientMetadata(`${key} must be a string of at most 200 characters`);
   if (key !== 'software_id') return;
   const uris = Array.isArray(metadata.redirect_uris) ? (metadata.redirect_uris as unknown[]).filter((u): u is string => typeof u === 'string') : [];
   for (const uri of uris) {
     // oidc-provider answers invalid_redirect_uri for a description starting "redirect_uris" (its
     // InvalidRedirectUri error carries the authorize step's fixed wording instead).
     if (URL.parse(uri)?.protocol === 'http:' && !isLoopbackHttp(uri))
-      throw new errors.InvalidClientMetadata(`redirect_uris: ${uri} uses plain http on a host that is not loopback; use https, or http only on a loopback host (http://127.0.0.1:<port>/…, http://[::1]:<port>/… or http://localhost:<port>/…)`);
+      throw new errors.InvalidClientMetadata(
+        `redirect_uris: ${uri} uses plain http on a host that is not loopback; use https, or http only on a loopback host (http://127.0.0.1:<port>/…, http://[::1]:<port>/… or http://localhost:<port>/…)`,
+      );
   }
   if (uris.length && uris.every(isLoopbackHttp)) metadata.application_type = 'native';
 }
@@ -73,7 +76,11 @@ async function defaultScope(ctx: KoaContextWithOIDC, value: string | undefined, 
   if (named.some(isScope)) return;
   const registered = client.scope ? new Set(client.scope.split(' ')) : undefined;
   const defaults = DEFAULT_SCOPES.filter((s) => !registered || registered.has(s));
-  if (!defaults.length) throw new errors.InvalidScope(`the request names none of the scopes offered (${SCOPES.join(', ')}), and the client is registered for none of the default ones (${DEFAULT_SCOPES.join(', ')})`, named.join(' '));
+  if (!defaults.length)
+    throw new errors.InvalidScope(
+      `the request names none of the scopes offered (${SCOPES.join(', ')}), and the client is registered for none of the default ones (${DEFAULT_SCOPES.join(', ')})`,
+      named.join(' '),
+    );
   ctx.oidc.params!.scope = [...named, ...defaults].join(' ');
 }
 
@@ -121,7 +128,12 @@ export function createProvider(parts: ProviderParts): Provider {
     claims: { openid: ['sub'] },
     responseTypes: ['code'],
     clientAuthMethods: ['none'],
-    clientDefaults: { grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none', id_token_signed_response_alg: 'ES256' },
+    clientDefaults: {
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      id_token_signed_response_alg: 'ES256',
+    },
     allowOmittingSingleRegisteredRedirectUri: false,
     pkce: { required: () => true },
     features: {
@@ -142,12 +154,21 @@ export function createProvider(parts: ProviderParts): Provider {
         useGrantedResource: async () => true,
         getResourceServerInfo: async (_ctx, indicator) => {
           if (!resourceForms.includes(indicator)) throw new errors.InvalidTarget(`this authorization server issues tokens only for ${resource}`);
-          return { scope: SCOPES.join(' '), audience: resource, accessTokenTTL: TTL.AccessToken, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'ES256', kid: parts.signingKid } } };
+          return {
+            scope: SCOPES.join(' '),
+            audience: resource,
+            accessTokenTTL: TTL.AccessToken,
+            accessTokenFormat: 'jwt',
+            jwt: { sign: { alg: 'ES256', kid: parts.signingKid } },
+          };
         },
       },
     },
     extraParams: { scope: defaultScope },
-    extraClientMetadata: { properties: ['software_id', 'software_version'], validator: validateClientMetadata as NonNullable<Configuration['extraClientMetadata']>['validator'] },
+    extraClientMetadata: {
+      properties: ['software_id', 'software_version'],
+      validator: validateClientMetadata as NonNullable<Configuration['extraClientMetadata']>['validator'],
+    },
     // The resource server checks the grant on every call, so revoking it ends access before the token expires.
     extraTokenClaims: async (_ctx, token) => (token.kind === 'AccessToken' && token.grantId ? { grant_id: token.grantId } : undefined),
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
@@ -162,13 +183,19 @@ export function createProvider(parts: ProviderParts): Provider {
     interactions: { url: async (_ctx, interaction) => interactionPath(interaction.uid), policy: consentPolicy() },
     renderError: async (ctx, out, error) => {
       const description = refusalIn(error)?.message ?? (typeof out.error_description === 'string' ? out.error_description : undefined);
-      renderAsPage(ctx, ctx.status >= 400 ? ctx.status : 400, 'Connection refused', errorPage(String(out.error), description, 'Go back to the app and connect again; if it keeps failing, the app may need updating.'));
+      renderAsPage(
+        ctx,
+        ctx.status >= 400 ? ctx.status : 400,
+        'Connection refused',
+        errorPage(String(out.error), description, 'Go back to the app and connect again; if it keeps failing, the app may need updating.'),
+      );
     },
     fetch: metadataFetch({
       timeoutMs: config.oauthClientMetadataTimeoutMs,
       allowPrivateAddresses: config.oauthClientMetadataPrivateHosts,
       extraCa: config.oauthClientMetadataCa ? [readFileSync(config.oauthClientMetadataCa, 'utf8')] : [],
-      onAccepted: (url, doc) => void store.rememberClientDocument(url, doc).catch((err: unknown) => log.warn({ err, url }, 'could not keep a copy of a client metadata document')),
+      onAccepted: (url, doc) =>
+        void store.rememberClientDocument(url, doc).catch((err: unknown) => log.warn({ err, url }, 'could not keep a copy of a client metadata document')),
     }),
     fetchResponseBodyLimits: { 'client_id metadata document': METADATA_MAX_BYTES },
     ttl: { ...TTL },
@@ -186,7 +213,8 @@ export function createProvider(parts: ProviderParts): Provider {
   // oidc-provider describes every failed document fetch alike; the developer is told which rule failed.
   const explainRefusal = (ctx: KoaContextWithOIDC, err: unknown) => {
     const refusal = refusalIn(err);
-    if (refusal && ctx.body && typeof ctx.body === 'object' && !Buffer.isBuffer(ctx.body)) ctx.body = { ...(ctx.body as object), error_description: refusal.message };
+    if (refusal && ctx.body && typeof ctx.body === 'object' && !Buffer.isBuffer(ctx.body))
+      ctx.body = { ...(ctx.body as object), error_description: refusal.message };
   };
   provider.on('authorization.error', explainRefusal);
   provider.on('grant.error', explainRefusal);

@@ -23,7 +23,8 @@ class RevocationError extends Error {
 const PARAMS = ['token', 'token_type_hint', 'client_id'] as const;
 
 async function formOf(ctx: Context): Promise<URLSearchParams> {
-  if (!ctx.is('application/x-www-form-urlencoded')) throw new RevocationError(400, 'invalid_request', 'only application/x-www-form-urlencoded content-type bodies are supported');
+  if (!ctx.is('application/x-www-form-urlencoded'))
+    throw new RevocationError(400, 'invalid_request', 'only application/x-www-form-urlencoded content-type bodies are supported');
   let raw;
   try {
     raw = await readRawBody(ctx, 16 * 1024);
@@ -32,7 +33,8 @@ async function formOf(ctx: Context): Promise<URLSearchParams> {
     throw err;
   }
   const form = new URLSearchParams(raw.toString('utf8'));
-  for (const name of PARAMS) if (form.getAll(name).length > 1) throw new RevocationError(400, 'invalid_request', `'${name}' parameter must not be provided twice`);
+  for (const name of PARAMS)
+    if (form.getAll(name).length > 1) throw new RevocationError(400, 'invalid_request', `'${name}' parameter must not be provided twice`);
   return form;
 }
 
@@ -52,7 +54,8 @@ export function revocationEndpoint(parts: RevocationParts): Middleware {
     // A browser-based client may revoke from the origin of its redirect URIs (oidc-provider's rule).
     const origin = ctx.get('origin');
     if (origin) {
-      if (origin === 'null' || !(client.redirectUris ?? []).some((uri) => URL.parse(uri)?.origin === origin)) throw new RevocationError(400, 'invalid_request', `origin ${origin} not allowed for client: ${clientId}`);
+      if (origin === 'null' || !(client.redirectUris ?? []).some((uri) => URL.parse(uri)?.origin === origin))
+        throw new RevocationError(400, 'invalid_request', `origin ${origin} not allowed for client: ${clientId}`);
       ctx.set('Access-Control-Allow-Origin', origin);
     }
     return client;

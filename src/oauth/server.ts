@@ -40,7 +40,13 @@ function answerUnavailable(log: Logger, audience: 'app' | 'browser'): Middleware
       const description = `The authorization server cannot reach its storage right now; try again in ${RETRY_AFTER_SEC} s.`;
       ctx.set('Retry-After', String(RETRY_AFTER_SEC));
       ctx.set('Cache-Control', 'no-store');
-      if (audience === 'browser') return renderAsPage(ctx, 503, 'Try again shortly', errorPage('temporarily_unavailable', description, 'Wait a moment, then go back to your app and connect again.'));
+      if (audience === 'browser')
+        return renderAsPage(
+          ctx,
+          503,
+          'Try again shortly',
+          errorPage('temporarily_unavailable', description, 'Wait a moment, then go back to your app and connect again.'),
+        );
       ctx.status = 503;
       ctx.body = { error: 'temporarily_unavailable', error_description: description };
     }
@@ -88,7 +94,10 @@ function limitRegistrations(deps: Pick<SliceContext, 'config' | 'limiter'>): Mid
     ctx.status = 429;
     ctx.set('Retry-After', String(taken.retryAfterSec));
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = { error: 'temporarily_unavailable', error_description: `Too many client registrations from this address; try again in ${taken.retryAfterSec} s.` };
+    ctx.body = {
+      error: 'temporarily_unavailable',
+      error_description: `Too many client registrations from this address; try again in ${taken.retryAfterSec} s.`,
+    };
   };
 }
 
@@ -98,11 +107,18 @@ const check_metadata_url: Middleware = async (ctx, next) => {
   const problem = typeof clientId === 'string' && clientId.includes(':') ? clientIdUrlProblem(clientId) : undefined;
   if (!problem) return next();
   // A page, as oidc-provider answers every authorization error it cannot send back to the app.
-  renderAsPage(ctx, 400, 'Connection refused', errorPage('invalid_client', `${problem} (a client_id that is a URL names a Client ID Metadata Document)`, 'The app needs updating; tell its developer.'));
+  renderAsPage(
+    ctx,
+    400,
+    'Connection refused',
+    errorPage('invalid_client', `${problem} (a client_id that is a URL names a Client ID Metadata Document)`, 'The app needs updating; tell its developer.'),
+  );
 };
 
 /** The steps of every route in OAUTH_AUTH_ROUTES. */
-export function authorizationServer(deps: Pick<SliceContext, 'config' | 'log' | 'db' | 'timelines' | 'limiter' | 'credentials'>): { readonly [K in keyof typeof OAUTH_AUTH_ROUTES]: readonly Middleware[] } {
+export function authorizationServer(deps: Pick<SliceContext, 'config' | 'log' | 'db' | 'timelines' | 'limiter' | 'credentials'>): {
+  readonly [K in keyof typeof OAUTH_AUTH_ROUTES]: readonly Middleware[];
+} {
   const { config, log, db, credentials } = deps;
   const store = new OAuthStore(db, credentials);
   const users = new WorkspaceStore(db, credentials, config.inboxDomain, deps.timelines);
@@ -111,7 +127,11 @@ export function authorizationServer(deps: Pick<SliceContext, 'config' | 'log' | 
   const serve_provider = serveProvider(runtime, new URL(config.authUrl));
   const forApps = answerUnavailable(log, 'app');
   const forBrowsers = answerUnavailable(log, 'browser');
-  const revoke_token = revocationEndpoint({ provider: async () => (await runtime.current()).provider, store, verifier: accessTokenVerifier(db, credentials, config) });
+  const revoke_token = revocationEndpoint({
+    provider: async () => (await runtime.current()).provider,
+    store,
+    verifier: accessTokenVerifier(db, credentials, config),
+  });
   const pages = interactionHandlers({
     config,
     runtime,

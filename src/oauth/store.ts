@@ -29,7 +29,16 @@ const GRANT_BOUND_MODELS = ['AccessToken', 'AuthorizationCode', 'RefreshToken'] 
 /** Models the provider consumes (single use): their `find` also looks for a consumption marker. */
 const CONSUMABLE_MODELS = new Set(['AuthorizationCode', 'RefreshToken', 'DeviceCode', 'BackchannelAuthenticationRequest', 'PushedAuthorizationRequest']);
 /** Models that expire; the sweep deletes them once `expiresAt` has passed. */
-const EXPIRING_MODELS = ['Session', 'Interaction', 'AuthorizationCode', 'RefreshToken', 'AccessToken', 'Grant', 'ReplayDetection', 'RevokedAccessToken'] as const;
+const EXPIRING_MODELS = [
+  'Session',
+  'Interaction',
+  'AuthorizationCode',
+  'RefreshToken',
+  'AccessToken',
+  'Grant',
+  'ReplayDetection',
+  'RevokedAccessToken',
+] as const;
 
 const byExpiry: IndexDescription = { key: { expiresAt: 1 }, name: 'by_expiry' };
 const byGrant: IndexDescription = { key: { grantId: 1 }, name: 'by_grant' };
@@ -62,8 +71,15 @@ interface StoredDoc {
 }
 
 /** `at` is in seconds since the epoch, as the provider's `consumed` field. */
-interface ConsumedMarker { _id: string; at: number; expiresAt: Date }
-interface GrantUsage { _id: string; lastUsedAt: Date }
+interface ConsumedMarker {
+  _id: string;
+  at: number;
+  expiresAt: Date;
+}
+interface GrantUsage {
+  _id: string;
+  lastUsedAt: Date;
+}
 
 /** One grant as Settings → Connected apps shows it. */
 export interface ConnectedApp {
@@ -149,7 +165,11 @@ export class OAuthStore {
 
   /** Keep the last accepted copy of a client's metadata document, for the name Connected apps shows. */
   rememberClientDocument(url: string, doc: object): Promise<unknown> {
-    return this.docs('ClientDocument').updateOne({ _id: url }, { $set: { payload: JSON.stringify(doc) }, $setOnInsert: { createdAt: new Date(this.clock()) } }, { upsert: true });
+    return this.docs('ClientDocument').updateOne(
+      { _id: url },
+      { $set: { payload: JSON.stringify(doc) }, $setOnInsert: { createdAt: new Date(this.clock()) } },
+      { upsert: true },
+    );
   }
 
   /** Delete a grant and every code and token issued under it; every process forgets it before this returns. */
@@ -195,7 +215,13 @@ export class OAuthStore {
     if (!grants.length) return [];
     const clientIds = [...new Set(grants.map((g) => g.clientId).filter((c): c is string => !!c))];
     const [clients, usage] = await Promise.all([
-      Promise.all(CLIENT_MODELS.map((m) => this.docs(m).find({ _id: { $in: clientIds } }).toArray())).then((found) => found.flat()),
+      Promise.all(
+        CLIENT_MODELS.map((m) =>
+          this.docs(m)
+            .find({ _id: { $in: clientIds } })
+            .toArray(),
+        ),
+      ).then((found) => found.flat()),
       this.usage.find({ _id: { $in: grants.map((g) => g._id) } }).toArray(),
     ]);
     const clientById = new Map(clients.map((c) => [c._id, JSON.parse(c.payload) as AdapterPayload]));
@@ -204,7 +230,13 @@ export class OAuthStore {
       .map((g): ConnectedApp => {
         const payload = JSON.parse(g.payload) as { resources?: Record<string, string> };
         const client = clientById.get(g.clientId ?? '');
-        const scope = [...new Set(Object.values(payload.resources ?? {}).flatMap((s) => s.split(' ')).filter(Boolean))].join(' ');
+        const scope = [
+          ...new Set(
+            Object.values(payload.resources ?? {})
+              .flatMap((s) => s.split(' '))
+              .filter(Boolean),
+          ),
+        ].join(' ');
         const redirectHosts = [...new Set((client?.redirect_uris ?? []).map((u) => URL.parse(u)?.host || u))];
         const lastUsedAt = usedAt.get(g._id);
         return {
@@ -231,14 +263,28 @@ export class OAuthStore {
     const markers = (await this.consumed.deleteMany({ expiresAt: { $lt: now } })).deletedCount;
     let clients = 0;
     for (const model of CLIENT_MODELS) {
-      const stale = await this.docs(model).find({ createdAt: { $lt: new Date(now.getTime() - clientUnusedMs) } }, { projection: { _id: 1 } }).limit(1000).toArray();
+      const stale = await this.docs(model)
+        .find({ createdAt: { $lt: new Date(now.getTime() - clientUnusedMs) } }, { projection: { _id: 1 } })
+        .limit(1000)
+        .toArray();
       for (const { _id } of stale) {
         if (await this.docs('Grant').findOne({ clientId: _id }, { projection: { _id: 1 } })) continue;
         clients += (await this.docs(model).deleteOne({ _id })).deletedCount;
       }
     }
-    const usageIds = (await this.usage.find({}, { projection: { _id: 1 } }).limit(1000).toArray()).map((u) => u._id);
-    const liveGrants = new Set((await this.docs('Grant').find({ _id: { $in: usageIds } }, { projection: { _id: 1 } }).toArray()).map((g) => g._id));
+    const usageIds = (
+      await this.usage
+        .find({}, { projection: { _id: 1 } })
+        .limit(1000)
+        .toArray()
+    ).map((u) => u._id);
+    const liveGrants = new Set(
+      (
+        await this.docs('Grant')
+          .find({ _id: { $in: usageIds } }, { projection: { _id: 1 } })
+          .toArray()
+      ).map((g) => g._id),
+    );
     const orphans = usageIds.filter((id) => !liveGrants.has(id));
     const usage = orphans.length ? (await this.usage.deleteMany({ _id: { $in: orphans } })).deletedCount : 0;
     return { expired, markers, clients, usage, sealed: await this.sealOlderRecords() };
@@ -249,12 +295,16 @@ export class OAuthStore {
   private async sealOlderRecords(): Promise<number> {
     let sealed = 0;
     for (const model of BEARER_MODELS) {
-      const older = await this.docs(model).find({ payload: { $regex: '"jti":' } }, { projection: { payload: 1 } }).limit(1000).toArray();
+      const older = await this.docs(model)
+        .find({ payload: { $regex: '"jti":' } }, { projection: { payload: 1 } })
+        .limit(1000)
+        .toArray();
       for (const doc of older) {
         if (doc.payload.includes(OWN_ID)) continue;
         const payload = JSON.parse(doc.payload) as AdapterPayload;
         if (typeof payload.jti !== 'string' || sha256(payload.jti) !== doc._id) continue;
-        sealed += (await this.docs(model).updateOne({ _id: doc._id, payload: doc.payload }, { $set: { payload: sealPayload(model, payload.jti, payload) } })).modifiedCount;
+        sealed += (await this.docs(model).updateOne({ _id: doc._id, payload: doc.payload }, { $set: { payload: sealPayload(model, payload.jti, payload) } }))
+          .modifiedCount;
       }
     }
     return sealed;
@@ -297,7 +347,10 @@ export class MongoAdapter implements Adapter {
     };
     await this.docs.updateOne(
       { _id: this.storedId(id) },
-      { $set: { payload: sealPayload(this.model, id, payload), ...indexed, ...(expiresIn ? { expiresAt: new Date(now + expiresIn * 1000) } : {}) }, $setOnInsert: { createdAt: new Date(now) } },
+      {
+        $set: { payload: sealPayload(this.model, id, payload), ...indexed, ...(expiresIn ? { expiresAt: new Date(now + expiresIn * 1000) } : {}) },
+        $setOnInsert: { createdAt: new Date(now) },
+      },
       { upsert: true },
     );
     if (this.model === 'Grant') await this.store.credentials.revoked('grant', [id]); // no process keeps an old copy
@@ -305,7 +358,10 @@ export class MongoAdapter implements Adapter {
 
   async find(id: string): Promise<AdapterPayload | undefined> {
     const storedId = this.storedId(id);
-    const [doc, marker] = await Promise.all([this.docs.findOne({ _id: storedId }), CONSUMABLE_MODELS.has(this.model) ? this.store.consumedAt(this.model, storedId) : null]);
+    const [doc, marker] = await Promise.all([
+      this.docs.findOne({ _id: storedId }),
+      CONSUMABLE_MODELS.has(this.model) ? this.store.consumedAt(this.model, storedId) : null,
+    ]);
     const live = this.live(doc);
     if (!live) return undefined;
     const payload = openPayload(this.model, live.payload, id);

@@ -7,7 +7,12 @@ import type { SweepJob } from '../slice/contract.js';
 import { OAuthKeys } from './keys.js';
 import { OAuthStore } from './store.js';
 
-export function oauthSweepJobs(config: Pick<Config, 'oauthClientUnused' | 'oauthKeyRotation'>, db: Db, credentials: Credentials, clock: () => number = Date.now): SweepJob[] {
+export function oauthSweepJobs(
+  config: Pick<Config, 'oauthClientUnused' | 'oauthKeyRotation'>,
+  db: Db,
+  credentials: Credentials,
+  clock: () => number = Date.now,
+): SweepJob[] {
   const store = new OAuthStore(db, credentials, clock);
   const keys = new OAuthKeys(db, config.oauthKeyRotation, undefined, clock);
   return [

@@ -25,7 +25,8 @@ export interface Announcing {
 
 /** What holds for a process the change may not have been sent to (the command stopped while NATS
  *  was away): whatever a process keeps it read at most 5 minutes earlier (src/auth/credentials.ts). */
-export const NOT_HEARD = 'A running process that did not hear of it may go on using what it read of this institution before the change for up to 5 minutes; after that every process reads it again.';
+export const NOT_HEARD =
+  'A running process that did not hear of it may go on using what it read of this institution before the change for up to 5 minutes; after that every process reads it again.';
 
 /** What holds for a process that was sent the change and did not confirm it (src/auth/hearing.ts):
  *  cut off, it trusts nothing it kept and forgets it all once back; still connected, it is bounded
@@ -52,7 +53,9 @@ export function announcing(o: Announcing): Announce {
       if (!stuck || now - told < PROGRESS_EVERY_MS) return;
       if (!told) o.waiting?.(id, secret);
       told = now;
-      process.stderr.write(`waiting for NATS at ${o.shownUrl ?? 'NATS_URL'} to announce the change to the running processes (saved already; ${Math.round((now - started) / 1000)} s) …\n`);
+      process.stderr.write(
+        `waiting for NATS at ${o.shownUrl ?? 'NATS_URL'} to announce the change to the running processes (saved already; ${Math.round((now - started) / 1000)} s) …\n`,
+      );
     };
     const stopped = (signal: NodeJS.Signals) => {
       process.stderr.write(`carecircle partner: ${STOPPED_WAITING}\n`);

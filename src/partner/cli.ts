@@ -51,7 +51,12 @@ export async function openPartnerStore(config: Config, log: Logger): Promise<{ s
   } catch {
     await probe.close().catch(() => undefined);
   }
-  const embedded = await startEmbeddedMongo({ dataDir: path.resolve(config.dataDir, 'db'), binDir: path.resolve(config.dataDir, 'bin'), repoRoot: PACKAGE_ROOT, log: (line) => process.stderr.write(`${line}\n`) });
+  const embedded = await startEmbeddedMongo({
+    dataDir: path.resolve(config.dataDir, 'db'),
+    binDir: path.resolve(config.dataDir, 'bin'),
+    repoRoot: PACKAGE_ROOT,
+    log: (line) => process.stderr.write(`${line}\n`),
+  });
   const store = await openStore(`${embedded.url.replace(/\/$/, '')}/carecircle`, log);
   return {
     store,
@@ -118,7 +123,11 @@ function reachOf(credentials: Credentials | undefined): { text: string; json: Re
     process.stderr.write(
       `warning: ${reach.silent} running process(es) did not confirm the change within 3 s (stopped, cut off from NATS, or stalled). The change is saved. ${UNCONFIRMED}\n`,
     );
-  const holds = reach.silent ? `on the ${reach.acknowledged} running process(es) that confirmed it` : reach.acknowledged ? `on every running process (${reach.acknowledged} confirmed)` : 'on every process (none is running now)';
+  const holds = reach.silent
+    ? `on the ${reach.acknowledged} running process(es) that confirmed it`
+    : reach.acknowledged
+      ? `on every running process (${reach.acknowledged} confirmed)`
+      : 'on every process (none is running now)';
   return { text: ` ${holds}`, json: { processes_confirmed: reach.acknowledged, processes_silent: reach.silent } };
 }
 
@@ -127,7 +136,11 @@ const SHOWN_ONCE = 'The secret is shown this once: hand it to the partner over a
 async function records(command: string, args: string[], config: Config, json: boolean): Promise<number> {
   const out = (s: string) => process.stdout.write(`${s}\n`);
   const log = stderrLogger();
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { name: { type: 'string' }, id: { type: 'string' }, json: { type: 'boolean' } } });
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { name: { type: 'string' }, id: { type: 'string' }, json: { type: 'boolean' } },
+  });
   const need = (n: number, what: string) => {
     if (positionals.length < n) throw new PartnerError(`missing ${what}\n${PARTNER_USAGE}`);
   };
@@ -146,13 +159,18 @@ async function records(command: string, args: string[], config: Config, json: bo
     // A new secret is on screen as soon as it is saved: it cannot be shown again, and the
     // announcement may wait for NATS for as long as NATS is away (docs/partners.md).
     const shown = (id: string, secret: IssuedSecret) =>
-      command === 'create' ? `institution_id  ${id}\nname            ${values.name!.trim()}\nsecret_id       ${secret.id}\nsecret          ${secret.value}` : `secret_id  ${secret.id}\nsecret     ${secret.value}`;
+      command === 'create'
+        ? `institution_id  ${id}\nname            ${values.name!.trim()}\nsecret_id       ${secret.id}\nsecret          ${secret.value}`
+        : `secret_id  ${secret.id}\nsecret     ${secret.value}`;
     const announce = announcing({
       credentials: own,
       ...(bus ? { bus, shownUrl: shownUrl(config.natsUrl!) } : {}),
       issued: (id, secret) => void (json || out(`${shown(id, secret)}\n\n${SHOWN_ONCE}\n`)),
       waiting: (id, secret) => {
-        if (json && secret) process.stderr.write(`The change is saved and its secret cannot be shown again; the JSON follows once every running process has heard of it. Meanwhile:\n${shown(id, secret)}\n`);
+        if (json && secret)
+          process.stderr.write(
+            `The change is saved and its secret cannot be shown again; the JSON follows once every running process has heard of it. Meanwhile:\n${shown(id, secret)}\n`,
+          );
       },
     });
     const partners = new PartnerStore(store.db, new SecretBox(key), own, Date.now, announce);
@@ -161,21 +179,33 @@ async function records(command: string, args: string[], config: Config, json: bo
       case 'create': {
         const { institution, secret } = await partners.create({ name: values.name!, ...(values.id ? { id: values.id } : {}) });
         const r = reach();
-        out(json ? JSON.stringify({ institution_id: institution._id, name: institution.name, secret_id: secret.id, secret: secret.value, ...r.json }) : `Requests signed with it are accepted${r.text}.`);
+        out(
+          json
+            ? JSON.stringify({ institution_id: institution._id, name: institution.name, secret_id: secret.id, secret: secret.value, ...r.json })
+            : `Requests signed with it are accepted${r.text}.`,
+        );
         return 0;
       }
       case 'rotate': {
         need(1, '<institution_id>');
         const secret = await partners.rotate(positionals[0]!);
         const r = reach();
-        out(json ? JSON.stringify({ institution_id: positionals[0], secret_id: secret.id, secret: secret.value, ...r.json }) : `Both secrets are accepted${r.text} until you retire the old one (carecircle partner retire ${positionals[0]} <old secret_id>).`);
+        out(
+          json
+            ? JSON.stringify({ institution_id: positionals[0], secret_id: secret.id, secret: secret.value, ...r.json })
+            : `Both secrets are accepted${r.text} until you retire the old one (carecircle partner retire ${positionals[0]} <old secret_id>).`,
+        );
         return 0;
       }
       case 'retire': {
         need(2, '<institution_id> <secret_id>');
         await partners.retire(positionals[0]!, positionals[1]!);
         const r = reach();
-        out(json ? JSON.stringify({ institution_id: positionals[0], secret_id: positionals[1], state: 'retired', ...r.json }) : `${positionals[1]} retired: requests signed with it now get 401${r.text}`);
+        out(
+          json
+            ? JSON.stringify({ institution_id: positionals[0], secret_id: positionals[1], state: 'retired', ...r.json })
+            : `${positionals[1]} retired: requests signed with it now get 401${r.text}`,
+        );
         return 0;
       }
       case 'deactivate':
@@ -183,7 +213,13 @@ async function records(command: string, args: string[], config: Config, json: bo
         need(1, '<institution_id>');
         await (command === 'deactivate' ? partners.deactivate(positionals[0]!) : partners.activate(positionals[0]!));
         const r = reach();
-        out(json ? JSON.stringify({ institution_id: positionals[0], status: command === 'deactivate' ? 'inactive' : 'active', ...r.json }) : command === 'deactivate' ? `${positionals[0]} deactivated: every request now gets 403${r.text}` : `${positionals[0]} active again${r.text}`);
+        out(
+          json
+            ? JSON.stringify({ institution_id: positionals[0], status: command === 'deactivate' ? 'inactive' : 'active', ...r.json })
+            : command === 'deactivate'
+              ? `${positionals[0]} deactivated: every request now gets 403${r.text}`
+              : `${positionals[0]} active again${r.text}`,
+        );
         return 0;
       }
       case 'list': {
@@ -217,7 +253,13 @@ async function sender(command: string, args: string[], config: Config, json: boo
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { file: { type: 'string' }, url: { type: 'string' }, institution: { type: 'string' }, 'idempotency-key': { type: 'string' }, json: { type: 'boolean' } },
+    options: {
+      file: { type: 'string' },
+      url: { type: 'string' },
+      institution: { type: 'string' },
+      'idempotency-key': { type: 'string' },
+      json: { type: 'boolean' },
+    },
   });
   const secret = process.env.CARECIRCLE_PARTNER_SECRET;
   const institutionId = values.institution ?? process.env.CARECIRCLE_PARTNER_INSTITUTION;

@@ -72,7 +72,8 @@ function retryAfterMs(header: string | null, now: number): number {
 }
 
 function describe(body: unknown): string {
-  if (body && typeof body === 'object' && 'code' in body && 'message' in body) return `${String((body as { code: unknown }).code)}: ${String((body as { message: unknown }).message)}`;
+  if (body && typeof body === 'object' && 'code' in body && 'message' in body)
+    return `${String((body as { code: unknown }).code)}: ${String((body as { message: unknown }).message)}`;
   return 'no error body';
 }
 
@@ -104,12 +105,16 @@ export class PartnerClient {
   /** PUT family-share on or off. Turning it on returns the family's link code once, in `body.link_code`. */
   setFamilyShare(subjectRef: string, enabled: boolean): Promise<SendResult> {
     // Agency calls are single-use: each attempt signs a fresh body with the current time.
-    return this.send('PUT', `/pipe/v1/clients/${encodeURIComponent(subjectRef)}/family-share`, () => JSON.stringify({ enabled, subject_ref: subjectRef, requested_at: new Date(this.now()).toISOString() }));
+    return this.send('PUT', `/pipe/v1/clients/${encodeURIComponent(subjectRef)}/family-share`, () =>
+      JSON.stringify({ enabled, subject_ref: subjectRef, requested_at: new Date(this.now()).toISOString() }),
+    );
   }
 
   /** DELETE every event stored for the client. */
   purgeEvents(subjectRef: string): Promise<SendResult> {
-    return this.send('DELETE', `/pipe/v1/clients/${encodeURIComponent(subjectRef)}/events`, () => JSON.stringify({ subject_ref: subjectRef, requested_at: new Date(this.now()).toISOString() }));
+    return this.send('DELETE', `/pipe/v1/clients/${encodeURIComponent(subjectRef)}/events`, () =>
+      JSON.stringify({ subject_ref: subjectRef, requested_at: new Date(this.now()).toISOString() }),
+    );
   }
 
   private async send(method: string, path: string, bodyOf: () => string, extra: Record<string, string> = {}): Promise<SendResult> {
@@ -158,7 +163,14 @@ export class PartnerClient {
         const wait = retryAfterMs(retryAfter, this.now());
         if (elapsed() + wait > this.giveUpAfterMs) {
           this.opts.onAttempt?.({ attempt, status });
-          return { ok: false, rule: 'gave_up_rate_limited', reason: `still rate limited (429) after about ${Math.round(elapsed() / 1000)} s; queue the event and send it later`, attempts: attempt, status, body: parsed };
+          return {
+            ok: false,
+            rule: 'gave_up_rate_limited',
+            reason: `still rate limited (429) after about ${Math.round(elapsed() / 1000)} s; queue the event and send it later`,
+            attempts: attempt,
+            status,
+            body: parsed,
+          };
         }
         this.opts.onAttempt?.({ attempt, status, nextDelayMs: wait });
         await this.sleep(wait);
@@ -166,7 +178,14 @@ export class PartnerClient {
       }
       if (status !== undefined && status < 500) {
         this.opts.onAttempt?.({ attempt, status });
-        return { ok: false, rule: 'terminal_4xx', reason: `${status} is terminal (${describe(parsed)}); fix the request and send it anew, do not retry it as it is`, attempts: attempt, status, body: parsed };
+        return {
+          ok: false,
+          rule: 'terminal_4xx',
+          reason: `${status} is terminal (${describe(parsed)}); fix the request and send it anew, do not retry it as it is`,
+          attempts: attempt,
+          status,
+          body: parsed,
+        };
       }
       // 5xx or no answer: exponential backoff, capped at the last delay, within about five minutes.
       const delay = this.delays[Math.min(serverRetries, this.delays.length - 1)] ?? 1_000;
@@ -174,7 +193,13 @@ export class PartnerClient {
       if (elapsed() + delay > this.giveUpAfterMs) {
         this.opts.onAttempt?.({ attempt, ...(status !== undefined ? { status } : {}), ...(error ? { error } : {}) });
         const what = status !== undefined ? `the last answer was ${status}` : `the last attempt failed: ${error}`;
-        return { ok: false, rule: status !== undefined ? 'gave_up_5xx' : 'gave_up_network', reason: `gave up after ${attempt} attempts in about ${Math.round(elapsed() / 1000)} s; ${what}`, attempts: attempt, ...(status !== undefined ? { status, body: parsed } : {}) };
+        return {
+          ok: false,
+          rule: status !== undefined ? 'gave_up_5xx' : 'gave_up_network',
+          reason: `gave up after ${attempt} attempts in about ${Math.round(elapsed() / 1000)} s; ${what}`,
+          attempts: attempt,
+          ...(status !== undefined ? { status, body: parsed } : {}),
+        };
       }
       this.opts.onAttempt?.({ attempt, ...(status !== undefined ? { status } : {}), ...(error ? { error } : {}), nextDelayMs: delay });
       await this.sleep(delay);

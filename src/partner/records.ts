@@ -95,7 +95,8 @@ export class PartnerStore {
 
   async create(input: { name: string; id?: string }): Promise<{ institution: InstitutionRecord; secret: IssuedSecret }> {
     const id = input.id ?? `inst_${randomBase32(12)}`;
-    if (!INSTITUTION_ID.test(id)) throw new PartnerError(`institution id "${id}" is not allowed: use 2-64 letters, digits, ".", "_" or "-", starting with a letter or digit`);
+    if (!INSTITUTION_ID.test(id))
+      throw new PartnerError(`institution id "${id}" is not allowed: use 2-64 letters, digits, ".", "_" or "-", starting with a letter or digit`);
     const name = input.name.trim();
     if (!name || name.length > 200) throw new PartnerError('the institution name must be 1-200 characters');
     const { record, issued } = this.sealNew(id);
@@ -155,7 +156,8 @@ export class PartnerStore {
     const target = inst.secrets.find((s) => s.id === secretId);
     if (!target) throw new PartnerError(`${id} has no secret ${secretId}`);
     if (target.retiredAt) return;
-    if (inst.secrets.filter((s) => !s.retiredAt).length <= 1) throw new PartnerError(`${secretId} is the last live secret of ${id}: rotate first, or deactivate the integration`);
+    if (inst.secrets.filter((s) => !s.retiredAt).length <= 1)
+      throw new PartnerError(`${secretId} is the last live secret of ${id}: rotate first, or deactivate the integration`);
     const now = new Date(this.clock());
     const secrets = inst.secrets.map((s) => (s.id === secretId ? { ...s, retiredAt: now } : s));
     await this.institutions.updateOne({ _id: id }, { $set: { secrets } });
@@ -185,7 +187,9 @@ export class PartnerStore {
     const now = this.clock();
     if (now - (this.lastUseWrite.get(secretId) ?? -Infinity) < USE_WRITE_EVERY_MS) return;
     this.lastUseWrite.set(secretId, now);
-    this.uses.updateOne({ _id: secretId }, { $max: { lastUsedAt: new Date(now) }, $setOnInsert: { institutionId } }, { upsert: true }).catch(() => this.lastUseWrite.delete(secretId));
+    this.uses
+      .updateOne({ _id: secretId }, { $max: { lastUsedAt: new Date(now) }, $setOnInsert: { institutionId } }, { upsert: true })
+      .catch(() => this.lastUseWrite.delete(secretId));
   }
 
   /** When each secret of the institution last verified a request (to the minute). */

@@ -22,7 +22,11 @@ export class DataKeyError extends Error {
 /** 32 bytes written as 64 hex characters or as base64 (standard or URL-safe). */
 export function parseDataKey(text: string): Buffer {
   const t = text.trim();
-  const key = /^[0-9a-fA-F]{64}$/.test(t) ? Buffer.from(t, 'hex') : /^[A-Za-z0-9+/_-]{43}=?$/.test(t) ? Buffer.from(t.replace(/-/g, '+').replace(/_/g, '/'), 'base64') : undefined;
+  const key = /^[0-9a-fA-F]{64}$/.test(t)
+    ? Buffer.from(t, 'hex')
+    : /^[A-Za-z0-9+/_-]{43}=?$/.test(t)
+      ? Buffer.from(t.replace(/-/g, '+').replace(/_/g, '/'), 'base64')
+      : undefined;
   if (!key || key.length !== DATA_KEY_BYTES) throw new DataKeyError('DATA_KEY must be 32 bytes, as 64 hex characters or base64 (openssl rand -base64 32)');
   return key;
 }

@@ -3,7 +3,16 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseRpcRequest, rpcRequest } from './envelope.js';
 
-const anything = fc.oneof(fc.string({ maxLength: 6 }), fc.integer(), fc.double(), fc.constant(null), fc.constant(undefined), fc.boolean(), fc.array(fc.integer(), { maxLength: 2 }), fc.object({ maxDepth: 1 }));
+const anything = fc.oneof(
+  fc.string({ maxLength: 6 }),
+  fc.integer(),
+  fc.double(),
+  fc.constant(null),
+  fc.constant(undefined),
+  fc.boolean(),
+  fc.array(fc.integer(), { maxLength: 2 }),
+  fc.object({ maxDepth: 1 }),
+);
 const mostly = <T>(good: fc.Arbitrary<T>) => fc.oneof({ arbitrary: good, weight: 3 }, { arbitrary: anything, weight: 1 });
 const message = fc.record(
   {

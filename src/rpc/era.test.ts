@@ -17,7 +17,17 @@ const secret = defineTool({ ...echo, name: 'secret', title: 'Secret', scope: 'se
 const MODERN = '2026-07-28';
 const meta = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} };
 function server(over: Partial<McpServerOptions> = {}) {
-  return new McpServer({ name: 't', title: 'T', version: '1', tools: [echo, secret], holdsScope: () => true, notificationStatus: 204, invalidArguments: 'error', maxReplyBytes: 1_048_576, ...over });
+  return new McpServer({
+    name: 't',
+    title: 'T',
+    version: '1',
+    tools: [echo, secret],
+    holdsScope: () => true,
+    notificationStatus: 204,
+    invalidArguments: 'error',
+    maxReplyBytes: 1_048_576,
+    ...over,
+  });
 }
 const ctx = { requestId: 'r1', clientIp: '127.0.0.1' };
 const post = (s: McpServer, body: unknown, headers: Record<string, string> = {}) => s.handlePost({ method: 'POST', headers, body }, ctx);
@@ -28,7 +38,11 @@ describe('mcp core - 2026-07-28', () => {
   it('tools/call answers with resultType, structuredContent and the text block', async () => {
     const r = await post(server(), modern('tools/call', { name: 'echo', arguments: { text: 'hi' } }), headers('tools/call', 'echo'));
     expect(r.status).toBe(200);
-    expect((r.body as any).result).toMatchObject({ resultType: 'complete', structuredContent: { text: 'hi' }, content: [{ type: 'text', text: '{"text":"hi"}' }] });
+    expect((r.body as any).result).toMatchObject({
+      resultType: 'complete',
+      structuredContent: { text: 'hi' },
+      content: [{ type: 'text', text: '{"text":"hi"}' }],
+    });
   });
 
   it('an unknown tool is -32602, invalid arguments an isError result, as the revision says', async () => {
@@ -39,7 +53,10 @@ describe('mcp core - 2026-07-28', () => {
   });
 
   it('a notification is 202 with no body, even where the 2025 era answers 204', async () => {
-    expect(await post(server(), { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, _meta: meta } })).toEqual({ status: 202, headers: {} });
+    expect(await post(server(), { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, _meta: meta } })).toEqual({
+      status: 202,
+      headers: {},
+    });
   });
 
   it('a batch carrying the envelope is refused whole', async () => {
@@ -54,15 +71,27 @@ describe('mcp core - 2026-07-28', () => {
     expect((l.body as any).result).toMatchObject({ ttlMs: 300_000, cacheScope: 'private' });
     expect((l.body as any).result.tools[0].outputSchema).toMatchObject({ type: 'object', required: ['text'] });
     const d = await post(s, modern('server/discover'), headers('server/discover'));
-    expect((d.body as any).result).toMatchObject({ supportedVersions: [MODERN, '2025-11-25', '2025-06-18', '2025-03-26'], _meta: { 'dev.carecircle/tools': ['echo'] } });
-    const none = await post(server({ tools: [{ ...echo, scope: 'echo:use' }, secret], holdsScope: () => false }), modern('server/discover'), headers('server/discover'));
+    expect((d.body as any).result).toMatchObject({
+      supportedVersions: [MODERN, '2025-11-25', '2025-06-18', '2025-03-26'],
+      _meta: { 'dev.carecircle/tools': ['echo'] },
+    });
+    const none = await post(
+      server({ tools: [{ ...echo, scope: 'echo:use' }, secret], holdsScope: () => false }),
+      modern('server/discover'),
+      headers('server/discover'),
+    );
     expect((none.body as any).result.capabilities).toEqual({});
   });
 
   it('checks run in the revision order: header/body version, version, envelope, routing headers', async () => {
     const cases: [unknown, Record<string, string>, number, number][] = [
       [modern('tools/list'), { ...headers('tools/list'), 'mcp-protocol-version': '2025-06-18' }, 400, MODERN_RPC.HEADER_MISMATCH],
-      [{ ...modern('tools/list'), params: { _meta: { ...meta, 'io.modelcontextprotocol/protocolVersion': '2030-01-01' } } }, { 'mcp-protocol-version': '2030-01-01', 'mcp-method': 'tools/list' }, 400, MODERN_RPC.UNSUPPORTED_PROTOCOL_VERSION],
+      [
+        { ...modern('tools/list'), params: { _meta: { ...meta, 'io.modelcontextprotocol/protocolVersion': '2030-01-01' } } },
+        { 'mcp-protocol-version': '2030-01-01', 'mcp-method': 'tools/list' },
+        400,
+        MODERN_RPC.UNSUPPORTED_PROTOCOL_VERSION,
+      ],
       [{ ...modern('tools/list'), params: { _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN } } }, headers('tools/list'), 400, -32602],
       [modern('tools/list'), { 'mcp-method': 'tools/list' }, 400, MODERN_RPC.HEADER_MISMATCH],
       [modern('tools/list'), { 'mcp-protocol-version': MODERN }, 400, MODERN_RPC.HEADER_MISMATCH],

@@ -35,7 +35,12 @@ export const parseError = (detail: string) =>
   new RpcError(RPC.PARSE_ERROR, `Parse error: ${detail}`, { hint: 'Send one JSON-RPC 2.0 object (or a batch array) as UTF-8 JSON.' }, 400);
 
 export const invalidRequest = (detail: string, httpStatus = 400) =>
-  new RpcError(RPC.INVALID_REQUEST, `Invalid Request: ${detail}`, { hint: 'A request needs "jsonrpc": "2.0" and a string "method"; "params" must be an object.' }, httpStatus);
+  new RpcError(
+    RPC.INVALID_REQUEST,
+    `Invalid Request: ${detail}`,
+    { hint: 'A request needs "jsonrpc": "2.0" and a string "method"; "params" must be an object.' },
+    httpStatus,
+  );
 
 /** A caller whose OAuth grant lacks the scope a tool, prompt or resource declares; the endpoint answers 403 with insufficient_scope. */
 export class InsufficientScope extends RpcError {

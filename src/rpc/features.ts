@@ -67,7 +67,8 @@ const stringArgs = (raw: unknown): Record<string, string> | undefined => {
   return entries.every(([, v]) => typeof v === 'string') ? Object.fromEntries(entries as [string, string][]) : undefined;
 };
 
-const invalid = (message: string, hint: string, extra: Record<string, unknown> = {}) => new RpcError(RPC.INVALID_PARAMS, `Invalid params: ${message}`, { hint, ...extra });
+const invalid = (message: string, hint: string, extra: Record<string, unknown> = {}) =>
+  new RpcError(RPC.INVALID_PARAMS, `Invalid params: ${message}`, { hint, ...extra });
 
 export class FeatureSet {
   constructor(
@@ -95,7 +96,12 @@ export class FeatureSet {
   }
 
   /** Answers one of FEATURE_METHODS; `cache` adds the 2026-07-28 caching hints. */
-  async dispatch(method: string, params: Record<string, unknown> | undefined, ctx: CallContext, cache: (ttlMs?: number) => Record<string, unknown>): Promise<Record<string, unknown>> {
+  async dispatch(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    ctx: CallContext,
+    cache: (ttlMs?: number) => Record<string, unknown>,
+  ): Promise<Record<string, unknown>> {
     const caller = ctx.caller;
     const prompts = (this.features.prompts ?? []).filter((p) => this.allowed(p, caller));
     const resources = this.features.resources;
@@ -112,7 +118,8 @@ export class FeatureSet {
         return { resourceTemplates: resourcesShown ? resources.templates : [], ...cache() };
       default: {
         const uri = params?.uri;
-        if (typeof uri !== 'string' || uri === '') throw invalid('uri: a non-empty string is required', 'resources/read takes {"uri": string} from resources/list or a template.');
+        if (typeof uri !== 'string' || uri === '')
+          throw invalid('uri: a non-empty string is required', 'resources/read takes {"uri": string} from resources/list or a template.');
         if (resources && !resourcesShown) throw new InsufficientScope(resources.scope!);
         const contents = resources ? await resources.read(uri, ctx) : undefined;
         if (!contents) throw invalid(`Resource not found: ${uri}`, 'Call resources/list or resources/templates/list for the URIs this server serves.', { uri });
@@ -121,10 +128,18 @@ export class FeatureSet {
     }
   }
 
-  private async getPrompt(prompts: readonly PromptDefinition[], params: Record<string, unknown> | undefined, ctx: CallContext): Promise<Record<string, unknown>> {
+  private async getPrompt(
+    prompts: readonly PromptDefinition[],
+    params: Record<string, unknown> | undefined,
+    ctx: CallContext,
+  ): Promise<Record<string, unknown>> {
     const name = params?.name;
     const prompt = typeof name === 'string' ? prompts.find((p) => p.name === name) : undefined;
-    if (!prompt) throw invalid(typeof name === 'string' ? `Unknown prompt: ${name}` : 'name: a string is required', `Available prompts: ${prompts.map((p) => p.name).join(', ') || 'none'}. Call prompts/list.`);
+    if (!prompt)
+      throw invalid(
+        typeof name === 'string' ? `Unknown prompt: ${name}` : 'name: a string is required',
+        `Available prompts: ${prompts.map((p) => p.name).join(', ') || 'none'}. Call prompts/list.`,
+      );
     const args = stringArgs(params?.arguments);
     if (!args) throw invalid('arguments: an object of strings is expected', 'prompts/get takes {"name": string, "arguments": {string: string}}.');
     const missing = prompt.arguments.find((a) => a.required && !args[a.name]?.trim());

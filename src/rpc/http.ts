@@ -34,7 +34,11 @@ export async function serveMcp(
 }
 
 /** What GET on an MCP endpoint answers: the server's identity and tools, plus endpoint facts. */
-export function endpointDescriptor(server: McpServer, endpoint: { url: string; auth: string; methods: readonly string[]; rateLimit: string }, extra: Record<string, unknown> = {}) {
+export function endpointDescriptor(
+  server: McpServer,
+  endpoint: { url: string; auth: string; methods: readonly string[]; rateLimit: string },
+  extra: Record<string, unknown> = {},
+) {
   return {
     name: server.options.name,
     title: server.options.title,

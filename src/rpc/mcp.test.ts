@@ -30,7 +30,16 @@ const broken = defineTool({
 });
 
 function server(over: Partial<McpServerOptions> = {}) {
-  return new McpServer({ name: 't', title: 'T', version: '1', tools: [echo, broken], notificationStatus: 204, invalidArguments: 'error', maxReplyBytes: 1_048_576, ...over });
+  return new McpServer({
+    name: 't',
+    title: 'T',
+    version: '1',
+    tools: [echo, broken],
+    notificationStatus: 204,
+    invalidArguments: 'error',
+    maxReplyBytes: 1_048_576,
+    ...over,
+  });
 }
 const ctx = { requestId: 'r1', clientIp: '127.0.0.1' };
 const post = (s: McpServer, body: unknown, headers: Record<string, string> = {}) => s.handlePost({ method: 'POST', headers, body }, ctx);
@@ -38,7 +47,11 @@ const call = (name: string, args: unknown, id: unknown = 1) => ({ jsonrpc: '2.0'
 
 describe('mcp core - methods', () => {
   it('initialize answers 2025-03-26 by default, echoes 2025-06-18, never errors on an unknown version', async () => {
-    for (const [asked, answered] of [[undefined, '2025-03-26'], ['2025-06-18', '2025-06-18'], ['2099-01-01', '2025-11-25']]) {
+    for (const [asked, answered] of [
+      [undefined, '2025-03-26'],
+      ['2025-06-18', '2025-06-18'],
+      ['2099-01-01', '2025-11-25'],
+    ]) {
       const r = await post(server(), { jsonrpc: '2.0', id: 1, method: 'initialize', params: asked ? { protocolVersion: asked } : {} });
       expect(r.status).toBe(200);
       expect((r.body as any).result.protocolVersion).toBe(answered);
@@ -92,9 +105,20 @@ describe('mcp core - methods', () => {
 
 describe('mcp core - declared scopes', () => {
   const runs: string[] = [];
-  const guarded = defineTool({ ...echo, name: 'guarded', title: 'Guarded', scope: 'notes:read', handler: async ({ text }: { text: string }) => (runs.push(text), { structured: { text } }) } as never);
+  const guarded = defineTool({
+    ...echo,
+    name: 'guarded',
+    title: 'Guarded',
+    scope: 'notes:read',
+    handler: async ({ text }: { text: string }) => (runs.push(text), { structured: { text } }),
+  } as never);
   const prompt = { name: 'recap', title: 'Recap', description: 'A recap.', arguments: [], scope: 'notes:read', get: async () => ({ messages: [] }) };
-  const resources = { templates: [], scope: 'notes:read', list: async () => [{ uri: 'x://1', name: 'one', title: 'One', mimeType: 'text/plain' }], read: async (uri: string) => [{ uri, mimeType: 'text/plain', text: 'one' }] };
+  const resources = {
+    templates: [],
+    scope: 'notes:read',
+    list: async () => [{ uri: 'x://1', name: 'one', title: 'One', mimeType: 'text/plain' }],
+    read: async (uri: string) => [{ uri, mimeType: 'text/plain', text: 'one' }],
+  };
   // The caller is whatever the surface verified: here the list of scopes it holds.
   const scoped = () => server({ tools: [echo, guarded], prompts: [prompt], resources, holdsScope: (caller, scope) => (caller as string[]).includes(scope) });
   const as = (s: McpServer, caller: string[], body: unknown) => s.handlePost({ method: 'POST', headers: {}, body }, { ...ctx, caller });
@@ -104,10 +128,16 @@ describe('mcp core - declared scopes', () => {
     const s = scoped();
     expect(names(await as(s, [], { jsonrpc: '2.0', id: 1, method: 'tools/list' }), 'tools')).toEqual(['echo']);
     const refused = await as(s, [], call('guarded', { text: 'hi' }));
-    expect((refused.body as any).error).toEqual({ code: RPC.UNAUTHORIZED, message: 'This tool needs the notes:read scope', data: { hint: 'Reconnect and approve notes:read.', scope: 'notes:read' } });
+    expect((refused.body as any).error).toEqual({
+      code: RPC.UNAUTHORIZED,
+      message: 'This tool needs the notes:read scope',
+      data: { hint: 'Reconnect and approve notes:read.', scope: 'notes:read' },
+    });
     expect(runs).toEqual([]);
     expect(names(await as(s, ['notes:read'], { jsonrpc: '2.0', id: 1, method: 'tools/list' }), 'tools')).toEqual(['echo', 'guarded']);
-    expect((await as(s, ['notes:read'], call('guarded', { text: 'hi' }))).body).toMatchObject({ result: { content: [{ type: 'text', text: '{"text":"hi"}' }] } });
+    expect((await as(s, ['notes:read'], call('guarded', { text: 'hi' }))).body).toMatchObject({
+      result: { content: [{ type: 'text', text: '{"text":"hi"}' }] },
+    });
     expect(runs).toEqual(['hi']);
   });
 
@@ -157,7 +187,7 @@ describe('mcp core - envelopes', () => {
     expect(body[3].id).toBe(3);
   });
 
-  it('when a batch\'s replies pass maxReplyBytes, then it stops there, refused as too_large, and the rest never runs', async () => {
+  it("when a batch's replies pass maxReplyBytes, then it stops there, refused as too_large, and the rest never runs", async () => {
     let ran = 0;
     const bulky = defineTool({
       name: 'bulky',

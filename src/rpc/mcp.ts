@@ -27,10 +27,35 @@ import {
 import { FEATURE_METHODS, FeatureSet, type Features } from './features.js';
 import { toInputSchema, toOutputSchema, type CallContext, type ScopeCheck, type ToolAnnotations, type ToolDefinition } from './tool.js';
 
-export { defineTool, implementTool, toInputSchema, toOutputSchema, type CallContext, type ScopeCheck, type ToolAnnotations, type ToolDeclaration, type ToolDefinition, type ToolResult } from './tool.js';
-export type { Features, PromptDeclaration, PromptDefinition, PromptMessage, ResourceContents, ResourceEntry, ResourceProvider, ResourceTemplateDeclaration } from './features.js';
-export { CURRENT_PROTOCOL_VERSION, DEFAULT_PROTOCOL_VERSION, LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS } from './versions.js';
-
+export {
+  defineTool,
+  implementTool,
+  toInputSchema,
+  toOutputSchema,
+  type CallContext,
+  type ScopeCheck,
+  type ToolAnnotations,
+  type ToolDeclaration,
+  type ToolDefinition,
+  type ToolResult,
+} from './tool.js';
+export type {
+  Features,
+  PromptDeclaration,
+  PromptDefinition,
+  PromptMessage,
+  ResourceContents,
+  ResourceEntry,
+  ResourceProvider,
+  ResourceTemplateDeclaration,
+} from './features.js';
+export {
+  CURRENT_PROTOCOL_VERSION,
+  DEFAULT_PROTOCOL_VERSION,
+  LEGACY_PROTOCOL_VERSIONS,
+  MODERN_PROTOCOL_VERSIONS,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from './versions.js';
 
 /** Prompts and resources (rpc/features.ts) are optional; tools are always there. */
 export interface McpServerOptions extends Features {
@@ -66,7 +91,14 @@ export interface HttpCall {
   body?: unknown;
 }
 
-export type PublicTool = { name: string; title: string; description: string; inputSchema: Record<string, unknown>; outputSchema?: Record<string, unknown>; annotations: ToolAnnotations };
+export type PublicTool = {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
+  annotations: ToolAnnotations;
+};
 
 /** How long a 2026-07-28 client may reuse tools/list and server/discover (the descriptor's max-age). */
 const LIST_TTL_MS = 300_000;
@@ -91,7 +123,8 @@ export class McpServer {
 
   constructor(readonly options: McpServerOptions) {
     const scoped = [...options.tools, ...(options.prompts ?? []), ...(options.resources ? [options.resources] : [])].find((f) => f.scope !== undefined);
-    if (scoped && !options.holdsScope) throw new Error(`${options.name}: a feature declares the ${scoped.scope} scope but the server has no holdsScope to check it`);
+    if (scoped && !options.holdsScope)
+      throw new Error(`${options.name}: a feature declares the ${scoped.scope} scope but the server has no holdsScope to check it`);
     this.holdsScope = options.holdsScope ?? (() => false);
     this.features = new FeatureSet(options, this.holdsScope);
     for (const tool of options.tools) this.tools.set(tool.name, tool);
@@ -116,16 +149,28 @@ export class McpServer {
       const claimed = envelopeVersion(single.data);
       if (claimed !== undefined) return this.handleModern(single.data, claimed, call.headers, ctx);
       if (headerVersion !== undefined && isModernVersion(headerVersion))
-        return this.errorReply(salvageId(body), new RpcError(RPC.INVALID_PARAMS, `Invalid params: MCP ${headerVersion} requests carry _meta.${META.protocolVersion} and _meta.${META.clientCapabilities}`, undefined, 400));
+        return this.errorReply(
+          salvageId(body),
+          new RpcError(
+            RPC.INVALID_PARAMS,
+            `Invalid params: MCP ${headerVersion} requests carry _meta.${META.protocolVersion} and _meta.${META.clientCapabilities}`,
+            undefined,
+            400,
+          ),
+        );
     }
-    if (headerVersion !== undefined && !isSupportedVersion(headerVersion)) return this.errorReply(Array.isArray(body) ? null : salvageId(body), unsupportedVersion(headerVersion, false));
+    if (headerVersion !== undefined && !isSupportedVersion(headerVersion))
+      return this.errorReply(Array.isArray(body) ? null : salvageId(body), unsupportedVersion(headerVersion, false));
     const full: CallContext = { ...ctx, protocolVersion: headerVersion ?? DEFAULT_PROTOCOL_VERSION };
 
     if (Array.isArray(body)) {
       if (body.length === 0) return this.errorReply(null, invalidRequest('an empty batch'));
       const modernMember = body.some(carriesEnvelope);
       if (full.protocolVersion >= STRUCTURED_FROM || modernMember)
-        return this.errorReply(null, invalidRequest(`batches are not part of MCP ${modernMember ? MODERN_PROTOCOL_VERSIONS[0] : full.protocolVersion}; send one message per POST`));
+        return this.errorReply(
+          null,
+          invalidRequest(`batches are not part of MCP ${modernMember ? MODERN_PROTOCOL_VERSIONS[0] : full.protocolVersion}; send one message per POST`),
+        );
       const replies = await this.answerBatch(body, full);
       return replies.length ? { status: 200, headers: {}, body: replies } : { status: this.options.notificationStatus, headers: {} };
     }
@@ -137,17 +182,34 @@ export class McpServer {
   }
 
   /** A 2026-07-28 request: checked against its headers, answered statelessly. */
-  private async handleModern(msg: RpcRequest, claimed: unknown, headers: Record<string, string>, ctx: Omit<CallContext, 'protocolVersion'>): Promise<HttpReplyEnvelope> {
+  private async handleModern(
+    msg: RpcRequest,
+    claimed: unknown,
+    headers: Record<string, string>,
+    ctx: Omit<CallContext, 'protocolVersion'>,
+  ): Promise<HttpReplyEnvelope> {
     const notification = isNotification(msg);
     const refused = modernRequestError(msg, claimed, headers, notification);
     if (refused) return this.errorReply(notification ? null : (msg.id ?? null), refused);
     if (notification) return { status: 202, headers: {} };
     const full: CallContext = { ...ctx, protocolVersion: claimed as string, modern: true };
     if (!MODERN_METHODS.has(msg.method) && !this.features.handles(msg.method))
-      return this.errorReply(msg.id ?? null, new RpcError(RPC.METHOD_NOT_FOUND, `Method not found: ${msg.method}`, { hint: `Supported methods in ${full.protocolVersion}: ${[...MODERN_METHODS].join(', ')}.` }, 404));
+      return this.errorReply(
+        msg.id ?? null,
+        new RpcError(
+          RPC.METHOD_NOT_FOUND,
+          `Method not found: ${msg.method}`,
+          { hint: `Supported methods in ${full.protocolVersion}: ${[...MODERN_METHODS].join(', ')}.` },
+          404,
+        ),
+      );
     try {
       const result = await this.dispatch(msg, full);
-      return singleReply({ jsonrpc: '2.0', id: msg.id ?? null, result: { ...result, resultType: 'complete', _meta: { ...(result._meta as object | undefined), [META.serverInfo]: this.serverInfo() } } });
+      return singleReply({
+        jsonrpc: '2.0',
+        id: msg.id ?? null,
+        result: { ...result, resultType: 'complete', _meta: { ...(result._meta as object | undefined), [META.serverInfo]: this.serverInfo() } },
+      });
     } catch (err) {
       return singleReply(failure(msg.id ?? null, this.toRpcError(err, full)));
     }
@@ -182,7 +244,10 @@ export class McpServer {
     await Promise.all(Array.from({ length: Math.min(BATCH_LANES, messages.length) }, lane));
     if (bytes > limit) {
       metrics.mcpBatchItemsSkipped.inc({ server: this.options.name }, messages.length - answered);
-      throw new HandlerFailure('too_large', `reply too large: ${bytes} bytes after ${answered} of the batch's ${messages.length} messages, the limit is ${limit}`);
+      throw new HandlerFailure(
+        'too_large',
+        `reply too large: ${bytes} bytes after ${answered} of the batch's ${messages.length} messages, the limit is ${limit}`,
+      );
     }
     const kept = replies.filter((r): r is RpcResponse => r !== null);
     // Each reply was encoded to be counted: the batch's JSON is those texts, written once.
@@ -226,10 +291,13 @@ export class McpServer {
       case 'tools/call':
         return this.callTool(msg.params, ctx);
       default:
-        if (this.features.handles(msg.method)) return this.features.dispatch(msg.method, msg.params, ctx, (ttlMs) => (ctx.modern ? this.cacheHints(ttlMs) : {}));
+        if (this.features.handles(msg.method))
+          return this.features.dispatch(msg.method, msg.params, ctx, (ttlMs) => (ctx.modern ? this.cacheHints(ttlMs) : {}));
         if (msg.method.startsWith('notifications/')) return {};
         throw new RpcError(RPC.METHOD_NOT_FOUND, `Method not found: ${msg.method}`, {
-          hint: `Supported methods: initialize, ping, tools/list, tools/call, ${FEATURE_METHODS.filter((m) => this.features.handles(m)).map((m) => `${m}, `).join('')}notifications/initialized.`,
+          hint: `Supported methods: initialize, ping, tools/list, tools/call, ${FEATURE_METHODS.filter((m) => this.features.handles(m))
+            .map((m) => `${m}, `)
+            .join('')}notifications/initialized.`,
         });
     }
   }
@@ -268,7 +336,8 @@ export class McpServer {
   private initialize(params: Record<string, unknown> | undefined): Record<string, unknown> {
     const asked = typeof params?.protocolVersion === 'string' ? params.protocolVersion : undefined;
     // An unknown version gets the newest we negotiate here; a client that names none gets the oldest.
-    const protocolVersion = asked === undefined ? DEFAULT_PROTOCOL_VERSION : isSupportedVersion(asked) && !isModernVersion(asked) ? asked : NEWEST_LEGACY_VERSION;
+    const protocolVersion =
+      asked === undefined ? DEFAULT_PROTOCOL_VERSION : isSupportedVersion(asked) && !isModernVersion(asked) ? asked : NEWEST_LEGACY_VERSION;
     return {
       protocolVersion,
       capabilities: { tools: { listChanged: false }, ...this.features.capabilities() },
@@ -279,7 +348,10 @@ export class McpServer {
 
   private async callTool(params: Record<string, unknown> | undefined, ctx: CallContext): Promise<Record<string, unknown>> {
     const call = callParams(params);
-    if (!call.success) throw new RpcError(RPC.INVALID_PARAMS, `Invalid params: ${describeIssues(call.error)}`, { hint: 'tools/call takes {"name": string, "arguments": object}.' });
+    if (!call.success)
+      throw new RpcError(RPC.INVALID_PARAMS, `Invalid params: ${describeIssues(call.error)}`, {
+        hint: 'tools/call takes {"name": string, "arguments": object}.',
+      });
     const tool = this.tools.get(call.data.name);
     if (!tool)
       // 2026-07-28 names an unknown tool as invalid params; the 2025 era keeps its -32601.
@@ -293,7 +365,7 @@ export class McpServer {
       const message = `Invalid arguments for ${tool.name}: ${describeIssues(args.error)}`;
       // 2026-07-28 makes input validation a tool execution error the model can correct.
       if (this.options.invalidArguments === 'result' || ctx.modern) return { content: [{ type: 'text', text: message }], isError: true };
-      throw new RpcError(RPC.INVALID_PARAMS, message, { hint: 'See the tool\'s inputSchema in tools/list.' });
+      throw new RpcError(RPC.INVALID_PARAMS, message, { hint: "See the tool's inputSchema in tools/list." });
     }
     if (!this.mayUse(tool, ctx)) throw new InsufficientScope(tool.scope!);
     try {
@@ -352,7 +424,12 @@ function singleReply(reply: RpcResponse): HttpReplyEnvelope {
 
 /** A dependency (database, bus) is down for now: the caller retries after the delay. */
 const unavailable = () =>
-  new RpcError(RPC.UNAVAILABLE, 'Service temporarily unavailable', { hint: 'A service it depends on is unavailable; retry after the Retry-After delay.', retryAfterSec: RETRY_AFTER_SEC }, 503);
+  new RpcError(
+    RPC.UNAVAILABLE,
+    'Service temporarily unavailable',
+    { hint: 'A service it depends on is unavailable; retry after the Retry-After delay.', retryAfterSec: RETRY_AFTER_SEC },
+    503,
+  );
 
 export function failure(id: RpcId, err: RpcError): RpcResponse {
   return { jsonrpc: '2.0', id, error: { code: err.code, message: err.message, ...(err.data ? { data: err.data } : {}) } };

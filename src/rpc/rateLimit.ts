@@ -19,10 +19,22 @@ export async function takeForMessages(limiter: Limiter, key: string, policy: Buc
   const cost = messagesIn(body);
   // More than the bucket ever holds would be refused forever: say so instead of "wait".
   if (cost > policy.capacity)
-    return { error: new RpcError(RPC.INVALID_REQUEST, `Batch too large: a batch of ${cost} items counts as ${cost} requests; the rate limit allows at most ${policy.capacity} at once`, { hint: `Send fewer items per batch: at most ${policy.capacity}.`, limit: policy.capacity }, 413) };
+    return {
+      error: new RpcError(
+        RPC.INVALID_REQUEST,
+        `Batch too large: a batch of ${cost} items counts as ${cost} requests; the rate limit allows at most ${policy.capacity} at once`,
+        { hint: `Send fewer items per batch: at most ${policy.capacity}.`, limit: policy.capacity },
+        413,
+      ),
+    };
   const taken = await limiter.take(key, policy, cost);
   if (taken.allowed) return undefined;
   countRateLimited(key);
-  const error = new RpcError(RPC.RATE_LIMITED, 'Rate limit exceeded', { hint: `Wait ${taken.retryAfterSec} s before the next request.`, retryAfterSec: taken.retryAfterSec }, 429);
+  const error = new RpcError(
+    RPC.RATE_LIMITED,
+    'Rate limit exceeded',
+    { hint: `Wait ${taken.retryAfterSec} s before the next request.`, retryAfterSec: taken.retryAfterSec },
+    429,
+  );
   return { error, headers: { 'Retry-After': String(taken.retryAfterSec) } };
 }

@@ -58,8 +58,10 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> extends ToolDec
 export const defineTool = <S extends z.ZodType>(tool: ToolDefinition<S>): ToolDefinition => tool as unknown as ToolDefinition;
 
 /** A declared tool with its arguments and handler; infers the argument type from the schema. */
-export const implementTool = <S extends z.ZodType>(declaration: ToolDeclaration, impl: Pick<ToolDefinition<S>, 'input' | 'accept' | 'handler'>): ToolDefinition =>
-  ({ ...declaration, ...impl }) as unknown as ToolDefinition;
+export const implementTool = <S extends z.ZodType>(
+  declaration: ToolDeclaration,
+  impl: Pick<ToolDefinition<S>, 'input' | 'accept' | 'handler'>,
+): ToolDefinition => ({ ...declaration, ...impl }) as unknown as ToolDefinition;
 
 /** JSON Schema of a tool's arguments, generated once from zod. */
 export function toInputSchema(schema: z.ZodType): Record<string, unknown> {
@@ -74,4 +76,3 @@ export function toOutputSchema(schema: z.ZodType): Record<string, unknown> {
   delete json.$schema;
   return json;
 }
-

@@ -44,11 +44,21 @@ export const unsupportedVersion = (requested: string, modern = true) =>
   new RpcError(
     modern ? MODERN_RPC.UNSUPPORTED_PROTOCOL_VERSION : RPC.INVALID_REQUEST,
     modern ? 'Unsupported protocol version' : `Unsupported MCP-Protocol-Version "${requested}"`,
-    { supported: [...SUPPORTED_PROTOCOL_VERSIONS].reverse(), requested, hint: `Supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}. Omit the header to use ${DEFAULT_PROTOCOL_VERSION}.` },
+    {
+      supported: [...SUPPORTED_PROTOCOL_VERSIONS].reverse(),
+      requested,
+      hint: `Supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}. Omit the header to use ${DEFAULT_PROTOCOL_VERSION}.`,
+    },
     400,
   );
 
-const headerMismatch = (detail: string) => new RpcError(MODERN_RPC.HEADER_MISMATCH, `Header mismatch: ${detail}`, { hint: 'Send MCP-Protocol-Version, Mcp-Method and (for tools/call) Mcp-Name headers equal to the body.' }, 400);
+const headerMismatch = (detail: string) =>
+  new RpcError(
+    MODERN_RPC.HEADER_MISMATCH,
+    `Header mismatch: ${detail}`,
+    { hint: 'Send MCP-Protocol-Version, Mcp-Method and (for tools/call) Mcp-Name headers equal to the body.' },
+    400,
+  );
 
 /** A header value, decoded when it uses the revision's `=?base64?…?=` form; undefined when that form is broken. */
 export function decodeHeaderValue(value: string): string | undefined {
@@ -72,7 +82,8 @@ export function envelopeVersion(msg: RpcRequest): unknown {
 export function modernRequestError(msg: RpcRequest, claimed: unknown, headers: Record<string, string>, notification: boolean): RpcError | null {
   const headerVersion = headers['mcp-protocol-version'];
   if (typeof claimed !== 'string') return new RpcError(RPC.INVALID_PARAMS, `Invalid params: _meta.${META.protocolVersion} must be a string`, undefined, 400);
-  if (headerVersion !== undefined && headerVersion !== claimed) return headerMismatch(`MCP-Protocol-Version header value '${headerVersion}' does not match body value '${claimed}'`);
+  if (headerVersion !== undefined && headerVersion !== claimed)
+    return headerMismatch(`MCP-Protocol-Version header value '${headerVersion}' does not match body value '${claimed}'`);
   if (!isModernVersion(claimed)) return unsupportedVersion(claimed);
   const capabilities = (msg.params?._meta as Record<string, unknown>)[META.clientCapabilities];
   if (!capabilities || typeof capabilities !== 'object' || Array.isArray(capabilities))

@@ -46,12 +46,14 @@ const claimLead = async (service: SandboxService, id: string): Promise<Markup> =
   return (
     <>
       <p>
-        An AI assistant started the sandbox workspace <strong id="claim-workspace">“{workspace.name}”</strong> for your family on carecircle, a place where a family coordinates the care of someone they love: the agency's visits, medications and vital signs, and the mail from doctors, on one timeline.
+        An AI assistant started the sandbox workspace <strong id="claim-workspace">“{workspace.name}”</strong> for your family on carecircle, a place where a
+        family coordinates the care of someone they love: the agency's visits, medications and vital signs, and the mail from doctors, on one timeline.
       </p>
       <p>
         {workspace.primaryCaregiverEmail ? (
           <>
-            It can be claimed by signing in with <strong id="claim-email">{workspace.primaryCaregiverEmail}</strong>, the email address the assistant was given. Signing in with another address makes it unclaimable.
+            It can be claimed by signing in with <strong id="claim-email">{workspace.primaryCaregiverEmail}</strong>, the email address the assistant was given.
+            Signing in with another address makes it unclaimable.
           </>
         ) : (
           'Sign in with the email address you gave the assistant to claim it.'
@@ -70,16 +72,26 @@ async function claimPage(d: ClaimDeps, req: HttpRequestEnvelope): Promise<HttpRe
   const workspace = await service.find(id);
   const state = workspace ? await service.state(id) : null;
   if (!workspace || state !== 'sandbox' || !workspace.sandbox)
-    return h.pageFor(404, 'Not claimable', notice('This sandbox cannot be claimed', 'The link is unknown, or the sandbox was already claimed, orphaned or deleted.'), caller);
+    return h.pageFor(
+      404,
+      'Not claimable',
+      notice('This sandbox cannot be claimed', 'The link is unknown, or the sandbox was already claimed, orphaned or deleted.'),
+      caller,
+    );
   return h.pageFor(
     200,
     'Claim your workspace',
     <>
       <h1>Claim “{workspace.name}”</h1>
       <section class="card">
-        <p>An assistant started this sandbox workspace for your family. Claiming it makes it yours: the loved one, the private inbox address and the invitation drafts are kept.</p>
         <p>
-          You are signed in as <strong>{caller.email}</strong>. Only {workspace.primaryCaregiverEmail ? <strong>{workspace.primaryCaregiverEmail}</strong> : 'the email address the assistant named'} can claim it; any other account that tries makes it unclaimable.
+          An assistant started this sandbox workspace for your family. Claiming it makes it yours: the loved one, the private inbox address and the invitation
+          drafts are kept.
+        </p>
+        <p>
+          You are signed in as <strong>{caller.email}</strong>. Only{' '}
+          {workspace.primaryCaregiverEmail ? <strong>{workspace.primaryCaregiverEmail}</strong> : 'the email address the assistant named'} can claim it; any
+          other account that tries makes it unclaimable.
         </p>
         <form method="post" action="/onboarding/claim">
           <input type="hidden" name="workspace" value={workspace._id} />
@@ -106,16 +118,32 @@ async function claim(d: ClaimDeps, req: HttpRequestEnvelope): Promise<HttpReplyE
       return redirect(drafts ? '/workspace/invites' : '/');
     }
     case 'orphaned':
-      return h.pageFor(403, 'Not claimed', notice(
+      return h.pageFor(
+        403,
+        'Not claimed',
+        notice(
           'This sandbox was started for a different email address',
           <>
-            You are signed in as {caller.email}. The sandbox can no longer be claimed and will be deleted when it times out. You can <a href="/onboarding">create your own workspace</a>.
+            You are signed in as {caller.email}. The sandbox can no longer be claimed and will be deleted when it times out. You can{' '}
+            <a href="/onboarding">create your own workspace</a>.
           </>,
-        ), caller);
+        ),
+        caller,
+      );
     case 'already_has_workspace':
-      return h.pageFor(409, 'Not claimed', notice('You already have a family workspace', 'An account has one family workspace; this sandbox was left as it was.'), caller);
+      return h.pageFor(
+        409,
+        'Not claimed',
+        notice('You already have a family workspace', 'An account has one family workspace; this sandbox was left as it was.'),
+        caller,
+      );
     default:
-      return h.pageFor(404, 'Not claimable', notice('This sandbox cannot be claimed', 'The link is unknown, or the sandbox was already claimed, orphaned or deleted.'), caller);
+      return h.pageFor(
+        404,
+        'Not claimable',
+        notice('This sandbox cannot be claimed', 'The link is unknown, or the sandbox was already claimed, orphaned or deleted.'),
+        caller,
+      );
   }
 }
 
@@ -192,8 +220,18 @@ async function sendInvites(d: ClaimDeps, req: HttpRequestEnvelope): Promise<Http
   const invitedBy = { uid: caller.uid, email: caller.email, ...(caller.name ? { name: caller.name } : {}) };
   for (const d of drafts) {
     // Each draft becomes a real invitation of the family circle, with its own link.
-    const issued = await issueInvitation({ config, invites }, { workspaceId: membership.workspace._id, workspaceName: membership.workspace.name, lovedOnes, email: d.email, invitedBy });
-    if (!issued.sent) throw new ApiProblem(503, 'UNAVAILABLE', 'The invitation email could not be sent', 'Try again in a minute, or invite from the Family page to get links to copy.', { 'retry-after': '60' });
+    const issued = await issueInvitation(
+      { config, invites },
+      { workspaceId: membership.workspace._id, workspaceName: membership.workspace.name, lovedOnes, email: d.email, invitedBy },
+    );
+    if (!issued.sent)
+      throw new ApiProblem(
+        503,
+        'UNAVAILABLE',
+        'The invitation email could not be sent',
+        'Try again in a minute, or invite from the Family page to get links to copy.',
+        { 'retry-after': '60' },
+      );
     await service.drafts.updateOne({ _id: d._id }, { $set: { status: 'sent', sentAt: new Date() } });
   }
   return redirect('/workspace/invites');
@@ -208,7 +246,13 @@ async function inboxPage(d: ClaimDeps, req: HttpRequestEnvelope, params: Record<
   const lovedOne = membership ? await h.store.lovedOneIn(membership.workspace._id, params.lovedOneId ?? '') : null;
   if (!lovedOne) return h.pageFor(404, 'Not found', notice('No such loved one in your workspace', 'Pick a loved one from your workspace.'), caller);
   const mail = await recentInboxItems(h.timelines, lovedOne._id, 50);
-  const [clock, kept] = await Promise.all([h.clockFor(caller, req), keptAttachments(db, mail.map((m) => m._id))]);
+  const [clock, kept] = await Promise.all([
+    h.clockFor(caller, req),
+    keptAttachments(
+      db,
+      mail.map((m) => m._id),
+    ),
+  ]);
   const base = `/inbox/${encodeURIComponent(lovedOne._id)}/attachments`;
   const list = mail.length ? (
     mail.map((m) => (
@@ -264,7 +308,13 @@ async function inboxPage(d: ClaimDeps, req: HttpRequestEnvelope, params: Record<
   );
 }
 
-export function sandboxAppRoutes(routes: ReturnType<typeof handlers<typeof SANDBOX_ROUTES>>, h: AppHelpers, config: Config, db: Db, credentials: Credentials): void {
+export function sandboxAppRoutes(
+  routes: ReturnType<typeof handlers<typeof SANDBOX_ROUTES>>,
+  h: AppHelpers,
+  config: Config,
+  db: Db,
+  credentials: Credentials,
+): void {
   const d: ClaimDeps = { h, config, db, service: new SandboxService(db, credentials, config.inboxDomain, h.timelines), invites: new InviteStore(db) };
   routes
     .on('onboardingClaim', 'GET', (req) => claimPage(d, req))

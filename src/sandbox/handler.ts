@@ -21,7 +21,15 @@ export function sandboxRateNote(config: Config): string {
   return `Per client address: a burst of ${config.sandboxRateCapacity} workspaces, then one more every ${Math.round(config.sandboxRateRefill / 60_000)} minutes. Over the limit: HTTP 429, JSON-RPC -32029, Retry-After and error.data.retryAfterSec; wait that long and retry once.`;
 }
 
-export function createSandboxServer(config: Config, db: Db, credentials: Credentials, timelines: Timelines, bus: Bus, limiter: Limiter, log?: Logger): McpServer {
+export function createSandboxServer(
+  config: Config,
+  db: Db,
+  credentials: Credentials,
+  timelines: Timelines,
+  bus: Bus,
+  limiter: Limiter,
+  log?: Logger,
+): McpServer {
   return new McpServer({
     name: SANDBOX_ENDPOINT.name,
     title: SANDBOX_ENDPOINT.title,
@@ -57,13 +65,21 @@ export function sandboxEndpoint(config: Config, db: Db, credentials: Credentials
         jsonrpc: '2.0',
         id: 1,
         method: 'tools/call',
-        params: { name: START_WORKSPACE_TOOL.name, arguments: { lovedOneFirstName: 'Rosa', lovedOneLastName: 'Rivera', sandbox: true, primaryCaregiverEmail: 'you@example.com' } },
+        params: {
+          name: START_WORKSPACE_TOOL.name,
+          arguments: { lovedOneFirstName: 'Rosa', lovedOneLastName: 'Rivera', sandbox: true, primaryCaregiverEmail: 'you@example.com' },
+        },
       },
     },
   );
   return async (req, _params, reqLog) => {
     if (!config.tenants.includes('family')) {
-      const err = new RpcError(RPC.UNAVAILABLE, 'Family workspaces are not provisioned in this deployment', { hint: 'Do not retry: this deployment has no family tenant (TENANTS).' }, 503);
+      const err = new RpcError(
+        RPC.UNAVAILABLE,
+        'Family workspaces are not provisioned in this deployment',
+        { hint: 'Do not retry: this deployment has no family tenant (TENANTS).' },
+        503,
+      );
       return { status: 503, headers: {}, body: failure(null, err) };
     }
     const reply = await serveMcp(server, req, () => descriptor, reqLog);

@@ -85,7 +85,14 @@ export class SandboxService {
       ...(input.primaryCaregiverEmail ? { primaryCaregiverEmail: input.primaryCaregiverEmail } : {}),
     });
     const lovedOne = await this.store.addLovedOne(workspace._id, { firstName: input.lovedOneFirstName, lastName: input.lovedOneLastName }, true, now);
-    const drafts: InviteDraft[] = input.familyMemberEmails.map((email) => ({ _id: newId('inv'), workspaceId: workspace._id, email, role: 'family_member', status: 'draft', createdAt: now }));
+    const drafts: InviteDraft[] = input.familyMemberEmails.map((email) => ({
+      _id: newId('inv'),
+      workspaceId: workspace._id,
+      email,
+      role: 'family_member',
+      status: 'draft',
+      createdAt: now,
+    }));
     if (drafts.length) await this.drafts.insertMany(drafts);
     return { workspace, lovedOne, drafts };
   }
@@ -112,7 +119,12 @@ export class SandboxService {
     if (existing) return { outcome: 'already_has_workspace' };
     let next;
     try {
-      next = await this.entities.send(SANDBOX_WORKSPACE_MACHINE, workspaceId, { type: 'CLAIM', uid: who.uid, email: who.email, at: new Date(this.clock()).toISOString() });
+      next = await this.entities.send(SANDBOX_WORKSPACE_MACHINE, workspaceId, {
+        type: 'CLAIM',
+        uid: who.uid,
+        email: who.email,
+        at: new Date(this.clock()).toISOString(),
+      });
     } catch (err) {
       if (err instanceof TransitionRefused) return { outcome: 'not_claimable', state: String(err.state) };
       throw err;

@@ -9,15 +9,39 @@ import type { SandboxService } from './service.js';
 import { countRateLimited } from '../metrics/index.js';
 
 export function sandboxInput(appUrl: string) {
-  const name = (field: string) => z.string({ error: `${field} is required (1-60 characters)` }).trim().min(1, 'must be 1-60 characters').max(60, 'must be 1-60 characters');
+  const name = (field: string) =>
+    z
+      .string({ error: `${field} is required (1-60 characters)` })
+      .trim()
+      .min(1, 'must be 1-60 characters')
+      .max(60, 'must be 1-60 characters');
   return z
     .object({
       lovedOneFirstName: name('lovedOneFirstName').describe("The loved one's first name (1-60 characters)."),
       lovedOneLastName: name('lovedOneLastName').describe("The loved one's last name (1-60 characters)."),
-      sandbox: z.literal(true, { error: `must be true: this endpoint only creates sandbox workspaces. To create a real family workspace, a person signs in at ${appUrl}/onboarding` }).describe('Must be true.'),
-      familyName: z.string().trim().min(1, 'must not be empty').max(120, 'must be at most 120 characters').optional().describe('Defaults to "The <lastName> Family (sandbox)".'),
-      primaryCaregiverEmail: z.email('must be an email address').max(254).transform((e) => e.toLowerCase()).optional().describe('Strongly recommended: the email the caregiver must sign in with to claim this workspace.'),
-      careContext: z.string().max(2000, 'must be at most 2000 characters').optional().describe('Free-text context about the care situation (up to 2000 characters). Stored, never echoed in notifications.'),
+      sandbox: z
+        .literal(true, {
+          error: `must be true: this endpoint only creates sandbox workspaces. To create a real family workspace, a person signs in at ${appUrl}/onboarding`,
+        })
+        .describe('Must be true.'),
+      familyName: z
+        .string()
+        .trim()
+        .min(1, 'must not be empty')
+        .max(120, 'must be at most 120 characters')
+        .optional()
+        .describe('Defaults to "The <lastName> Family (sandbox)".'),
+      primaryCaregiverEmail: z
+        .email('must be an email address')
+        .max(254)
+        .transform((e) => e.toLowerCase())
+        .optional()
+        .describe('Strongly recommended: the email the caregiver must sign in with to claim this workspace.'),
+      careContext: z
+        .string()
+        .max(2000, 'must be at most 2000 characters')
+        .optional()
+        .describe('Free-text context about the care situation (up to 2000 characters). Stored, never echoed in notifications.'),
       familyMemberEmails: z
         .array(z.email('must be an email address').max(254))
         .max(64, 'must list at most 8 distinct emails')
@@ -67,7 +91,12 @@ export function sandboxTools(deps: SandboxToolDeps): ToolDefinition[] {
         const taken = await deps.limiter.take(`sandbox:ip:${ctx.clientIp}`, deps.policy);
         if (!taken.allowed) countRateLimited('sandbox');
         if (!taken.allowed)
-          throw new RpcError(RPC.RATE_LIMITED, 'Rate limit exceeded: too many sandbox workspaces from this address', { hint: `Wait ${taken.retryAfterSec} s, then retry once.`, retryAfterSec: taken.retryAfterSec }, 429);
+          throw new RpcError(
+            RPC.RATE_LIMITED,
+            'Rate limit exceeded: too many sandbox workspaces from this address',
+            { hint: `Wait ${taken.retryAfterSec} s, then retry once.`, retryAfterSec: taken.retryAfterSec },
+            429,
+          );
         const created = await deps.service.create({
           lovedOneFirstName: args.lovedOneFirstName,
           lovedOneLastName: args.lovedOneLastName,
@@ -88,7 +117,14 @@ export function sandboxTools(deps: SandboxToolDeps): ToolDefinition[] {
         if (deps.opsNotify) {
           // Best effort, ids and counts only: never names, emails or careContext.
           try {
-            deps.bus.publish(deps.opsSubject, { event: 'sandbox.created', workspaceId: result.workspaceId, lovedOneId: result.lovedOneId, inviteDraftCount: result.inviteDrafts.length, hasPrimaryCaregiverEmail: !!args.primaryCaregiverEmail, at: new Date().toISOString() });
+            deps.bus.publish(deps.opsSubject, {
+              event: 'sandbox.created',
+              workspaceId: result.workspaceId,
+              lovedOneId: result.lovedOneId,
+              inviteDraftCount: result.inviteDrafts.length,
+              hasPrimaryCaregiverEmail: !!args.primaryCaregiverEmail,
+              at: new Date().toISOString(),
+            });
           } catch {
             /* never fails the call */
           }

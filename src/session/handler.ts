@@ -20,29 +20,54 @@ export const FRESH_SIGN_IN_SEC = 5 * 60;
 
 const sessionBody = z.object({ idToken: z.string().min(1, 'is required').max(8192, 'is too long') });
 
-export function sessionHandlers(config: Config, db: Db, credentials: Credentials, timelines: Timelines, verify: IdTokenVerifier = createIdTokenVerifier(identityProvider(config)), clock: () => number = Date.now): RouteHandlers {
+export function sessionHandlers(
+  config: Config,
+  db: Db,
+  credentials: Credentials,
+  timelines: Timelines,
+  verify: IdTokenVerifier = createIdTokenVerifier(identityProvider(config)),
+  clock: () => number = Date.now,
+): RouteHandlers {
   const sessions = new SessionStore(db, credentials, clock);
   const workspaces = new WorkspaceStore(db, credentials, config.inboxDomain, timelines);
   return handlers(SESSION_ROUTES)
     .on('apiAuthSession', 'POST', async (req) => {
       const body = sessionBody.safeParse(req.body ?? {});
-      if (!body.success) throw new ApiProblem(400, 'VALIDATION_FAILED', `Invalid body: ${describeIssues(body.error)}`, 'Send {"idToken": "<identity-provider ID token>"}.');
+      if (!body.success)
+        throw new ApiProblem(400, 'VALIDATION_FAILED', `Invalid body: ${describeIssues(body.error)}`, 'Send {"idToken": "<identity-provider ID token>"}.');
       let identity;
       try {
         identity = await verify(body.data.idToken);
       } catch (err) {
-        if (err instanceof IdTokenError) throw new ApiProblem(401, 'UNAUTHORIZED', `idToken rejected: ${err.message}`, 'Sign in again with the identity provider and send the new ID token.');
+        if (err instanceof IdTokenError)
+          throw new ApiProblem(401, 'UNAUTHORIZED', `idToken rejected: ${err.message}`, 'Sign in again with the identity provider and send the new ID token.');
         throw err;
       }
       if (identity.authTime !== undefined && clock() / 1000 - identity.authTime > FRESH_SIGN_IN_SEC) {
-        return json(200, { authenticated: false, refreshRequired: true, message: 'Sign-in is older than 5 minutes: refresh the ID token (or sign in again) and send it once more.' });
+        return json(200, {
+          authenticated: false,
+          refreshRequired: true,
+          message: 'Sign-in is older than 5 minutes: refresh the ID token (or sign in again) and send it once more.',
+        });
       }
       const idToken = { hash: hashToken(body.data.idToken), expiresAt: new Date(identity.expiresAt ? identity.expiresAt * 1000 : clock() + SESSION_TTL_MS) };
       if (await sessions.idTokenSignedOut(idToken.hash))
-        throw new ApiProblem(401, 'UNAUTHORIZED', 'idToken rejected: a session opened with this ID token was signed out', 'Sign in again with the identity provider and send the new ID token.');
+        throw new ApiProblem(
+          401,
+          'UNAUTHORIZED',
+          'idToken rejected: a session opened with this ID token was signed out',
+          'Sign in again with the identity provider and send the new ID token.',
+        );
       const user = await workspaces.upsertUser(identity, new Date(clock()));
-      const { token, expiresAt } = await sessions.create({ uid: user._id, email: user.email, ...(user.name ? { name: user.name } : {}), tenant: user.tenant }, idToken);
-      return json(200, { authenticated: true, uid: user._id, email: user.email, name: user.name ?? null, tenant: user.tenant, expiresAt: expiresAt.toISOString() }, { 'set-cookie': sessionCookie(config, token, expiresAt), 'cache-control': 'no-store' });
+      const { token, expiresAt } = await sessions.create(
+        { uid: user._id, email: user.email, ...(user.name ? { name: user.name } : {}), tenant: user.tenant },
+        idToken,
+      );
+      return json(
+        200,
+        { authenticated: true, uid: user._id, email: user.email, name: user.name ?? null, tenant: user.tenant, expiresAt: expiresAt.toISOString() },
+        { 'set-cookie': sessionCookie(config, token, expiresAt), 'cache-control': 'no-store' },
+      );
     })
     .on('apiAuthMe', 'GET', async (req) => {
       const caller = await sessionCaller(db, credentials, req.headers);

@@ -4,10 +4,18 @@ import { defineRoutes, type SameOriginRule } from '../slice/contract.js';
 import { perMinute } from '../limits/limiter.js';
 
 const sessionStatus = { type: 'object', required: ['authenticated'], additionalProperties: true, properties: { authenticated: { type: 'boolean' } } };
-const sessionRequest = { type: 'object', required: ['idToken'], properties: { idToken: { type: 'string', minLength: 1, maxLength: 8192, description: 'An identity-provider ID token of a signed-in user.' } } };
+const sessionRequest = {
+  type: 'object',
+  required: ['idToken'],
+  properties: { idToken: { type: 'string', minLength: 1, maxLength: 8192, description: 'An identity-provider ID token of a signed-in user.' } },
+};
 
 /** A browser always sends Origin on a POST: a foreign one is another site's page (login CSRF). Servers send none. */
-const OWN_PAGES: SameOriginRule = { from: ['site', 'app'], allowMissing: true, hint: (origins) => `Sign-in and sign-out are accepted only from pages on ${origins}.` };
+const OWN_PAGES: SameOriginRule = {
+  from: ['site', 'app'],
+  allowMissing: true,
+  hint: (origins) => `Sign-in and sign-out are accepted only from pages on ${origins}.`,
+};
 
 export const SESSION_ROUTES = defineRoutes({
   apiAuthSession: {
@@ -25,7 +33,10 @@ export const SESSION_ROUTES = defineRoutes({
         description: 'Exchanges an identity-provider ID token for a session cookie (cc_session), or says that a token refresh is required.',
         operationId: 'create_session',
         requestBody: { required: true, content: jsonContent(kit.component('SessionRequest', sessionRequest)) },
-        responses: { '200': { description: 'A session cookie was set, or a refresh is required.', content: jsonContent({ type: 'object', additionalProperties: true }) }, ...errors('BadRequest', 'Unauthorized', 'Forbidden', 'RateLimited', 'Internal') },
+        responses: {
+          '200': { description: 'A session cookie was set, or a refresh is required.', content: jsonContent({ type: 'object', additionalProperties: true }) },
+          ...errors('BadRequest', 'Unauthorized', 'Forbidden', 'RateLimited', 'Internal'),
+        },
       },
     }),
   },
@@ -56,7 +67,10 @@ export const SESSION_ROUTES = defineRoutes({
         tags: ['session'],
         summary: 'Sign out',
         operationId: 'sign_out',
-        responses: { '200': { description: 'The session cookie is cleared.', content: jsonContent({ type: 'object', additionalProperties: true }) }, ...errors('Forbidden') },
+        responses: {
+          '200': { description: 'The session cookie is cleared.', content: jsonContent({ type: 'object', additionalProperties: true }) },
+          ...errors('Forbidden'),
+        },
       },
     }),
   },

@@ -53,13 +53,28 @@ describe('barChartSvg', () => {
 
   it('escapes every text it is given', () => {
     const payload = '"><script>alert(1)</script><img src=x onerror=alert(1)>';
-    const svg = barChartSvg(chart({ id: `x${payload}`, title: payload, description: payload, xLabel: payload, yLabel: payload, bars: [{ label: payload, value: 5, title: payload }] }));
+    const svg = barChartSvg(
+      chart({
+        id: `x${payload}`,
+        title: payload,
+        description: payload,
+        xLabel: payload,
+        yLabel: payload,
+        bars: [{ label: payload, value: 5, title: payload }],
+      }),
+    );
     // The payload stays text: no element from it, and no attribute once quoted values and text are set aside.
     expect(svg).not.toMatch(/<script|<img/i);
     expect(svg.replace(/"[^"]*"/g, '""').replace(/>[^<]*</g, '><')).not.toMatch(/onerror|alert/);
     // Six texts, and the id twice in aria-labelledby and once each on the title and the description:
     // every one arrives as the payload's own characters once the entities are read back.
-    const decode = (v: string) => v.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
+    const decode = (v: string) =>
+      v
+        .replace(/&lt;/g, '<')
+        .replace(/&gt;/g, '>')
+        .replace(/&quot;/g, '"')
+        .replace(/&#39;/g, "'")
+        .replace(/&amp;/g, '&');
     expect(svg.match(/&lt;script(>|&gt;)alert\(1\)&lt;\/script(>|&gt;)/g)?.length).toBe(10);
     expect(decode(attr(svg, 'aria-labelledby')!)).toBe(`x${payload}-title x${payload}-desc`);
   });
@@ -79,7 +94,16 @@ describe('barChartSvg', () => {
 
 describe('the chart block', () => {
   it('is drawn in the HTML and left out of the markdown, whose table carries the data', () => {
-    const page = { status: 200, title: 'T', description: 'D', path: '/x', blocks: [{ kind: 'chart' as const, chart: chart() }, { kind: 'table' as const, caption: 'Cost by year', head: ['Year', 'Cost'], rows: [[['1'], ['$100']]] }] };
+    const page = {
+      status: 200,
+      title: 'T',
+      description: 'D',
+      path: '/x',
+      blocks: [
+        { kind: 'chart' as const, chart: chart() },
+        { kind: 'table' as const, caption: 'Cost by year', head: ['Year', 'Cost'], rows: [[['1'], ['$100']]] },
+      ],
+    };
     expect(blocksHtml(page.blocks)).toContain('<svg');
     const md = renderMarkdown(page, 'https://example.org');
     expect(md).not.toMatch(/<svg|Bar chart/);

@@ -84,7 +84,15 @@ export function BarChartSvg({ chart }: { chart: BarChart }) {
         <text class="chart-label" x={PLOT.left + plotW / 2} y={HEIGHT - 10} text-anchor="middle" font-size="14" fill="#1d2430">
           {chart.xLabel}
         </text>
-        <text class="chart-label" x="0" y="0" transform={`translate(16 ${PLOT.top + plotH / 2}) rotate(-90)`} text-anchor="middle" font-size="14" fill="#1d2430">
+        <text
+          class="chart-label"
+          x="0"
+          y="0"
+          transform={`translate(16 ${PLOT.top + plotH / 2}) rotate(-90)`}
+          text-anchor="middle"
+          font-size="14"
+          fill="#1d2430"
+        >
           {chart.yLabel}
         </text>
       </svg>

@@ -74,11 +74,20 @@ export function communityForms(deps: PagesDeps, db: Db, credentials: Credentials
           const chosen = displayNameSchema.safeParse(values.displayName ?? '');
           if (!chosen.success) {
             const message = chosen.error.issues[0]?.message ?? '';
-            return again(400, message.includes('email') ? 'Please choose a name rather than an email address, such as "Ana R." or "Daughter in Ohio".' : FRIENDLY.displayName!, 'displayName');
+            return again(
+              400,
+              message.includes('email') ? 'Please choose a name rather than an email address, such as "Ana R." or "Daughter in Ohio".' : FRIENDLY.displayName!,
+              'displayName',
+            );
           }
           name = await store.chooseName(caller.uid, chosen.data);
         }
-        const input = { channel: channel.slug, action, ...(action === 'thread' ? { title: values.title ?? '', body: values.body ?? '' } : {}), ...(action === 'comment' ? { threadId: threadId ?? '', body: values.body ?? '' } : {}) };
+        const input = {
+          channel: channel.slug,
+          action,
+          ...(action === 'thread' ? { title: values.title ?? '', body: values.body ?? '' } : {}),
+          ...(action === 'comment' ? { threadId: threadId ?? '', body: values.body ?? '' } : {}),
+        };
         const parsed = communityAction.safeParse(input);
         if (!parsed.success) {
           const field = String(parsed.error.issues[0]?.path[0] ?? '');
@@ -96,7 +105,13 @@ export function communityForms(deps: PagesDeps, db: Db, credentials: Credentials
         return { redirectTo: `${config.siteUrl}${to}` };
       } catch (err) {
         if (!(err instanceof ApiProblem)) throw err;
-        if (err.status === 429) return again(429, `You have posted a lot in the last minute. Please wait ${err.headers['retry-after'] ?? 'a'} seconds and send again; what you wrote is below.`, undefined, err.headers);
+        if (err.status === 429)
+          return again(
+            429,
+            `You have posted a lot in the last minute. Please wait ${err.headers['retry-after'] ?? 'a'} seconds and send again; what you wrote is below.`,
+            undefined,
+            err.headers,
+          );
         if (err.status === 403) return again(403, 'Join the channel first; then you can post. What you wrote is below.');
         if (err.status === 404) return again(404, 'That thread is no longer here.');
         throw err;

@@ -72,9 +72,17 @@ export function agentsJson(input: DiscoveryInput): Json {
   return {
     schemaVersion: '1.0',
     name: 'carecircle',
-    description: 'Family care coordination for people who look after an older relative, with a public care-resource directory, community channels and a long-term-care cost calculator.',
+    description:
+      'Family care coordination for people who look after an older relative, with a public care-resource directory, community channels and a long-term-care cost calculator.',
     url: config.siteUrl,
-    documentation: { llms: u.llms, llmsFull: u.llmsFull, openapi: u.openapi, apiCatalog: u.apiCatalog, mcpServerJson: u.serverJson, markdown: `${u.markdown}?path=/` },
+    documentation: {
+      llms: u.llms,
+      llmsFull: u.llmsFull,
+      openapi: u.openapi,
+      apiCatalog: u.apiCatalog,
+      mcpServerJson: u.serverJson,
+      markdown: `${u.markdown}?path=/`,
+    },
     api: { openapi: u.openapi, baseUrl: config.siteUrl, errors: 'ApiError: {error: {code, message, hint}, code, message, hint} with an upper-case code' },
     mcp: {
       servers: mcpEndpoints(config, input.slices).map((e) => ({
@@ -93,7 +101,12 @@ export function agentsJson(input: DiscoveryInput): Json {
       })),
     },
     auth: {
-      oauth: { issuer: config.authUrl, metadata: u.oauthMetadata, scopes: [...OAUTH_SCOPES], grant: 'authorization_code with PKCE (S256); dynamic client registration' },
+      oauth: {
+        issuer: config.authUrl,
+        metadata: u.oauthMetadata,
+        scopes: [...OAUTH_SCOPES],
+        grant: 'authorization_code with PKCE (S256); dynamic client registration',
+      },
       apiKey: { format: 'sk-svc-<64 hex characters>', header: 'Authorization: Bearer <API key>', mint: `${config.appUrl}/settings` },
       community: 'POST /api/community takes Authorization: Bearer <identity-provider ID token>.',
     },
@@ -110,7 +123,14 @@ function toolLines(e: McpEndpointInfo): string[] {
 }
 
 function endpointSection(e: McpEndpointInfo): string[] {
-  return [`### ${e.title}`, '', `Endpoint: ${e.url} (MCP ${e.protocolVersion}, the current revision, without initialize; also ${e.supportedProtocolVersions.slice(1).join(', ')} through initialize; Streamable HTTP, JSON responses). Authentication: ${escapeMarkdown(e.authDescription)}`, '', ...toolLines(e), ''];
+  return [
+    `### ${e.title}`,
+    '',
+    `Endpoint: ${e.url} (MCP ${e.protocolVersion}, the current revision, without initialize; also ${e.supportedProtocolVersions.slice(1).join(', ')} through initialize; Streamable HTTP, JSON responses). Authentication: ${escapeMarkdown(e.authDescription)}`,
+    '',
+    ...toolLines(e),
+    '',
+  ];
 }
 
 export function llmsTxt(input: DiscoveryInput): string {
@@ -153,13 +173,26 @@ export function llmsFullTxt(input: DiscoveryInput): string {
   const u = urls(config);
   const lines: string[] = [llmsTxt(input).trimEnd(), '', '## Site API operations', ''];
   const paths = (input.openapi.paths ?? {}) as Record<string, Record<string, { summary?: string }>>;
-  for (const [path, ops] of Object.entries(paths)) for (const [method, op] of Object.entries(ops)) lines.push(`- \`${method.toUpperCase()} ${path}\`: ${escapeMarkdown(op.summary ?? '')}`);
+  for (const [path, ops] of Object.entries(paths))
+    for (const [method, op] of Object.entries(ops)) lines.push(`- \`${method.toUpperCase()} ${path}\`: ${escapeMarkdown(op.summary ?? '')}`);
   lines.push('', '## Tool argument schemas', '');
   for (const e of mcpEndpoints(config, input.slices).filter((x) => x.id === 'directory'))
-    for (const t of input.directoryTools) lines.push(`### ${t.name} (${e.url})`, '', escapeMarkdown(t.description), '', '```json', JSON.stringify(t.inputSchema, null, 2), '```', '');
-  lines.push(`The workspace and sandbox tools describe their arguments in \`tools/list\` on their endpoints.`, '', '## Partner ingest', '', `${INGEST_SUMMARY} Endpoint: ${u.ingest}.`, '', '## Care resources', '');
+    for (const t of input.directoryTools)
+      lines.push(`### ${t.name} (${e.url})`, '', escapeMarkdown(t.description), '', '```json', JSON.stringify(t.inputSchema, null, 2), '```', '');
+  lines.push(
+    `The workspace and sandbox tools describe their arguments in \`tools/list\` on their endpoints.`,
+    '',
+    '## Partner ingest',
+    '',
+    `${INGEST_SUMMARY} Endpoint: ${u.ingest}.`,
+    '',
+    '## Care resources',
+    '',
+  );
   for (const r of directory.data.resources)
-    lines.push(`- [${escapeMarkdown(r.name)}](${s}/resources/${r.id}) (${CATEGORY_LABELS[r.category]}${r.phone ? `; phone ${r.phone}` : ''}): ${escapeMarkdown(r.summary)}`);
+    lines.push(
+      `- [${escapeMarkdown(r.name)}](${s}/resources/${r.id}) (${CATEGORY_LABELS[r.category]}${r.phone ? `; phone ${r.phone}` : ''}): ${escapeMarkdown(r.summary)}`,
+    );
   lines.push('', '## Community channels', '');
   for (const c of directory.data.channels) lines.push(`- [${escapeMarkdown(c.name)}](${s}/channels/${c.slug}): ${escapeMarkdown(c.summary)}`);
   lines.push('', '## Glossary', '');
@@ -178,7 +211,10 @@ export function apiCatalog(input: DiscoveryInput): Json {
     {
       anchor: siteApi,
       'service-desc': [{ href: u.openapi, type: 'application/vnd.oai.openapi+json;version=3.0', title: 'OpenAPI 3.0.3 description of the site API' }],
-      'service-doc': [{ href: u.llms, type: 'text/markdown', title: 'llms.txt' }, { href: u.llmsFull, type: 'text/markdown', title: 'llms-full.txt' }],
+      'service-doc': [
+        { href: u.llms, type: 'text/markdown', title: 'llms.txt' },
+        { href: u.llmsFull, type: 'text/markdown', title: 'llms-full.txt' },
+      ],
       'service-meta': [{ href: u.agents, type: 'application/json', title: 'Agent and MCP discovery manifest' }],
       status: [{ href: `${config.siteUrl}/readyz`, type: 'application/json' }],
     },
@@ -236,7 +272,15 @@ export function serverJson(input: DiscoveryInput): Json {
     ),
     _meta: {
       'io.modelcontextprotocol.registry/publisher-provided': {
-        endpoints: endpoints.map((e) => ({ name: e.name, title: e.title, url: e.url, auth: e.auth, protocolVersion: e.protocolVersion, supportedProtocolVersions: e.supportedProtocolVersions, tools: e.tools.map((t) => t.name) })),
+        endpoints: endpoints.map((e) => ({
+          name: e.name,
+          title: e.title,
+          url: e.url,
+          auth: e.auth,
+          protocolVersion: e.protocolVersion,
+          supportedProtocolVersions: e.supportedProtocolVersions,
+          tools: e.tools.map((t) => t.name),
+        })),
         oauthAuthorizationServer: config.authUrl,
         documentation: urls(config).llms,
       },

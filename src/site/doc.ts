@@ -153,5 +153,7 @@ function blockMd(b: Block, siteUrl: string): string {
 /** The page as a markdown document: title, summary, canonical URL, then the same blocks as the HTML. */
 export function renderMarkdown(page: Page, siteUrl: string): string {
   const body = page.blocks.map((b) => blockMd(b, siteUrl)).filter(Boolean);
-  return [`# ${escapeMarkdown(page.title)}`, `> ${escapeMarkdown(page.description)}`, `Source: ${mdUrl(`${siteUrl}${page.path}`)}`, ...body].join('\n\n') + '\n';
+  return (
+    [`# ${escapeMarkdown(page.title)}`, `> ${escapeMarkdown(page.description)}`, `Source: ${mdUrl(`${siteUrl}${page.path}`)}`, ...body].join('\n\n') + '\n'
+  );
 }

@@ -8,7 +8,11 @@ import { Blocks } from './docHtml.js';
 /** No scripts at all; styles and images only from the site itself; forms post only to the site. */
 export const CONTENT_SECURITY_POLICY = contentSecurityPolicy({ style: "'self'", img: "'self'", formTargets: [], baseUri: "'none'", frameAncestors: "'none'" });
 
-export const PAGE_HEADERS: Readonly<Record<string, string>> = pageHeaders({ csp: CONTENT_SECURITY_POLICY, referrer: 'strict-origin-when-cross-origin', frameOptions: true });
+export const PAGE_HEADERS: Readonly<Record<string, string>> = pageHeaders({
+  csp: CONTENT_SECURITY_POLICY,
+  referrer: 'strict-origin-when-cross-origin',
+  frameOptions: true,
+});
 
 export const NAV: readonly { path: string; label: string }[] = [
   { path: '/resources', label: 'Resources' },
@@ -26,12 +30,16 @@ function header(pagePath: string) {
   return (
     <header class="site">
       <div class="bar">
-        <a class="brand" href="/">carecircle</a>
+        <a class="brand" href="/">
+          carecircle
+        </a>
         <nav aria-label="Main">
           <ul>
             {NAV.map((n) => (
               <li>
-                <a href={n.path} aria-current={current(pagePath, n.path) ? 'page' : undefined}>{n.label}</a>
+                <a href={n.path} aria-current={current(pagePath, n.path) ? 'page' : undefined}>
+                  {n.label}
+                </a>
               </li>
             ))}
           </ul>
@@ -46,7 +54,8 @@ const footer = (markdownHref: string) => (
     <div class="bar">
       <p>carecircle: a care-resource directory and community for family caregivers of older adults. Not medical or legal advice; in an emergency call 911.</p>
       <p>
-        For AI assistants: <a href="/llms.txt">llms.txt</a> · <a href="/openapi.json">OpenAPI</a> · <a href="/api/mcp">MCP endpoint</a> · this page as <a href={markdownHref}>markdown</a>
+        For AI assistants: <a href="/llms.txt">llms.txt</a> · <a href="/openapi.json">OpenAPI</a> · <a href="/api/mcp">MCP endpoint</a> · this page as{' '}
+        <a href={markdownHref}>markdown</a>
       </p>
     </div>
   </footer>

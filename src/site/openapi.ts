@@ -11,7 +11,6 @@ export const OPENAPI_VERSION = '3.0.3';
 /** The version of the site API description (SPEC: Versioning). */
 export const SITE_API_VERSION = '1.0.0';
 
-
 const apiErrorSchema: Json = {
   type: 'object',
   description: 'Site API error: the `error` object and a top-level copy of the same three fields.',
@@ -33,7 +32,12 @@ const rpcId = { description: 'String, number or null.', anyOf: [{ type: 'string'
 const jsonRpcRequest: Json = {
   type: 'object',
   required: ['jsonrpc', 'method'],
-  properties: { jsonrpc: { type: 'string', enum: ['2.0'] }, id: rpcId, method: { type: 'string', minLength: 1 }, params: { type: 'object', additionalProperties: true } },
+  properties: {
+    jsonrpc: { type: 'string', enum: ['2.0'] },
+    id: rpcId,
+    method: { type: 'string', minLength: 1 },
+    params: { type: 'object', additionalProperties: true },
+  },
 };
 
 const jsonRpcResponse: Json = {
@@ -58,7 +62,12 @@ const jsonRpcResponse: Json = {
 const toolSchema: Json = {
   type: 'object',
   required: ['name', 'description', 'inputSchema'],
-  properties: { name: { type: 'string' }, title: { type: 'string' }, description: { type: 'string' }, inputSchema: { type: 'object', additionalProperties: true } },
+  properties: {
+    name: { type: 'string' },
+    title: { type: 'string' },
+    description: { type: 'string' },
+    inputSchema: { type: 'object', additionalProperties: true },
+  },
 };
 
 const mcpDescriptor: Json = {
@@ -98,7 +107,11 @@ const oauthMetadataSchema: Json = {
   },
 };
 
-const linkTarget: Json = { type: 'object', required: ['href'], properties: { href: { type: 'string', format: 'uri' }, type: { type: 'string' }, title: { type: 'string' } } };
+const linkTarget: Json = {
+  type: 'object',
+  required: ['href'],
+  properties: { href: { type: 'string', format: 'uri' }, type: { type: 'string' }, title: { type: 'string' } },
+};
 const linksetSchema: Json = {
   type: 'object',
   description: 'RFC 9264 linkset (JSON), as profiled by RFC 9727 for API catalogs.',
@@ -106,7 +119,12 @@ const linksetSchema: Json = {
   properties: {
     linkset: {
       type: 'array',
-      items: { type: 'object', required: ['anchor'], properties: { anchor: { type: 'string', format: 'uri' } }, additionalProperties: { type: 'array', items: ref('LinkTarget') } },
+      items: {
+        type: 'object',
+        required: ['anchor'],
+        properties: { anchor: { type: 'string', format: 'uri' } },
+        additionalProperties: { type: 'array', items: ref('LinkTarget') },
+      },
     },
   },
 };
@@ -151,7 +169,10 @@ const agentsSchema: Json = {
               url: { type: 'string', format: 'uri' },
               transport: { type: 'string' },
               auth: { type: 'object', required: ['type'], properties: { type: { type: 'string', enum: ['none', 'bearer'] } } },
-              tools: { type: 'array', items: { type: 'object', required: ['name', 'description'], properties: { name: { type: 'string' }, description: { type: 'string' } } } },
+              tools: {
+                type: 'array',
+                items: { type: 'object', required: ['name', 'description'], properties: { name: { type: 'string' }, description: { type: 'string' } } },
+              },
             },
           },
         },
@@ -215,7 +236,11 @@ export function buildOpenApi(config: Config, slices: readonly SliceManifest[]): 
         ...Object.fromEntries(
           Object.entries(STANDARD_ERRORS).map(([name, e]) => [
             name,
-            { description: e.description, content: jsonContent(ref('ApiError')), ...(e.status === 429 || e.status === 503 ? { headers: { 'Retry-After': { schema: { type: 'integer' } } } } : {}) },
+            {
+              description: e.description,
+              content: jsonContent(ref('ApiError')),
+              ...(e.status === 429 || e.status === 503 ? { headers: { 'Retry-After': { schema: { type: 'integer' } } } } : {}),
+            },
           ]),
         ),
         HeaderFieldsTooLarge: {

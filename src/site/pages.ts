@@ -14,7 +14,20 @@ export function notFoundPage(path: string): Page {
     title: 'Page not found',
     description: 'There is no page at this address.',
     path,
-    blocks: [{ kind: 'para', content: ['Try the ', { text: 'resource search', href: '/resources' }, ', the ', { text: 'channels', href: '/channels' }, ' or the ', { text: 'home page', href: '/' }, '.'] }],
+    blocks: [
+      {
+        kind: 'para',
+        content: [
+          'Try the ',
+          { text: 'resource search', href: '/resources' },
+          ', the ',
+          { text: 'channels', href: '/channels' },
+          ' or the ',
+          { text: 'home page', href: '/' },
+          '.',
+        ],
+      },
+    ],
   };
 }
 
@@ -26,13 +39,16 @@ export async function resolvePage(deps: PagesDeps, path: string, query: URLSearc
   if (clean === '/channels') return channelsPage(deps);
   if (clean === '/calculator') return calculatorPage(deps, query);
   if (clean === '/glossary') return glossaryPage(deps);
-  const parts = clean.split('/').slice(1).map((p) => {
-    try {
-      return decodeURIComponent(p);
-    } catch {
-      return '\u0000';
-    }
-  });
+  const parts = clean
+    .split('/')
+    .slice(1)
+    .map((p) => {
+      try {
+        return decodeURIComponent(p);
+      } catch {
+        return '\u0000';
+      }
+    });
   if (parts.length === 2 && parts[0] === 'resources') return resourcePage(deps, parts[1] ?? '');
   if (parts.length === 2 && parts[0] === 'channels') return channelPage(deps, parts[1] ?? '', query, who);
   if (parts.length === 4 && parts[0] === 'channels' && parts[2] === 'threads') return threadPage(deps, parts[1] ?? '', parts[3] ?? '', query, who);

@@ -54,7 +54,13 @@ export function markdownTarget(req: HttpRequestEnvelope, siteUrl: string): URL {
   const hint = 'Pass a path on this site, such as /resources/eldercare-locator or /calculator?careType=assisted_living; /llms.txt lists the pages.';
   if (raw.length > MAX_PATH) throw new ApiProblem(400, 'VALIDATION_FAILED', `${field} must be at most ${MAX_PATH} characters`, hint);
   // The OpenAPI document's pattern, so the document and this check refuse the same values.
-  const refused = () => new ApiProblem(400, 'VALIDATION_FAILED', `${field} must be a path on this site: starting with a single / (not // or /\\) or with ${siteUrl}, without control characters`, hint);
+  const refused = () =>
+    new ApiProblem(
+      400,
+      'VALIDATION_FAILED',
+      `${field} must be a path on this site: starting with a single / (not // or /\\) or with ${siteUrl}, without control characters`,
+      hint,
+    );
   if (!new RegExp(onSitePattern(siteUrl), 'u').test(raw)) throw refused();
   let url: URL;
   try {
@@ -73,15 +79,25 @@ export function markdownTarget(req: HttpRequestEnvelope, siteUrl: string): URL {
 export function pagesRoutes(deps: PagesDeps, forms: CommunityForms): RouteHandlers {
   const { config } = deps;
   return handlers(SITE_ROUTES)
-    .on('styles', 'GET', async (req) => cacheable(req, 200, STYLESHEET, 'text/css; charset=utf-8', { 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' }))
-    .on('favicon', 'GET', async (req) => cacheable(req, 200, FAVICON_SVG, 'image/svg+xml', { 'cache-control': 'public, max-age=86400', 'x-content-type-options': 'nosniff' }))
+    .on('styles', 'GET', async (req) =>
+      cacheable(req, 200, STYLESHEET, 'text/css; charset=utf-8', { 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' }),
+    )
+    .on('favicon', 'GET', async (req) =>
+      cacheable(req, 200, FAVICON_SVG, 'image/svg+xml', { 'cache-control': 'public, max-age=86400', 'x-content-type-options': 'nosniff' }),
+    )
     .on('markdown', 'GET', async (req) => {
       const url = markdownTarget(req, config.siteUrl);
       const page = await resolvePage(deps, url.pathname, url.searchParams);
       if (!page || page.status === 404)
         throw new ApiProblem(404, 'NOT_FOUND', `No page at ${url.pathname}`, `The pages are listed in ${config.siteUrl}/llms.txt.`, { vary: VARY });
       if (page.status === 400)
-        throw new ApiProblem(400, 'VALIDATION_FAILED', (page.errors ?? []).map((e) => (e.message.startsWith(e.field) ? e.message : `${e.field}: ${e.message}`)).join('; ') || 'invalid query', 'Correct the query of the path and try again.', { vary: VARY });
+        throw new ApiProblem(
+          400,
+          'VALIDATION_FAILED',
+          (page.errors ?? []).map((e) => (e.message.startsWith(e.field) ? e.message : `${e.field}: ${e.message}`)).join('; ') || 'invalid query',
+          'Correct the query of the path and try again.',
+          { vary: VARY },
+        );
       return pageReply(req, page, config, true);
     })
     .on('pages', 'GET', async (req) => {

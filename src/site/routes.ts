@@ -30,7 +30,10 @@ function discoveryDoc(path: string, summary: string, description: string | ((con
         tags: ['discovery'],
         summary,
         description: typeof description === 'string' ? description : description(config),
-        operationId: `get_${summary.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_|_$/g, '').toLowerCase()}`,
+        operationId: `get_${summary
+          .replace(/[^A-Za-z0-9]+/g, '_')
+          .replace(/^_|_$/g, '')
+          .toLowerCase()}`,
         responses: { '200': { description: summary, headers: noCache, content: { [contentType]: { schema } } } },
       },
     }),
@@ -41,13 +44,47 @@ function discoveryDoc(path: string, summary: string, description: string | ((con
 const page = (path: string | readonly string[]): RouteSpec => ({ hosts: ['site'], path, methods: ['GET'], forwardHeaders: ['accept', 'if-none-match'] });
 
 export const SITE_ROUTES = defineRoutes({
-  openapiJson: discoveryDoc('/openapi.json', 'OpenAPI description', 'This document.', 'application/json', { type: 'object', required: ['openapi', 'info', 'paths'], additionalProperties: true }),
-  agentsJson: discoveryDoc('/agents.json', 'Agent manifest', 'Agent and MCP discovery manifest: every MCP endpoint with its tools and authentication.', 'application/json', ref('AgentsManifest')),
+  openapiJson: discoveryDoc('/openapi.json', 'OpenAPI description', 'This document.', 'application/json', {
+    type: 'object',
+    required: ['openapi', 'info', 'paths'],
+    additionalProperties: true,
+  }),
+  agentsJson: discoveryDoc(
+    '/agents.json',
+    'Agent manifest',
+    'Agent and MCP discovery manifest: every MCP endpoint with its tools and authentication.',
+    'application/json',
+    ref('AgentsManifest'),
+  ),
   llmsTxt: discoveryDoc('/llms.txt', 'llms.txt', 'Markdown index of the canonical pages, APIs and MCP endpoints.', 'text/markdown', { type: 'string' }),
-  llmsFullTxt: discoveryDoc('/llms-full.txt', 'llms-full.txt', 'Expanded index: every resource, channel, glossary term, API operation and MCP tool schema.', 'text/markdown', { type: 'string' }),
-  apiCatalog: discoveryDoc('/.well-known/api-catalog', 'API catalog', 'RFC 9727 API catalog: a linkset of every API with its description, documentation and metadata.', 'application/linkset+json', ref('Linkset')),
-  serverJson: discoveryDoc('/.well-known/mcp/server.json', 'MCP server metadata', 'MCP registry server.json with a remote for each MCP endpoint.', 'application/json', ref('ServerJson')),
-  mcpJson: discoveryDoc('/.well-known/mcp.json', 'MCP server metadata mirror', 'The same document as /.well-known/mcp/server.json.', 'application/json', ref('ServerJson')),
+  llmsFullTxt: discoveryDoc(
+    '/llms-full.txt',
+    'llms-full.txt',
+    'Expanded index: every resource, channel, glossary term, API operation and MCP tool schema.',
+    'text/markdown',
+    { type: 'string' },
+  ),
+  apiCatalog: discoveryDoc(
+    '/.well-known/api-catalog',
+    'API catalog',
+    'RFC 9727 API catalog: a linkset of every API with its description, documentation and metadata.',
+    'application/linkset+json',
+    ref('Linkset'),
+  ),
+  serverJson: discoveryDoc(
+    '/.well-known/mcp/server.json',
+    'MCP server metadata',
+    'MCP registry server.json with a remote for each MCP endpoint.',
+    'application/json',
+    ref('ServerJson'),
+  ),
+  mcpJson: discoveryDoc(
+    '/.well-known/mcp.json',
+    'MCP server metadata mirror',
+    'The same document as /.well-known/mcp/server.json.',
+    'application/json',
+    ref('ServerJson'),
+  ),
   oauthMetadata: discoveryDoc(
     '/.well-known/oauth-authorization-server',
     'OAuth authorization server metadata',
@@ -65,10 +102,17 @@ export const SITE_ROUTES = defineRoutes({
       get: {
         tags: ['markdown'],
         summary: 'A directory page as markdown',
-        description: 'Renders the page at `path` (with its query) from the same data as the HTML page. Pages also answer markdown directly when asked with `Accept: text/markdown`.',
+        description:
+          'Renders the page at `path` (with its query) from the same data as the HTML page. Pages also answer markdown directly when asked with `Accept: text/markdown`.',
         operationId: 'get_markdown',
         parameters: [
-          { name: 'path', in: 'query', required: false, schema: { type: 'string', maxLength: 2048, pattern: onSitePattern(config.siteUrl), example: '/resources/eldercare-locator' }, description: 'Site path to render, with its query: starting with / (or with SITE_URL). Default: the x-md-original-path header, else /.' },
+          {
+            name: 'path',
+            in: 'query',
+            required: false,
+            schema: { type: 'string', maxLength: 2048, pattern: onSitePattern(config.siteUrl), example: '/resources/eldercare-locator' },
+            description: 'Site path to render, with its query: starting with / (or with SITE_URL). Default: the x-md-original-path header, else /.',
+          },
           {
             name: 'x-md-original-path',
             in: 'header',
@@ -90,7 +134,12 @@ export const SITE_ROUTES = defineRoutes({
   favicon: page('/favicon.svg'),
   pages: page(['/', '/resources', '/resources/:id', '/calculator', '/glossary']),
   /** Channel pages show the signed-in reader what they can do there, so they read the session cookie. */
-  communityPages: { hosts: ['site'], path: ['/channels', '/channels/:slug', '/channels/:slug/threads/:threadId'], methods: ['GET'], forwardHeaders: ['accept', 'if-none-match', 'cookie'] },
+  communityPages: {
+    hosts: ['site'],
+    path: ['/channels', '/channels/:slug', '/channels/:slug/threads/:threadId'],
+    methods: ['GET'],
+    forwardHeaders: ['accept', 'if-none-match', 'cookie'],
+  },
   /** The channel pages' forms (join, leave, thread, reply) as the person signed in. */
   communityForms: {
     hosts: ['site'],

@@ -11,6 +11,9 @@ export const siteSlice = defineSlice({
   routes: SITE_ROUTES,
   serve: (ctx) => {
     const directory = loadDirectory(ctx.config.siteUrl);
-    return handlers(SITE_ROUTES).with(discoveryHandlers(ctx.config, directory, ctx.slices)).with(pagesHandlers(ctx.config, ctx.db, ctx.credentials, directory, ctx.limiter)).done();
+    return handlers(SITE_ROUTES)
+      .with(discoveryHandlers(ctx.config, directory, ctx.slices))
+      .with(pagesHandlers(ctx.config, ctx.db, ctx.credentials, directory, ctx.limiter))
+      .done();
   },
 });

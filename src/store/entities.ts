@@ -6,7 +6,16 @@
 // name and version are stored beside the snapshot; a stored snapshot is untrusted input and
 // is checked against the machine before use.
 import type { Db, Document } from 'mongodb';
-import { createActor, initialTransition, transition, type AnyMachineSnapshot, type AnyStateMachine, type EventFromLogic, type InputFrom, type SnapshotFrom } from 'xstate';
+import {
+  createActor,
+  initialTransition,
+  transition,
+  type AnyMachineSnapshot,
+  type AnyStateMachine,
+  type EventFromLogic,
+  type InputFrom,
+  type SnapshotFrom,
+} from 'xstate';
 import { VersionedStore } from './versioned.js';
 
 export const ENTITY_SNAPSHOTS = 'entity_snapshots';
@@ -50,7 +59,10 @@ const MAX_ATTEMPTS = 20;
 export class EntityStore {
   private readonly rows: VersionedStore<StoredSnapshot>;
 
-  constructor(db: Db, private readonly clock: () => number = Date.now) {
+  constructor(
+    db: Db,
+    private readonly clock: () => number = Date.now,
+  ) {
     this.rows = new VersionedStore<StoredSnapshot>(db, ENTITY_SNAPSHOTS);
   }
 
@@ -62,7 +74,9 @@ export class EntityStore {
   private restore<M extends AnyStateMachine>(spec: MachineSpec<M>, stored: StoredSnapshot): SnapshotFrom<M> {
     if (stored.machine !== spec.name || stored.machineVersion !== spec.version)
       throw new EntityConflict(`stored snapshot is ${stored.machine} v${stored.machineVersion}, expected ${spec.name} v${spec.version}`);
-    return (createActor(spec.machine as AnyStateMachine, { snapshot: stored.snapshot as never }) as { getSnapshot(): unknown }).getSnapshot() as SnapshotFrom<M>;
+    return (
+      createActor(spec.machine as AnyStateMachine, { snapshot: stored.snapshot as never }) as { getSnapshot(): unknown }
+    ).getSnapshot() as SnapshotFrom<M>;
   }
 
   async load<M extends AnyStateMachine>(spec: MachineSpec<M>, id: string): Promise<SnapshotFrom<M> | null> {

@@ -25,7 +25,15 @@ export async function ensureIndexes(db: Db, log: Logger, tables: readonly IndexT
       try {
         // Bounded: a DDL call that never answers (seen once under load on FerretDB) is retried,
         // not waited on forever.
-        const existing = new Set((await db.collection(collection).listIndexes({ timeoutMS: DDL_TIMEOUT_MS }).toArray().catch(() => [])).map((i: { name?: string }) => i.name));
+        const existing = new Set(
+          (
+            await db
+              .collection(collection)
+              .listIndexes({ timeoutMS: DDL_TIMEOUT_MS })
+              .toArray()
+              .catch(() => [])
+          ).map((i: { name?: string }) => i.name),
+        );
         const missing = indexes.filter((i) => !existing.has(i.name));
         if (missing.length) await db.collection(collection).createIndexes(missing, { timeoutMS: DDL_TIMEOUT_MS });
         created += missing.length;

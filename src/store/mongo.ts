@@ -14,7 +14,10 @@ export interface Store {
 
 /** The database named in the URL's path, or `carecircle`. */
 export function databaseName(url: string): string {
-  const path = url.replace(/^mongodb(\+srv)?:\/\/[^/]*/, '').replace(/^\//, '').split('?')[0];
+  const path = url
+    .replace(/^mongodb(\+srv)?:\/\/[^/]*/, '')
+    .replace(/^\//, '')
+    .split('?')[0];
   return path ? decodeURIComponent(path) : 'carecircle';
 }
 

@@ -31,7 +31,10 @@ export function bindSlice(slice: SliceManifest, ctx: SliceContext): HttpHandler 
     const methods = table[name] ?? {};
     const missing = spec.methods.filter((m) => !methods[m]);
     const extra = Object.keys(methods).filter((m) => !spec.methods.includes(m as HttpMethod));
-    if (missing.length || extra.length) throw new Error(`slice ${slice.name}, route ${name}: ${missing.length ? `no handler for ${missing.join(', ')}` : `handlers for undeclared ${extra.join(', ')}`}`);
+    if (missing.length || extra.length)
+      throw new Error(
+        `slice ${slice.name}, route ${name}: ${missing.length ? `no handler for ${missing.join(', ')}` : `handlers for undeclared ${extra.join(', ')}`}`,
+      );
     for (const path of pathsOf(spec)) bound.push({ ...compilePath(path), methods });
   }
   const unknown = Object.keys(table).filter((name) => !(name in routes));
@@ -46,12 +49,24 @@ export function bindSlice(slice: SliceManifest, ctx: SliceContext): HttpHandler 
       const onPath = bound.filter((r) => r.pattern.test(req.path));
       const route = onPath.find((r) => r.methods[method]);
       const handler = route?.methods[method];
-      if (!route || !handler) return apiError(onPath.length ? 405 : 404, onPath.length ? 'METHOD_NOT_ALLOWED' : 'NOT_FOUND', `Nothing serves ${req.method} ${req.path}`, 'Check the method and path.');
+      if (!route || !handler)
+        return apiError(
+          onPath.length ? 405 : 404,
+          onPath.length ? 'METHOD_NOT_ALLOWED' : 'NOT_FOUND',
+          `Nothing serves ${req.method} ${req.path}`,
+          'Check the method and path.',
+        );
       const match = route.pattern.exec(req.path)!;
       const params: Record<string, string> = {};
       for (const [i, k] of route.keys.entries()) {
         const value = decodeParam(match[i + 1] ?? '');
-        if (value === undefined) return apiError(400, 'BAD_REQUEST', `The path parameter ${k} is not valid percent-encoding`, 'Encode the value with encodeURIComponent (UTF-8) and send it again.');
+        if (value === undefined)
+          return apiError(
+            400,
+            'BAD_REQUEST',
+            `The path parameter ${k} is not valid percent-encoding`,
+            'Encode the value with encodeURIComponent (UTF-8) and send it again.',
+          );
         params[k] = value;
       }
       try {

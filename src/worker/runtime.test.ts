@@ -48,8 +48,14 @@ describe('worker runtime - failures by cause', () => {
       if ((req.body as { deep?: boolean }).deep) throw new RangeError('Maximum call stack size exceeded');
       return { status: 200, headers: {}, body: 'fine' };
     });
-    await expect(forward(bus!, 's', { ...envelope, body: { deep: true } }, opts)).rejects.toMatchObject({ name: 'RequestRejectedError', status: 400, message: expect.stringMatching(/could not be processed/) });
-    expect(lines.filter((l) => l.level >= 40)).toEqual([expect.objectContaining({ level: 40, requestId: 'req-1', msg: expect.stringMatching(/request rejected/) })]);
+    await expect(forward(bus!, 's', { ...envelope, body: { deep: true } }, opts)).rejects.toMatchObject({
+      name: 'RequestRejectedError',
+      status: 400,
+      message: expect.stringMatching(/could not be processed/),
+    });
+    expect(lines.filter((l) => l.level >= 40)).toEqual([
+      expect.objectContaining({ level: 40, requestId: 'req-1', msg: expect.stringMatching(/request rejected/) }),
+    ]);
     await expect(forward(bus!, 's', envelope, opts)).resolves.toMatchObject({ status: 200, body: 'fine' });
   });
 
@@ -59,7 +65,16 @@ describe('worker runtime - failures by cause', () => {
     bus = new MemoryBus();
     let release!: () => void;
     const busy = new Promise<void>((resolve) => (release = resolve));
-    const pool = startWorkers(bus, [{ subject: 's', handle: async (req) => (handled.push(req.requestId), req.requestId === 'slow' && (await busy), { status: 200, headers: {}, body: req.requestId }) }], { concurrency: 1, log });
+    const pool = startWorkers(
+      bus,
+      [
+        {
+          subject: 's',
+          handle: async (req) => (handled.push(req.requestId), req.requestId === 'slow' && (await busy), { status: 200, headers: {}, body: req.requestId }),
+        },
+      ],
+      { concurrency: 1, log },
+    );
     stop = () => pool.stop();
     const slow = bus.request('s', { ...envelope, requestId: 'slow' }, { timeoutMs: 5_000, headers: { 'cc-deadline': String(Date.now() + 5_000) } });
     const lateDeadline = Date.now() + 50;
@@ -69,7 +84,9 @@ describe('worker runtime - failures by cause', () => {
     release();
     await expect(slow).resolves.toMatchObject({ status: 200, body: 'slow' });
     await expect(late).rejects.toMatchObject({ kind: 'unavailable' });
-    await expect(bus.request('s', { ...envelope, requestId: 'next' }, { timeoutMs: 5_000, headers: { 'cc-deadline': String(Date.now() + 5_000) } })).resolves.toMatchObject({ body: 'next' });
+    await expect(
+      bus.request('s', { ...envelope, requestId: 'next' }, { timeoutMs: 5_000, headers: { 'cc-deadline': String(Date.now() + 5_000) } }),
+    ).resolves.toMatchObject({ body: 'next' });
     expect(handled).toEqual(['slow', 'next']);
   });
 
@@ -110,7 +127,10 @@ describe('worker process guard', () => {
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     const [code] = (await once(child, 'exit')) as [number | null];
-    const lines = out.trim().split('\n').map((l) => JSON.parse(l) as { msg: string; origin?: string; err?: string });
+    const lines = out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { msg: string; origin?: string; err?: string });
     expect(code).toBe(0);
     expect(lines.map((l) => [l.origin, l.err])).toEqual([
       ['uncaughtException', 'Error: escaped'],

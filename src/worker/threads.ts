@@ -97,7 +97,9 @@ class HostedThread {
   /** Joins the bus as a member of each slice's queue group. */
   private join(): void {
     const { config } = this.opts;
-    this.subs = this.opts.slices.map((name) => this.bus.serveRemote(sliceSubject(config.busNamespace, name), QUEUE, (subject, json, headers) => this.send(subject, json, headers)));
+    this.subs = this.opts.slices.map((name) =>
+      this.bus.serveRemote(sliceSubject(config.busNamespace, name), QUEUE, (subject, json, headers) => this.send(subject, json, headers)),
+    );
     metrics.workerThreads.inc();
   }
 
@@ -145,7 +147,10 @@ class HostedThread {
       this.restartTimer = undefined;
       if (this.stopping) return;
       this.start().catch((err: unknown) => {
-        this.opts.log.error({ err, thread: this.index, retryInMs: RESTART_DELAYS_MS[Math.min(this.restarts, RESTART_DELAYS_MS.length - 1)] }, 'worker thread did not start again');
+        this.opts.log.error(
+          { err, thread: this.index, retryInMs: RESTART_DELAYS_MS[Math.min(this.restarts, RESTART_DELAYS_MS.length - 1)] },
+          'worker thread did not start again',
+        );
         if (!this.stopping) this.startAgain();
       });
     }, delay);

@@ -194,6 +194,12 @@ const writers = new WeakMap<Timelines, AuditWriter>();
 /** This process's audit writer for a store: the stream where the bus has one, else the queue. */
 export function auditWriter(timelines: Timelines, bus: Bus, namespace: string, logger: Logger): AuditWriter {
   let writer = writers.get(timelines);
-  if (!writer) writers.set(timelines, (writer = bus.durable ? new StreamAuditWriter(bus.durable, auditStream(namespace), new AuditLog(timelines)) : new QueuedAuditWriter(new AuditLog(timelines), logger)));
+  if (!writer)
+    writers.set(
+      timelines,
+      (writer = bus.durable
+        ? new StreamAuditWriter(bus.durable, auditStream(namespace), new AuditLog(timelines))
+        : new QueuedAuditWriter(new AuditLog(timelines), logger)),
+    );
   return writer;
 }

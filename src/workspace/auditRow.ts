@@ -17,4 +17,3 @@ export interface AuditRow {
   authMethod: AuthMethod;
   at: Date;
 }
-

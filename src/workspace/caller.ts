@@ -50,13 +50,21 @@ export class AuthRefusal extends RpcError {
 }
 
 /** An OAuth access token's caller: only the scopes the caregiver approved for that app. */
-async function oauthCaller(db: Db, credentials: Credentials, config: Config, token: string, users: WorkspaceStore, challenge: (error?: string) => string): Promise<WorkspaceCaller> {
+async function oauthCaller(
+  db: Db,
+  credentials: Credentials,
+  config: Config,
+  token: string,
+  users: WorkspaceStore,
+  challenge: (error?: string) => string,
+): Promise<WorkspaceCaller> {
   let verified;
   try {
     verified = await accessTokenVerifier(db, credentials, config).verify(token);
   } catch (err) {
     if (!(err instanceof AccessTokenError)) throw err;
-    const hint = err.problem === 'invalid' ? `Get a token for ${config.appUrl}/api/mcp from ${config.authUrl}.` : 'Refresh the token, or connect the app again.';
+    const hint =
+      err.problem === 'invalid' ? `Get a token for ${config.appUrl}/api/mcp from ${config.authUrl}.` : 'Refresh the token, or connect the app again.';
     throw new AuthRefusal(401, err.message, hint, `${challenge('invalid_token')}, error_description="${err.message.replace(/["\\]/g, '')}"`);
   }
   const user = await accountOf(users, verified.uid);
@@ -69,7 +77,14 @@ export function resourceMetadataUrl(config: Config): string {
   return `${config.appUrl}/.well-known/oauth-protected-resource`;
 }
 
-export async function authenticate(db: Db, credentials: Credentials, config: Config, headers: Record<string, string>, keys: KeyStore, users: WorkspaceStore): Promise<WorkspaceCaller> {
+export async function authenticate(
+  db: Db,
+  credentials: Credentials,
+  config: Config,
+  headers: Record<string, string>,
+  keys: KeyStore,
+  users: WorkspaceStore,
+): Promise<WorkspaceCaller> {
   const challenge = (error?: string) => `Bearer resource_metadata="${resourceMetadataUrl(config)}"${error ? `, error="${error}"` : ''}`;
   const settings = `${config.appUrl}/settings`;
   const auth = headers.authorization;
@@ -79,12 +94,24 @@ export async function authenticate(db: Db, credentials: Credentials, config: Con
     const token = match[1]!;
     if (!token.startsWith('sk-svc-')) {
       if (looksLikeJwt(token)) return oauthCaller(db, credentials, config, token, users, challenge);
-      throw new AuthRefusal(401, 'Unknown credential', `Use an MCP API key (sk-svc-…) from ${settings}, or an OAuth access token from ${config.authUrl}.`, challenge('invalid_token'));
+      throw new AuthRefusal(
+        401,
+        'Unknown credential',
+        `Use an MCP API key (sk-svc-…) from ${settings}, or an OAuth access token from ${config.authUrl}.`,
+        challenge('invalid_token'),
+      );
     }
-    if (!API_KEY_FORMAT.test(token)) throw new AuthRefusal(401, 'Malformed API key', 'An API key is "sk-svc-" followed by 64 lowercase hex characters; copy it again from where you saved it.', challenge('invalid_token'));
+    if (!API_KEY_FORMAT.test(token))
+      throw new AuthRefusal(
+        401,
+        'Malformed API key',
+        'An API key is "sk-svc-" followed by 64 lowercase hex characters; copy it again from where you saved it.',
+        challenge('invalid_token'),
+      );
     const key = await keys.findByPlaintext(token);
     if (!key) throw new AuthRefusal(401, 'Unknown API key', `Mint a key at ${settings}.`, challenge('invalid_token'));
-    if (key.status === 'revoked') throw new AuthRefusal(403, 'API key revoked', `This key was revoked; mint a new one at ${settings}.`, challenge('invalid_token'));
+    if (key.status === 'revoked')
+      throw new AuthRefusal(403, 'API key revoked', `This key was revoked; mint a new one at ${settings}.`, challenge('invalid_token'));
     const user = await accountOf(users, key.uid);
     if (!user) throw new AuthRefusal(401, 'Unknown API key', `Mint a key at ${settings}.`, challenge('invalid_token'));
     keys.touch(key);

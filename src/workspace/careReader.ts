@@ -9,7 +9,9 @@ import type { WorkspaceCaller } from './caller.js';
 
 /** The one refusal the tools, the prompt and the resources give for an id outside the caller's workspace, whether or not it exists. */
 export const notAuthorized = () =>
-  new RpcError(RPC.NOT_AUTHORIZED, 'Not authorized for this lovedOneId', { hint: 'The id is not in your family workspace; call list_loved_ones for the ids you can read.' });
+  new RpcError(RPC.NOT_AUTHORIZED, 'Not authorized for this lovedOneId', {
+    hint: 'The id is not in your family workspace; call list_loved_ones for the ids you can read.',
+  });
 
 export class CareReader {
   constructor(private readonly store: WorkspaceStore) {}
@@ -44,7 +46,10 @@ export class CareReader {
 const DAY = new Intl.DateTimeFormat('en-US', { timeZone: 'UTC', weekday: 'short', month: 'short', day: 'numeric', year: 'numeric' });
 const TIME = new Intl.DateTimeFormat('en-US', { timeZone: 'UTC', hour: 'numeric', minute: '2-digit' });
 export const dayOf = (d: Date): string => DAY.format(d);
-const timeOf = (d: Date): string => TIME.format(d).replace(/\u202f/g, ' ').replace(/ ([AP]M)$/, (_m, x: string) => ` ${x.toLowerCase()}`);
+const timeOf = (d: Date): string =>
+  TIME.format(d)
+    .replace(/\u202f/g, ' ')
+    .replace(/ ([AP]M)$/, (_m, x: string) => ` ${x.toLowerCase()}`);
 
 /** The catalogue's wording in UTC. */
 const UTC: WordsClock = { time: timeOf, dayTime: (d) => `${dayOf(d)}, ${timeOf(d)}`, isoDay: (d) => d.toISOString().slice(0, 10) };

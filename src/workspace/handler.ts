@@ -62,7 +62,15 @@ function succeeded(reply: HttpReplyEnvelope, id: unknown): boolean {
 }
 
 /** Authenticate first, then the session caller's rate limit, then MCP, then the audit rows. */
-export function workspaceEndpoint(config: Config, db: Db, credentials: Credentials, timelines: Timelines, log: Logger, bus: Bus, limiter: Limiter): RouteHandler {
+export function workspaceEndpoint(
+  config: Config,
+  db: Db,
+  credentials: Credentials,
+  timelines: Timelines,
+  log: Logger,
+  bus: Bus,
+  limiter: Limiter,
+): RouteHandler {
   const store = new WorkspaceStore(db, credentials, config.inboxDomain, timelines);
   const keys = new KeyStore(db, credentials);
   const audit = auditWriter(timelines, bus, config.busNamespace, log);
@@ -86,26 +94,53 @@ export function workspaceEndpoint(config: Config, db: Db, credentials: Credentia
       if (refused) return { status: refused.error.httpStatus, headers: refused.headers ?? {}, body: failure(messageId, refused.error) };
     }
     if (req.method === 'GET') {
-      const err = new RpcError(RPC.INVALID_REQUEST, 'This endpoint does not stream; POST JSON-RPC messages instead', { hint: 'POST one JSON-RPC message per request.' }, 405);
+      const err = new RpcError(
+        RPC.INVALID_REQUEST,
+        'This endpoint does not stream; POST JSON-RPC messages instead',
+        { hint: 'POST one JSON-RPC message per request.' },
+        405,
+      );
       return { status: 405, headers: { allow: 'POST' }, body: failure(null, err) };
     }
     const started = performance.now();
     let reply: HttpReplyEnvelope | undefined;
     try {
-      reply = await server.handlePost({ method: req.method, headers: req.headers, body: req.body }, { requestId: req.requestId, clientIp: req.clientIp, caller });
+      reply = await server.handlePost(
+        { method: req.method, headers: req.headers, body: req.body },
+        { requestId: req.requestId, clientIp: req.clientIp, caller },
+      );
     } finally {
       // A batch refused as too large is audited too, each message as failed.
       const durationMs = Math.round(performance.now() - started);
       const messages = auditedMessages(req.body);
       // Stored in the stream (NATS) or queued here, never waiting for the store.
       await audit
-        .record(messages.map((m) => ({ uid: caller.uid, tenant: caller.tenant, method: m.method, tool: m.tool, success: reply !== undefined && succeeded(reply, m.id), durationMs, authMethod: caller.via, at: new Date() })))
+        .record(
+          messages.map((m) => ({
+            uid: caller.uid,
+            tenant: caller.tenant,
+            method: m.method,
+            tool: m.tool,
+            success: reply !== undefined && succeeded(reply, m.id),
+            durationMs,
+            authMethod: caller.via,
+            at: new Date(),
+          })),
+        )
         .catch((err: unknown) => reqLog.error({ err }, 'audit append failed'));
     }
     // A missing OAuth scope is an HTTP-level refusal too, so clients can step up (RFC 6750).
     const single = !Array.isArray(reply.body) ? (reply.body as RpcResponse | undefined) : undefined;
     const scope = single && 'error' in single ? (single.error.data as { scope?: string } | undefined)?.scope : undefined;
-    if (scope) return { ...reply, status: 403, headers: { ...reply.headers, 'www-authenticate': `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${resourceMetadataUrl(config)}"` } };
+    if (scope)
+      return {
+        ...reply,
+        status: 403,
+        headers: {
+          ...reply.headers,
+          'www-authenticate': `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${resourceMetadataUrl(config)}"`,
+        },
+      };
     return reply;
   };
 }

@@ -38,7 +38,9 @@ export const workspaceSlice = defineSlice({
   // Audit rows reach the store here: the stream's consumer (NATS), or the last batch at shutdown.
   background: (ctx) => {
     const writer = auditWriter(ctx.timelines, ctx.bus, ctx.config.busNamespace, ctx.log);
-    const consumer = ctx.bus.durable ? startAuditConsumer(ctx.bus.durable, auditStream(ctx.config.busNamespace), new AuditLog(ctx.timelines), ctx.log) : undefined;
+    const consumer = ctx.bus.durable
+      ? startAuditConsumer(ctx.bus.durable, auditStream(ctx.config.busNamespace), new AuditLog(ctx.timelines), ctx.log)
+      : undefined;
     return { stop: async () => void (await Promise.all([consumer?.stop(), writer.stop()])) };
   },
 });

@@ -19,8 +19,7 @@ export const WORKSPACE_TOOLS = {
   ping: {
     name: 'ping',
     title: 'Check the connection',
-    description:
-      'Confirms the connection and shows who you are connected as. No side effects.',
+    description: 'Confirms the connection and shows who you are connected as. No side effects.',
     annotations: READ_ONLY,
     output: pingOutput,
   },
@@ -37,8 +36,7 @@ export const WORKSPACE_TOOLS = {
     name: 'list_loved_ones',
     scope: TOOL_SCOPES.list_loved_ones,
     title: 'List loved ones',
-    description:
-      'The loved ones (ids and names) in your family workspace. Use an id with list_care_events.',
+    description: 'The loved ones (ids and names) in your family workspace. Use an id with list_care_events.',
     annotations: READ_ONLY,
     output: lovedOnesOutput,
   },
@@ -70,7 +68,10 @@ const instant = (field: 'since' | 'until') =>
     .datetime({ offset: true, message: `${field} must be an ISO 8601 date-time with a time zone, e.g. 2026-11-01T00:00:00Z` })
     .describe(`${field === 'since' ? 'Events at or after' : 'Events before'} this instant (ISO 8601).`);
 
-const badCursor = () => new RpcError(RPC.INVALID_PARAMS, 'Invalid arguments for list_care_events: cursor: not a nextCursor of this query', { hint: 'Pass nextCursor from the previous result unchanged, with the same lovedOneId, since, until and types.' });
+const badCursor = () =>
+  new RpcError(RPC.INVALID_PARAMS, 'Invalid arguments for list_care_events: cursor: not a nextCursor of this query', {
+    hint: 'Pass nextCursor from the previous result unchanged, with the same lovedOneId, since, until and types.',
+  });
 
 const eventView = (e: CareEventRecord) => ({
   id: e._id,
@@ -104,7 +105,16 @@ export function workspaceTools(store: WorkspaceStore, platform = 'carecircle'): 
             email: c.email,
             tenant: c.tenant,
             ...(c.tenant === 'family'
-              ? { workspace: membership ? { id: membership.workspace._id, name: membership.workspace.name, role: membership.member.role, familyMemberCount: await store.memberCount(membership.workspace._id) } : null }
+              ? {
+                  workspace: membership
+                    ? {
+                        id: membership.workspace._id,
+                        name: membership.workspace.name,
+                        role: membership.member.role,
+                        familyMemberCount: await store.memberCount(membership.workspace._id),
+                      }
+                    : null,
+                }
               : {}),
           },
         };
@@ -132,15 +142,28 @@ export function workspaceTools(store: WorkspaceStore, platform = 'carecircle'): 
           limit: z.number().int().min(1).max(50).default(DEFAULT_EVENTS_LIMIT).describe('Events per loved one, 1-50 (default 20).'),
           since: instant('since').optional(),
           until: instant('until').optional(),
-          types: z.array(z.string().min(1).max(64)).min(1).max(20).optional().describe('Only these event types, e.g. ["vital_recorded"]; types this server does not know yet are allowed.'),
+          types: z
+            .array(z.string().min(1).max(64))
+            .min(1)
+            .max(20)
+            .optional()
+            .describe('Only these event types, e.g. ["vital_recorded"]; types this server does not know yet are allowed.'),
           cursor: z.string().min(1).max(512).optional().describe('nextCursor from the previous result, with the same lovedOneId, since, until and types.'),
         })
         .strict()
-        .refine((a) => a.cursor === undefined || a.lovedOneId !== undefined, { path: ['lovedOneId'], message: 'lovedOneId is required with cursor (a cursor continues one loved one\'s listing)' })
+        .refine((a) => a.cursor === undefined || a.lovedOneId !== undefined, {
+          path: ['lovedOneId'],
+          message: "lovedOneId is required with cursor (a cursor continues one loved one's listing)",
+        })
         .refine((a) => !a.since || !a.until || Date.parse(a.since) < Date.parse(a.until), { path: ['until'], message: 'until must be after since' }),
       handler: async ({ lovedOneId, limit, since, until, types, cursor }, ctx) => {
         const c = callerOf(ctx);
-        const query: CareEventQuery = { limit, ...(since ? { since: new Date(since) } : {}), ...(until ? { until: new Date(until) } : {}), ...(types ? { types } : {}) };
+        const query: CareEventQuery = {
+          limit,
+          ...(since ? { since: new Date(since) } : {}),
+          ...(until ? { until: new Date(until) } : {}),
+          ...(types ? { types } : {}),
+        };
         const membership = c.tenant === 'family' ? await store.workspaceOf(c.uid) : null;
         if (lovedOneId !== undefined) {
           const lovedOne = membership ? await store.lovedOneIn(membership.workspace._id, lovedOneId) : null;
@@ -148,7 +171,14 @@ export function workspaceTools(store: WorkspaceStore, platform = 'carecircle'): 
           const page = await store.listCareEvents(lovedOne._id, { ...query, ...(cursor ? { cursor } : {}) }).catch((err: unknown) => {
             throw err instanceof CursorRefused ? badCursor() : err;
           });
-          return { structured: { lovedOneId: lovedOne._id, count: page.events.length, events: page.events.map(eventView), ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) } };
+          return {
+            structured: {
+              lovedOneId: lovedOne._id,
+              count: page.events.length,
+              events: page.events.map(eventView),
+              ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
+            },
+          };
         }
         if (!membership) return { structured: { count: 0, events: [], byLovedOne: [] } };
         const lovedOnes = await store.lovedOnesOf(membership.workspace._id);

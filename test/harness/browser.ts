@@ -12,7 +12,16 @@ export const SCREENSHOTS = path.join(repoRoot, 'test-results');
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-dev-shm-usage',
+    ],
   });
 }
 
@@ -62,7 +71,12 @@ export async function signInWithBrowser(page: Page, startUrl: string, email: str
 }
 
 /** Sign in as `email` and create a family workspace with one loved one; lands on the workspace page. */
-export async function createWorkspaceWithBrowser(page: Page, appUrl: string, email: string, family: { familyName: string; firstName: string; lastName: string }): Promise<void> {
+export async function createWorkspaceWithBrowser(
+  page: Page,
+  appUrl: string,
+  email: string,
+  family: { familyName: string; firstName: string; lastName: string },
+): Promise<void> {
   await signInWithBrowser(page, `${appUrl}/onboarding`, email);
   await page.fill('#familyName', family.familyName);
   await page.fill('#firstName', family.firstName);

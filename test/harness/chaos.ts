@@ -76,7 +76,8 @@ export interface ChaosCounts {
   faults: string[];
 }
 
-export const chaosLine = (c: ChaosCounts): string => `chaos: sent ${c.sent}, accepted ${c.accepted}, stored ${c.stored}, lost ${c.lost}, duplicated ${c.duplicated}`;
+export const chaosLine = (c: ChaosCounts): string =>
+  `chaos: sent ${c.sent}, accepted ${c.accepted}, stored ${c.stored}, lost ${c.lost}, duplicated ${c.duplicated}`;
 
 const NAMESPACE = 'chaos';
 
@@ -149,7 +150,13 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosCounts> {
       roles.push(role);
       return role;
     };
-    const gatewayEnv = async () => ({ SITE_PORT: String(await freePort()), APP_PORT: String(await freePort()), AUTH_PORT: String(await freePort()), PIPE_PORT: String(await freePort()), APEX_PORT: String(await freePort()) });
+    const gatewayEnv = async () => ({
+      SITE_PORT: String(await freePort()),
+      APP_PORT: String(await freePort()),
+      AUTH_PORT: String(await freePort()),
+      PIPE_PORT: String(await freePort()),
+      APEX_PORT: String(await freePort()),
+    });
     const workers = [add('worker 1', {}, /ingest consumer started/), add('worker 2', {}, /ingest consumer started/)];
     const gateways = [add('gateway 1', await gatewayEnv(), /carecircle started/), add('gateway 2', await gatewayEnv(), /carecircle started/)];
     add('cron', {}, /carecircle started/);
@@ -205,7 +212,12 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosCounts> {
       fault(`SIGKILL nats node ${leader.name}, leader of ${stream.stream}`);
       await leader.kill();
       await calm();
-      failovers.push(`${leader.name} → ${await cluster.streamLeader(stream.stream).then((n) => n.name, (err: Error) => `none (${err.message})`)}`);
+      failovers.push(
+        `${leader.name} → ${await cluster.streamLeader(stream.stream).then(
+          (n) => n.name,
+          (err: Error) => `none (${err.message})`,
+        )}`,
+      );
       await leader.start();
       await cluster.settled([stream.stream]);
       fault(`nats node ${leader.name} back, now led by ${(await cluster.streamLeader(stream.stream)).name}`);
@@ -232,7 +244,9 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosCounts> {
   } finally {
     if (opts.logDir) {
       mkdirSync(opts.logDir, { recursive: true });
-      finished.forEach((p, i) => writeFileSync(path.join(opts.logDir!, `${String(i).padStart(2, '0')}-${p.name.replace(/ /g, '-')}.log`), `${p.lines.join('\n')}\n`));
+      finished.forEach((p, i) =>
+        writeFileSync(path.join(opts.logDir!, `${String(i).padStart(2, '0')}-${p.name.replace(/ /g, '-')}.log`), `${p.lines.join('\n')}\n`),
+      );
     }
     for (const c of cleanup.reverse()) await c().catch((err: unknown) => say(`cleanup: ${(err as Error).message}`));
   }
@@ -308,7 +322,11 @@ function startLoad(deps: LoadDeps) {
     try {
       const res = await fetch(`${next(directory ? 'SITE' : 'APP')}/api/mcp`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(directory ? {} : { authorization: `Bearer ${deps.apiKey}` }) },
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...(directory ? {} : { authorization: `Bearer ${deps.apiKey}` }),
+        },
         body: JSON.stringify(body),
         signal: AbortSignal.timeout(30_000),
       });
@@ -330,7 +348,10 @@ function startLoad(deps: LoadDeps) {
         await sleep(Math.max(0, due - Date.now()));
       }
     })();
-  const loops = [every(deps.opts.eventsPerSecond, (n) => sendOne(`chaos-${n}`), sends), ...(deps.opts.mcpPerSecond > 0 ? [every(deps.opts.mcpPerSecond, callMcp, mcpCalls)] : [])];
+  const loops = [
+    every(deps.opts.eventsPerSecond, (n) => sendOne(`chaos-${n}`), sends),
+    ...(deps.opts.mcpPerSecond > 0 ? [every(deps.opts.mcpPerSecond, callMcp, mcpCalls)] : []),
+  ];
 
   return {
     mcp,
@@ -356,12 +377,19 @@ async function drained(bus: NatsBus, cluster: NatsCluster, s: { stream: string; 
     } catch (err) {
       last = (err as Error).message;
     }
-    if (Date.now() > until) throw new Error(`ingest consumer not drained after ${timeoutMs / 1000} s: ${last} (nodes ${cluster.nodes.map((n) => `${n.name} ${n.running() ? 'up' : 'down'}`).join(', ')})`);
+    if (Date.now() > until)
+      throw new Error(
+        `ingest consumer not drained after ${timeoutMs / 1000} s: ${last} (nodes ${cluster.nodes.map((n) => `${n.name} ${n.running() ? 'up' : 'down'}`).join(', ')})`,
+      );
     await sleep(250);
   }
 }
 
-async function count(store: Db, institutionId: string, sent: Sent): Promise<Omit<ChaosCounts, 'mcp' | 'answers' | 'replicas' | 'failovers' | 'crashed' | 'faults'>> {
+async function count(
+  store: Db,
+  institutionId: string,
+  sent: Sent,
+): Promise<Omit<ChaosCounts, 'mcp' | 'answers' | 'replicas' | 'failovers' | 'crashed' | 'faults'>> {
   const rows = await careEvents(store).find({ institutionId }).project<{ _id: string; sourceEventId?: string }>({ _id: 1, sourceEventId: 1 }).toArray();
   const dead = await new DeadLetters(store).rows.find({ institutionId }).toArray();
   // Copies per partner id, wherever they ended up.
@@ -387,5 +415,15 @@ async function count(store: Db, institutionId: string, sent: Sent): Promise<Omit
   }
   for (const eventIds of copies.values()) duplicated += Math.max(0, eventIds.length - 1);
   const storedUnaccepted = [...copies.keys()].filter((id) => !sent.accepted.has(id)).length;
-  return { sent: sent.all.length, accepted: sent.accepted.size, stored, lost, duplicated, deadLettered, storedUnaccepted, notAccepted: sent.notAccepted, retries: sent.retries };
+  return {
+    sent: sent.all.length,
+    accepted: sent.accepted.size,
+    stored,
+    lost,
+    duplicated,
+    deadLettered,
+    storedUnaccepted,
+    notAccepted: sent.notAccepted,
+    retries: sent.retries,
+  };
 }

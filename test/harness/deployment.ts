@@ -24,7 +24,13 @@ async function answers(url: string, timeoutMs: number, gateway: RoleProcess): Pr
     async () => {
       // A gateway that exited will never answer: stop asking (the error below says so).
       if ((exited = gateway.child.exitCode) !== null) return;
-      if (!(await fetch(url).then((r) => r.ok, () => false))) throw new Error(`${url} never answered`);
+      if (
+        !(await fetch(url).then(
+          (r) => r.ok,
+          () => false,
+        ))
+      )
+        throw new Error(`${url} never answered`);
     },
     { timeout: timeoutMs, interval: 100 },
   );
@@ -56,7 +62,10 @@ export async function startDeployment(opts: { natsUrl: string; mongoUrl: string;
     config: testConfig(env),
     roles,
     db: client.db(),
-    dead: () => roles.filter((r) => r.process.child.exitCode !== null || r.process.child.signalCode !== null).map((r) => `${r.name} (exit ${r.process.child.exitCode ?? r.process.child.signalCode})`),
+    dead: () =>
+      roles
+        .filter((r) => r.process.child.exitCode !== null || r.process.child.signalCode !== null)
+        .map((r) => `${r.name} (exit ${r.process.child.exitCode ?? r.process.child.signalCode})`),
     stop,
   };
 }

@@ -30,10 +30,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     for (const r of results) if (r.status === 'rejected') process.stderr.write(`[test harness] stop failed: ${String(r.reason)}\n`);
   };
   try {
-    const [mongo, nats] = await Promise.all([
-      startMongo().then((s) => (started.push(s), s)),
-      startNats({ jetstream: true }).then((s) => (started.push(s), s)),
-    ]);
+    const [mongo, nats] = await Promise.all([startMongo().then((s) => (started.push(s), s)), startNats({ jetstream: true }).then((s) => (started.push(s), s))]);
     project.provide('mongoUrl', mongo.url);
     project.provide('natsUrl', nats.url);
   } catch (err) {

@@ -49,5 +49,11 @@ export async function caregiverWithKey(svc: Reachable, email: string, lovedOne =
   if (ws.status !== 201) throw new Error(`workspace answered ${ws.status}: ${JSON.stringify(ws.json)}`);
   const key = await appCall(svc, cookie, 'POST', '/api/keys', { name: 'test' });
   if (key.status !== 201) throw new Error(`key answered ${key.status}: ${JSON.stringify(key.json)}`);
-  return { cookie, apiKey: key.json.apiKey as string, keyId: key.json.key.id as string, workspaceId: ws.json.workspace.id as string, lovedOneId: ws.json.lovedOne.id as string };
+  return {
+    cookie,
+    apiKey: key.json.apiKey as string,
+    keyId: key.json.key.id as string,
+    workspaceId: ws.json.workspace.id as string,
+    lovedOneId: ws.json.lovedOne.id as string,
+  };
 }

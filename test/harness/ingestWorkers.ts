@@ -20,7 +20,14 @@ export function useTwoIngestWorkers(namespace: string): IngestWorkers {
   const d = { workers: [] as RoleProcess[] } as IngestWorkers;
   beforeAll(async () => {
     const mongoUrl = freshDatabaseUrl(inject('mongoUrl'));
-    d.env = { NATS_URL: inject('natsUrl'), MONGO_URL: mongoUrl, BUS_NAMESPACE: `${namespace}${process.pid}`, DATA_KEY: TEST_DATA_KEY, RATE_INGEST_PER_MIN: '100000', APP_URL: 'http://localhost:8081' };
+    d.env = {
+      NATS_URL: inject('natsUrl'),
+      MONGO_URL: mongoUrl,
+      BUS_NAMESPACE: `${namespace}${process.pid}`,
+      DATA_KEY: TEST_DATA_KEY,
+      RATE_INGEST_PER_MIN: '100000',
+      APP_URL: 'http://localhost:8081',
+    };
     d.workers = [startRole('worker', d.env), startRole('worker', d.env)];
     await Promise.all(d.workers.map((w) => w.waitFor(/ingest consumer started/)));
     d.gateway = await startTestService({ nats: true, role: 'gateway', mongoUrl, env: d.env });

@@ -46,7 +46,23 @@ export async function startNatsCluster(size = 3): Promise<NatsCluster> {
   const nodes = ports.map((p, i) => {
     const name = `n${i + 1}`;
     const storeDir = path.join(baseDir, name);
-    const args = ['-a', '127.0.0.1', '-p', String(p.client), '-n', name, '-js', '-sd', storeDir, '--cluster_name', 'carecircle', '--cluster', `nats://127.0.0.1:${p.route}`, '--routes', routes];
+    const args = [
+      '-a',
+      '127.0.0.1',
+      '-p',
+      String(p.client),
+      '-n',
+      name,
+      '-js',
+      '-sd',
+      storeDir,
+      '--cluster_name',
+      'carecircle',
+      '--cluster',
+      `nats://127.0.0.1:${p.route}`,
+      '--routes',
+      routes,
+    ];
     let proc: ServerProcess | undefined;
     // A node we killed on purpose is not news: its output tail is shown only when starting fails.
     let killing = false;

@@ -30,10 +30,11 @@ export function startRole(role: string, env: Record<string, string>): RoleProces
       const line = buffered.slice(0, nl);
       buffered = buffered.slice(nl + 1);
       lines.push(line);
-      for (const w of [...waiters]) if (w.pattern.test(line)) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve(line);
-      }
+      for (const w of [...waiters])
+        if (w.pattern.test(line)) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(line);
+        }
     }
   });
   child.stderr!.on('data', (chunk: Buffer) => void (stderr += chunk.toString()));

@@ -11,20 +11,29 @@ export interface Answer {
 }
 
 /** Rejects when no answer comes within `timeoutMs` (a hang is a finding too). */
-export function sendHttp(base: string, o: { method: string; target: string; headers: Record<string, string>; body?: Buffer }, timeoutMs: number): Promise<Answer> {
+export function sendHttp(
+  base: string,
+  o: { method: string; target: string; headers: Record<string, string>; body?: Buffer },
+  timeoutMs: number,
+): Promise<Answer> {
   const url = new URL(base);
   // node frames a DELETE or OPTIONS body with neither Content-Length nor chunking unless told.
   const headers = o.body && !('content-length' in o.headers) ? { ...o.headers, 'content-length': String(o.body.length) } : o.headers;
   return new Promise((resolve, reject) => {
-    const req = request({ host: url.hostname, port: url.port, method: o.method, path: o.target, headers, agent: false, setHost: !('host' in o.headers) }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-      res.on('error', reject);
-    });
+    const req = request(
+      { host: url.hostname, port: url.port, method: o.method, path: o.target, headers, agent: false, setHost: !('host' in o.headers) },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+        res.on('error', reject);
+      },
+    );
     req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer in ${timeoutMs} ms`)));
     // The server may answer (413, 400) and close before a large body is written: that is an answer.
-    req.on('error', (err: NodeJS.ErrnoException) => (err.code === 'ECONNRESET' || err.code === 'EPIPE' ? resolve({ status: 0, headers: {}, body: Buffer.alloc(0) }) : reject(err)));
+    req.on('error', (err: NodeJS.ErrnoException) =>
+      err.code === 'ECONNRESET' || err.code === 'EPIPE' ? resolve({ status: 0, headers: {}, body: Buffer.alloc(0) }) : reject(err),
+    );
     req.end(o.body);
   });
 }

@@ -2,15 +2,7 @@ import { MongoClient, MongoServerError } from 'mongodb';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import {
-  databaseName,
-  freePort,
-  freshDatabaseUrl,
-  startMongo,
-  startNats,
-  withDatabase,
-  type RunningServer,
-} from './servers.js';
+import { databaseName, freePort, freshDatabaseUrl, startMongo, startNats, withDatabase, type RunningServer } from './servers.js';
 
 async function natsRoundTrip(nc: NatsConnection, subject: string): Promise<string> {
   const sub = nc.subscribe(subject, { max: 1 });
@@ -59,9 +51,7 @@ describe('MongoDB URL helpers', () => {
   it('replaces only the database, keeping credentials, hosts and options', () => {
     expect(withDatabase('mongodb://127.0.0.1:1234/', 'x')).toBe('mongodb://127.0.0.1:1234/x');
     expect(withDatabase('mongodb://127.0.0.1:1234', 'x')).toBe('mongodb://127.0.0.1:1234/x');
-    expect(withDatabase('mongodb://u:p@a:1,b:2/old?replicaSet=rs&authSource=admin', 'new')).toBe(
-      'mongodb://u:p@a:1,b:2/new?replicaSet=rs&authSource=admin',
-    );
+    expect(withDatabase('mongodb://u:p@a:1,b:2/old?replicaSet=rs&authSource=admin', 'new')).toBe('mongodb://u:p@a:1,b:2/new?replicaSet=rs&authSource=admin');
     expect(databaseName('mongodb://a:1/foo?x=1')).toBe('foo');
     expect(databaseName('mongodb://a:1/')).toBeUndefined();
     const fresh = freshDatabaseUrl('mongodb://a:1/carecircle_test_abc?x=1');

@@ -21,7 +21,15 @@ export interface TestService extends RunningService {
 }
 
 export function testConfig(env: Record<string, string>): Config {
-  return loadConfig({ NODE_ENV: 'test', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', SITE_PORT: '0', APP_PORT: '0', AUTH_PORT: '0', METRICS_PORT: '0', ...env });
+  return loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    SITE_PORT: '0',
+    APP_PORT: '0',
+    AUTH_PORT: '0',
+    METRICS_PORT: '0',
+    ...env,
+  });
 }
 
 /** Listener ports and the public URLs that name them, so links, issuers and origins are right. */
@@ -74,4 +82,9 @@ export async function postJson(url: string, body: unknown, headers: Record<strin
   return { status: res.status, headers: res.headers, text, json: text ? (JSON.parse(text) as any) : undefined };
 }
 
-export const rpc = (method: string, params?: Record<string, unknown>, id: number | string = 1) => ({ jsonrpc: '2.0', id, method, ...(params ? { params } : {}) });
+export const rpc = (method: string, params?: Record<string, unknown>, id: number | string = 1) => ({
+  jsonrpc: '2.0',
+  id,
+  method,
+  ...(params ? { params } : {}),
+});

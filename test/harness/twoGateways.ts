@@ -25,7 +25,14 @@ export async function startTwoGateways(namespace: string): Promise<TwoGateways> 
   // the worker up to 5 s of store work, and a POST is not sent twice: past the 5 s default the
   // gateway answers 503 while the worker goes on. A wider budget keeps load from failing them.
   const budget = { BUS_TIMEOUT_MS: '20000', GATEWAY_RETRY_WINDOW_MS: '20000' };
-  const env = { NATS_URL: inject('natsUrl'), MONGO_URL: mongoUrl, BUS_NAMESPACE: `${namespace}${randomBytes(3).toString('hex')}`, RATE_MCP_KEY_PER_MIN: '100000', ...budget, ...publicUrls };
+  const env = {
+    NATS_URL: inject('natsUrl'),
+    MONGO_URL: mongoUrl,
+    BUS_NAMESPACE: `${namespace}${randomBytes(3).toString('hex')}`,
+    RATE_MCP_KEY_PER_MIN: '100000',
+    ...budget,
+    ...publicUrls,
+  };
   const workers: RoleProcess[] = [startRole('worker', env), startRole('worker', env)];
   const started: TestService[] = [];
   try {

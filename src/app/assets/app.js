@@ -27,7 +27,9 @@
       body: JSON.stringify({ idToken: token }),
       credentials: 'same-origin',
     });
-    var body = await res.json().catch(function () { return {}; });
+    var body = await res.json().catch(function () {
+      return {};
+    });
     if (res.ok && body.authenticated) {
       location.replace(next);
     } else {
@@ -41,12 +43,17 @@
     button.addEventListener('click', function () {
       var target = document.getElementById(button.getAttribute('data-copy'));
       if (!target) return;
-      navigator.clipboard.writeText(target.textContent.trim()).then(function () {
-        button.textContent = 'Copied';
-        window.setTimeout(function () { button.textContent = label; }, 2000);
-      }, function () {
-        button.textContent = button.getAttribute('data-copy-fallback') || 'Select the text and copy it';
-      });
+      navigator.clipboard.writeText(target.textContent.trim()).then(
+        function () {
+          button.textContent = 'Copied';
+          window.setTimeout(function () {
+            button.textContent = label;
+          }, 2000);
+        },
+        function () {
+          button.textContent = button.getAttribute('data-copy-fallback') || 'Select the text and copy it';
+        },
+      );
     });
   }
 
@@ -55,7 +62,12 @@
     var zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
     if (!zone) return;
     form.elements.timeZone.value = zone;
-    fetch(form.getAttribute('action'), { method: 'POST', credentials: 'same-origin', body: new URLSearchParams(new window.FormData(form)), redirect: 'manual' }).catch(function () {});
+    fetch(form.getAttribute('action'), {
+      method: 'POST',
+      credentials: 'same-origin',
+      body: new URLSearchParams(new window.FormData(form)),
+      redirect: 'manual',
+    }).catch(function () {});
   }
 
   function wireFamilyShare(form) {
@@ -69,14 +81,21 @@
         credentials: 'same-origin',
         body: JSON.stringify({ code: form.elements.code.value, lovedOneId: form.elements.lovedOneId.value }),
       })
-        .then(function (res) { return res.json().then(function (body) { return { ok: res.ok, body: body }; }); })
-        .then(function (r) {
-          result.textContent = r.ok
-            ? 'Linked: events from ' + r.body.institutionName + ' will appear for ' + r.body.lovedOneName + '.'
-            : (r.body.message || 'That did not work.') + (r.body.hint ? ' ' + r.body.hint : '');
-        }, function () {
-          result.textContent = 'The link could not be sent; check your connection and try again.';
-        });
+        .then(function (res) {
+          return res.json().then(function (body) {
+            return { ok: res.ok, body: body };
+          });
+        })
+        .then(
+          function (r) {
+            result.textContent = r.ok
+              ? 'Linked: events from ' + r.body.institutionName + ' will appear for ' + r.body.lovedOneName + '.'
+              : (r.body.message || 'That did not work.') + (r.body.hint ? ' ' + r.body.hint : '');
+          },
+          function () {
+            result.textContent = 'The link could not be sent; check your connection and try again.';
+          },
+        );
     });
   }
 
@@ -84,7 +103,9 @@
   function rememberZone() {
     var zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
     var pair = 'tz=' + encodeURIComponent(zone);
-    var has = function () { return document.cookie.split('; ').indexOf(pair) >= 0; };
+    var has = function () {
+      return document.cookie.split('; ').indexOf(pair) >= 0;
+    };
     if (!zone || has()) return;
     document.cookie = pair + '; path=/; max-age=31536000; samesite=lax' + (location.protocol === 'https:' ? '; secure' : '');
     // Reload once so this page's times are in the new zone; never when the cookie did not stick.

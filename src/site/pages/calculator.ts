@@ -14,7 +14,11 @@ const FIGURE_TERMS: Record<SurveyFigure['role'], string> = { rate: 'Median rate'
 /** A published median with where and which survey year it comes from, linked to its source. */
 function figureValue(f: SurveyFigure): Inline[] {
   const unit = f.unit === 'visit' ? 'a visit' : `per ${f.unit}`;
-  return [`${usd(f.amount)} ${unit}, ${f.scope === 'state' ? `${f.area} median` : 'national median'}, survey year ${f.surveyYear} (`, { text: f.source.name, href: f.source.url }, ')'];
+  return [
+    `${usd(f.amount)} ${unit}, ${f.scope === 'state' ? `${f.area} median` : 'national median'}, survey year ${f.surveyYear} (`,
+    { text: f.source.name, href: f.source.url },
+    ')',
+  ];
 }
 
 /** The year-by-year projection as a bar chart; the table beside it is its data view. */
@@ -22,7 +26,10 @@ function projectionChart(e: CostEstimate): Block {
   const first = e.perYear[0]!;
   const last = e.perYear[e.perYear.length - 1]!;
   const pct = e.assumptions.annualIncreasePct;
-  const trend = pct === 0 ? `the same ${usd(first.annual)} every year` : `from ${usd(first.annual)} in year 1 to ${usd(last.annual)} in year ${last.year}, ${pct}% more each year`;
+  const trend =
+    pct === 0
+      ? `the same ${usd(first.annual)} every year`
+      : `from ${usd(first.annual)} in year 1 to ${usd(last.annual)} in year ${last.year}, ${pct}% more each year`;
   return {
     kind: 'chart',
     chart: {
@@ -68,12 +75,57 @@ export function calculatorPage(deps: PagesDeps, query: URLSearchParams): Page {
   const value = (f: string) => query.get(f)?.trim() ?? '';
   const err = (f: string) => (errors[f] ? { error: errors[f] } : {});
   const fields: FormField[] = [
-    { name: 'careType', label: 'Kind of care', type: 'select', value: value('careType'), required: true, options: [{ value: '', label: 'Choose…' }, ...CARE_TYPES.map((t) => ({ value: t, label: costs.careTypes[t].label }))], ...err('careType') },
-    { name: 'state', label: 'State', type: 'select', value: resolveState(value('state'))?.code ?? value('state'), options: [{ value: '', label: 'United States (national median)' }, ...STATES.map((s) => ({ value: s.code, label: s.name }))], ...err('state') },
-    { name: 'hoursPerWeek', label: 'Hours a week (in-home care)', type: 'number', value: value('hoursPerWeek'), min: 1, max: 168, step: 'any', hint: `Default ${costs.inHomeDefaults.hoursPerWeek}; ${costs.careTypes.private_duty_nurse.hoursPerWeek ?? costs.inHomeDefaults.hoursPerWeek} for a private-duty nurse, as the survey assumes.`, ...err('hoursPerWeek') },
-    { name: 'daysPerWeek', label: 'Days a week (adult day care)', type: 'number', value: value('daysPerWeek'), min: 1, max: 7, step: 'any', hint: `Default ${costs.adultDayDefaults.daysPerWeek}.`, ...err('daysPerWeek') },
+    {
+      name: 'careType',
+      label: 'Kind of care',
+      type: 'select',
+      value: value('careType'),
+      required: true,
+      options: [{ value: '', label: 'Choose…' }, ...CARE_TYPES.map((t) => ({ value: t, label: costs.careTypes[t].label }))],
+      ...err('careType'),
+    },
+    {
+      name: 'state',
+      label: 'State',
+      type: 'select',
+      value: resolveState(value('state'))?.code ?? value('state'),
+      options: [{ value: '', label: 'United States (national median)' }, ...STATES.map((s) => ({ value: s.code, label: s.name }))],
+      ...err('state'),
+    },
+    {
+      name: 'hoursPerWeek',
+      label: 'Hours a week (in-home care)',
+      type: 'number',
+      value: value('hoursPerWeek'),
+      min: 1,
+      max: 168,
+      step: 'any',
+      hint: `Default ${costs.inHomeDefaults.hoursPerWeek}; ${costs.careTypes.private_duty_nurse.hoursPerWeek ?? costs.inHomeDefaults.hoursPerWeek} for a private-duty nurse, as the survey assumes.`,
+      ...err('hoursPerWeek'),
+    },
+    {
+      name: 'daysPerWeek',
+      label: 'Days a week (adult day care)',
+      type: 'number',
+      value: value('daysPerWeek'),
+      min: 1,
+      max: 7,
+      step: 'any',
+      hint: `Default ${costs.adultDayDefaults.daysPerWeek}.`,
+      ...err('daysPerWeek'),
+    },
     { name: 'years', label: 'Years of care', type: 'number', value: value('years'), min: 1, max: 30, step: '1', hint: 'Default 1.', ...err('years') },
-    { name: 'annualIncreasePct', label: 'Yearly price increase (%)', type: 'number', value: value('annualIncreasePct'), min: 0, max: 15, step: 'any', hint: `Default ${costs.growth.defaultAnnualIncreasePct}.`, ...err('annualIncreasePct') },
+    {
+      name: 'annualIncreasePct',
+      label: 'Yearly price increase (%)',
+      type: 'number',
+      value: value('annualIncreasePct'),
+      min: 0,
+      max: 15,
+      step: 'any',
+      hint: `Default ${costs.growth.defaultAnnualIncreasePct}.`,
+      ...err('annualIncreasePct'),
+    },
   ];
   const path = submitted ? withQuery('/calculator', Object.fromEntries(CALCULATOR_FIELDS.map((f) => [f, value(f) || undefined]))) : '/calculator';
   const form: Block = {
@@ -123,7 +175,17 @@ export function calculatorPage(deps: PagesDeps, query: URLSearchParams): Page {
     },
   ];
   if (e.perYear.length > 1)
-    blocks.push(projectionChart(e), { kind: 'table', caption: 'Cost by year', head: ['Year', 'Cost'], rows: e.perYear.map((y) => [[String(y.year)], [usd(y.annual)]]) });
-  blocks.push({ kind: 'heading', level: 3, text: 'How this was worked out' }, { kind: 'list', items: e.notes.map((n) => [n]) }, { kind: 'heading', level: 2, text: 'Try other figures' }, form);
+    blocks.push(projectionChart(e), {
+      kind: 'table',
+      caption: 'Cost by year',
+      head: ['Year', 'Cost'],
+      rows: e.perYear.map((y) => [[String(y.year)], [usd(y.annual)]]),
+    });
+  blocks.push(
+    { kind: 'heading', level: 3, text: 'How this was worked out' },
+    { kind: 'list', items: e.notes.map((n) => [n]) },
+    { kind: 'heading', level: 2, text: 'Try other figures' },
+    form,
+  );
   return { ...base, status: 200, blocks };
 }

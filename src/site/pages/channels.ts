@@ -27,7 +27,10 @@ export function channelsPage(deps: PagesDeps): Page {
     blocks: [
       {
         kind: 'list',
-        items: deps.directory.data.channels.map((c) => [{ text: c.name, href: `/channels/${c.slug}` }, `${c.language === 'es' ? ' (en español)' : ''}: ${c.summary}`]),
+        items: deps.directory.data.channels.map((c) => [
+          { text: c.name, href: `/channels/${c.slug}` },
+          `${c.language === 'es' ? ' (en español)' : ''}: ${c.summary}`,
+        ]),
       },
       participationHelp(deps.config),
     ],
@@ -65,7 +68,18 @@ export async function channelPage(deps: PagesDeps, slug: string, query: URLSearc
     page = await deps.community.listThreads(channel.slug, { limit: THREADS_PER_PAGE, ...(cursor ? { cursor } : {}) });
   } catch (err) {
     if (!(err instanceof CursorError)) throw err;
-    return { ...base, status: 400, errors: [{ field: 'cursor', message: 'cursor: not a cursor this site returned' }], blocks: [{ kind: 'notice', tone: 'error', content: ['This page link is not valid. ', { text: 'Start from the newest threads', href: `/channels/${channel.slug}` }, '.'] }] };
+    return {
+      ...base,
+      status: 400,
+      errors: [{ field: 'cursor', message: 'cursor: not a cursor this site returned' }],
+      blocks: [
+        {
+          kind: 'notice',
+          tone: 'error',
+          content: ['This page link is not valid. ', { text: 'Start from the newest threads', href: `/channels/${channel.slug}` }, '.'],
+        },
+      ],
+    };
   }
   const memberCount = await deps.community.memberCount(channel.slug);
   const blocks: Block[] = [
@@ -88,8 +102,12 @@ export async function channelPage(deps: PagesDeps, slug: string, query: URLSearc
         `: ${t.excerpt} (by ${t.authorName}, started ${day(t.createdAt)}; ${plural(t.commentCount, 'comment')}; last activity ${day(t.lastActivityAt)})`,
       ]),
     });
-  if (page.nextCursor) blocks.push({ kind: 'para', content: [{ text: 'Older threads', href: withQuery(`/channels/${channel.slug}`, { cursor: page.nextCursor }) }] });
-  blocks.push(...takePartBlocks(deps.config, channel, who.viewer, who.problem ? { problem: who.problem } : {}), { kind: 'para', content: [{ text: 'All channels', href: '/channels' }] });
+  if (page.nextCursor)
+    blocks.push({ kind: 'para', content: [{ text: 'Older threads', href: withQuery(`/channels/${channel.slug}`, { cursor: page.nextCursor }) }] });
+  blocks.push(...takePartBlocks(deps.config, channel, who.viewer, who.problem ? { problem: who.problem } : {}), {
+    kind: 'para',
+    content: [{ text: 'All channels', href: '/channels' }],
+  });
   return { ...base, status: who.status ?? 200, blocks };
 }
 
@@ -105,17 +123,38 @@ export async function threadPage(deps: PagesDeps, slug: string, threadId: string
     comments = await deps.community.listComments(thread._id, { limit: COMMENTS_PER_PAGE, ...(cursor ? { cursor } : {}) });
   } catch (err) {
     if (!(err instanceof CursorError)) throw err;
-    return { status: 400, title: thread.title, description: 'This page link is not valid.', path, errors: [{ field: 'cursor', message: 'cursor: not a cursor this site returned' }], blocks: [] };
+    return {
+      status: 400,
+      title: thread.title,
+      description: 'This page link is not valid.',
+      path,
+      errors: [{ field: 'cursor', message: 'cursor: not a cursor this site returned' }],
+      blocks: [],
+    };
   }
   const detail = await deps.community.threadDetail(thread);
   const blocks: Block[] = [
-    { kind: 'para', content: [`Started by ${detail.authorName} on ${day(detail.createdAt)} in `, { text: channel.name, href: `/channels/${channel.slug}` }, '.'] },
+    {
+      kind: 'para',
+      content: [`Started by ${detail.authorName} on ${day(detail.createdAt)} in `, { text: channel.name, href: `/channels/${channel.slug}` }, '.'],
+    },
     { kind: 'text', text: thread.body },
     { kind: 'heading', level: 2, text: `Comments (${detail.commentCount})`, id: 'comments' },
   ];
   if (!comments.items.length) blocks.push({ kind: 'para', content: [cursor ? 'No more comments.' : 'No comments yet.'] });
-  for (const c of comments.items) blocks.push({ kind: 'card', blocks: [{ kind: 'para', content: [{ strong: c.authorName }, ` on ${day(c.createdAt)}`] }, { kind: 'text', text: c.body }] });
-  if (comments.nextCursor) blocks.push({ kind: 'para', content: [{ text: 'More comments', href: withQuery(`/channels/${channel.slug}/threads/${thread._id}`, { cursor: comments.nextCursor }) }] });
+  for (const c of comments.items)
+    blocks.push({
+      kind: 'card',
+      blocks: [
+        { kind: 'para', content: [{ strong: c.authorName }, ` on ${day(c.createdAt)}`] },
+        { kind: 'text', text: c.body },
+      ],
+    });
+  if (comments.nextCursor)
+    blocks.push({
+      kind: 'para',
+      content: [{ text: 'More comments', href: withQuery(`/channels/${channel.slug}/threads/${thread._id}`, { cursor: comments.nextCursor }) }],
+    });
   blocks.push(...takePartBlocks(deps.config, channel, who.viewer, { threadId: thread._id, ...(who.problem ? { problem: who.problem } : {}) }));
   return { status: who.status ?? 200, title: thread.title, description: `A thread in ${channel.name}, started by ${detail.authorName}.`, path, blocks };
 }

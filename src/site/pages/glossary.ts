@@ -7,7 +7,12 @@ const LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'.split('');
 
 /** The index letter a term files under: its first letter without accents; digits and signs under "#". */
 export function indexLetter(term: string): string {
-  const first = term.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').trim().charAt(0).toUpperCase();
+  const first = term
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .trim()
+    .charAt(0)
+    .toUpperCase();
   return LETTERS.includes(first) ? first : '#';
 }
 
@@ -23,7 +28,10 @@ export function glossaryPage(deps: PagesDeps): Page {
   }
   const order = [...(groups.has('#') ? ['#'] : []), ...LETTERS];
   // Every letter is listed so the index reads as an alphabet; letters with no term are plain text.
-  const index: Inline[] = order.flatMap((letter, i): Inline[] => [...(i ? [' · '] : []), groups.has(letter) ? { text: letter, href: `#${letterId(letter)}` } : letter]);
+  const index: Inline[] = order.flatMap((letter, i): Inline[] => [
+    ...(i ? [' · '] : []),
+    groups.has(letter) ? { text: letter, href: `#${letterId(letter)}` } : letter,
+  ]);
   const blocks: Block[] = [
     { kind: 'para', content: [`${terms.length} terms, A to Z. Each definition links to related terms.`] },
     { kind: 'heading', level: 2, text: 'A–Z index', id: 'a-z' },
@@ -36,7 +44,11 @@ export function glossaryPage(deps: PagesDeps): Page {
     for (const t of group) {
       blocks.push({ kind: 'heading', level: 3, text: t.term, id: t.id }, { kind: 'para', content: [t.definition] });
       const related = t.related.map((id) => byId.get(id)).filter((x) => x !== undefined);
-      if (related.length) blocks.push({ kind: 'para', content: ['Related: ', ...related.flatMap((r, i): Inline[] => [...(i ? [', '] : []), { text: r.term, href: `#${r.id}` }])] });
+      if (related.length)
+        blocks.push({
+          kind: 'para',
+          content: ['Related: ', ...related.flatMap((r, i): Inline[] => [...(i ? [', '] : []), { text: r.term, href: `#${r.id}` }])],
+        });
     }
     blocks.push({ kind: 'para', content: [{ text: 'Back to the A–Z index', href: '#a-z' }] });
   }

@@ -12,7 +12,13 @@ export function homePage(deps: PagesDeps): Page {
   const blocks: Block[] = [
     searchForm({}, {}, deps.config.siteUrl),
     { kind: 'heading', level: 2, text: 'Browse by need' },
-    { kind: 'list', items: RESOURCE_CATEGORY_VALUES.filter((c) => counts.get(c)).map((c) => [{ text: CATEGORY_LABELS[c], href: `/resources?category=${c}` }, ` (${plural(counts.get(c) ?? 0, 'resource')})`]) },
+    {
+      kind: 'list',
+      items: RESOURCE_CATEGORY_VALUES.filter((c) => counts.get(c)).map((c) => [
+        { text: CATEGORY_LABELS[c], href: `/resources?category=${c}` },
+        ` (${plural(counts.get(c) ?? 0, 'resource')})`,
+      ]),
+    },
     { kind: 'heading', level: 2, text: 'Talk with other caregivers' },
     { kind: 'list', items: data.channels.map((c) => [{ text: c.name, href: `/channels/${c.slug}` }]) },
     { kind: 'heading', level: 2, text: 'Plan ahead' },
@@ -55,7 +61,8 @@ export function homePage(deps: PagesDeps): Page {
   return {
     status: 200,
     title: 'Care resources for family caregivers',
-    description: 'Find national US help for the people who look after an older relative: helplines, respite, hospice, Medicare counseling, legal and money help, peer channels and a long-term-care cost calculator.',
+    description:
+      'Find national US help for the people who look after an older relative: helplines, respite, hospice, Medicare counseling, legal and money help, peer channels and a long-term-care cost calculator.',
     path: '/',
     blocks,
   };

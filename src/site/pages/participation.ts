@@ -19,10 +19,23 @@ export interface FormProblem {
 export const actionsPath = (channel: Channel) => `/channels/${channel.slug}/actions`;
 
 function apiWay(config: Config, channel: Channel, body: string): Inline[] {
-  return ['Agents and apps: ', { code: `POST ${config.siteUrl}/api/community` }, ' with ', { code: 'Authorization: Bearer <ID token>' }, ' and ', { code: body.replace('<slug>', channel.slug) }, '.'];
+  return [
+    'Agents and apps: ',
+    { code: `POST ${config.siteUrl}/api/community` },
+    ' with ',
+    { code: 'Authorization: Bearer <ID token>' },
+    ' and ',
+    { code: body.replace('<slug>', channel.slug) },
+    '.',
+  ];
 }
 
-function form(config: Config, channel: Channel, spec: { label: string; action: string; submit: string; fields: FormField[]; api: string; secondary?: boolean }, problem: FormProblem | undefined): FormSpec {
+function form(
+  config: Config,
+  channel: Channel,
+  spec: { label: string; action: string; submit: string; fields: FormField[]; api: string; secondary?: boolean },
+  problem: FormProblem | undefined,
+): FormSpec {
   const mine = problem?.action === spec.action ? problem : undefined;
   const fields = spec.fields.map((f) => ({
     ...f,
@@ -55,7 +68,12 @@ const nameField = (chosen: string | null): FormField[] =>
       ]
     : [];
 
-export function takePartBlocks(config: Config, channel: Channel, viewer: CommunityViewer | undefined, opts: { threadId?: string; problem?: FormProblem } = {}): Block[] {
+export function takePartBlocks(
+  config: Config,
+  channel: Channel,
+  viewer: CommunityViewer | undefined,
+  opts: { threadId?: string; problem?: FormProblem } = {},
+): Block[] {
   const blocks: Block[] = [{ kind: 'heading', level: 2, text: 'Take part', id: 'take-part' }];
   const { problem, threadId } = opts;
   // A problem with no field of its own (not a member any more, too many posts) is said above the forms.
@@ -65,21 +83,41 @@ export function takePartBlocks(config: Config, channel: Channel, viewer: Communi
       kind: 'para',
       content: [
         'Reading is open to everyone. ',
-        ...(viewer ? [{ text: 'Sign in', href: viewer.signInUrl }, ' to join this channel, start threads and reply.'] : ['Sign in on the site to join this channel, start threads and reply.']),
+        ...(viewer
+          ? [{ text: 'Sign in', href: viewer.signInUrl }, ' to join this channel, start threads and reply.']
+          : ['Sign in on the site to join this channel, start threads and reply.']),
         ' You choose the name others see; your sign-in name and email are never shown.',
       ],
     });
     // A post refused because the sign-in ended: its text is shown to copy, so nothing is lost.
     const typed = [problem?.values.title, problem?.values.body].filter((v): v is string => !!v?.trim());
-    if (typed.length) blocks.push({ kind: 'para', content: ['What you wrote, to copy before you sign in:'] }, { kind: 'card', blocks: typed.map((text) => ({ kind: 'text', text })) });
-    blocks.push({ kind: 'para', content: apiWay(config, channel, '{"channel": "<slug>", "action": "join"}, then "thread" (title, body) or "comment" (threadId, body)') });
+    if (typed.length)
+      blocks.push(
+        { kind: 'para', content: ['What you wrote, to copy before you sign in:'] },
+        { kind: 'card', blocks: typed.map((text) => ({ kind: 'text', text })) },
+      );
+    blocks.push({
+      kind: 'para',
+      content: apiWay(config, channel, '{"channel": "<slug>", "action": "join"}, then "thread" (title, body) or "comment" (threadId, body)'),
+    });
     return blocks;
   }
   if (!viewer.member) {
     blocks.push({ kind: 'para', content: [threadId ? 'Join the channel to reply.' : 'Join the channel to start threads and reply.'] });
     blocks.push({
       kind: 'form',
-      form: form(config, channel, { label: `Join ${channel.name}`, action: 'join', submit: 'Join this channel', fields: [...nameField(viewer.chosenName), ...(threadId ? [{ name: 'threadId', label: 'Thread', type: 'hidden' as const, value: threadId }] : [])], api: '{"channel": "<slug>", "action": "join"}' }, problem),
+      form: form(
+        config,
+        channel,
+        {
+          label: `Join ${channel.name}`,
+          action: 'join',
+          submit: 'Join this channel',
+          fields: [...nameField(viewer.chosenName), ...(threadId ? [{ name: 'threadId', label: 'Thread', type: 'hidden' as const, value: threadId }] : [])],
+          api: '{"channel": "<slug>", "action": "join"}',
+        },
+        problem,
+      ),
     });
     return blocks;
   }
@@ -95,7 +133,11 @@ export function takePartBlocks(config: Config, channel: Channel, viewer: Communi
           label: 'Reply to this thread',
           action: 'comment',
           submit: 'Post reply',
-          fields: [...nameField(viewer.chosenName), { name: 'body', label: 'Your reply', type: 'textarea', required: true, maxLength: COMMENT_BODY_MAX }, { name: 'threadId', label: 'Thread', type: 'hidden', value: threadId }],
+          fields: [
+            ...nameField(viewer.chosenName),
+            { name: 'body', label: 'Your reply', type: 'textarea', required: true, maxLength: COMMENT_BODY_MAX },
+            { name: 'threadId', label: 'Thread', type: 'hidden', value: threadId },
+          ],
           api: `{"channel": "<slug>", "action": "comment", "threadId": "${threadId}", "body": "…"}`,
         },
         problem,
@@ -121,6 +163,21 @@ export function takePartBlocks(config: Config, channel: Channel, viewer: Communi
         problem,
       ),
     });
-  blocks.push({ kind: 'form', form: form(config, channel, { label: `Leave ${channel.name}`, action: 'leave', submit: 'Leave this channel', fields: [], api: '{"channel": "<slug>", "action": "leave"}', secondary: true }, problem) });
+  blocks.push({
+    kind: 'form',
+    form: form(
+      config,
+      channel,
+      {
+        label: `Leave ${channel.name}`,
+        action: 'leave',
+        submit: 'Leave this channel',
+        fields: [],
+        api: '{"channel": "<slug>", "action": "leave"}',
+        secondary: true,
+      },
+      problem,
+    ),
+  });
   return blocks;
 }

@@ -28,7 +28,15 @@ const SEARCH_LIMIT = 25;
 
 export function searchForm(values: { q?: string; category?: string; state?: string }, errors: Record<string, string>, siteUrl: string): Block {
   const fields: FormField[] = [
-    { name: 'q', label: 'What are you looking for?', type: 'search', value: values.q ?? '', maxLength: 200, hint: 'For example: respite care, dementia helpline, Medicaid look-back.', ...(errors.q ? { error: errors.q } : {}) },
+    {
+      name: 'q',
+      label: 'What are you looking for?',
+      type: 'search',
+      value: values.q ?? '',
+      maxLength: 200,
+      hint: 'For example: respite care, dementia helpline, Medicaid look-back.',
+      ...(errors.q ? { error: errors.q } : {}),
+    },
     {
       name: 'category',
       label: 'Category',
@@ -85,7 +93,11 @@ export function resourcesPage(deps: PagesDeps, query: URLSearchParams): Page {
   const stateRaw = (query.get('state') ?? '').trim();
   const errors: Record<string, string> = {};
   if (q.length > 200) errors.q = 'q must be at most 200 characters';
-  const category = categoryRaw ? (RESOURCE_CATEGORY_VALUES as readonly string[]).includes(categoryRaw) ? (categoryRaw as ResourceCategory) : undefined : undefined;
+  const category = categoryRaw
+    ? (RESOURCE_CATEGORY_VALUES as readonly string[]).includes(categoryRaw)
+      ? (categoryRaw as ResourceCategory)
+      : undefined
+    : undefined;
   if (categoryRaw && !category) errors.category = `category must be one of: ${RESOURCE_CATEGORY_VALUES.join(', ')}`;
   const state = stateRaw ? resolveState(stateRaw) : undefined;
   if (stateRaw && !state) errors.state = 'state must be a US state or DC, as a USPS code ("OH") or full name ("Ohio")';
@@ -106,13 +118,15 @@ export function resourcesPage(deps: PagesDeps, query: URLSearchParams): Page {
   if (q) {
     const hits = index.search(q, { limit: SEARCH_LIMIT, ...(category ? { category } : {}), ...(state ? { state: state.code } : {}) });
     blocks.push({ kind: 'heading', level: 2, text: `${plural(hits.length, 'result')} for “${q}”` });
-    if (!hits.length) blocks.push({ kind: 'para', content: ['Nothing matched. Try fewer or different words, or ', { text: 'browse all resources', href: '/resources' }, '.'] });
+    if (!hits.length)
+      blocks.push({ kind: 'para', content: ['Nothing matched. Try fewer or different words, or ', { text: 'browse all resources', href: '/resources' }, '.'] });
     else
       blocks.push({
         kind: 'list',
         items: hits.map((h): Inline[] => {
           const href = h.kind === 'resource' ? `/resources/${h.id}` : h.kind === 'channel' ? `/channels/${h.id}` : `/glossary#${h.id}`;
-          const kind = h.kind === 'resource' ? CATEGORY_LABELS[h.category as ResourceCategory] ?? 'Resource' : h.kind === 'channel' ? 'Community channel' : 'Glossary';
+          const kind =
+            h.kind === 'resource' ? (CATEGORY_LABELS[h.category as ResourceCategory] ?? 'Resource') : h.kind === 'channel' ? 'Community channel' : 'Glossary';
           return [{ text: h.title, href }, ` (${kind}): ${h.summary}`, ...(h.phone ? [' Phone: ', { text: h.phone, href: telHref(h.phone) }, '.'] : [])];
         }),
       });
@@ -137,7 +151,7 @@ export function resourcePage(deps: PagesDeps, id: string): Page | null {
     { term: 'Website', value: [{ text: r.website, href: r.website }] },
     { term: 'Hours', value: [r.hours ?? 'Not published; check the website.'] },
     { term: 'Languages', value: [r.languages.map(languageName).join(', ')] },
-    { term: 'Serves', value: [r.coverage === 'national' ? 'All of the United States' : resolveState(r.coverage)?.name ?? r.coverage] },
+    { term: 'Serves', value: [r.coverage === 'national' ? 'All of the United States' : (resolveState(r.coverage)?.name ?? r.coverage)] },
     { term: 'Topics', value: [r.tags.join(', ')] },
     { term: 'Source of these facts', value: [{ text: r.source, href: r.source }] },
   ];
@@ -148,7 +162,14 @@ export function resourcePage(deps: PagesDeps, id: string): Page | null {
     path: `/resources/${r.id}`,
     blocks: [
       { kind: 'facts', items: facts },
-      { kind: 'para', content: ['Phone numbers and hours change; if something here is wrong, tell us through the ', { text: 'community', href: '/channels' }, '. In an emergency call 911.'] },
+      {
+        kind: 'para',
+        content: [
+          'Phone numbers and hours change; if something here is wrong, tell us through the ',
+          { text: 'community', href: '/channels' },
+          '. In an emergency call 911.',
+        ],
+      },
       { kind: 'para', content: [{ text: 'All care resources', href: '/resources' }] },
     ],
   };

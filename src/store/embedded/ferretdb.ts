@@ -119,11 +119,7 @@ async function ensureFerretDbBinaryOnce(bin: string, opts: { binDir: string; rep
     throw new MissingToolError(missingMongoHelp(why, bin, requiredGoVersion(srcDir)));
   }
 
-  opts.log(
-    state === 'missing'
-      ? 'building FerretDB (first run only, about a minute)…'
-      : 'rebuilding FerretDB (its sources changed)…',
-  );
+  opts.log(state === 'missing' ? 'building FerretDB (first run only, about a minute)…' : 'rebuilding FerretDB (its sources changed)…');
   mkdirSync(opts.binDir, { recursive: true });
   const tmp = `${bin}.tmp-${process.pid}-${Date.now()}`;
   const started = Date.now();
@@ -150,11 +146,10 @@ async function ensureFerretDbBinaryOnce(bin: string, opts: { binDir: string; rep
  */
 export async function startFerretDb(opts: ServerLaunch): Promise<StartedServer> {
   mkdirSync(opts.dataDir, { recursive: true });
-  const proc = spawnServerProcess(
-    opts.bin,
-    ['-listen-addr', `127.0.0.1:${opts.port}`, '-sqlite-dir', opts.dataDir, '-log-level', 'warn'],
-    { name: 'ferretdb', log: opts.log },
-  );
+  const proc = spawnServerProcess(opts.bin, ['-listen-addr', `127.0.0.1:${opts.port}`, '-sqlite-dir', opts.dataDir, '-log-level', 'warn'], {
+    name: 'ferretdb',
+    log: opts.log,
+  });
   const timeoutMs = opts.timeoutMs ?? START_TIMEOUT_MS;
   let uri: string;
   try {

@@ -147,11 +147,7 @@ function unrefStream(s: Readable | null): void {
 }
 
 /** Runs a short command to completion, rejecting with its stderr when it fails. */
-export function run(
-  bin: string,
-  args: string[],
-  opts: { cwd?: string; env?: NodeJS.ProcessEnv },
-): Promise<{ stdout: string; stderr: string }> {
+export function run(bin: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv }): Promise<{ stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     execFile(bin, args, { cwd: opts.cwd, env: opts.env, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
       if (err) reject(new Error(`${[bin, ...args].join(' ')}: ${err.message}\n${stderr}`.trim()));
@@ -209,10 +205,7 @@ export function isPortFree(port: number): Promise<boolean> {
 }
 
 /** Resolves once 127.0.0.1:`port` accepts a TCP connection; rejects on timeout or when `exited` settles first. */
-export async function waitForPort(
-  port: number,
-  opts: { timeoutMs: number; exited?: Promise<unknown>; name: string },
-): Promise<void> {
+export async function waitForPort(port: number, opts: { timeoutMs: number; exited?: Promise<unknown>; name: string }): Promise<void> {
   const deadline = Date.now() + opts.timeoutMs;
   let gone = false;
   let exitInfo: unknown;

@@ -13,7 +13,18 @@
 // record listed once. Deletions go the other way: copies first, then records.
 import { BSON, type Collection, type Db, type Document, type Filter } from 'mongodb';
 import { createHash } from 'node:crypto';
-import { decodeCursor, encodeCursor, insertReporting, newerFirst, TimelineBase, type Appended, type Stream, type TimelinePage, type TimelineQuery, type TimelineRecord } from './port.js';
+import {
+  decodeCursor,
+  encodeCursor,
+  insertReporting,
+  newerFirst,
+  TimelineBase,
+  type Appended,
+  type Stream,
+  type TimelinePage,
+  type TimelineQuery,
+  type TimelineRecord,
+} from './port.js';
 
 /** A record's copy in its owner's month. */
 interface Copy {
@@ -44,11 +55,15 @@ export class EmbeddedTimeline<T extends TimelineRecord> extends TimelineBase<T> 
   }
 
   private monthsOf = (owner: string): Collection<{ _id: string }> => this.db.collection(`tlm_${this.stream.name}_${ownerPart(owner)}`);
-  private month = (owner: string, month: string): Collection<Copy> => this.db.collection(`tl_${this.stream.name}_${month.replace('-', '')}_${ownerPart(owner)}`);
+  private month = (owner: string, month: string): Collection<Copy> =>
+    this.db.collection(`tl_${this.stream.name}_${month.replace('-', '')}_${ownerPart(owner)}`);
 
   /** The owner's months, newest first. */
   private async months(owner: string): Promise<string[]> {
-    return (await this.monthsOf(owner).find({}).toArray()).map((m) => m._id).sort().reverse();
+    return (await this.monthsOf(owner).find({}).toArray())
+      .map((m) => m._id)
+      .sort()
+      .reverse();
   }
 
   async append(records: readonly T[]): Promise<Appended> {
@@ -80,8 +95,18 @@ export class EmbeddedTimeline<T extends TimelineRecord> extends TimelineBase<T> 
     await Promise.all(
       [...byOwner].map(async ([owner, mine]) => {
         const byMonth = groupBy(mine, (r) => monthOf(this.timeOf(r)));
-        await insertReporting(this.monthsOf(owner), [...byMonth.keys()].map((m) => ({ _id: m })));
-        await Promise.all([...byMonth].map(([m, list]) => insertReporting(this.month(owner, m), list.map((r) => this.copyOf(r)))));
+        await insertReporting(
+          this.monthsOf(owner),
+          [...byMonth.keys()].map((m) => ({ _id: m })),
+        );
+        await Promise.all(
+          [...byMonth].map(([m, list]) =>
+            insertReporting(
+              this.month(owner, m),
+              list.map((r) => this.copyOf(r)),
+            ),
+          ),
+        );
       }),
     );
   }
@@ -89,7 +114,13 @@ export class EmbeddedTimeline<T extends TimelineRecord> extends TimelineBase<T> 
   private copyOf(r: T): Copy {
     const { supersededBy, ...rest } = r;
     const type = this.stream.type ? r[this.stream.type] : undefined;
-    return { _id: r._id, t: this.timeOf(r), ...(typeof type === 'string' ? { k: type } : {}), ...(supersededBy ? { x: supersededBy } : {}), j: BSON.EJSON.stringify(rest, { relaxed: true }) };
+    return {
+      _id: r._id,
+      t: this.timeOf(r),
+      ...(typeof type === 'string' ? { k: type } : {}),
+      ...(supersededBy ? { x: supersededBy } : {}),
+      j: BSON.EJSON.stringify(rest, { relaxed: true }),
+    };
   }
 
   private recordOf(c: Pick<Copy, 'j' | 'x'>): T {
@@ -126,7 +157,9 @@ export class EmbeddedTimeline<T extends TimelineRecord> extends TimelineBase<T> 
     found.sort((a, b) => newerFirst({ at: a.t.getTime(), id: a._id }, { at: b.t.getTime(), id: b._id }));
     const page = found.slice(0, q.limit).map((c) => this.recordOf(c));
     const last = found[q.limit - 1];
-    return found.length > q.limit && last ? { records: page, nextCursor: encodeCursor(this.stream.name, owner, q, { at: last.t, id: last._id }) } : { records: page };
+    return found.length > q.limit && last
+      ? { records: page, nextCursor: encodeCursor(this.stream.name, owner, q, { at: last.t, id: last._id }) }
+      : { records: page };
   }
 
   /** Where a record's copy is: looked for in the owner's months by `_id`, newest first. */
@@ -164,7 +197,9 @@ export class EmbeddedTimeline<T extends TimelineRecord> extends TimelineBase<T> 
   /** Drop the owner's collections, found by name (so a copy written while an earlier removal ran is found too). */
   private async drop(owner: string): Promise<void> {
     const part = ownerPart(owner);
-    const names = await this.db.listCollections({ name: { $regex: `^(tl_${this.stream.name}_\\d{6}_${part}|tlm_${this.stream.name}_${part})$` } }, { nameOnly: true }).toArray();
+    const names = await this.db
+      .listCollections({ name: { $regex: `^(tl_${this.stream.name}_\\d{6}_${part}|tlm_${this.stream.name}_${part})$` } }, { nameOnly: true })
+      .toArray();
     // The month list last: while any month is left, a reader still finds the owner's list.
     for (const { name } of names.sort((a, b) => (a.name.startsWith('tlm_') ? 1 : b.name.startsWith('tlm_') ? -1 : 0))) {
       await this.db

@@ -1,7 +1,17 @@
 // The timeline on MongoDB: plain queries on the records collection, served by the indexes its
 // slice declares (owner and time). One document per record, so every operation is one command.
 import type { Collection, Db, Filter } from 'mongodb';
-import { decodeCursor, encodeCursor, insertReporting, TimelineBase, type Appended, type Stream, type TimelinePage, type TimelineQuery, type TimelineRecord } from './port.js';
+import {
+  decodeCursor,
+  encodeCursor,
+  insertReporting,
+  TimelineBase,
+  type Appended,
+  type Stream,
+  type TimelinePage,
+  type TimelineQuery,
+  type TimelineRecord,
+} from './port.js';
 
 export class IndexedTimeline<T extends TimelineRecord> extends TimelineBase<T> {
   private readonly records: Collection<T>;
@@ -29,7 +39,9 @@ export class IndexedTimeline<T extends TimelineRecord> extends TimelineBase<T> {
       .toArray()) as T[];
     const page = found.slice(0, q.limit);
     const last = page.at(-1);
-    return found.length > q.limit && last ? { records: page, nextCursor: encodeCursor(this.stream.name, owner, q, { at: this.timeOf(last), id: last._id }) } : { records: page };
+    return found.length > q.limit && last
+      ? { records: page, nextCursor: encodeCursor(this.stream.name, owner, q, { at: this.timeOf(last), id: last._id }) }
+      : { records: page };
   }
 
   async get(owner: string, id: string): Promise<T | null> {

@@ -16,12 +16,19 @@ const BATCH = 1_000;
 
 /** Every declared stream's records taken into its timelines, the old collections dropped; a
  *  progress line every `every` owners. Does nothing on a store already migrated. */
-export async function migrateTimelines(db: Db, timelines: Timelines, streams: readonly Stream<never>[], log: Logger, every = 500): Promise<'migrated' | 'done already'> {
+export async function migrateTimelines(
+  db: Db,
+  timelines: Timelines,
+  streams: readonly Stream<never>[],
+  log: Logger,
+  every = 500,
+): Promise<'migrated' | 'done already'> {
   const marks = db.collection<{ _id: string; at: Date }>(MIGRATIONS);
   if (await marks.findOne({ _id: DONE })) return 'done already';
   const legacy = (await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name).filter((n) => LEGACY.test(n));
   // A fresh store has nothing to take in: it is marked and left.
-  const fresh = legacy.length === 0 && (await Promise.all(streams.map((s) => db.collection(s.records).findOne({}, { projection: { _id: 1 } })))).every((r) => r === null);
+  const fresh =
+    legacy.length === 0 && (await Promise.all(streams.map((s) => db.collection(s.records).findOne({}, { projection: { _id: 1 } })))).every((r) => r === null);
   if (!fresh) {
     log.info({ shape: timelines.shape, legacyCollections: legacy.length }, 'timelines: taking in the records an earlier version stored');
     // The indexed shape reads the records collections themselves: nothing to copy there.

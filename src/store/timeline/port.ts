@@ -208,7 +208,7 @@ export abstract class TimelineBase<T extends TimelineRecord> implements Timeline
       newest = r;
     }
     const chain = [newest];
-    for (let prev = newest.supersedes; prev; ) {
+    for (let prev = newest.supersedes; prev;) {
       const r = await this.get(owner, prev);
       if (!r || chain.some((c) => c._id === r._id)) break;
       chain.unshift(r);

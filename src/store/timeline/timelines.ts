@@ -19,7 +19,8 @@ export function timelinesOf(db: Db, shape: TimelineShape): Timelines {
     shape,
     of<T extends TimelineRecord>(stream: Stream<T>): Timeline<T> {
       let t = made.get(stream.name) as Timeline<T> | undefined;
-      if (!t) made.set(stream.name, (t = shape === 'embedded' ? new EmbeddedTimeline(db, stream) : new IndexedTimeline(db, stream)) as unknown as Timeline<never>);
+      if (!t)
+        made.set(stream.name, (t = shape === 'embedded' ? new EmbeddedTimeline(db, stream) : new IndexedTimeline(db, stream)) as unknown as Timeline<never>);
       return t;
     },
   };
