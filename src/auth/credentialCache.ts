@@ -6,10 +6,10 @@
 export type CredentialKind = 'key' | 'session' | 'grant' | 'jti';
 /** Records a family request reads to know what the caller may see (src/family), where a partner's
  *  events for a client go (`binding`, src/ingest/familyShare.ts), a partner institution and its
- *  sealed secrets (`institution`, src/partner/records.ts), and keyed states (`state`, by
- *  `<collection>\0<key>`): kept and forgotten under the same rule as credentials. */
-export type RecordKind = 'member' | 'workspace' | 'lovedOne' | 'binding' | 'institution' | 'state';
-export const RECORD_KINDS: ReadonlySet<string> = new Set<RecordKind>(['member', 'workspace', 'lovedOne', 'binding', 'institution', 'state']);
+ *  sealed secrets (`institution`, src/partner/records.ts): kept and forgotten under the same rule as
+ *  credentials. */
+export type RecordKind = 'member' | 'workspace' | 'lovedOne' | 'binding' | 'institution';
+export const RECORD_KINDS: ReadonlySet<string> = new Set<RecordKind>(['member', 'workspace', 'lovedOne', 'binding', 'institution']);
 
 /** Entries kept per process; the oldest filled goes first. */
 const MAX_ENTRIES = 50_000;
@@ -84,13 +84,12 @@ export class CredentialCache<K extends string = CredentialKind> {
     this.weight -= entry.weight;
   }
 
-  /** Forget these ids, or (`prefix`) every id that starts with one of them. */
-  forget(kind: K, ids: readonly string[], prefix = false): void {
-    const keys = ids.map((id) => `${kind}:${id}`);
-    const named = (k: string) => keys.some((p) => k.startsWith(p));
-    const fills = prefix ? [...this.fills].filter(([k]) => named(k)).map(([, f]) => f) : keys.map((k) => this.fills.get(k));
-    for (const pending of fills) for (const f of pending ?? []) f.keep = false;
-    for (const k of prefix ? [...this.entries.keys()].filter(named) : keys) this.drop(k);
+  /** Forget these ids, reads in flight included. */
+  forget(kind: K, ids: readonly string[]): void {
+    for (const key of ids.map((id) => `${kind}:${id}`)) {
+      for (const f of this.fills.get(key) ?? []) f.keep = false;
+      this.drop(key);
+    }
   }
 
   clear(): void {

@@ -41,9 +41,9 @@ export class Credentials {
       maxWeight: MAX_RECORD_CHARS,
       weigh: (v) => JSON.stringify(v).length,
     });
-    this.revocations = new Revocations(bus, subject, log, this.membership, (kind, ids, prefix) => {
-      if (RECORD_KINDS.has(kind)) this.records.forget(kind as RecordKind, ids, prefix);
-      else this.cache.forget(kind as CredentialKind, ids, prefix);
+    this.revocations = new Revocations(bus, subject, log, this.membership, (kind, ids) => {
+      if (RECORD_KINDS.has(kind)) this.records.forget(kind as RecordKind, ids);
+      else this.cache.forget(kind as CredentialKind, ids);
     });
   }
 
@@ -69,8 +69,8 @@ export class Credentials {
   }
 
   /** See Revocations.changed: resolves once every process reads these records again. */
-  changed(kind: RecordKind, ids: readonly string[], prefix = false): Promise<void> {
-    return this.revocations.changed(kind, ids, prefix);
+  changed(kind: RecordKind, ids: readonly string[]): Promise<void> {
+    return this.revocations.changed(kind, ids);
   }
 
   /** What the last change sent from here reached (over NATS). */

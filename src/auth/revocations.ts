@@ -12,14 +12,12 @@ import type { Membership } from './membership.js';
 const ACK_TIMEOUT_MS = 3_000;
 
 export type Kind = CredentialKind | RecordKind;
-/** Forgets ids of a kind in this process's caches (`prefix`: every id starting with one). */
-export type Forget = (kind: Kind, ids: readonly string[], prefix: boolean) => void;
+/** Forgets ids of a kind in this process's caches. */
+export type Forget = (kind: Kind, ids: readonly string[]) => void;
 
 interface Revoked {
   kind: Kind;
   ids: string[];
-  /** The ids are prefixes: every key that starts with one goes (a dropped collection's states). */
-  prefix?: true;
   ack: string;
 }
 
@@ -60,7 +58,7 @@ export class Revocations {
     return bus.subscribe(this.subject('revoked'), (msg) => {
       const r = msg.data as Revoked;
       if (!Array.isArray(r?.ids) || typeof r.ack !== 'string') return;
-      this.forgetHere(r.kind, r.ids.map(String), r.prefix === true);
+      this.forgetHere(r.kind, r.ids.map(String));
       bus.publish(r.ack, { member: this.membership.id });
     });
   }
@@ -70,19 +68,19 @@ export class Revocations {
    * resolves once each has acknowledged (a process silent past the timeout is logged, not waited for).
    */
   revoked(kind: CredentialKind, ids: readonly string[]): Promise<void> {
-    return this.everywhere(kind, ids, false);
+    return this.everywhere(kind, ids);
   }
 
-  /** Call after the store has changed these records (`prefix`: every id starting with one): the
-   *  same as a revocation, so the very next request on any process reads them again. */
-  changed(kind: RecordKind, ids: readonly string[], prefix = false): Promise<void> {
-    return this.everywhere(kind, ids, prefix);
+  /** Call after the store has changed these records: the same as a revocation, so the very next
+   *  request on any process reads them again. */
+  changed(kind: RecordKind, ids: readonly string[]): Promise<void> {
+    return this.everywhere(kind, ids);
   }
 
-  private async everywhere(kind: Kind, ids: readonly string[], prefix: boolean): Promise<void> {
+  private async everywhere(kind: Kind, ids: readonly string[]): Promise<void> {
     if (!ids.length) return;
-    this.forgetHere(kind, ids, prefix);
-    for (const peer of (this.local && inProcess.get(this.local)) || []) if (peer !== this) peer.forgetHere(kind, ids, prefix);
+    this.forgetHere(kind, ids);
+    for (const peer of (this.local && inProcess.get(this.local)) || []) if (peer !== this) peer.forgetHere(kind, ids);
     const bus = this.bus;
     if (!bus || bus.kind === 'memory') return;
     const waiting = await this.membership.others();
@@ -96,7 +94,7 @@ export class Revocations {
     });
     try {
       await bus.flush();
-      bus.publish(this.subject('revoked'), { kind, ids: [...ids], ...(prefix ? { prefix } : {}), ack } satisfies Revoked);
+      bus.publish(this.subject('revoked'), { kind, ids: [...ids], ack } satisfies Revoked);
       if (waiting.size) {
         let timer: NodeJS.Timeout | undefined;
         const late = await Promise.race([all.then(() => false), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), ACK_TIMEOUT_MS)))]);
