@@ -8,7 +8,6 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { startLeaseServer } from './lease.js';
 import { startMongo, startNats, type RunningServer } from './servers.js';
 
 declare module 'vitest' {
@@ -17,8 +16,6 @@ declare module 'vitest' {
     mongoUrl: string;
     /** NATS URL of a server with JetStream enabled. */
     natsUrl: string;
-    /** Port of the lease the files that start several processes take in turn (./oneDeploymentAtATime.ts). */
-    deploymentLease: number;
   }
 }
 
@@ -33,14 +30,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
     for (const r of results) if (r.status === 'rejected') process.stderr.write(`[test harness] stop failed: ${String(r.reason)}\n`);
   };
   try {
-    const [mongo, nats, lease] = await Promise.all([
+    const [mongo, nats] = await Promise.all([
       startMongo().then((s) => (started.push(s), s)),
       startNats({ jetstream: true }).then((s) => (started.push(s), s)),
-      startLeaseServer().then((l) => (started.push({ url: '', stop: l.close }), l)),
     ]);
     project.provide('mongoUrl', mongo.url);
     project.provide('natsUrl', nats.url);
-    project.provide('deploymentLease', lease.port);
   } catch (err) {
     await teardown();
     throw err;
