@@ -3,12 +3,10 @@ import { configDefaults, defineConfig } from 'vitest/config';
 import { LEFT_OUT_OF_QUICK, OWN_PROCESS } from './test/harness/quickRun.js';
 
 const FILES = ['src/**/*.test.ts', 'machines/**/*.test.ts', 'bridge/**/*.test.ts', 'test/**/*.test.ts'];
-const OPTIONS = {
-  testTimeout: 30_000,
-  // Generous for hooks that start their own servers (a first FerretDB build takes about a minute).
-  hookTimeout: 120_000,
-  pool: 'forks',
-} as const;
+/** Files that start several carecircle processes (or a NATS cluster): one such file at a time. */
+const PROCESSES = [...LEFT_OUT_OF_QUICK.cluster, 'test/chaos.test.ts', 'test/fuzz.test.ts'];
+/** Files that drive Chromium, and the conformance suite's processes. */
+const BROWSER = [...LEFT_OUT_OF_QUICK.browser, 'test/conformance.test.ts'];
 // Two files at a time even on two cores (vitest's default there is one): most of a file's time is
 // spent waiting on servers, child processes and Chromium, so a second one fills the gaps.
 const MAX_WORKERS = Math.max(2, os.availableParallelism() - 1);
@@ -16,17 +14,35 @@ const MAX_WORKERS = Math.max(2, os.availableParallelism() - 1);
 export default defineConfig(({ mode }) => {
   // `vitest run --mode quick` (npm run test:quick): the inner loop, without the long, browser and cluster files.
   const exclude = [...configDefaults.exclude, ...(mode === 'quick' ? Object.values(LEFT_OUT_OF_QUICK).flat() : [])];
+  const project = (name: string, include: string[], options: { isolate?: boolean; maxWorkers: number; order: number; without?: string[] }) => ({
+    test: {
+      name,
+      include,
+      exclude: [...exclude, ...(options.without ?? [])],
+      isolate: options.isolate ?? false,
+      maxWorkers: options.maxWorkers,
+      sequence: { groupOrder: options.order },
+      testTimeout: 30_000,
+      // Generous for hooks that start their own servers (a first FerretDB build takes about a minute).
+      hookTimeout: 120_000,
+      pool: 'forks' as const,
+    },
+  });
   return {
     test: {
       // One FerretDB (or MONGO_URL) and one nats-server (or NATS_URL) for the whole run.
       globalSetup: ['test/harness/globalSetup.ts'],
       maxWorkers: MAX_WORKERS,
+      // Files share their worker's modules (isolate: false): each file imports the service once per
+      // worker, not once per file (about 1.5 s of CPU each). Every test starts its own services and
+      // database all the same. The groups run one after another.
       projects: [
-        // Files share their worker's modules: each file imports the service once per worker, not
-        // once per file (about 1.5 s of CPU each). Every test starts its own services and database.
-        { test: { name: 'shared', include: FILES, exclude: [...exclude, ...OWN_PROCESS], isolate: false, ...OPTIONS } },
+        project('in process', FILES, { maxWorkers: MAX_WORKERS, order: 0, without: [...OWN_PROCESS, ...BROWSER, ...PROCESSES] }),
         // Files that read what belongs to the whole process, such as the metrics registry.
-        { test: { name: 'own process', include: OWN_PROCESS, exclude, ...OPTIONS } },
+        project('own process', OWN_PROCESS, { isolate: true, maxWorkers: MAX_WORKERS, order: 0 }),
+        project('browser', BROWSER, { maxWorkers: MAX_WORKERS, order: 1 }),
+        // Each starts several processes of its own: two such files at once starve each other on two cores.
+        project('processes', PROCESSES, { maxWorkers: 1, order: 2 }),
       ],
     },
   };

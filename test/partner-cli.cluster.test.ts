@@ -7,7 +7,7 @@ import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { useTwoIngestWorkers } from './harness/ingestWorkers.js';
 import { UNCONFIRMED } from '../src/partner/announce.js';
 import { startNatsLink } from './harness/natsLink.js';
@@ -41,12 +41,7 @@ function started(args: string[], extra: Record<string, string>) {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const seen = { stdout: '', stderr: '' };
-  const changed: (() => void)[] = [];
-  for (const name of ['stdout', 'stderr'] as const)
-    child[name].on('data', (chunk: Buffer) => {
-      seen[name] += chunk.toString();
-      changed.splice(0).forEach((f) => f());
-    });
+  for (const name of ['stdout', 'stderr'] as const) child[name].on('data', (chunk: Buffer) => void (seen[name] += chunk.toString()));
   const exited = once(child, 'exit').then(([code]) => code as number | null);
   return {
     child,
@@ -54,11 +49,12 @@ function started(args: string[], extra: Record<string, string>) {
     exited,
     /** Until `pattern` appears on that stream (the command still running or not). */
     async waitFor(name: 'stdout' | 'stderr', pattern: RegExp, timeoutMs = 40_000): Promise<void> {
-      const until = Date.now() + timeoutMs;
-      while (!pattern.test(seen[name])) {
-        if (Date.now() > until) throw new Error(`never printed ${pattern} on ${name}; stdout: ${seen.stdout}\nstderr: ${seen.stderr}`);
-        await Promise.race([new Promise<void>((r) => changed.push(r)), new Promise((r) => setTimeout(r, 500))]);
-      }
+      await vi.waitFor(
+        () => {
+          if (!pattern.test(seen[name])) throw new Error(`never printed ${pattern} on ${name}; stdout: ${seen.stdout}\nstderr: ${seen.stderr}`);
+        },
+        { timeout: timeoutMs, interval: 20 },
+      );
     },
   };
 }
