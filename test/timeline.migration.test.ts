@@ -153,6 +153,26 @@ function capturingLog() {
   return { log, lines };
 }
 
+/** The first timeline shape: each owner's month copies and month list in the store's own database. */
+async function writeFirstTimelineShape(db: Db, stored: Awaited<ReturnType<typeof writeEarlierStore>>): Promise<void> {
+  for (const lovedOneId of LOVED_ONES) {
+    const mine = stored.events.filter((e) => e.lovedOneId === lovedOneId);
+    const months = [...new Set(mine.map((e) => e.occurredAt.toISOString().slice(0, 7)))];
+    await db.collection(`tlm_care_${lovedOneId}`).insertMany(months.map((m) => ({ _id: m })) as never[]);
+    for (const m of months)
+      await db
+        .collection(`tl_care_${m.replace('-', '')}_${lovedOneId}`)
+        .insertMany(
+          mine
+            .filter((e) => e.occurredAt.toISOString().startsWith(m))
+            .map((e) => ({ _id: e._id, t: e.occurredAt, k: e.eventType, j: JSON.stringify(e) })) as never[],
+        );
+  }
+  await db.collection(MIGRATIONS).insertOne({ _id: 'timelines-1', at: new Date() } as never);
+}
+
+const firstShapeLeft = async (db: Db) => (await db.listCollections({ name: { $regex: '^(tl_|tlm_)' } }, { nameOnly: true }).toArray()).length;
+
 describe('a store written by the earlier version', () => {
   it('when the service first starts on it, then every care event, inbox item and activity row is listed, and the old collections are gone', async () => {
     const url = freshDatabaseUrl(inject('mongoUrl'));
@@ -185,5 +205,22 @@ describe('a store written by the earlier version', () => {
     await expectAllListed(timelines, stored);
     for (const lovedOneId of LOVED_ONES)
       expect(await timelines.of(CARE_EVENT_STREAM).count(lovedOneId)).toBe(stored.events.filter((e) => e.lovedOneId === lovedOneId).length);
+  });
+  it('when the store holds the first timeline shape (month collections in its own database), then they move beside it and nothing is lost', async () => {
+    const url = freshDatabaseUrl(inject('mongoUrl'));
+    const db = await connect(url);
+    const stored = await writeEarlierStore(db);
+    for (const name of (await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name))
+      if (/^(care_timeline_|care_settled_|mcp_activity_)/.test(name)) await db.collection(name).drop();
+    await writeFirstTimelineShape(db, stored);
+    expect(await firstShapeLeft(db)).toBeGreaterThan(LOVED_ONES.length);
+    const timelines = timelinesOf(db, 'embedded');
+    expect(await migrateTimelines(db, timelines, STREAMS, capturingLog().log)).toBe('migrated');
+    await expectAllListed(timelines, stored);
+    // The store's own database keeps the records only; the copies are in the databases beside it.
+    expect(await firstShapeLeft(db)).toBe(0);
+    const beside = (await db.admin().listDatabases({ nameOnly: true })).databases.map((d) => d.name).filter((n) => n.startsWith(`${db.databaseName}_tl`));
+    expect(beside.length).toBeGreaterThan(0);
+    expect(await migrateTimelines(db, timelines, STREAMS, capturingLog().log)).toBe('done already');
   });
 });

@@ -2,7 +2,7 @@
 import { MongoClient, type Db } from 'mongodb';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { databaseName } from '../../src/store/mongo.js';
-import { freshDatabaseUrl } from './servers.js';
+import { dropDatabases, freshDatabaseUrl } from './servers.js';
 
 export interface TestDatabase {
   url: string;
@@ -25,7 +25,8 @@ export function useTestDatabase(): TestDatabase {
     };
   });
   afterAll(async () => {
-    await handle.db?.dropDatabase();
+    // With the embedded timelines' databases beside it (`<name>_tl<nn>`).
+    if (handle.url) await dropDatabases(handle.url, databaseName(handle.url));
     await handle.client?.close();
   });
   return handle;

@@ -5,17 +5,19 @@ import { afterAll, beforeAll, inject } from 'vitest';
 import { databaseName } from '../../src/store/mongo.js';
 import type { Timelines } from '../../src/store/timeline/port.js';
 import { timelinesOf, type TimelineShape } from '../../src/store/timeline/timelines.js';
-import { freshDatabaseUrl } from './servers.js';
+import { dropDatabases, freshDatabaseUrl } from './servers.js';
 
 export const SHAPES: readonly TimelineShape[] = ['embedded', 'indexed'];
 
 /** A fresh database per shape and its timelines in that shape; filled in before the tests. */
 export function useBothShapes(): Record<TimelineShape, { db: Db; timelines: Timelines }> {
   const clients: MongoClient[] = [];
+  const urls: string[] = [];
   const shapes = {} as Record<TimelineShape, { db: Db; timelines: Timelines }>;
   beforeAll(async () => {
     for (const shape of SHAPES) {
       const url = freshDatabaseUrl(inject('mongoUrl'));
+      urls.push(url);
       const client = await new MongoClient(url).connect();
       clients.push(client);
       const db = client.db(databaseName(url));
@@ -23,7 +25,8 @@ export function useBothShapes(): Record<TimelineShape, { db: Db; timelines: Time
     }
   });
   afterAll(async () => {
-    for (const { db } of Object.values(shapes)) await db.dropDatabase();
+    // With the embedded timelines' databases beside each (`<name>_tl<nn>`).
+    for (const url of urls) await dropDatabases(url, databaseName(url));
     for (const c of clients) await c.close();
   });
   return shapes;

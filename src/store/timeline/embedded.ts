@@ -1,10 +1,13 @@
 // The timeline on the embedded FerretDB, which scans a collection for every query and decodes
-// each document it looks at (about 0.1 ms for a document of many fields, far less for one string).
-// So each owner's records are copied, as they are appended, into a collection per owner and month,
+// each document it looks at (about 0.1 ms for a small document), and which copies and sorts the
+// list of its database's collections for every `find` (about 1 µs per collection). So each owner's
+// records are copied, as they are appended, into a collection per owner and month,
 // `tl_<stream>_<yyyymm>_<owner>`, one small document per record: the fields a listing filters and
 // sorts on, and the record as one EJSON string. The months an owner has are documents of its own
-// collection `tlm_<stream>_<owner>`, `_id` = `yyyy-mm`. A read looks at the month list and then at
-// the newest months only, so it costs what one owner's recent data costs.
+// collection `tlm_<stream>_<owner>`, `_id` = `yyyy-mm`. These collections live in one of SHARDS
+// databases beside the store's own, `<database>_tl<nn>`, chosen by the owner, so that no database's
+// list of collections grows with every family. A read looks at the month list and then at the
+// newest months only, so it costs what one owner's recent data costs.
 //
 // Nothing is ever rewritten, and every write is an insert on a unique `_id` (the one write FerretDB
 // v1 makes atomic across connections): a month is listed before any of its records is copied, a
@@ -40,8 +43,23 @@ interface Copy {
 }
 
 const COPY_ATTEMPTS = 3;
-/** Months read at once: most listings end within the newest one or two. */
+/** Months read at first: most listings end within the newest one or two; each later round reads
+ *  twice as many as the one before, so a sparse timeline takes few round trips. */
 const READ_AHEAD = 2;
+/** Databases the copies are spread over. */
+export const SHARDS = 32;
+
+const shardOf = (database: string, n: number) => `${database}_tl${String(n).padStart(2, '0')}`;
+
+/** The database holding an owner's collections: `<database>_tl<nn>`. */
+export function shardName(database: string, owner: string): string {
+  return shardOf(database, createHash('sha256').update(owner).digest().readUInt32BE(0) % SHARDS);
+}
+
+/** Every database the copies of `database` may live in. */
+export function shardNames(database: string): string[] {
+  return Array.from({ length: SHARDS }, (_, n) => shardOf(database, n));
+}
 
 /** An owner id as it appears in a collection name; hashed when it has other characters. */
 const ownerPart = (owner: string) => (/^[A-Za-z0-9_-]{1,100}$/.test(owner) ? owner : `h${createHash('sha256').update(owner).digest('hex').slice(0, 40)}`);
@@ -54,9 +72,11 @@ export class EmbeddedTimeline<T extends TimelineRecord> extends TimelineBase<T> 
     this.records = db.collection<T>(stream.records);
   }
 
-  private monthsOf = (owner: string): Collection<{ _id: string }> => this.db.collection(`tlm_${this.stream.name}_${ownerPart(owner)}`);
+  /** The database of an owner's collections. */
+  private shard = (owner: string): Db => this.db.client.db(shardName(this.db.databaseName, owner));
+  private monthsOf = (owner: string): Collection<{ _id: string }> => this.shard(owner).collection(`tlm_${this.stream.name}_${ownerPart(owner)}`);
   private month = (owner: string, month: string): Collection<Copy> =>
-    this.db.collection(`tl_${this.stream.name}_${month.replace('-', '')}_${ownerPart(owner)}`);
+    this.shard(owner).collection(`tl_${this.stream.name}_${month.replace('-', '')}_${ownerPart(owner)}`);
 
   /** The owner's months, newest first. */
   private async months(owner: string): Promise<string[]> {
@@ -141,10 +161,10 @@ export class EmbeddedTimeline<T extends TimelineRecord> extends TimelineBase<T> 
     if (after) and.push({ $or: [{ t: { $lt: after.at } }, { t: after.at, _id: { $lt: after.id } }] });
     const found: Copy[] = [];
     // Months are disjoint in time and read newest first, each for what is still missing.
-    for (let i = 0; i < months.length && found.length <= q.limit; i += READ_AHEAD) {
+    for (let i = 0, ahead = READ_AHEAD; i < months.length && found.length <= q.limit; i += ahead, ahead *= 2) {
       const want = q.limit + 1 - found.length;
       const read = await Promise.all(
-        months.slice(i, i + READ_AHEAD).map((m) =>
+        months.slice(i, i + ahead).map((m) =>
           this.month(owner, m)
             .find({ $and: and } as Filter<Copy>, { projection: { t: 1, j: 1 } })
             .sort({ t: -1, _id: -1 })
@@ -197,12 +217,12 @@ export class EmbeddedTimeline<T extends TimelineRecord> extends TimelineBase<T> 
   /** Drop the owner's collections, found by name (so a copy written while an earlier removal ran is found too). */
   private async drop(owner: string): Promise<void> {
     const part = ownerPart(owner);
-    const names = await this.db
+    const names = await this.shard(owner)
       .listCollections({ name: { $regex: `^(tl_${this.stream.name}_\\d{6}_${part}|tlm_${this.stream.name}_${part})$` } }, { nameOnly: true })
       .toArray();
     // The month list last: while any month is left, a reader still finds the owner's list.
     for (const { name } of names.sort((a, b) => (a.name.startsWith('tlm_') ? 1 : b.name.startsWith('tlm_') ? -1 : 0))) {
-      await this.db
+      await this.shard(owner)
         .collection(name)
         .drop()
         .catch((err: unknown) => {

@@ -1,16 +1,18 @@
 // Bringing a store an earlier version wrote into the timeline shape, once, on start-up. Earlier
 // versions kept each loved one's care events and inbox as month pages and lists in collections
 // of its own (`care_timeline_<id>`, `care_settled_<id>`) and each uid's activity in
-// `mcp_activity_<uid>`, all derived from the records collections, which hold every record. So the
-// timelines are built from the records (an insert per copy, a copy already there ignored, so a
-// run stopped half-way is simply run again) and the old collections dropped.
+// `mcp_activity_<uid>`, or (the first version of the timeline shape) the owners' month
+// collections `tl_…` and `tlm_…` in the store's own database; all of them derived from the records
+// collections, which hold every record. So the timelines are built from the records (an insert
+// per copy, a copy already there ignored, so a run stopped half-way is simply run again) and the
+// old collections dropped.
 import type { Db } from 'mongodb';
 import type { Logger } from '../../log.js';
 import type { Stream, TimelineRecord, Timelines } from './port.js';
 
 export const MIGRATIONS = 'timeline_migrations';
-const DONE = 'timelines-1';
-const LEGACY = /^(care_timeline_|care_settled_|mcp_activity_)/;
+const DONE = 'timelines-2';
+const LEGACY = /^(care_timeline_|care_settled_|mcp_activity_|tl_|tlm_)/;
 /** Records copied at once. */
 const BATCH = 1_000;
 
