@@ -20,6 +20,9 @@ export const APP_ROUTES = defineRoutes({
   js: appPage('/assets/app.js', ['GET']),
   // The sign-in's return rule as an ES module, imported by app.js on the sign-in callback page.
   returnTargetJs: appPage('/assets/return-target.js', ['GET']),
+  // The stdio bridge as one file to run with node, and its checksum in sha256sum's format (./bridgeDownload.ts).
+  bridgeDownload: appPage('/downloads/carecircle-bridge.mjs', ['GET']),
+  bridgeDownloadSha256: appPage('/downloads/carecircle-bridge.mjs.sha256', ['GET']),
   signin: appPage('/signin', ['GET']),
   authCallback: appPage('/auth/callback', ['GET']),
   signout: appPage('/signout', ['POST']),

@@ -12,6 +12,7 @@ import { json, text } from '../http/reply.js';
 import { handlers, type RouteHandlers } from '../slice/contract.js';
 import { friendlyIssues, workspaceInput } from './actions.js';
 import { appApiRoutes } from './api.js';
+import { BRIDGE_FILE, bridgeBundle } from './bridgeDownload.js';
 import { isFormToken, newFormToken, WorkspaceCreations } from './creations.js';
 import { homeBody } from './home.js';
 import { canManage } from '../family/circle.js';
@@ -96,6 +97,18 @@ export function appRoutes(deps: AppRoutesDeps): RouteHandlers {
     .on('css', 'GET', async () => text(200, css, 'text/css; charset=utf-8', { 'cache-control': 'public, max-age=300' }))
     .on('js', 'GET', async () => text(200, js, 'text/javascript; charset=utf-8', { 'cache-control': 'public, max-age=300' }))
     .on('returnTargetJs', 'GET', async () => text(200, returnTargetJs, 'text/javascript; charset=utf-8', { 'cache-control': 'public, max-age=300' }))
+    .on('bridgeDownload', 'GET', async () => {
+      const bundle = await bridgeBundle();
+      return text(200, bundle.code, 'text/javascript; charset=utf-8', {
+        'content-disposition': `attachment; filename="${BRIDGE_FILE}"`,
+        'cache-control': 'public, max-age=300',
+        'x-content-type-options': 'nosniff',
+      });
+    })
+    .on('bridgeDownloadSha256', 'GET', async () => {
+      const bundle = await bridgeBundle();
+      return text(200, `${bundle.sha256}  ${BRIDGE_FILE}\n`, 'text/plain; charset=utf-8', { 'cache-control': 'public, max-age=300' });
+    })
     .on('signin', 'GET', async (req) => redirect(signInUrl(safeNext(req.query.next))))
     .on('authCallback', 'GET', async (req) => {
       const next = safeNext(req.query.next);
