@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BRIDGE_PLACEHOLDER } from '../src/app/connect.js';
 import { appendCareEvents } from '../src/family/records.js';
@@ -65,7 +66,7 @@ async function connectPage(): Promise<{ html: string; apiKey: string }> {
 
 const snippet = (html: string, id: string): any => JSON.parse(unescape(new RegExp(`id="config-${id}"[^>]*>([^<]*)</pre>`).exec(html)![1]!));
 
-describe('bridge download - the stdio snippets of the Connect page', () => {
+describe('bridge download - the snippets of the Connect page', () => {
   it('when a person downloads the bridge, then the file matches the SHA-256 the page shows and the checksum file', async () => {
     const { html } = await connectPage();
     const shown = /id="bridge-sha256">\s*([0-9a-f]{64})\s*</.exec(html)?.[1];
@@ -75,6 +76,10 @@ describe('bridge download - the stdio snippets of the Connect page', () => {
     expect(file.headers.get('content-disposition')).toBe('attachment; filename="carecircle-bridge.mjs"');
     const bytes = Buffer.from(await file.arrayBuffer());
     expect(createHash('sha256').update(bytes).digest('hex')).toBe(shown);
+    // One file: everything but Node's own modules is inside it.
+    const imports = [...bytes.toString('utf8').matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]!);
+    expect(imports.length).toBeGreaterThan(0);
+    expect(imports.filter((spec) => !spec.startsWith('node:'))).toEqual([]);
     expect(await (await fetch(`${svc.urls.app}/downloads/carecircle-bridge.mjs.sha256`)).text()).toBe(`${shown}  carecircle-bridge.mjs\n`);
     expect(html).not.toContain('npx');
   });
@@ -113,6 +118,26 @@ describe('bridge download - the stdio snippets of the Connect page', () => {
         await client.close();
       }
       expect(readdirSync(empty)).toEqual([]);
+    });
+  }
+
+  for (const [id, entryOf] of [
+    ['cursor', (c: any) => c.mcpServers.carecircle],
+    ['vscode', (c: any) => c.servers.carecircle],
+  ] as const) {
+    it(`when the ${id} snippet's URL and header are used as given, then list_care_events answers over HTTP`, async () => {
+      const { html, apiKey } = await connectPage();
+      const entry = entryOf(snippet(html, id)) as { url: string; headers: Record<string, string> };
+      expect(entry.headers).toEqual({ Authorization: `Bearer ${apiKey}` });
+      const client = new Client({ name: `carecircle-${id}-test`, version: '1.0.0' });
+      try {
+        await client.connect(new StreamableHTTPClientTransport(new URL(entry.url), { requestInit: { headers: entry.headers } }));
+        const result = await client.callTool({ name: 'list_care_events', arguments: { lovedOneId: family.lovedOneId } });
+        expect(result.isError).toBeFalsy();
+        expect(JSON.stringify(result.structuredContent ?? result.content)).toContain('Read the paper on the porch.');
+      } finally {
+        await client.close();
+      }
     });
   }
 });
