@@ -293,7 +293,7 @@ export const CONFIG_KEYS = {
   },
   rateSessionPerMin: {
     env: 'RATE_SESSION_PER_MIN',
-    doc: 'Sign-ins (POST /api/auth/session on the site and app hosts) per minute per client address.',
+    doc: 'Sign-ins (POST /api/auth/session on the site and app hosts, and sign-ins an identity provider posts to APP_URL/auth/callback) per minute per client address.',
     schema: positiveInt,
     default: '30',
   },

@@ -26,7 +26,7 @@ export function appPages(): { name: string; path: string }[] {
       for (const path of Array.isArray(route.path) ? route.path : [route.path]) {
         // Not pages: APIs, assets, discovery, the sign-in redirects and file downloads.
         if (
-          /^\/(api|assets|\.well-known)\//.test(path) ||
+          /^\/(api|assets|\.well-known|downloads)\//.test(path) ||
           path === '/api/mcp' ||
           ['/signin', '/auth/callback'].includes(path) ||
           path.includes('/attachments/')

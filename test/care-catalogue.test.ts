@@ -6,7 +6,7 @@ import { clockIn } from '../src/care/time.js';
 import { CARE_EVENT_TYPES } from '../src/family/careEventTypes.js';
 import type { CareEventRecord } from '../src/family/records.js';
 import { KNOWN_EVENT_TYPES, parseEvent } from '../src/ingest/envelope.js';
-import { eventLine, tally } from '../src/workspace/careReader.js';
+import { eventLine, tally, wordsIn } from '../src/workspace/careReader.js';
 
 const occurredAt = new Date('2026-11-23T10:15:00Z');
 const event = (eventType: string, payload: Record<string, unknown>): CareEventRecord =>
@@ -37,7 +37,7 @@ group('care catalogue - one declaration of each care-event type', () => {
   it('when the app filters by group, then each group holds the catalogue’s types of that group', () => {
     expect(EVENT_GROUPS).toEqual({
       visits: { label: 'Visits', types: ['visit_started', 'visit_ended'] },
-      medications: { label: 'Medications', types: ['med_administered'] },
+      medications: { label: 'Medications', types: ['med_administered', 'med_missed', 'med_refused'] },
       vitals: { label: 'Vital signs', types: ['vital_recorded'] },
       notes: { label: 'Notes', types: ['note_added'] },
       mail: { label: 'Inbox mail', types: ['inbox_message'] },
@@ -60,5 +60,27 @@ group('care catalogue - one declaration of each care-event type', () => {
     const events = [event('med_administered', {}), event('med_administered', {}), event('fall_reported', { severity: 'minor' }), event('inbox_message', {})];
     expect(tally(events)).toBe('2 medications given, 1 other event, 1 inbox message');
     expect(eventLine(events[2]!)).toBe('- Mon, Nov 23, 2026, 10:15 am: Fall reported (Severity: minor)');
+  });
+
+  it('when a dose was missed or refused, then the app and the workspace word it so, and the tally counts it apart from doses given', async () => {
+    const missed = event('med_missed', {
+      medication_name: 'Metoprolol',
+      dose_amount: 25,
+      dose_unit: 'mg',
+      scheduled_at: '2026-11-23T09:00:00Z',
+      reported_by: 'Ana',
+    });
+    const refused = event('med_refused', { medication_name: 'Lisinopril', dose_amount: 10, dose_unit: 'mg', reported_by: 'Ben', reason: 'felt sick' });
+    expect(describe(missed, utc).summary).toBe('Metoprolol 25 mg missed (scheduled for Mon, Nov 23, 9:00 am) at 10:15 am');
+    expect(eventLine(missed)).toBe('- Mon, Nov 23, 2026, 10:15 am: Metoprolol 25 mg missed (scheduled for Mon, Nov 23, 2026, 9:00 am), reported by Ana');
+    expect(eventLine(refused)).toBe('- Mon, Nov 23, 2026, 10:15 am: Lisinopril 10 mg refused, reported by Ben: felt sick');
+    expect(parseEvent({ institution_id: 'i', subject_ref: 's', event_type: 'med_missed', occurred_at: '2026-11-23T10:15:00Z', payload: {} }).ok).toBe(true);
+    expect(tally([event('med_administered', {}), missed, missed, refused])).toBe('1 medication given, 2 doses missed, 1 dose refused');
+  });
+
+  it('when the workspace words an event in a chosen zone, then the day and time are that zone’s', () => {
+    const evening = { ...event('fall_reported', { severity: 'minor' }), occurredAt: new Date('2026-11-25T00:20:00Z') } as CareEventRecord;
+    expect(wordsIn('America/Chicago').line(evening)).toBe('- Tue, Nov 24, 2026, 6:20 pm: Fall reported (Severity: minor)');
+    expect(wordsIn('Not/AZone').zone).toBe('UTC');
   });
 });

@@ -5,6 +5,7 @@
 import nodemailer from 'nodemailer';
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { BRIDGE_PLACEHOLDER } from '../src/app/connect.js';
 import { FamilyShares } from '../src/ingest/familyShare.js';
 import { KeyStore } from '../src/keys/keys.js';
 import { SandboxService } from '../src/sandbox/service.js';
@@ -71,7 +72,7 @@ describe('editing with care, in Chromium', () => {
     }
     expect(JSON.parse((await page.textContent('#config-claude-desktop'))!)).toEqual({
       mcpServers: {
-        carecircle: { command: 'npx', args: ['-y', 'carecircle-mcp'], env: { CARECIRCLE_URL: run.svc.config.appUrl, CARECIRCLE_API_KEY: apiKey } },
+        carecircle: { command: 'node', args: [BRIDGE_PLACEHOLDER], env: { CARECIRCLE_URL: run.svc.config.appUrl, CARECIRCLE_API_KEY: apiKey } },
       },
     });
     expect(JSON.parse((await page.textContent('#config-vscode'))!)).toEqual({

@@ -133,6 +133,61 @@ describe('the weekly care summary prompt and timeline resources', () => {
     });
   }
 
+  it('when the person chose America/Chicago, then the summary and the timeline read in that zone, say so, and the summary names missed and refused doses', async () => {
+    const chicago = await caregiverWithKey(svc, 'chicago@example.com', { firstName: 'Ines', lastName: 'Diaz' });
+    const zone = await fetch(`${svc.config.appUrl}/settings/time-zone`, {
+      method: 'POST',
+      headers: { cookie: chicago.cookie, origin: new URL(svc.config.appUrl).origin, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ timeZone: 'America/Chicago' }),
+      redirect: 'manual',
+    });
+    expect(zone.status).toBe(303);
+    const now = Date.now();
+    const event = (id: string, occurredAt: Date, eventType: string, payload: Record<string, unknown>): CareEventRecord => ({
+      _id: id,
+      lovedOneId: chicago.lovedOneId,
+      workspaceId: 'x',
+      source: 'partner',
+      institutionId: 'inst_test',
+      eventType,
+      occurredAt,
+      receivedAt: new Date(),
+      payload,
+    });
+    await appendCareEvents(svc.timelines, [
+      // Tuesday 6:20 pm in Chicago is already Wednesday in UTC.
+      event('evt_chi_fall', new Date('2026-11-25T00:20:00Z'), 'fall_reported', { severity: 'minor' }),
+      event('evt_chi_missed', new Date(now - 1 * DAY), 'med_missed', {
+        medication_name: 'Metoprolol',
+        dose_amount: 25,
+        dose_unit: 'mg',
+        reported_by: 'Ana',
+        reason: 'asleep at the dose time',
+      }),
+      event('evt_chi_refused', new Date(now - 2 * DAY), 'med_refused', { medication_name: 'Lisinopril', dose_amount: 10, dose_unit: 'mg', reported_by: 'Ben' }),
+    ]);
+    const client = await connect({ authorization: `Bearer ${chicago.apiKey}` }, true);
+    try {
+      const read = await client.readResource({ uri: `carecircle://loved-ones/${chicago.lovedOneId}/timeline` });
+      const timeline = (read.contents[0] as { text: string }).text;
+      expect(timeline).toContain('newest first (times in America/Chicago):');
+      expect(timeline).toContain('- Tue, Nov 24, 2026, 6:20 pm: Fall reported (Severity: minor)');
+      expect(timeline).not.toContain('UTC');
+
+      const got = await client.getPrompt({ name: 'weekly_care_summary', arguments: { lovedOneId: chicago.lovedOneId } });
+      const text = (got.messages[0]!.content as { type: 'text'; text: string }).text;
+      expect(text).toContain('(times in America/Chicago)');
+      expect(text).not.toContain('UTC');
+      expect(text).toContain('every dose missed or refused');
+      expect(text).toMatch(/1 dose missed, 1 dose refused/);
+      const listed = text.slice(text.indexOf('Doses missed or refused (2):'));
+      expect(listed).toContain('Metoprolol 25 mg missed, reported by Ana: asleep at the dose time');
+      expect(listed).toContain('Lisinopril 10 mg refused, reported by Ben');
+    } finally {
+      await client.close();
+    }
+  });
+
   it('when an OAuth app lacks care_circle:read, then it is shown no prompt or resource and reading one is refused with insufficient_scope', async () => {
     await caregiverWithKey(svc, 'profile-only@example.com');
     const { tokens } = await connectedApp(svc, 'profile-only@example.com', ['profile:read']);

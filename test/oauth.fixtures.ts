@@ -108,6 +108,8 @@ export async function authorizeOverHttp(
   email: string,
   decision: Decision,
   jar = new Jar(),
+  /** Sign in as a browser without script does: the provider posts the ID token back by a form (form_post). */
+  formPost = false,
 ): Promise<{ redirect?: URL; status: number; page?: string; consentPages: number; lastConsent?: string }> {
   const authOrigin = new URL(svc.config.authUrl).origin;
   let url = start;
@@ -134,8 +136,15 @@ export async function authorizeOverHttp(
           method: 'POST',
           redirect: 'manual',
           headers: { 'content-type': 'application/x-www-form-urlencoded' },
-          body: new URLSearchParams({ email, return_to: url.searchParams.get('return_to')! }),
+          body: new URLSearchParams({ email, return_to: url.searchParams.get('return_to')!, ...(formPost ? { response_mode: 'form_post' } : {}) }),
         });
+        if (formPost) {
+          const page = await signedIn.text();
+          url = new URL(/<form method="post" action="([^"]+)" id="form-post">/.exec(page)![1]!.replace(/&amp;/g, '&'));
+          method = 'POST';
+          body = new URLSearchParams({ id_token: /name="id_token" value="([^"]+)"/.exec(page)![1]! });
+          continue;
+        }
         const back = new URL(signedIn.headers.get('location')!);
         const idToken = new URLSearchParams(back.hash.slice(1)).get('id_token')!;
         url = new URL(back.pathname.replace(/\/signed-in$/, '/login'), back);

@@ -1,7 +1,7 @@
 // Same-origin protection is a property of a route: every cookie-authenticated change declares it,
 // and the gateway refuses a foreign Origin on each declared route before a worker sees it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pathsOf, type RouteSpec } from '../src/slice/contract.js';
+import { pathsOf, sameOriginsOf, type RouteSpec } from '../src/slice/contract.js';
 import { SLICES } from '../src/slices.js';
 import { startTestService, type TestService } from './harness/service.js';
 
@@ -37,7 +37,7 @@ describe('same-origin protection, declared per route', () => {
     expect(flagged.length).toBeGreaterThan(20);
     for (const [name, r] of flagged) {
       const host = r.hosts.includes('app') ? 'app' : 'site';
-      const origins = [...new Set(r.sameOrigin!.from.map((h) => new URL(h === 'site' ? svc.config.siteUrl : svc.config.appUrl).origin))].join(' or ');
+      const origins = sameOriginsOf(r.sameOrigin!, svc.config).join(' or ');
       for (const origin of ['https://evil.example', 'null']) {
         const res = await fetch(`${svc.urls[host]}${concrete(r)}`, {
           method: 'POST',

@@ -1,4 +1,5 @@
 // The app host's pages and JSON API, declared once: sign-in, the family workspace and Settings.
+import { perMinute } from '../limits/limiter.js';
 import { defineRoutes, type handlers, type HttpMethod, type SameOriginRule } from '../slice/contract.js';
 
 /** Cookie-authenticated changes are accepted only from the app's own pages (CSRF defence). */
@@ -20,8 +21,18 @@ export const APP_ROUTES = defineRoutes({
   js: appPage('/assets/app.js', ['GET']),
   // The sign-in's return rule as an ES module, imported by app.js on the sign-in callback page.
   returnTargetJs: appPage('/assets/return-target.js', ['GET']),
+  // The stdio bridge as one file to run with node, and its checksum in sha256sum's format (./bridgeDownload.ts).
+  bridgeDownload: appPage('/downloads/carecircle-bridge.mjs', ['GET']),
+  bridgeDownloadSha256: appPage('/downloads/carecircle-bridge.mjs.sha256', ['GET']),
   signin: appPage('/signin', ['GET']),
-  authCallback: appPage('/auth/callback', ['GET']),
+  // GET: the provider answered in the URL fragment, which the page script reads. POST: it posted
+  // the ID token (form_post), which works without script; only its sign-in page may post it here.
+  authCallback: {
+    ...appPage('/auth/callback', ['GET', 'POST']),
+    sameOrigin: { from: ['idp'], hint: (origins) => `A sign-in is accepted only from the identity provider's page on ${origins}.` },
+    // The page itself is free; a posted sign-in counts with POST /api/auth/session.
+    rate: { bucket: 'session', by: 'ip', policy: (c) => perMinute(c.rateSessionPerMin), methods: ['POST'] },
+  },
   signout: appPage('/signout', ['POST']),
   home: appPage('/', ['GET']),
   onboarding: appPage('/onboarding', ['GET', 'POST']),

@@ -8,10 +8,12 @@ import { KeyStore } from '../keys/keys.js';
 import { clearedSessionCookie, readCookie, SESSION_COOKIE, SessionStore } from '../auth/sessions.js';
 import { redirect } from '../http/page.js';
 import { returnTarget } from '../http/returnTarget.js';
-import { json, text } from '../http/reply.js';
+import { ApiProblem, json, text } from '../http/reply.js';
+import { sessionOpener } from '../session/handler.js';
 import { handlers, type RouteHandlers } from '../slice/contract.js';
 import { friendlyIssues, workspaceInput } from './actions.js';
 import { appApiRoutes } from './api.js';
+import { BRIDGE_FILE, bridgeBundle } from './bridgeDownload.js';
 import { isFormToken, newFormToken, WorkspaceCreations } from './creations.js';
 import { homeBody } from './home.js';
 import { canManage } from '../family/circle.js';
@@ -45,6 +47,7 @@ export function appRoutes(deps: AppRoutesDeps): RouteHandlers {
   const audit = new AuditLog(timelines);
   const sessions = new SessionStore(db, credentials);
   const creations = new WorkspaceCreations(db, store);
+  const openSession = sessionOpener(config, db, credentials, timelines);
   const css = asset('app.css');
   const js = asset('app.js');
 
@@ -96,6 +99,18 @@ export function appRoutes(deps: AppRoutesDeps): RouteHandlers {
     .on('css', 'GET', async () => text(200, css, 'text/css; charset=utf-8', { 'cache-control': 'public, max-age=300' }))
     .on('js', 'GET', async () => text(200, js, 'text/javascript; charset=utf-8', { 'cache-control': 'public, max-age=300' }))
     .on('returnTargetJs', 'GET', async () => text(200, returnTargetJs, 'text/javascript; charset=utf-8', { 'cache-control': 'public, max-age=300' }))
+    .on('bridgeDownload', 'GET', async () => {
+      const bundle = await bridgeBundle();
+      return text(200, bundle.code, 'text/javascript; charset=utf-8', {
+        'content-disposition': `attachment; filename="${BRIDGE_FILE}"`,
+        'cache-control': 'public, max-age=300',
+        'x-content-type-options': 'nosniff',
+      });
+    })
+    .on('bridgeDownloadSha256', 'GET', async () => {
+      const bundle = await bridgeBundle();
+      return text(200, `${bundle.sha256}  ${BRIDGE_FILE}\n`, 'text/plain; charset=utf-8', { 'cache-control': 'public, max-age=300' });
+    })
     .on('signin', 'GET', async (req) => redirect(signInUrl(safeNext(req.query.next))))
     .on('authCallback', 'GET', async (req) => {
       const next = safeNext(req.query.next);
@@ -107,8 +122,43 @@ export function appRoutes(deps: AppRoutesDeps): RouteHandlers {
           <p id="signin-callback" data-next={next} data-also={siteOrigin} role="status">
             One moment.
           </p>
+          <noscript>
+            <p class="error" id="signin-needs-script">
+              Your identity provider sent this sign-in back in a way only the page's script can read, and scripts are off in this browser.{' '}
+              <a href={signInUrl(next)}>Sign in again</a>, or turn JavaScript on for this site.
+            </p>
+          </noscript>
         </>,
       );
+    })
+    // The provider posted the ID token (form_post): a browser without script signs in here.
+    .on('authCallback', 'POST', async (req) => {
+      const next = safeNext(req.query.next);
+      const idToken = (req.body as { id_token?: unknown } | undefined)?.id_token;
+      const again = (status: number, why: string) =>
+        pageFor(
+          status,
+          'Sign-in failed',
+          <>
+            <h1>That sign-in did not work</h1>
+            <section class="card" id="signin-failed">
+              <p role="alert">{why}</p>
+              <p>
+                <a href={signInUrl(next)}>Sign in again</a>
+              </p>
+            </section>
+          </>,
+        );
+      if (typeof idToken !== 'string' || idToken === '' || idToken.length > 8192) return again(400, 'The sign-in came back without a token (id_token).');
+      let opened;
+      try {
+        opened = await openSession(idToken);
+      } catch (err) {
+        if (err instanceof ApiProblem && err.status === 401) return again(401, 'The identity provider’s answer was not accepted, or it was used already.');
+        throw err;
+      }
+      if (!opened) return again(401, 'That sign-in is more than 5 minutes old.');
+      return redirect(next, { 'set-cookie': opened.cookie });
     })
     .on('signout', 'POST', async (req) => {
       await sessions.revoke(readCookie(req.headers.cookie, SESSION_COOKIE));

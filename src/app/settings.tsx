@@ -13,6 +13,7 @@ import { type KeyStore, MAX_KEYS_PER_USER, TooManyKeys } from '../keys/keys.js';
 import { OAuthStore } from '../oauth/store.js';
 import type { AuditLog } from '../workspace/audit.js';
 import { friendlyIssues, keyInput, revokeKey } from './actions.js';
+import { bridgeBundle } from './bridgeDownload.js';
 import { connectBody } from './connect.js';
 import { connectedAppsSection } from './connectedApps.js';
 import { Flashes } from './flash.js';
@@ -186,8 +187,12 @@ export function settingsRoutes(
     .on('settingsConnect', 'GET', async (req) => {
       const caller = await h.currentCaller(req);
       if (!caller) return h.signedOutPage('/settings/connect');
-      const minted = await flashes.take(caller.uid, req.headers.cookie);
-      return h.pageFor(200, 'Connect an assistant', connectBody(config.appUrl, minted), caller, { 'set-cookie': flashes.cleared });
+      const [minted, bundle] = await Promise.all([
+        flashes.take(caller.uid, req.headers.cookie),
+        // The page still gives the remote configurations when the bridge cannot be built.
+        bridgeBundle().catch(() => null),
+      ]);
+      return h.pageFor(200, 'Connect an assistant', connectBody(config.appUrl, minted, bundle), caller, { 'set-cookie': flashes.cleared });
     })
     .on('settingsKeysRevoke', 'GET', async (req, params) => {
       const id = params.id ?? '';

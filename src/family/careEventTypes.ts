@@ -24,7 +24,7 @@ export const CARE_GROUPS = {
 
 export type CareGroup = keyof typeof CARE_GROUPS;
 
-/** How times are written: the viewer's zone in the app, UTC for an assistant. */
+/** How times are written: in the zone the person chose (the viewer's in the app, the caller's for an assistant). */
 export interface WordsClock {
   /** "8:02 am" */
   time(d: Date): string;
@@ -48,6 +48,8 @@ export interface CareWords {
 
 interface CareEventType {
   group: Exclude<CareGroup, 'other'>;
+  /** How a tally counts this type, when not as its group ("dose missed", "doses missed"). */
+  counted?: readonly [string, string];
   /** What a partner must send for this type (extra fields are kept); absent for types carecircle records itself. */
   payload?: z.ZodType<Record<string, unknown>>;
   words(e: CareEventRecord, clock: WordsClock): CareWords;
@@ -73,6 +75,21 @@ export function duration(minutes: number): string {
   const h = Math.floor(m / 60);
   return h ? `${h} h${m % 60 ? ` ${m % 60} min` : ''}` : `${m} min`;
 }
+
+/** "Metoprolol 25 mg", or "A medication" when the partner named none. */
+const doseOf = (p: Record<string, unknown>): string => [str(p.medication_name, 'A medication'), str(p.dose_amount), str(p.dose_unit)].filter(Boolean).join(' ');
+
+/** A dose that was not given: missed (nobody gave it) or refused (the loved one declined it). */
+const doseNotGiven =
+  (how: 'missed' | 'refused') =>
+  ({ payload: p, occurredAt }: CareEventRecord, clock: WordsClock): CareWords => {
+    const scheduled = at(p.scheduled_at);
+    const by = str(p.reported_by) || str(p.caregiver_id) || str(p.administered_by);
+    const reason = str(p.reason);
+    const what = `${doseOf(p)} ${how}${scheduled ? ` (scheduled for ${clock.dayTime(scheduled)})` : ''}`;
+    const tail = `${by ? `, reported by ${by}` : ''}${reason ? `: ${reason}` : ''}`;
+    return { summary: `${what} at ${clock.time(occurredAt)}`, ...(reason ? { detail: reason } : {}), line: `${what}${tail}` };
+  };
 
 const scheduledFor = (clock: WordsClock, v: unknown) => {
   const d = at(v);
@@ -139,10 +156,14 @@ export const CARE_EVENT_TYPES = {
       scheduled_at: isoInstant().optional(),
     }),
     words: ({ payload: p, occurredAt }, clock) => {
-      const what = `${[str(p.medication_name, 'A medication'), str(p.dose_amount), str(p.dose_unit)].filter(Boolean).join(' ')} given by ${who(p.administered_by)}`;
+      const what = `${doseOf(p)} given by ${who(p.administered_by)}`;
       return { summary: `${what} at ${clock.time(occurredAt)}`, ...scheduledFor(clock, p.scheduled_at), line: what };
     },
   },
+  /** A scheduled dose nobody gave. Partners send these beside the v1 types; any payload is kept. */
+  med_missed: { group: 'medications', counted: ['dose missed', 'doses missed'], words: doseNotGiven('missed') },
+  /** A dose the loved one declined. */
+  med_refused: { group: 'medications', counted: ['dose refused', 'doses refused'], words: doseNotGiven('refused') },
   vital_recorded: {
     group: 'vitals',
     payload: z.looseObject({
@@ -179,6 +200,15 @@ const known = (type: string): CareEventType | undefined =>
 
 /** The group an event is filed under: its type's, or `other`. */
 export const groupOf = (type: string): CareGroup => known(type)?.group ?? 'other';
+
+/** How a tally counts an event of this type, singular and plural: its own words, else its group's. */
+export const countedAs = (type: string): readonly [string, string] => {
+  const t = known(type);
+  return t?.counted ?? CARE_GROUPS[t?.group ?? 'other'].counted;
+};
+
+/** Doses that were due and not given (missed or refused): an assistant's summary names each. */
+export const isDoseNotGiven = (type: string): boolean => type === 'med_missed' || type === 'med_refused';
 
 /** The event types of each group, for the app's filter. */
 export const typesIn = (group: CareGroup): string[] =>

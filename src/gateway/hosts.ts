@@ -8,8 +8,10 @@ import { sendApiError } from '../http/apiError.js';
 import {
   compilePath,
   pathsOf,
+  sameOriginsOf,
   sliceSubject,
   type Host,
+  type HttpMethod,
   type RouteSpec,
   type SameOriginRule,
   type SliceContext,
@@ -51,12 +53,13 @@ function plainBucketOf(route: RouteSpec, deps: GatewayDeps): PlainBucket | undef
 function bucketOf(route: RouteSpec, deps: GatewayDeps): Bucket | undefined {
   const plain = plainBucketOf(route, deps);
   if (!plain) return undefined;
-  return (ctx) => plain({ ip: ctx.ip, authorization: ctx.get('authorization') });
+  const counted = route.rate?.methods;
+  return (ctx) => (counted && !counted.includes(ctx.method as HttpMethod) ? undefined : plain({ ip: ctx.ip, authorization: ctx.get('authorization') }));
 }
 
 /** A route's same-origin rule with its hosts' origins, from the configured URLs. */
 function sameOriginOf(rule: SameOriginRule, deps: GatewayDeps): NonNullable<ApiEdgeOptions['sameOrigin']> {
-  const origins = [...new Set(rule.from.map((h) => new URL(h === 'site' ? deps.config.siteUrl : deps.config.appUrl).origin))];
+  const origins = sameOriginsOf(rule, deps.config);
   return { origins, allowMissing: rule.allowMissing ?? false, hint: rule.hint(origins.join(' or ')) };
 }
 

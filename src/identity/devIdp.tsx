@@ -64,6 +64,8 @@ const loginForm = z.object({
   email: z.email('must be an email address').max(254),
   name: z.string().trim().max(100).optional(),
   return_to: z.string().max(2000),
+  /** form_post: the token is posted back by a form, so a browser without script can finish. */
+  response_mode: z.enum(['fragment', 'form_post']).optional(),
 });
 
 /** Only our own hosts may receive a token: anything else would be an open redirect. */
@@ -122,6 +124,15 @@ export function devIdpHandlers(config: Config, db: Db): Record<keyof typeof DEV_
           <p class="note">Development sign-in: any email address signs in, with no password. This page exists only in local runs.</p>
           <form method="post" action="/dev/login">
             <input type="hidden" name="return_to" value={returnTo} />
+            {/* A browser with script takes the token from the fragment; one without parses this
+                input and gets it posted back instead. */}
+            {ctx.query.response_mode === 'form_post' ? (
+              <input type="hidden" name="response_mode" value="form_post" />
+            ) : (
+              <noscript>
+                <input type="hidden" name="response_mode" value="form_post" />
+              </noscript>
+            )}
             <label for="email">Email</label>
             <input id="email" name="email" type="email" required autocomplete="email" autofocus />
             <label for="name">Your name (optional)</label>
@@ -153,6 +164,22 @@ export function devIdpHandlers(config: Config, db: Db): Record<keyof typeof DEV_
       );
     }
     const token = await mintDevIdToken(db, config, { email: form.data.email, ...(form.data.name ? { name: form.data.name } : {}) });
+    if (form.data.response_mode === 'form_post')
+      // OpenID's form_post response mode: the token goes back in a POST body, never in a URL.
+      return html(
+        ctx,
+        200,
+        page(
+          'Signed in',
+          <>
+            <h1>Signed in as {form.data.email.trim().toLowerCase()}</h1>
+            <form method="post" action={returnTo} id="form-post">
+              <input type="hidden" name="id_token" value={token} />
+              <button type="submit">Continue to carecircle</button>
+            </form>
+          </>,
+        ),
+      );
     ctx.status = 303;
     ctx.set('Cache-Control', 'no-store');
     // In the fragment, so the token never reaches a server log or a Referer header.

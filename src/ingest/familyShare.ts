@@ -257,6 +257,13 @@ export class FamilyShares {
     return binding && { ...binding, link: { ...binding.link } };
   }
 
+  /** One current link of this workspace, by its id, with the agency behind it; null when it is not one (any more). */
+  async linkIn(workspaceId: string, linkId: string): Promise<{ institutionId: string; link: FamilyShareLink } | null> {
+    const row = await this.bindings.findOne({ state: 'linked', 'link.linkId': linkId, 'link.workspaceId': workspaceId });
+    if (!row?.link) return null;
+    return { institutionId: row._id.slice(0, row._id.indexOf(':')), link: row.link };
+  }
+
   /** The partner clients whose events go to this loved one. */
   private linkedTo(workspaceId: string, lovedOneId: string): Promise<BindingRow[]> {
     return this.bindings.find({ state: 'linked', 'link.workspaceId': workspaceId, 'link.lovedOneId': lovedOneId }).toArray();

@@ -1,5 +1,6 @@
 // The family's side of family-share, on the app host behind the session cookie: entering the link
-// code an agency gave them binds that agency's client to one of their own loved ones.
+// code an agency gave them binds that agency's client to one of their own loved ones. Scripts get
+// JSON; a browser's plain form post gets a redirect to a confirmation page, or the refusal as a page.
 import type { Credentials } from '../auth/credentials.js';
 import type { Db } from 'mongodb';
 import { z } from 'zod';
@@ -9,7 +10,9 @@ import { institutionName } from '../partner/records.js';
 import type { Limiter } from '../limits/limiter.js';
 import { WorkspaceStore } from '../family/records.js';
 import { canManage } from '../family/circle.js';
+import { redirect } from '../http/page.js';
 import { ApiProblem, json } from '../http/reply.js';
+import { linkedPage, refusedPage, wantsPage } from './linkPages.js';
 import { handlers, type RouteHandlers } from '../slice/contract.js';
 import { describeIssues } from './envelope.js';
 import type { FamilyShares } from './familyShare.js';
@@ -85,6 +88,7 @@ export async function linkFamilyShare(deps: LinkDeps, req: HttpRequestEnvelope, 
   log.info({ uid: caller.uid, lovedOneId: lovedOne._id, institutionId: linked.institutionId, linkId: linked.link.linkId }, 'family-share linked');
   return json(200, {
     linked: true,
+    linkId: linked.link.linkId,
     lovedOneId: lovedOne._id,
     lovedOneName: lovedOne.displayName,
     institutionId: linked.institutionId,
@@ -93,8 +97,40 @@ export async function linkFamilyShare(deps: LinkDeps, req: HttpRequestEnvelope, 
   });
 }
 
+/** The form post of a browser without script: a 303 to the confirmation page, or the refusal as a page. */
+async function linkFromForm(deps: LinkDeps, req: HttpRequestEnvelope, log: Logger): Promise<HttpReplyEnvelope> {
+  let reply: HttpReplyEnvelope;
+  try {
+    reply = await linkFamilyShare(deps, req, log);
+  } catch (err) {
+    if (!(err instanceof ApiProblem)) throw err;
+    if (err.status === 401) return redirect(`/signin?next=${encodeURIComponent('/#family-share-form')}`);
+    const unparsed = err.code === 'VALIDATION_FAILED' && !linkBody.safeParse(req.body).success;
+    return unparsed
+      ? refusedPage(400, 'Enter the link code the agency gave you, and choose the loved one it is for.', 'The code looks like 7KQ2-MX4D-9RTB.')
+      : refusedPage(err.status, err.message, err.hint, err.headers);
+  }
+  const linked = reply.body as { linkId: string };
+  return redirect(`/family-share/linked?link=${encodeURIComponent(linked.linkId)}`);
+}
+
+/** GET /family-share/linked?link=…: what a link made, for the family that made it. */
+async function showLinked(deps: LinkDeps, req: HttpRequestEnvelope): Promise<HttpReplyEnvelope> {
+  const linkId = typeof req.query.link === 'string' ? req.query.link.slice(0, 64) : '';
+  const caller = await deps.callerOf(req.headers);
+  if (!caller) return redirect(`/signin?next=${encodeURIComponent(`/family-share/linked?link=${encodeURIComponent(linkId)}`)}`);
+  const workspaces = new WorkspaceStore(deps.db, deps.credentials, deps.inboxDomain, deps.timelines);
+  const membership = caller.tenant === 'family' ? await workspaces.workspaceOf(caller.uid) : null;
+  const found = membership && linkId ? await deps.shares.linkIn(membership.workspace._id, linkId) : null;
+  const lovedOne = found ? await workspaces.lovedOneIn(membership!.workspace._id, found.link.lovedOneId) : null;
+  if (!found || !lovedOne)
+    return refusedPage(404, 'There is no such agency link in your workspace.', 'Links show on the workspace page; enter a new code there if you have one.');
+  return linkedPage((await institutionName(deps.db, found.institutionId)) ?? found.institutionId, lovedOne.displayName);
+}
+
 export function familyShareLinkHandlers(deps: LinkDeps): RouteHandlers {
   return handlers(INGEST_ROUTES)
-    .on('familyShareLink', 'POST', (req, _params, log) => linkFamilyShare(deps, req, log))
+    .on('familyShareLink', 'POST', (req, _params, log) => (wantsPage(req) ? linkFromForm(deps, req, log) : linkFamilyShare(deps, req, log)))
+    .on('familyShareLinked', 'GET', (req) => showLinked(deps, req))
     .done();
 }

@@ -19,7 +19,10 @@ export const INGEST_ROUTES = defineRoutes({
     methods: ['POST'],
     bodyLimit: 4096,
     sameOrigin: { from: ['app'], hint: (origins) => `Enter the code on a page of ${origins}.` },
-    forwardHeaders: ['cookie', 'origin'],
+    // accept and content-type choose between JSON (scripts) and a redirect to a page (a plain form post).
+    forwardHeaders: ['cookie', 'origin', 'accept', 'content-type'],
     idempotent: false,
   },
+  // Where a plain form post of a link code lands: what it linked, for the family that linked it.
+  familyShareLinked: { hosts: ['app'], path: '/family-share/linked', methods: ['GET'], forwardHeaders: ['cookie'] },
 });

@@ -36,6 +36,8 @@ export const OAUTH_AUTH_ROUTES = {
   js: { path: ASSET_PATHS.js, methods: ['GET'], body: 'none' },
   interaction: { path: '/oauth/interaction/:uid', methods: ['GET'], body: 'none' },
   signedIn: { path: '/oauth/interaction/:uid/signed-in', methods: ['GET'], body: 'none' },
+  /** The identity provider posted the ID token back (form_post): a browser without script signs in here. */
+  signedInPosted: { path: '/oauth/interaction/:uid/signed-in', methods: ['POST'], body: 'form' },
   login: { path: '/oauth/interaction/:uid/login', methods: ['POST'], body: 'form' },
   consent: { path: '/oauth/interaction/:uid/consent', methods: ['POST'], body: 'form' },
 } as const satisfies AuthRouteTable;

@@ -157,6 +157,7 @@ export function authorizationServer(deps: Pick<SliceContext, 'config' | 'log' | 
     js: [serveAsset('js')],
     interaction: [forBrowsers, answer_interaction_problem, pages.show_interaction],
     signedIn: [forBrowsers, answer_interaction_problem, pages.show_signed_in],
+    signedInPosted: [forBrowsers, answer_interaction_problem, pages.submit_login],
     login: [forBrowsers, answer_interaction_problem, pages.submit_login],
     consent: [forBrowsers, answer_interaction_problem, pages.submit_consent],
   };

@@ -10,7 +10,7 @@ import { createIdTokenVerifier, IdTokenError, type IdTokenVerifier } from '../id
 import { describeIssues } from '../rpc/envelope.js';
 import { ApiProblem, json } from '../http/reply.js';
 import { handlers, type RouteHandlers } from '../slice/contract.js';
-import { WorkspaceStore } from '../family/records.js';
+import { WorkspaceStore, type UserRecord } from '../family/records.js';
 import { SESSION_ROUTES } from './routes.js';
 import { clearedSessionCookie, hashToken, readCookie, SESSION_COOKIE, SESSION_TTL_MS, sessionCaller, sessionCookie, SessionStore } from '../auth/sessions.js';
 import type { Timelines } from '../store/timeline/port.js';
@@ -19,6 +19,58 @@ import type { Timelines } from '../store/timeline/port.js';
 export const FRESH_SIGN_IN_SEC = 5 * 60;
 
 const sessionBody = z.object({ idToken: z.string().min(1, 'is required').max(8192, 'is too long') });
+
+/** A session opened from an ID token: who, and the cookie that carries it. */
+export interface OpenedSession {
+  user: UserRecord;
+  expiresAt: Date;
+  cookie: string;
+}
+
+/** The answer when the sign-in is too old to open a long session from. */
+export const REFRESH_REQUIRED = 'Sign-in is older than 5 minutes: refresh the ID token (or sign in again) and send it once more.';
+
+/**
+ * Verify an ID token and open a session for its person: the one place the JSON API and the app's
+ * sign-in return (a plain form post) open sessions. Null when the sign-in is too old; an ApiProblem
+ * (401 UNAUTHORIZED) when the token is refused.
+ */
+export function sessionOpener(
+  config: Config,
+  db: Db,
+  credentials: Credentials,
+  timelines: Timelines,
+  verify: IdTokenVerifier = createIdTokenVerifier(identityProvider(config)),
+  clock: () => number = Date.now,
+): (idToken: string) => Promise<OpenedSession | null> {
+  const sessions = new SessionStore(db, credentials, clock);
+  const workspaces = new WorkspaceStore(db, credentials, config.inboxDomain, timelines);
+  return async (rawToken) => {
+    let identity;
+    try {
+      identity = await verify(rawToken);
+    } catch (err) {
+      if (err instanceof IdTokenError)
+        throw new ApiProblem(401, 'UNAUTHORIZED', `idToken rejected: ${err.message}`, 'Sign in again with the identity provider and send the new ID token.');
+      throw err;
+    }
+    if (identity.authTime !== undefined && clock() / 1000 - identity.authTime > FRESH_SIGN_IN_SEC) return null;
+    const idToken = { hash: hashToken(rawToken), expiresAt: new Date(identity.expiresAt ? identity.expiresAt * 1000 : clock() + SESSION_TTL_MS) };
+    if (await sessions.idTokenSignedOut(idToken.hash))
+      throw new ApiProblem(
+        401,
+        'UNAUTHORIZED',
+        'idToken rejected: a session opened with this ID token was signed out',
+        'Sign in again with the identity provider and send the new ID token.',
+      );
+    const user = await workspaces.upsertUser(identity, new Date(clock()));
+    const { token, expiresAt } = await sessions.create(
+      { uid: user._id, email: user.email, ...(user.name ? { name: user.name } : {}), tenant: user.tenant },
+      idToken,
+    );
+    return { user, expiresAt, cookie: sessionCookie(config, token, expiresAt) };
+  };
+}
 
 export function sessionHandlers(
   config: Config,
@@ -30,43 +82,19 @@ export function sessionHandlers(
 ): RouteHandlers {
   const sessions = new SessionStore(db, credentials, clock);
   const workspaces = new WorkspaceStore(db, credentials, config.inboxDomain, timelines);
+  const openSession = sessionOpener(config, db, credentials, timelines, verify, clock);
   return handlers(SESSION_ROUTES)
     .on('apiAuthSession', 'POST', async (req) => {
       const body = sessionBody.safeParse(req.body ?? {});
       if (!body.success)
         throw new ApiProblem(400, 'VALIDATION_FAILED', `Invalid body: ${describeIssues(body.error)}`, 'Send {"idToken": "<identity-provider ID token>"}.');
-      let identity;
-      try {
-        identity = await verify(body.data.idToken);
-      } catch (err) {
-        if (err instanceof IdTokenError)
-          throw new ApiProblem(401, 'UNAUTHORIZED', `idToken rejected: ${err.message}`, 'Sign in again with the identity provider and send the new ID token.');
-        throw err;
-      }
-      if (identity.authTime !== undefined && clock() / 1000 - identity.authTime > FRESH_SIGN_IN_SEC) {
-        return json(200, {
-          authenticated: false,
-          refreshRequired: true,
-          message: 'Sign-in is older than 5 minutes: refresh the ID token (or sign in again) and send it once more.',
-        });
-      }
-      const idToken = { hash: hashToken(body.data.idToken), expiresAt: new Date(identity.expiresAt ? identity.expiresAt * 1000 : clock() + SESSION_TTL_MS) };
-      if (await sessions.idTokenSignedOut(idToken.hash))
-        throw new ApiProblem(
-          401,
-          'UNAUTHORIZED',
-          'idToken rejected: a session opened with this ID token was signed out',
-          'Sign in again with the identity provider and send the new ID token.',
-        );
-      const user = await workspaces.upsertUser(identity, new Date(clock()));
-      const { token, expiresAt } = await sessions.create(
-        { uid: user._id, email: user.email, ...(user.name ? { name: user.name } : {}), tenant: user.tenant },
-        idToken,
-      );
+      const opened = await openSession(body.data.idToken);
+      if (!opened) return json(200, { authenticated: false, refreshRequired: true, message: REFRESH_REQUIRED });
+      const { user, expiresAt } = opened;
       return json(
         200,
         { authenticated: true, uid: user._id, email: user.email, name: user.name ?? null, tenant: user.tenant, expiresAt: expiresAt.toISOString() },
-        { 'set-cookie': sessionCookie(config, token, expiresAt), 'cache-control': 'no-store' },
+        { 'set-cookie': opened.cookie, 'cache-control': 'no-store' },
       );
     })
     .on('apiAuthMe', 'GET', async (req) => {

@@ -6,7 +6,7 @@ import type { Db, IndexDescription } from 'mongodb';
 import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js';
 import type { Credentials } from '../auth/credentials.js';
 import type { Bus } from '../bus/types.js';
-import type { Config } from '../config.js';
+import { identityProvider, type Config } from '../config.js';
 import type { OpenApiKit } from '../http/openapi.js';
 import type { Logger } from '../log.js';
 import type { PromptDeclaration, ResourceTemplateDeclaration, ToolDeclaration } from '../rpc/mcp.js';
@@ -31,6 +31,8 @@ export interface RateRule {
   /** Per client address, or per credential (the SHA-256 of the Authorization header; none without one). */
   by: 'ip' | 'credential';
   policy: (config: Config) => BucketPolicy;
+  /** The methods it counts; default every method of the route. */
+  methods?: readonly HttpMethod[];
 }
 
 /**
@@ -38,12 +40,19 @@ export interface RateRule {
  * one of these hosts' pages is refused at the gateway with 403 FORBIDDEN, before a worker sees it.
  */
 export interface SameOriginRule {
-  /** The hosts whose pages may send it: the origins of SITE_URL and APP_URL. */
-  from: readonly ('site' | 'app')[];
+  /** The hosts whose pages may send it: the origins of SITE_URL and APP_URL, and of the identity
+   *  provider's sign-in page (IDP_LOGIN_URL), which posts a sign-in back to the app. */
+  from: readonly ('site' | 'app' | 'idp')[];
   /** A request without Origin passes: a server calling it. Browsers always send Origin on a POST. */
   allowMissing?: boolean;
   /** The refusal's hint, given the accepted origins joined by " or ". */
   hint: (origins: string) => string;
+}
+
+/** The origins a same-origin rule accepts, from the configured URLs. */
+export function sameOriginsOf(rule: SameOriginRule, config: Config): string[] {
+  const urlOf = { site: config.siteUrl, app: config.appUrl, idp: identityProvider(config).loginUrl };
+  return [...new Set(rule.from.map((h) => new URL(urlOf[h]).origin))];
 }
 
 /** An OpenAPI 3.0 operation object, kept loose: the whole document is validated by its tests. */

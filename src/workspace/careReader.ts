@@ -1,9 +1,10 @@
 // What the workspace prompt and resources share: the caller's loved ones re-derived from the
-// verified caller on every call, and care events in the catalogue's words.
+// verified caller on every call, and care events in the catalogue's words, in the caller's time zone.
 import { RPC } from '../rpc/codes.js';
 import { RpcError } from '../rpc/errors.js';
 import type { CallContext } from '../rpc/mcp.js';
-import { CARE_GROUPS, careWords, groupOf, type CareGroup, type WordsClock } from '../family/careEventTypes.js';
+import { careWords, countedAs, type WordsClock } from '../family/careEventTypes.js';
+import { knownZone } from '../family/changes.js';
 import type { CareEventRecord, LovedOneRecord, WorkspaceStore } from '../family/records.js';
 import type { WorkspaceCaller } from './caller.js';
 
@@ -40,25 +41,55 @@ export class CareReader {
   events(lovedOne: LovedOneRecord, q: { since?: Date; limit: number }) {
     return this.store.listCareEvents(lovedOne._id, q);
   }
+
+  /** Times in the zone the caller chose in Settings (at first sign-in, their browser's); UTC until then. */
+  async wordsFor(ctx: CallContext): Promise<ZoneWords> {
+    return wordsIn((await this.store.user(this.reader(ctx).uid))?.timeZone);
+  }
 }
 
-/** Times are written in UTC: an assistant reading them knows no viewer's zone. */
-const DAY = new Intl.DateTimeFormat('en-US', { timeZone: 'UTC', weekday: 'short', month: 'short', day: 'numeric', year: 'numeric' });
-const TIME = new Intl.DateTimeFormat('en-US', { timeZone: 'UTC', hour: 'numeric', minute: '2-digit' });
-export const dayOf = (d: Date): string => DAY.format(d);
-const timeOf = (d: Date): string =>
-  TIME.format(d)
-    .replace(/\u202f/g, ' ')
-    .replace(/ ([AP]M)$/, (_m, x: string) => ` ${x.toLowerCase()}`);
+/** Times in a zone, as the catalogue words them; an unknown or missing zone reads as UTC. */
+export interface ZoneWords extends WordsClock {
+  zone: string;
+  /** "Tue, Nov 24, 2026" */
+  day(d: Date): string;
+  /** "- Tue, Nov 24, 2026, 6:20 pm: Metoprolol 25 mg given by Ana" */
+  line(e: CareEventRecord): string;
+}
 
-/** The catalogue's wording in UTC. */
-const UTC: WordsClock = { time: timeOf, dayTime: (d) => `${dayOf(d)}, ${timeOf(d)}`, isoDay: (d) => d.toISOString().slice(0, 10) };
-/** "- Mon, Nov 23, 2026, 8:02 am: Metoprolol 25 mg given by Ana" */
-export const eventLine = (e: CareEventRecord): string => `- ${dayOf(e.occurredAt)}, ${timeOf(e.occurredAt)}: ${careWords(e, UTC).line}`;
+const kept = new Map<string, ZoneWords>();
 
-/** "3 medications given, 2 vital-sign readings", in the order they first appear. */
+/** The catalogue's wording in `zone` (an IANA name, as Settings stores it). */
+export function wordsIn(zone: string | undefined): ZoneWords {
+  const name = (zone && knownZone(zone)) || 'UTC';
+  const hit = kept.get(name);
+  if (hit) return hit;
+  const DAY = new Intl.DateTimeFormat('en-US', { timeZone: name, weekday: 'short', month: 'short', day: 'numeric', year: 'numeric' });
+  const TIME = new Intl.DateTimeFormat('en-US', { timeZone: name, hour: 'numeric', minute: '2-digit' });
+  const ISO = new Intl.DateTimeFormat('en-CA', { timeZone: name, year: 'numeric', month: '2-digit', day: '2-digit' });
+  const day = (d: Date): string => DAY.format(d);
+  const time = (d: Date): string =>
+    TIME.format(d)
+      .replace(/\u202f/g, ' ')
+      .replace(/ ([AP]M)$/, (_m, x: string) => ` ${x.toLowerCase()}`);
+  const words: ZoneWords = {
+    zone: name,
+    day,
+    time,
+    dayTime: (d) => `${day(d)}, ${time(d)}`,
+    isoDay: (d) => ISO.format(d),
+    line: (e) => `- ${day(e.occurredAt)}, ${time(e.occurredAt)}: ${careWords(e, words).line}`,
+  };
+  if (kept.size < 500) kept.set(name, words);
+  return words;
+}
+
+/** "- Mon, Nov 23, 2026, 8:02 am: Metoprolol 25 mg given by Ana", in UTC. */
+export const eventLine = (e: CareEventRecord): string => wordsIn('UTC').line(e);
+
+/** "3 medications given, 1 dose missed, 2 vital-sign readings", in the order they first appear. */
 export function tally(events: CareEventRecord[]): string {
-  const counts = new Map<CareGroup, number>();
-  for (const group of events.map((e) => groupOf(e.eventType))) counts.set(group, (counts.get(group) ?? 0) + 1);
-  return [...counts].map(([g, n]) => `${n} ${CARE_GROUPS[g].counted[n === 1 ? 0 : 1]}`).join(', ');
+  const counts = new Map<readonly [string, string], number>();
+  for (const counted of events.map((e) => countedAs(e.eventType))) counts.set(counted, (counts.get(counted) ?? 0) + 1);
+  return [...counts].map(([counted, n]) => `${n} ${counted[n === 1 ? 0 : 1]}`).join(', ');
 }

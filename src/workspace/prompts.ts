@@ -2,7 +2,8 @@
 // that loved one's care events in plain words. Read-only: it only reads what the tools read.
 import type { PromptDeclaration, PromptDefinition } from '../rpc/mcp.js';
 import type { WorkspaceStore } from '../family/records.js';
-import { CareReader, dayOf, eventLine, tally } from './careReader.js';
+import { isDoseNotGiven } from '../family/careEventTypes.js';
+import { CareReader, tally } from './careReader.js';
 import { CARE_READ_SCOPE } from './scopes.js';
 
 export const SUMMARY_DAYS = 7;
@@ -12,7 +13,7 @@ export const SUMMARY_MAX_EVENTS = 200;
 export const WEEKLY_SUMMARY_PROMPT = {
   name: 'weekly_care_summary',
   title: 'Weekly care summary for a loved one',
-  description: `A plain-words summary of the last ${SUMMARY_DAYS} days of care for one loved one: medications, vital signs, visits, notes and mail. Read-only.`,
+  description: `A plain-words summary of the last ${SUMMARY_DAYS} days of care for one loved one: medications (missed and refused doses too), vital signs, visits, notes and mail, with times in the family's time zone. Read-only.`,
   arguments: [{ name: 'lovedOneId', description: 'The loved one (an id from list_loved_ones).', required: true }],
 } as const satisfies PromptDeclaration;
 
@@ -26,19 +27,23 @@ export function workspacePrompts(store: WorkspaceStore, clock: () => number = Da
       scope: CARE_READ_SCOPE,
       get: async (args, ctx) => {
         const lovedOne = await reader.lovedOne(ctx, args.lovedOneId!.trim());
+        const words = await reader.wordsFor(ctx);
         const now = new Date(clock());
         const since = new Date(now.getTime() - SUMMARY_DAYS * 86_400_000);
         const { events, nextCursor } = await reader.events(lovedOne, { since, limit: SUMMARY_MAX_EVENTS });
         const name = lovedOne.displayName;
-        const period = `from ${dayOf(since)} to ${dayOf(now)} (times in UTC)`;
+        const period = `from ${words.day(since)} to ${words.day(now)} (times in ${words.zone})`;
+        // Listed apart as well as in place: a dose not given is what a family most needs to hear of.
+        const notGiven = events.filter((e) => isDoseNotGiven(e.eventType));
         const record = events.length
           ? [
               `Here is what was recorded for ${name} ${period}, newest first: ${tally(events)}${nextCursor ? ` (the latest ${SUMMARY_MAX_EVENTS} events only)` : ''}.`,
               '',
-              ...events.map(eventLine),
+              ...events.map(words.line),
+              ...(notGiven.length ? ['', `Doses missed or refused (${notGiven.length}):`, ...notGiven.map(words.line)] : []),
             ].join('\n')
           : `Nothing was recorded for ${name} ${period}.`;
-        const ask = `Please write a short weekly care summary of ${name} for the family, in plain words: how the week went, medications given, any vital-sign readings worth a look, visits and notes. Do not guess at anything that is not in the record.`;
+        const ask = `Please write a short weekly care summary of ${name} for the family, in plain words: how the week went, medications given, every dose missed or refused (what, when and why, if the record says), any vital-sign readings worth a look, visits and notes. Give times as written, in ${words.zone}. Do not guess at anything that is not in the record.`;
         return {
           description: `Weekly care summary for ${name}`,
           messages: [{ role: 'user', content: { type: 'text', text: `${ask}\n\n${record}` } }],

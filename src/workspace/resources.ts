@@ -2,7 +2,7 @@
 // read, read by URI, and described by a URI template.
 import type { ResourceProvider, ResourceTemplateDeclaration } from '../rpc/mcp.js';
 import type { WorkspaceStore } from '../family/records.js';
-import { CareReader, eventLine } from './careReader.js';
+import { CareReader } from './careReader.js';
 import { CARE_READ_SCOPE } from './scopes.js';
 
 /** The newest events a timeline shows. */
@@ -50,12 +50,14 @@ export function workspaceResources(store: WorkspaceStore): ResourceProvider {
       const id = lovedOneIdOf(uri);
       if (id === undefined) return undefined;
       const lovedOne = await reader.lovedOne(ctx, id);
-      const { events } = await reader.events(lovedOne, { limit: TIMELINE_EVENTS });
+      const [{ events }, words] = await Promise.all([reader.events(lovedOne, { limit: TIMELINE_EVENTS }), reader.wordsFor(ctx)]);
       const text = [
         `# ${lovedOne.displayName}'s care timeline`,
         '',
-        events.length ? `The latest ${events.length} care events, newest first (times in UTC):` : `Nothing has been recorded for ${lovedOne.displayName} yet.`,
-        ...(events.length ? ['', ...events.map(eventLine)] : []),
+        events.length
+          ? `The latest ${events.length} care events, newest first (times in ${words.zone}):`
+          : `Nothing has been recorded for ${lovedOne.displayName} yet.`,
+        ...(events.length ? ['', ...events.map(words.line)] : []),
       ].join('\n');
       return [{ uri, mimeType: MIME, text }];
     },
