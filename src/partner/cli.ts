@@ -27,7 +27,8 @@ export const PARTNER_USAGE = `usage:
   carecircle partner purge <subject_ref>
 Add --json for machine-readable output. send, family-share and purge sign with the secret in
 CARECIRCLE_PARTNER_SECRET (never on the command line) as CARECIRCLE_PARTNER_INSTITUTION (or
---institution), to --url or PIPE_URL.`;
+--institution), to --url or PIPE_URL. The others use MONGO_URL, else the store of the carecircle
+running on DATA_DIR (npm start).`;
 
 const stderrLogger = (): Logger => pino({ name: 'carecircle', level: 'warn', redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, pino.destination(2));
 
