@@ -13,7 +13,7 @@ import { PARTNER_COLLECTIONS } from '../src/partner/records.js';
 import { startService, type RunningService } from '../src/service.js';
 import { STORE_ADDRESS_FILE } from '../src/store/embedded/address.js';
 import { postEvent, visit } from './ingest.fixtures.js';
-import { ferretDbBinDir, repoRoot } from './harness/servers.js';
+import { ferretDbBinDir, freePort, repoRoot } from './harness/servers.js';
 import { surfaceEnv, testConfig } from './harness/service.js';
 
 const run = promisify(execFile);
@@ -142,5 +142,22 @@ describe('carecircle commands without a running service', () => {
     }
     // A clean stop takes the record away.
     expect(existsSync(path.join(dir, STORE_ADDRESS_FILE))).toBe(false);
+  });
+
+  it('when the recorded processes exist but its store does not answer (a reused pid), then commands refuse and the next start replaces the record', async () => {
+    const dir = dataDir();
+    const url = `mongodb://127.0.0.1:${await freePort()}/carecircle`;
+    writeFileSync(path.join(dir, STORE_ADDRESS_FILE), JSON.stringify({ url, pid: process.pid, serverPid: process.pid, startedAt: new Date().toISOString() }));
+    const { code, stderr } = await carecircle(dir, 'deadletters', 'list');
+    expect(code).toBe(1);
+    expect(stderr).toContain(`the store carecircle (process ${process.pid}) recorded in ${path.join(dir, STORE_ADDRESS_FILE)} does not answer`);
+
+    const config = testConfig({ ...(await surfaceEnv()), DATA_DIR: dir, EMBEDDED_DB_PORT: '0', DIRECTORY_THREADS: '0', METRICS_PORT: 'off' });
+    const service = await startService('all', config, createLogger(config.logLevel));
+    try {
+      expect(JSON.parse(readFileSync(path.join(dir, STORE_ADDRESS_FILE), 'utf8')).url).not.toBe(url);
+    } finally {
+      await service.stop();
+    }
   });
 });

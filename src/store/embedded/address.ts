@@ -85,6 +85,19 @@ export function recordStoreAddress(dataDir: string, address: StoreAddress): () =
   };
 }
 
+/** Why the store at `url` does not answer a ping, or undefined when it does. */
+export async function unanswered(url: string): Promise<string | undefined> {
+  const probe = new MongoClient(url, { serverSelectionTimeoutMS: 2_000 });
+  try {
+    await probe.db('admin').command({ ping: 1 });
+    return undefined;
+  } catch (err) {
+    return (err as Error).message;
+  } finally {
+    await probe.close().catch(() => undefined);
+  }
+}
+
 export class StoreNotRunningError extends Error {
   override name = 'StoreNotRunningError';
 }
@@ -105,13 +118,7 @@ export async function runningStoreUrl(dataDir: string): Promise<string> {
     throw new StoreNotRunningError(`no carecircle is running on ${where} (its ${STORE_ADDRESS_FILE} was left${who}): ${START_FIRST}`);
   }
   const { url, pid } = recorded.address;
-  const probe = new MongoClient(url, { serverSelectionTimeoutMS: 2_000 });
-  try {
-    await probe.db('admin').command({ ping: 1 });
-  } catch (err) {
-    throw new StoreNotRunningError(`the store carecircle (process ${pid}) recorded in ${file} does not answer (${(err as Error).message}): ${START_FIRST}`);
-  } finally {
-    await probe.close().catch(() => undefined);
-  }
+  const why = await unanswered(url);
+  if (why) throw new StoreNotRunningError(`the store carecircle (process ${pid}) recorded in ${file} does not answer (${why}): ${START_FIRST}`);
   return url;
 }
