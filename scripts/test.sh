@@ -4,6 +4,10 @@
 # (`npm test -- test/foo.test.ts`, `--mode quick`).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+if [ ! -f node_modules/vitest/vitest.mjs ]; then
+  printf '[test] ERROR: node_modules has no vitest: run npm ci first\n' >&2
+  exit 1
+fi
 TOOLCHAIN_QUIET="${TOOLCHAIN_QUIET:-1}"
 # shellcheck source=scripts/toolchain.sh
 . scripts/toolchain.sh
