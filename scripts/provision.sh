@@ -6,8 +6,8 @@
 #   - the FerretDB wrapper built into .carecircle/bin/ferretdb (MongoDB wire protocol over
 #     SQLite, from scripts/ferretdb), unless MONGO_URL is set or a `mongod` is on PATH.
 # Idempotent: a binary is rebuilt only when the hash of its sources (stored beside it as
-# <binary>.sha256) changed. Progress goes to stderr; exits non-zero if something could not be
-# provisioned, saying what to install.
+# <binary>.sha256) changed. Progress goes to stderr (PROVISION_QUIET=1: only what it does, not
+# what it found in place); exits non-zero if something could not be provisioned, saying what to install.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -18,6 +18,8 @@ FERRETDB_SRC="$ROOT/scripts/ferretdb"
 FERRETDB="$BIN_DIR/ferretdb"
 
 step() { printf '[provision] %s\n' "$*" >&2; }
+# What was found in place: left out under PROVISION_QUIET=1 (npm test's routine check).
+note() { [ "${PROVISION_QUIET:-0}" = 1 ] || step "$@"; }
 fail=0
 problem() { printf '[provision] ERROR: %s\n' "$*" >&2; fail=1; }
 
@@ -119,15 +121,15 @@ pinned_version() { awk -v m="$2" '$1 == m { print $2; exit } $1 == "require" && 
 
 # --- nats-server -----------------------------------------------------------------------------
 NATS_MODULE=github.com/nats-io/nats-server/v2
-step "checking nats-server ($NATS_BIN)"
+note "checking nats-server ($NATS_BIN)"
 if [ -n "${NATS_URL:-}" ]; then
-  step "NATS_URL is set: not provisioning nats-server"
+  note "NATS_URL is set: not provisioning nats-server"
 else
   state="$(binary_state "$NATS_BIN" "$NATS_SRC")"
   need="$(go_need "$NATS_SRC")"
   want="$(pinned_version "$NATS_SRC" "$NATS_MODULE")"
   if [ "$state" = fresh ]; then
-    step "nats-server $want is up to date"
+    note "nats-server $want is up to date"
   else
     go_bin="$(find_go "$need" "nats-server $want")"
     if [ -n "$go_bin" ]; then
@@ -148,15 +150,15 @@ else
 fi
 
 # --- FerretDB wrapper --------------------------------------------------------------------------
-step "checking FerretDB wrapper ($FERRETDB)"
+note "checking FerretDB wrapper ($FERRETDB)"
 if [ -n "${MONGO_URL:-}" ]; then
-  step "MONGO_URL is set: not provisioning FerretDB"
+  note "MONGO_URL is set: not provisioning FerretDB"
 else
   state="$(binary_state "$FERRETDB" "$FERRETDB_SRC")"
   need="$(go_need "$FERRETDB_SRC")"
   need="${need:-1.24}"
   if [ "$state" = fresh ]; then
-    step "FerretDB wrapper is up to date"
+    note "FerretDB wrapper is up to date"
   else
     go_bin="$(find_go "$need" "the FerretDB wrapper")"
     if [ -n "$go_bin" ]; then
@@ -177,21 +179,21 @@ else
 fi
 
 # --- where everything is -------------------------------------------------------------------------
-step "tools:"
+note "tools:"
 # The test harness and benchmarks take the built nats-server first, then one on PATH.
 if [ -x "$NATS_BIN" ]; then
-  step "  nats-server  $NATS_BIN ($("$NATS_BIN" --version 2>&1 | head -n1))"
+  note "  nats-server  $NATS_BIN ($("$NATS_BIN" --version 2>&1 | head -n1))"
 elif command -v nats-server >/dev/null 2>&1; then
-  step "  nats-server  $(command -v nats-server) ($(nats-server --version 2>&1 | head -n1))"
+  note "  nats-server  $(command -v nats-server) ($(nats-server --version 2>&1 | head -n1))"
 else
-  step "  nats-server  (missing)"
+  note "  nats-server  (missing)"
 fi
 if [ -x "$FERRETDB" ]; then
-  step "  ferretdb     $FERRETDB (FerretDB $(pinned_version "$FERRETDB_SRC" github.com/FerretDB/FerretDB))"
+  note "  ferretdb     $FERRETDB (FerretDB $(pinned_version "$FERRETDB_SRC" github.com/FerretDB/FerretDB))"
 else
-  step "  ferretdb     (missing)"
+  note "  ferretdb     (missing)"
 fi
-if command -v go >/dev/null 2>&1; then step "  go           $(command -v go) ($(go env GOVERSION 2>/dev/null || echo '?'))"; fi
-if command -v mongod >/dev/null 2>&1; then step "  mongod       $(command -v mongod)"; fi
+if command -v go >/dev/null 2>&1; then note "  go           $(command -v go) ($(go env GOVERSION 2>/dev/null || echo '?'))"; fi
+if command -v mongod >/dev/null 2>&1; then note "  mongod       $(command -v mongod)"; fi
 
 exit "$fail"

@@ -161,6 +161,12 @@ export const CONFIG_KEYS = {
     default: 'false',
   },
   dataDir: { env: 'DATA_DIR', doc: 'Where the embedded run keeps its local database and tools.', schema: z.string().min(1), default: '.carecircle' },
+  embeddedDbPort: {
+    env: 'EMBEDDED_DB_PORT',
+    doc: 'Port the embedded database (no MONGO_URL) asks for. When it is taken the database listens on a free one; either way the run records where in DATA_DIR/store.json, which the carecircle commands read.',
+    schema: port,
+    default: '27017',
+  },
   busNamespace: {
     env: 'BUS_NAMESPACE',
     doc: 'Prefix for every bus subject, so deployments can share a NATS cluster. Empty: none.',

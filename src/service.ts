@@ -20,6 +20,7 @@ import type { Logger } from './log.js';
 import { instrumentListener, startMetricsListener } from './metrics/index.js';
 import { sliceSubject, type SliceContext, type SliceManifest, type Stoppable } from './slice/contract.js';
 import { SLICES } from './slices.js';
+import { readStoreAddress, recordStoreAddress, unanswered } from './store/embedded/address.js';
 import { startEmbeddedMongo, type EmbeddedMongo } from './store/embeddedMongo.js';
 import { openStore, type Store } from './store/mongo.js';
 import type { Timelines } from './store/timeline/port.js';
@@ -88,15 +89,26 @@ export async function startService(role: Role, config: Config, log: Logger): Pro
     let mongoUrl = config.mongoUrl;
     let embedded: EmbeddedMongo | undefined;
     if (!mongoUrl) {
+      // Two servers on one set of files would each keep its own view of them: one run per DATA_DIR.
+      // Both recorded processes alive and the store answering: not a record a reused pid fakes.
+      const recorded = readStoreAddress(config.dataDir);
+      if (recorded.state === 'live' && !(await unanswered(recorded.address.url)))
+        throw new Error(
+          `carecircle is already running on DATA_DIR ${path.resolve(config.dataDir)} (process ${recorded.address.pid}): stop it first, or give this run its own DATA_DIR or a MONGO_URL`,
+        );
       embedded = await startEmbeddedMongo({
         dataDir: path.resolve(config.dataDir, 'db'),
         binDir: path.resolve(config.dataDir, 'bin'),
         repoRoot: PACKAGE_ROOT,
+        port: config.embeddedDbPort,
         log: (line) => log.info(line),
       });
       mongoUrl = `${embedded.url.replace(/\/$/, '')}/carecircle`;
       stops.push(() => embedded!.stop());
-      log.info({ mongo: 'embedded' }, 'local MongoDB-compatible server started');
+      // The carecircle commands (partner, deadletters) read where the store listens from here.
+      const forget = recordStoreAddress(config.dataDir, { url: mongoUrl, pid: process.pid, serverPid: embedded.pid, startedAt: new Date().toISOString() });
+      stops.push(async () => forget());
+      log.info({ mongo: 'embedded', port: Number(new URL(mongoUrl).port) }, 'local MongoDB-compatible server started');
     }
     const slices: readonly SliceManifest[] = SLICES;
     const store = await openStore(

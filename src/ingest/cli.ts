@@ -23,7 +23,8 @@ export const DEADLETTERS_USAGE = `usage:
   carecircle deadletters show <event_id>               one dead letter: the event as accepted, the error, attempts
   carecircle deadletters replay <event_id> [--wait <s>] store it through the normal path; removed once stored
   carecircle deadletters drop <event_id> [--yes]       delete it for good (asks first unless --yes)
-Add --json for machine-readable output. Connects like the service: MONGO_URL, NATS_URL.`;
+Add --json for machine-readable output. Connects like the service: MONGO_URL, NATS_URL; without
+MONGO_URL, to the store of the carecircle running on DATA_DIR (npm start).`;
 
 class UsageError extends Error {}
 

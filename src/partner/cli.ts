@@ -1,17 +1,14 @@
 // `carecircle partner …`: onboarding records for operators, and a signed sender for trying the ingest.
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { MongoClient } from 'mongodb';
 import { pino } from 'pino';
 import { openCredentials, passThroughCredentials, type Credentials } from '../auth/credentials.js';
 import { openBus } from '../bus/index.js';
 import type { Bus } from '../bus/types.js';
 import type { Config } from '../config.js';
 import { REDACT_PATHS, type Logger } from '../log.js';
-import { startEmbeddedMongo } from '../store/embeddedMongo.js';
+import { runningStoreUrl } from '../store/embedded/address.js';
 import { openStore, type Store } from '../store/mongo.js';
-import { PACKAGE_ROOT } from '../version.js';
 import { announcing, UNCONFIRMED } from './announce.js';
 import { PartnerClient, type PartnerEvent } from './client.js';
 import { PartnerError, PartnerStore, type InstitutionRecord, type IssuedSecret } from './records.js';
@@ -30,41 +27,19 @@ export const PARTNER_USAGE = `usage:
   carecircle partner purge <subject_ref>
 Add --json for machine-readable output. send, family-share and purge sign with the secret in
 CARECIRCLE_PARTNER_SECRET (never on the command line) as CARECIRCLE_PARTNER_INSTITUTION (or
---institution), to --url or PIPE_URL.`;
+--institution), to --url or PIPE_URL. The others use MONGO_URL, else the store of the carecircle
+running on DATA_DIR (npm start).`;
 
 const stderrLogger = (): Logger => pino({ name: 'carecircle', level: 'warn', redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, pino.destination(2));
 
-/** The database the service uses: MONGO_URL, else the running embedded server, else start it. */
+/**
+ * The database the service uses: MONGO_URL, else the store the running embedded service recorded
+ * in DATA_DIR (on whatever port it got). Never starts a server of its own: a second one on the
+ * service's files, or whatever else listens on 27017, would not be the service's database.
+ */
 export async function openPartnerStore(config: Config, log: Logger): Promise<{ store: Store; stop(): Promise<void> }> {
-  if (config.mongoUrl) {
-    const store = await openStore(config.mongoUrl, log);
-    return { store, stop: () => store.close() };
-  }
-  const local = 'mongodb://127.0.0.1:27017/carecircle';
-  const probe = new MongoClient(local, { serverSelectionTimeoutMS: 1_000 });
-  try {
-    await probe.connect();
-    await probe.db('admin').command({ ping: 1 });
-    await probe.close();
-    const store = await openStore(local, log);
-    return { store, stop: () => store.close() };
-  } catch {
-    await probe.close().catch(() => undefined);
-  }
-  const embedded = await startEmbeddedMongo({
-    dataDir: path.resolve(config.dataDir, 'db'),
-    binDir: path.resolve(config.dataDir, 'bin'),
-    repoRoot: PACKAGE_ROOT,
-    log: (line) => process.stderr.write(`${line}\n`),
-  });
-  const store = await openStore(`${embedded.url.replace(/\/$/, '')}/carecircle`, log);
-  return {
-    store,
-    stop: async () => {
-      await store.close();
-      await embedded.stop();
-    },
-  };
+  const store = await openStore(config.mongoUrl ?? (await runningStoreUrl(config.dataDir)), log);
+  return { store, stop: () => store.close() };
 }
 
 function institutionView(inst: InstitutionRecord, lastUse: Map<string, Date>) {

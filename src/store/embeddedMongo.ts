@@ -13,6 +13,8 @@ import { findExecutable, freePort, isPortFree } from './embedded/process.js';
 
 export interface EmbeddedMongo {
   url: string;
+  /** The server's process. */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -40,7 +42,7 @@ export async function startEmbeddedMongo(opts: StartEmbeddedMongoOptions): Promi
       opts.log(`port ${wanted} is busy; mongod will listen on ${port}`);
     }
     const server = await startMongod({ bin: mongod, dataDir: opts.dataDir, port, log: opts.log });
-    return { url: server.url, stop: server.stop };
+    return { url: server.url, pid: server.pid, stop: server.stop };
   }
 
   const bin = await ensureFerretDbBinary({ binDir: opts.binDir, repoRoot: opts.repoRoot, log: opts.log });
@@ -48,5 +50,5 @@ export async function startEmbeddedMongo(opts: StartEmbeddedMongoOptions): Promi
   const busy = !(await isPortFree(wanted));
   const server = await startFerretDb({ bin, dataDir: opts.dataDir, port: busy ? 0 : wanted, log: opts.log });
   if (busy) opts.log(`port ${wanted} is busy; FerretDB listens on ${server.port}`);
-  return { url: server.url, stop: server.stop };
+  return { url: server.url, pid: server.pid, stop: server.stop };
 }

@@ -25,6 +25,7 @@ export const LEFT_OUT_OF_QUICK = {
     'test/ingest-fresh.test.ts',
     'test/ingest-vanish.test.ts',
     'test/nats-micro.test.ts',
+    'test/scaled-out.test.ts',
   ],
 };
 
