@@ -88,9 +88,10 @@ export function duration(minutes: number): string {
   return h ? `${h} h${m % 60 ? ` ${m % 60} min` : ''}` : `${m} min`;
 }
 
-const scheduledFor = (clock: WordsClock, v: unknown) => {
+/** "Scheduled for 8:00 am", with the day when it is not the day the event happened. */
+const scheduledFor = (clock: WordsClock, v: unknown, happened: Date) => {
   const d = at(v);
-  return d ? { detail: `Scheduled for ${clock.dayTime(d)}` } : {};
+  return d ? { detail: `Scheduled for ${clock.isoDay(d) === clock.isoDay(happened) ? clock.time(d) : clock.dayTime(d)}` } : {};
 };
 
 export const CARE_EVENT_TYPES = {
@@ -106,7 +107,7 @@ export const CARE_EVENT_TYPES = {
     aideId: 'caregiver_id',
     words: ({ payload: p, occurredAt }, clock, by) => {
       const what = `Visit by ${by} started`;
-      return { summary: `${what} at ${clock.time(at(p.actual_start) ?? occurredAt)}`, ...scheduledFor(clock, p.scheduled_start), line: what };
+      return { summary: `${what} at ${clock.time(at(p.actual_start) ?? occurredAt)}`, ...scheduledFor(clock, p.scheduled_start, occurredAt), line: what };
     },
   },
   visit_ended: {
@@ -163,7 +164,7 @@ export const CARE_EVENT_TYPES = {
     aideId: 'administered_by',
     words: ({ payload: p, occurredAt }, clock, by) => {
       const what = `${[str(p.medication_name, 'A medication'), str(p.dose_amount), str(p.dose_unit)].filter(Boolean).join(' ')} given by ${by}`;
-      return { summary: `${what} at ${clock.time(occurredAt)}`, ...scheduledFor(clock, p.scheduled_at), line: what };
+      return { summary: `${what} at ${clock.time(occurredAt)}`, ...scheduledFor(clock, p.scheduled_at, occurredAt), line: what };
     },
   },
   vital_recorded: {
@@ -224,13 +225,19 @@ export function careWords(e: CareEventRecord, clock: WordsClock, unnamed?: AideN
     const by = aideName(e) ?? (unnamed ? unnamed(e) : str(type.aideId ? e.payload[type.aideId] : undefined, 'someone'));
     return { group: type.group, ...type.words(e, clock, by) };
   }
-  const entries = Object.entries(e.payload);
+  // For the family, a field naming a person by the partner's id ("reported_by") names them in words, and other ids are left out.
+  const entries = unnamed
+    ? Object.entries(e.payload).flatMap(([k, v]): [string, unknown][] =>
+        /(^|_)by$/i.test(k) ? [[k, aideName(e) ?? unnamed(e)]] : /(^|_)id$/i.test(k) || k === 'caregiver_name' ? [] : [[k, v]],
+      )
+    : Object.entries(e.payload);
   const inLine = entries.slice(0, 8).map(([k, v]) => `${typeLabel(k)}: ${fieldText(v, 120)}`);
   return {
     group: 'other',
     summary: `${typeLabel(e.eventType)} at ${clock.time(e.occurredAt)}`,
     fields: entries.slice(0, 12).map(([k, v]) => [typeLabel(k), fieldText(v, 200)]),
     line: `${typeLabel(e.eventType)}${inLine.length ? ` (${inLine.join('; ')})` : ''}`,
+    headline: typeLabel(e.eventType),
   };
 }
 
