@@ -126,7 +126,7 @@ describe('care pages - a loved one seen by the family', () => {
     expect(text).toContain('11:00 am Fall reported Other update Needs attention: fall');
     expect(text).toMatch(/Severity minor Reported by an aide from Evergreen Home Care/);
     expect(text).toMatch(/Mail from clinic@sender\.example: Lab results ready/);
-    expect(text).toContain(`Times are in ${TZ} (GMT+9)`);
+    expect(textOf(html)).toContain(`Times are in ${TZ} (GMT+9)`);
     // Each time is printed once: under its day's heading, never again in the sentence.
     expect(text).not.toMatch(/ at \d{1,2}:\d{2} [ap]m/);
     for (const back of [1, 2, 3]) expect(html).toContain(`<h3 class="day-heading" id="day-${clock.isoDay(new Date(utc(back, 23, 10)))}">`);
@@ -268,7 +268,7 @@ describe('care pages - a day read at a glance', () => {
     expect(today).toBeLessThan(timeline!);
     const block = textOf(html.slice(attention, today));
     expect(block).toMatch(
-      /fall Fall reported Today, .*, 10:40 am Severity: minor; Reported by: an aide from Evergreen Home Care; Description: Slipped getting up from her chair\./,
+      /Fall Fall reported Today, .*, 10:40 am Severity: minor; Reported by: an aide from Evergreen Home Care; Description: Slipped getting up from her chair\./,
     );
     // The refusal is said once, as the dose it was.
     expect(block.match(/Refused her Metformin/g)).toHaveLength(1);

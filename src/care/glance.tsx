@@ -42,6 +42,8 @@ export function DoseList({ rows, clock, id }: { rows: DoseRow[]; clock: Clock; i
   );
 }
 
+const sentence = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
 const KIND_LABEL: Record<AttentionItem['kind'], string> = { flagged: 'Flagged', dose: 'Medicine', reading: 'Reading', visit: 'Visit' };
 
 /** What needs attention, newest first; says so plainly when nothing does. */
@@ -54,7 +56,7 @@ export function AttentionBlock({ items, clock, now, dayLabel }: { items: Attenti
           {items.map((i) => (
             <li class={`attention-item attention-${i.kind}`}>
               <p>
-                <span class="badge flag">{i.reasons?.length ? i.reasons.join(', ') : KIND_LABEL[i.kind]}</span> <strong>{i.text}</strong>
+                <span class="badge flag">{i.reasons?.length ? sentence(i.reasons.join(', ')) : KIND_LABEL[i.kind]}</span> <strong>{i.text}</strong>
               </p>
               <p class="muted">
                 <time dateTime={i.at.toISOString()}>

@@ -137,6 +137,7 @@ export async function timelineBody(store: WorkspaceStore, db: Db, v: CareView) {
       <>
         <h1>{lovedOne.displayName}</h1>
         <CareNav lovedOne={lovedOne} current="timeline" />
+        <ZoneNote clock={clock} now={now} />
         {top ? (
           <>
             <AttentionBlock items={top.attention} clock={clock} now={now} dayLabel={dayLabel} />
@@ -169,7 +170,6 @@ export async function timelineBody(store: WorkspaceStore, db: Db, v: CareView) {
               Filter
             </button>
           </form>
-          <ZoneNote clock={clock} now={now} />
           {events.length ? (
             <div id="timeline" class="timeline-days">
               {days.map((d) => (
