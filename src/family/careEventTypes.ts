@@ -10,7 +10,9 @@ import { readingText, vitalKind } from './vitalKinds.js';
 /** A strict ISO 8601 instant, as every time a partner sends must be. */
 export const isoInstant = () =>
   z.string().refine((s) => parseIsoInstant(s) !== null, 'must be an ISO 8601 date-time with seconds and a zone, e.g. 2026-11-22T10:15:00Z');
-const text = (max = 200) => z.string().trim().min(1).max(max);
+/** Text with something in it: a pattern rather than a trim, so the JSON Schema in the served OpenAPI
+ *  document refuses exactly what ingest refuses (the text is stored as sent either way). */
+const text = (max = 200) => z.string().max(max).regex(/\S/, 'must not be blank');
 const amount = z.number().finite();
 
 /** The groups events are filtered by in the app and counted by for an assistant; `other` holds every type not listed. */
@@ -69,7 +71,8 @@ const at = (v: unknown): Date | null => {
   return d && !Number.isNaN(d.getTime()) ? d : null;
 };
 
-/** The optional display name a partner may send beside its internal caregiver id. */
+/** The optional display name a partner may send beside its internal caregiver id: what the family
+ *  reads ("Ana Souza"), where the id alone would show "an aide from <agency>". */
 export const caregiverName = text().optional();
 
 /** The aide's display name as the partner sent it, if it did. */
@@ -137,7 +140,7 @@ export const CARE_EVENT_TYPES = {
     payload: z.looseObject({
       caregiver_id: text(),
       caregiver_name: caregiverName,
-      note_text: z.string().trim().min(1).max(20_000),
+      note_text: text(20_000),
       structured_summary: z.union([z.string().max(20_000), z.record(z.string(), z.unknown())]).optional(),
     }),
     aideId: 'caregiver_id',
