@@ -1,6 +1,9 @@
-// The reviewed words that put a note at the top of a loved one's page: phrases that must and must
-// not flag, and an event of a type the catalogue does not know read by its name and fields.
+// What puts an entry at the top of a loved one's page: the reviewed flag words (phrases that must
+// and must not flag, an unknown type read by its name and fields), readings outside a family's
+// ranges, and visit times with no visit started.
 import { describe, expect, it } from 'vitest';
+import { readingItems, visitItems, type FamilyRange } from '../src/care/attention.js';
+import { clockIn } from '../src/care/time.js';
 import { flaggableText, flaggedReasons } from '../src/family/careEventTypes.js';
 import type { CareEventRecord } from '../src/family/records.js';
 
@@ -52,5 +55,37 @@ describe('care attention - the reviewed flag words', () => {
     expect(flaggedReasons(flaggableText(event('door_alarm', { zone: 'back door' }))!)).toEqual([]);
     expect(flaggableText(event('med_administered', { medication_name: 'Emergency inhaler' }))).toBeNull();
     expect(flaggedReasons(flaggableText(event('note_added', { note_text: 'fine', structured_summary: 'Possible fall overnight' }))!)).toEqual(['fall']);
+  });
+});
+
+describe('care attention - readings and visits', () => {
+  const clock = clockIn('UTC', new Date('2026-11-23T12:00:00Z'));
+  const aide = () => 'an aide from Evergreen Home Care';
+  const at = (iso: string, eventType: string, payload: Record<string, unknown>) => ({ ...event(eventType, payload), occurredAt: new Date(iso) });
+
+  it('when a family sets a range, then a reading outside it needs attention; with no ranges, none does', () => {
+    const glucose = at('2026-11-23T07:23:00Z', 'vital_recorded', { vital_type: 'blood_sugar', value: 188, unit: 'mg/dL', recorded_by: 'cg-2210' });
+    const pulse = at('2026-11-23T07:21:00Z', 'vital_recorded', { vital_type: 'pulse', value: 72, unit: '/min', recorded_by: 'cg-2210' });
+    expect(readingItems([glucose, pulse], [], aide)).toEqual([]);
+    const ranges: FamilyRange[] = [
+      { kind: 'glucose', unit: 'mg/dL', low: 70, high: 180 },
+      { kind: 'pulse', unit: '/min', low: 50, high: 100 },
+    ];
+    expect(readingItems([glucose, pulse], ranges, aide)).toEqual([
+      { at: glucose.occurredAt, kind: 'reading', text: 'Blood glucose 188 mg/dL, above your 180', detail: 'Recorded by an aide from Evergreen Home Care' },
+    ]);
+    // A reading in another unit is not compared with a range it was not set in.
+    expect(readingItems([{ ...glucose, payload: { ...glucose.payload, unit: 'mmol/L', value: 10.4 } }], ranges, aide)).toEqual([]);
+  });
+
+  it('when a visit time kept on other days has no visit started an hour after it, then it needs attention', () => {
+    const visit = (day: string) =>
+      at(`${day}T07:02:00Z`, 'visit_started', { caregiver_id: 'cg-2210', scheduled_start: `${day}T07:00:00Z`, actual_start: `${day}T07:02:00Z` });
+    const past = [visit('2026-11-21'), visit('2026-11-22')];
+    expect(visitItems(past, clock, new Date('2026-11-23T07:30:00Z'))).toEqual([]);
+    expect(visitItems(past, clock, new Date('2026-11-23T08:30:00Z'))).toEqual([
+      expect.objectContaining({ kind: 'visit', text: 'No visit started for 7:00 am', at: new Date('2026-11-23T07:00:00Z') }),
+    ]);
+    expect(visitItems([...past, visit('2026-11-23')], clock, new Date('2026-11-23T08:30:00Z'))).toEqual([]);
   });
 });
