@@ -52,7 +52,7 @@ describe('the family circle in Chromium', () => {
         eventType: 'med_administered',
         occurredAt: at,
         receivedAt: at,
-        payload: { medication_name: 'Metoprolol', dose_amount: 25, dose_unit: 'mg', administered_by: 'Ana' },
+        payload: { medication_name: 'Metoprolol', dose_amount: 25, dose_unit: 'mg', administered_by: 'cg-2210', caregiver_name: 'Ana' },
       },
     ]);
 
@@ -94,7 +94,7 @@ describe('the family circle in Chromium', () => {
     await screenshot(sib, 'family-sibling-timeline-375');
     await sib.click('nav.tabs a:has-text("Medications")');
     await sib.locator('#medications').waitFor();
-    expect(await sib.textContent('#medications')).toContain('Metoprolol');
+    expect(await sib.textContent('main')).toContain('Metoprolol');
     await sib.click('nav.tabs a:has-text("Vital signs")');
     await sib.locator('#vitals').waitFor();
 

@@ -5,6 +5,7 @@ import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from './harness/service.js';
 import { MODERN_PROTOCOL_VERSIONS } from '../src/rpc/versions.js';
+import { family, onboard, postEvent, shareWith, TEST_DATA_KEY } from './ingest.fixtures.js';
 
 type Json = Record<string, any>;
 const MODERN = MODERN_PROTOCOL_VERSIONS[0];
@@ -15,7 +16,7 @@ describe('openapi.json and the server agree on what is valid', () => {
   const ajv = new Ajv({ strict: false });
 
   beforeAll(async () => {
-    svc = await startTestService();
+    svc = await startTestService({ env: { DATA_KEY: TEST_DATA_KEY } });
     doc = (await (await fetch(`${svc.urls.site}/openapi.json`)).json()) as Json;
   });
   afterAll(async () => {
@@ -102,6 +103,39 @@ describe('openapi.json and the server agree on what is valid', () => {
       send,
       'path',
     );
+  });
+
+  it('when a care event names its aide blank, too long, not as text or by name, then the partner ingest and the document agree', async () => {
+    const partner = await onboard(svc.store.db, svc.credentials, 'Evergreen Home Care');
+    await shareWith(svc, partner, 'client-1', await family(svc.store.db, svc.credentials, svc.config));
+    let n = 0;
+    const sendAs = (payload: (v: unknown) => Json) => async (v: unknown) => {
+      const event = {
+        institution_id: partner.institutionId,
+        subject_ref: 'client-1',
+        event_type: 'med_administered',
+        occurred_at: new Date().toISOString(),
+        payload: payload(v),
+        source_event_id: `openapi-${n++}`,
+      };
+      const r = await postEvent(svc.urls.pipe!, partner, event);
+      return { status: r.status, text: JSON.stringify(r.json) };
+    };
+    const dose = { medication_name: 'Metoprolol', dose_amount: 25, dose_unit: 'mg', administered_by: 'cg-2210' };
+    const schema = doc.components.schemas.MedAdministeredPayload;
+    const name = sendAs((v) => ({ ...dose, caregiver_name: v }));
+    await agree(schema.properties.caregiver_name, ['', '   ', 'Ana Souza', ' Ana ', 'x'.repeat(200), 'x'.repeat(201), 5, null], name, 'payload.caregiver_name');
+    // The aide's internal id stays required, and is checked as the document says.
+    await agree(
+      schema.properties.administered_by,
+      ['', ' ', 'cg-2210', 'x'.repeat(201)],
+      sendAs((v) => ({ ...dose, administered_by: v })),
+      'payload.administered_by',
+    );
+    expect(schema.required).toContain('administered_by');
+    expect(schema.required).not.toContain('caregiver_name');
+    for (const type of ['VisitStarted', 'VisitEnded', 'NoteAdded', 'VitalRecorded'])
+      expect(doc.components.schemas[`${type}Payload`].properties.caregiver_name).toEqual(schema.properties.caregiver_name);
   });
 
   it('when idToken is empty, too long or present, then the session API and the document agree', async () => {

@@ -1,6 +1,7 @@
 // The care pages' handlers: each re-derives the caller's workspace from the session and answers
 // only for a loved one in it, then renders the timeline, medications or vital signs.
 import type { SessionCaller } from '../auth/sessions.js';
+import type { Db } from 'mongodb';
 import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js';
 import type { AppHelpers } from '../app/helpers.js';
 import type { Markup } from '../http/html.js';
@@ -12,7 +13,7 @@ import type { CareView } from './parts.js';
 import { timelineBody } from './timeline.js';
 import { vitalsBody } from './vitalsPage.js';
 
-export function carePages(h: AppHelpers): RouteHandlers {
+export function carePages(h: AppHelpers, db: Db): RouteHandlers {
   const notFound = (caller: SessionCaller) =>
     h.pageFor(
       404,
@@ -49,14 +50,14 @@ export function carePages(h: AppHelpers): RouteHandlers {
     .on(
       'careTimeline',
       'GET',
-      render(base, (v) => timelineBody(h.store, v)),
+      render(base, (v) => timelineBody(h.store, db, v)),
     )
     .on(
       'careMedications',
       'GET',
       render(
         (id) => `${base(id)}/medications`,
-        (v) => medicationsBody(h.store, v),
+        (v) => medicationsBody(h.store, db, v),
       ),
     )
     .on(
@@ -64,7 +65,7 @@ export function carePages(h: AppHelpers): RouteHandlers {
       'GET',
       render(
         (id) => `${base(id)}/vitals`,
-        (v) => vitalsBody(h.store, v),
+        (v) => vitalsBody(h.store, db, v),
       ),
     )
     .done();

@@ -8,5 +8,5 @@ import { CARE_ROUTES } from './routes.js';
 export const careSlice = defineSlice({
   name: 'care',
   routes: CARE_ROUTES,
-  serve: (ctx) => carePages(appHelpers(ctx.config, ctx.db, ctx.credentials, ctx.timelines)),
+  serve: (ctx) => carePages(appHelpers(ctx.config, ctx.db, ctx.credentials, ctx.timelines), ctx.db),
 });

@@ -1,16 +1,108 @@
-// A loved one's timeline: partner events and inbox mail together, newest first, filtered by kind
-// and by day (in the viewer's zone), one page of entries at a time.
-import type { WorkspaceStore } from '../family/records.js';
-import { describe, EntryView, EVENT_GROUPS } from './describe.js';
+// A loved one's page: what needs attention first, then today (doses and visits), then the timeline
+// of partner events and inbox mail, newest first under a heading per day in the viewer's zone,
+// filtered by kind and by day, one page of entries at a time.
+import type { Db } from 'mongodb';
+import type { CareEventRecord, WorkspaceStore } from '../family/records.js';
+import { careWords, type AideNamer } from '../family/careEventTypes.js';
+import { doseItems, FLAGGED_WINDOW_MS, flaggedItems, readingItems, visitItems, type FamilyRange } from './attention.js';
+import { dayHeading, describe, EntryView, EVENT_GROUPS, ReadingsView, timelineDays } from './describe.js';
+import { doseRows, todaysDoses } from './doses.js';
+import { AttentionBlock, DoseList } from './glance.js';
 import { CareNav, ZoneNote, type CareView } from './parts.js';
+import { aideNamer } from './people.js';
 import { CursorRefused } from '../store/timeline/port.js';
 
-export const TIMELINE_PAGE = 25;
+export const TIMELINE_PAGE = 50;
+/** How far back the daily times of doses and visits are read from. */
+export const SCHEDULE_DAYS = 14;
+const MAX_RECENT = 1000;
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
-export async function timelineBody(store: WorkspaceStore, v: CareView) {
-  const { lovedOne, clock, query } = v;
+/** Ranges a family sets for readings: none can be set yet, so none are checked (see attention.ts). */
+const familyRanges = (): FamilyRange[] => [];
+
+/** What needs attention and what happened today, from the last days' events. */
+async function glance(store: WorkspaceStore, db: Db, v: CareView) {
+  const { lovedOne, clock, now } = v;
+  const today = clock.startOf(clock.isoDay(now))!;
+  const [recent, scheduled] = await Promise.all([
+    store.listCareEvents(lovedOne._id, { since: new Date(Math.min(today.getTime(), now.getTime() - FLAGGED_WINDOW_MS)), limit: MAX_RECENT }),
+    store.listCareEvents(lovedOne._id, {
+      since: new Date(today.getTime() - SCHEDULE_DAYS * 86_400_000),
+      types: ['med_administered', 'visit_started'],
+      limit: MAX_RECENT,
+    }),
+  ]);
+  const aide = await aideNamer(db, [...recent.events, ...scheduled.events]);
+  const todays = recent.events.filter((e) => e.occurredAt >= today);
+  const doses = todaysDoses(
+    doseRows(
+      scheduled.events.filter((e) => e.eventType === 'med_administered'),
+      todays.filter((e) => e.eventType === 'note_added'),
+      clock,
+      today,
+      now,
+      aide,
+    ),
+    clock,
+    now,
+  );
+  const attention = [
+    ...flaggedItems(
+      recent.events.filter((e) => e.occurredAt.getTime() >= now.getTime() - FLAGGED_WINDOW_MS),
+      clock,
+      aide,
+      new Set(doses.flatMap((d) => (d.noteId ? [d.noteId] : []))),
+    ),
+    ...doseItems(doses),
+    ...readingItems(todays, familyRanges(), aide),
+    ...visitItems(scheduled.events, clock, now),
+  ].sort((a, b) => b.at.getTime() - a.at.getTime());
+  const visits = todays.filter((e) => e.eventType === 'visit_started' || e.eventType === 'visit_ended').reverse();
+  return { aide, attention, doses, visits };
+}
+
+function Today({
+  doses,
+  visits,
+  v,
+  aide,
+  medsHref,
+}: {
+  doses: ReturnType<typeof todaysDoses>;
+  visits: CareEventRecord[];
+  v: CareView;
+  aide: AideNamer;
+  medsHref: string;
+}) {
+  const { clock, now } = v;
+  return (
+    <section class="card today" id="today" aria-labelledby="today-title">
+      <h2 id="today-title">Today, {clock.day(now)}</h2>
+      <h3>Medicines</h3>
+      {doses.length ? <DoseList rows={doses} clock={clock} id="today-doses" /> : <p class="muted">No doses scheduled or given today so far.</p>}
+      <p>
+        <a href={medsHref}>All medicines</a>
+      </p>
+      <h3>Visits</h3>
+      {visits.length ? (
+        <ul class="doses" id="today-visits">
+          {visits.map((e) => (
+            <li>
+              <time dateTime={e.occurredAt.toISOString()}>{clock.time(e.occurredAt)}</time> {careWords(e, clock, aide).line}
+            </li>
+          ))}
+        </ul>
+      ) : (
+        <p class="muted">No visit recorded today so far.</p>
+      )}
+    </section>
+  );
+}
+
+export async function timelineBody(store: WorkspaceStore, db: Db, v: CareView) {
+  const { lovedOne, clock, query, now } = v;
   const group = query.type && EVENT_GROUPS[query.type] ? query.type : '';
   const from = query.from && DAY.test(query.from) ? query.from : '';
   const to = query.to && DAY.test(query.to) ? query.to : '';
@@ -24,22 +116,36 @@ export async function timelineBody(store: WorkspaceStore, v: CareView) {
     limit: TIMELINE_PAGE,
   };
   // The cursor comes from a link: one of another filter (or none at all) starts from the newest.
-  const { events, nextCursor } = await store.listCareEvents(lovedOne._id, { ...q, ...(query.cursor ? { cursor: query.cursor } : {}) }).catch((err: unknown) => {
-    if (err instanceof CursorRefused) return store.listCareEvents(lovedOne._id, q);
-    throw err;
-  });
+  const paged = Boolean(query.cursor);
+  const [{ events, nextCursor }, top] = await Promise.all([
+    store.listCareEvents(lovedOne._id, { ...q, ...(query.cursor ? { cursor: query.cursor } : {}) }).catch((err: unknown) => {
+      if (err instanceof CursorRefused) return store.listCareEvents(lovedOne._id, q);
+      throw err;
+    }),
+    paged ? null : glance(store, db, v),
+  ]);
+  const aide = top?.aide ?? (await aideNamer(db, events));
   const action = `/care/${encodeURIComponent(lovedOne._id)}`;
   const keep = new URLSearchParams({ ...(group ? { type: group } : {}), ...(from ? { from } : {}), ...(to ? { to } : {}) });
   const more = nextCursor ? `${action}?${new URLSearchParams([...keep, ['cursor', nextCursor]]).toString()}` : null;
   const filtered = Boolean(group || from || to);
+  const days = timelineDays(events, clock, aide);
+  const dayLabel = (d: Date) => dayHeading(clock, clock.isoDay(d), d, now);
   return {
     title: `${lovedOne.displayName}: timeline`,
     body: (
       <>
         <h1>{lovedOne.displayName}</h1>
         <CareNav lovedOne={lovedOne} current="timeline" />
-        <section class="card">
-          <h2>Timeline</h2>
+        <ZoneNote clock={clock} now={now} />
+        {top ? (
+          <>
+            <AttentionBlock items={top.attention} clock={clock} now={now} dayLabel={dayLabel} />
+            <Today doses={top.doses} visits={top.visits} v={v} aide={aide} medsHref={`${action}/medications`} />
+          </>
+        ) : null}
+        <section class="card" aria-labelledby="timeline-title">
+          <h2 id="timeline-title">Timeline</h2>
           <form class="filters" method="get" action={action}>
             <div>
               <label for="type">Show</label>
@@ -64,13 +170,25 @@ export async function timelineBody(store: WorkspaceStore, v: CareView) {
               Filter
             </button>
           </form>
-          <ZoneNote clock={clock} now={v.now} />
           {events.length ? (
-            <ol class="timeline" id="timeline">
-              {events.map((e) => (
-                <EntryView entry={describe(e, clock)} event={e} clock={clock} />
+            <div id="timeline" class="timeline-days">
+              {days.map((d) => (
+                <section class="day" aria-labelledby={`day-${d.day}`}>
+                  <h3 class="day-heading" id={`day-${d.day}`}>
+                    {dayHeading(clock, d.day, d.first, now)}
+                  </h3>
+                  <ol class="timeline">
+                    {d.rows.map((r) =>
+                      r.kind === 'readings' ? (
+                        <ReadingsView events={r.events} clock={clock} aide={aide} />
+                      ) : (
+                        <EntryView entry={describe(r.event, clock, aide)} event={r.event} clock={clock} />
+                      ),
+                    )}
+                  </ol>
+                </section>
               ))}
-            </ol>
+            </div>
           ) : (
             <p class="muted" id="timeline-empty">
               {filtered

@@ -1,4 +1,5 @@
 // Vital-sign readings as the care pages chart them: series by kind and unit, oldest first.
+import type { AideNamer } from '../family/careEventTypes.js';
 import type { CareEventRecord } from '../family/records.js';
 import { readingText, unitText, VITAL_KINDS, vitalKind, type VitalKind } from '../family/vitalKinds.js';
 
@@ -11,6 +12,7 @@ export interface Reading {
   at: Date;
   value: number;
   second?: number;
+  /** The aide in words (never the agency's internal id). */
   by: string;
 }
 
@@ -21,7 +23,7 @@ export interface VitalSeries {
 }
 
 /** Readings grouped by kind and unit (a kind sent in two units gets two charts: nothing is converted). */
-export function seriesOf(events: CareEventRecord[]): VitalSeries[] {
+export function seriesOf(events: CareEventRecord[], aide: AideNamer): VitalSeries[] {
   const groups = new Map<string, VitalSeries>();
   for (const e of events) {
     const value = num(e.payload.value);
@@ -32,7 +34,7 @@ export function seriesOf(events: CareEventRecord[]): VitalSeries[] {
     const series = groups.get(id) ?? { kind, unit, readings: [] };
     groups.set(id, series);
     const second = num(e.payload.secondary_value);
-    series.readings.push({ at: e.occurredAt, value, ...(second === null ? {} : { second }), by: String(e.payload.recorded_by ?? '') });
+    series.readings.push({ at: e.occurredAt, value, ...(second === null ? {} : { second }), by: aide(e) });
   }
   const order = (s: VitalSeries) => {
     const i = VITAL_KINDS.findIndex((k) => k.key === s.kind.key);

@@ -1,8 +1,10 @@
 // Vital signs: one chart per kind over the chosen period, each with its text alternative and a
 // table of the same readings. No reference ranges are drawn: none is shown without a cited source.
+import type { Db } from 'mongodb';
 import type { WorkspaceStore } from '../family/records.js';
 import { VitalChart } from './chart.js';
 import { CareNav, PeriodForm, periodOf, ZoneNote, type CareView } from './parts.js';
+import { aideNamer } from './people.js';
 import type { Clock } from './time.js';
 import { seriesOf, type VitalSeries } from './vitals.js';
 
@@ -61,11 +63,11 @@ function VitalSection({ s, index, clock, from, to }: { s: VitalSeries; index: nu
   );
 }
 
-export async function vitalsBody(store: WorkspaceStore, v: CareView) {
+export async function vitalsBody(store: WorkspaceStore, db: Db, v: CareView) {
   const { lovedOne, clock, now } = v;
   const period = periodOf(v.query, now);
   const { events } = await store.listCareEvents(lovedOne._id, { since: period.since, types: ['vital_recorded'], limit: MAX_READINGS });
-  const series = seriesOf(events);
+  const series = seriesOf(events, await aideNamer(db, events));
   return {
     title: `${lovedOne.displayName}: vital signs`,
     body: (

@@ -1,6 +1,7 @@
 // The one catalogue of care-event types: for each, the payload a partner must send (checked at
 // ingest), the group it is filed and counted under, and its wording, which the app's timeline and
-// the workspace's prompts and resources both read. A type not listed is kept and shown with its fields.
+// the workspace's prompts and resources both read, and the reviewed words that flag a note for the
+// family's attention. A type not listed is kept and shown with its fields.
 import { z } from 'zod';
 import { parseIsoInstant } from './instant.js';
 import type { CareEventRecord } from './records.js';
@@ -9,7 +10,9 @@ import { readingText, vitalKind } from './vitalKinds.js';
 /** A strict ISO 8601 instant, as every time a partner sends must be. */
 export const isoInstant = () =>
   z.string().refine((s) => parseIsoInstant(s) !== null, 'must be an ISO 8601 date-time with seconds and a zone, e.g. 2026-11-22T10:15:00Z');
-const text = (max = 200) => z.string().trim().min(1).max(max);
+/** Text with something in it: a pattern rather than a trim, so the JSON Schema in the served OpenAPI
+ *  document refuses exactly what ingest refuses (the text is stored as sent either way). */
+const text = (max = 200) => z.string().max(max).regex(/\S/, 'must not be blank');
 const amount = z.number().finite();
 
 /** The groups events are filtered by in the app and counted by for an assistant; `other` holds every type not listed. */
@@ -44,7 +47,12 @@ export interface CareWords {
   link?: { href: string; text: string };
   /** One line for a reader who already has the event's date and time ("Metoprolol 25 mg given by Ana"). */
   line: string;
+  /** The line without the detail it quotes, for a page that shows the detail below it ("Note from Ana"). */
+  headline?: string;
 }
+
+/** Who an aide is in words: the app's "an aide from Evergreen Home Care" when no name was sent. */
+export type AideNamer = (e: CareEventRecord) => string;
 
 interface CareEventType {
   group: Exclude<CareGroup, 'other'>;
@@ -52,7 +60,10 @@ interface CareEventType {
   counted?: readonly [string, string];
   /** What a partner must send for this type (extra fields are kept); absent for types carecircle records itself. */
   payload?: z.ZodType<Record<string, unknown>>;
-  words(e: CareEventRecord, clock: WordsClock): CareWords;
+  /** The payload field naming the aide by the partner's internal id, for an event an aide records. */
+  aideId?: string;
+  /** `by` is the aide in words, for the types that have one. */
+  words(e: CareEventRecord, clock: WordsClock, by: string): CareWords;
 }
 
 const str = (v: unknown, fallback = ''): string =>
@@ -61,7 +72,13 @@ const at = (v: unknown): Date | null => {
   const d = typeof v === 'string' ? new Date(v) : null;
   return d && !Number.isNaN(d.getTime()) ? d : null;
 };
-const who = (v: unknown) => str(v, 'someone');
+
+/** The optional display name a partner may send beside its internal caregiver id: what the family
+ *  reads ("Ana Souza"), where the id alone would show "an aide from <agency>". */
+export const caregiverName = text().optional();
+
+/** The aide's display name as the partner sent it, if it did. */
+export const aideName = (e: CareEventRecord): string | null => str(e.payload.caregiver_name) || null;
 
 /** Sentence case of a snake_case name: "fall_reported" → "Fall reported". */
 export const typeLabel = (type: string): string => {
@@ -79,21 +96,24 @@ export function duration(minutes: number): string {
 /** "Metoprolol 25 mg", or "A medication" when the partner named none. */
 const doseOf = (p: Record<string, unknown>): string => [str(p.medication_name, 'A medication'), str(p.dose_amount), str(p.dose_unit)].filter(Boolean).join(' ');
 
-/** A dose that was not given: missed (nobody gave it) or refused (the loved one declined it). */
+/** A dose that was not given: missed (nobody gave it) or refused (the loved one declined it). The
+ *  reporter is named (in words, never by id) only when the partner named someone. */
 const doseNotGiven =
   (how: 'missed' | 'refused') =>
-  ({ payload: p, occurredAt }: CareEventRecord, clock: WordsClock): CareWords => {
+  (e: CareEventRecord, clock: WordsClock, by: string): CareWords => {
+    const { payload: p, occurredAt } = e;
     const scheduled = at(p.scheduled_at);
-    const by = str(p.reported_by) || str(p.caregiver_id) || str(p.administered_by);
+    const named = aideName(e) || str(p.reported_by) || str(p.caregiver_id) || str(p.administered_by);
     const reason = str(p.reason);
     const what = `${doseOf(p)} ${how}${scheduled ? ` (scheduled for ${clock.dayTime(scheduled)})` : ''}`;
-    const tail = `${by ? `, reported by ${by}` : ''}${reason ? `: ${reason}` : ''}`;
+    const tail = `${named ? `, reported by ${by}` : ''}${reason ? `: ${reason}` : ''}`;
     return { summary: `${what} at ${clock.time(occurredAt)}`, ...(reason ? { detail: reason } : {}), line: `${what}${tail}` };
   };
 
-const scheduledFor = (clock: WordsClock, v: unknown) => {
+/** "Scheduled for 8:00 am", with the day when it is not the day the event happened. */
+const scheduledFor = (clock: WordsClock, v: unknown, happened: Date) => {
   const d = at(v);
-  return d ? { detail: `Scheduled for ${clock.dayTime(d)}` } : {};
+  return d ? { detail: `Scheduled for ${clock.isoDay(d) === clock.isoDay(happened) ? clock.time(d) : clock.dayTime(d)}` } : {};
 };
 
 export const CARE_EVENT_TYPES = {
@@ -101,24 +121,28 @@ export const CARE_EVENT_TYPES = {
     group: 'visits',
     payload: z.looseObject({
       caregiver_id: text(),
+      caregiver_name: caregiverName,
       scheduled_start: isoInstant(),
       actual_start: isoInstant(),
       location: z.union([z.string().max(2000), z.record(z.string(), z.unknown())]).optional(),
     }),
-    words: ({ payload: p, occurredAt }, clock) => {
-      const what = `Visit by ${who(p.caregiver_id)} started`;
-      return { summary: `${what} at ${clock.time(at(p.actual_start) ?? occurredAt)}`, ...scheduledFor(clock, p.scheduled_start), line: what };
+    aideId: 'caregiver_id',
+    words: ({ payload: p, occurredAt }, clock, by) => {
+      const what = `Visit by ${by} started`;
+      return { summary: `${what} at ${clock.time(at(p.actual_start) ?? occurredAt)}`, ...scheduledFor(clock, p.scheduled_start, occurredAt), line: what };
     },
   },
   visit_ended: {
     group: 'visits',
     payload: z.looseObject({
       caregiver_id: text(),
+      caregiver_name: caregiverName,
       actual_end: isoInstant(),
       duration_minutes: amount.min(0).max(7 * 24 * 60),
     }),
-    words: ({ payload: p, occurredAt }, clock) => {
-      const by = `Visit by ${who(p.caregiver_id)}`;
+    aideId: 'caregiver_id',
+    words: ({ payload: p, occurredAt }, clock, aide) => {
+      const by = `Visit by ${aide}`;
       const ended = at(p.actual_end) ?? occurredAt;
       const minutes = typeof p.duration_minutes === 'number' && p.duration_minutes >= 0 ? p.duration_minutes : null;
       if (minutes === null) return { summary: `${by} ended at ${clock.time(ended)}`, line: `${by} ended` };
@@ -134,15 +158,18 @@ export const CARE_EVENT_TYPES = {
     group: 'notes',
     payload: z.looseObject({
       caregiver_id: text(),
-      note_text: z.string().trim().min(1).max(20_000),
+      caregiver_name: caregiverName,
+      note_text: text(20_000),
       structured_summary: z.union([z.string().max(20_000), z.record(z.string(), z.unknown())]).optional(),
     }),
-    words: ({ payload: p, occurredAt }, clock) => {
-      const what = `Note from ${who(p.caregiver_id)}`;
+    aideId: 'caregiver_id',
+    words: ({ payload: p, occurredAt }, clock, by) => {
+      const what = `Note from ${by}`;
       return {
         summary: `${what} at ${clock.time(occurredAt)}`,
         detail: str(p.note_text),
         line: `${what}: ${str(p.note_text).replace(/\s+/g, ' ').slice(0, 500)}`,
+        headline: what,
       };
     },
   },
@@ -153,17 +180,19 @@ export const CARE_EVENT_TYPES = {
       dose_amount: amount.min(0),
       dose_unit: text(50),
       administered_by: text(),
+      caregiver_name: caregiverName,
       scheduled_at: isoInstant().optional(),
     }),
-    words: ({ payload: p, occurredAt }, clock) => {
-      const what = `${doseOf(p)} given by ${who(p.administered_by)}`;
-      return { summary: `${what} at ${clock.time(occurredAt)}`, ...scheduledFor(clock, p.scheduled_at), line: what };
+    aideId: 'administered_by',
+    words: ({ payload: p, occurredAt }, clock, by) => {
+      const what = `${doseOf(p)} given by ${by}`;
+      return { summary: `${what} at ${clock.time(occurredAt)}`, ...scheduledFor(clock, p.scheduled_at, occurredAt), line: what };
     },
   },
   /** A scheduled dose nobody gave. Partners send these beside the v1 types; any payload is kept. */
-  med_missed: { group: 'medications', counted: ['dose missed', 'doses missed'], words: doseNotGiven('missed') },
+  med_missed: { group: 'medications', counted: ['dose missed', 'doses missed'], aideId: 'reported_by', words: doseNotGiven('missed') },
   /** A dose the loved one declined. */
-  med_refused: { group: 'medications', counted: ['dose refused', 'doses refused'], words: doseNotGiven('refused') },
+  med_refused: { group: 'medications', counted: ['dose refused', 'doses refused'], aideId: 'reported_by', words: doseNotGiven('refused') },
   vital_recorded: {
     group: 'vitals',
     payload: z.looseObject({
@@ -171,12 +200,14 @@ export const CARE_EVENT_TYPES = {
       value: amount,
       unit: text(50),
       recorded_by: text(),
+      caregiver_name: caregiverName,
       secondary_value: amount.optional(),
     }),
-    words: ({ payload: p, occurredAt }, clock) => {
+    aideId: 'recorded_by',
+    words: ({ payload: p, occurredAt }, clock, by) => {
       const kind = vitalKind(p.vital_type);
       const what = `${kind.label} ${readingText(kind, p.value, p.secondary_value, p.unit)}`;
-      return { summary: what, detail: `Recorded by ${who(p.recorded_by)} at ${clock.time(occurredAt)}`, line: `${what}, recorded by ${who(p.recorded_by)}` };
+      return { summary: what, detail: `Recorded by ${by} at ${clock.time(occurredAt)}`, line: `${what}, recorded by ${by}`, headline: what };
     },
   },
   /** A message to the loved one's inbox address, recorded by the inbox slice. */
@@ -220,17 +251,28 @@ const fieldText = (v: unknown, max: number): string => {
   return s.length > max ? `${s.slice(0, max)}…` : s;
 };
 
-/** Any event in words; a type this version does not know is shown with its fields, never dropped. */
-export function careWords(e: CareEventRecord, clock: WordsClock): CareWords & { group: CareGroup } {
+/** Any event in words; a type this version does not know is shown with its fields, never dropped.
+ *  The aide is the display name the partner sent, else `unnamed`'s words (the app's "an aide from
+ *  Evergreen Home Care": it never shows the internal id), else the partner's id for an assistant. */
+export function careWords(e: CareEventRecord, clock: WordsClock, unnamed?: AideNamer): CareWords & { group: CareGroup } {
   const type = known(e.eventType);
-  if (type) return { group: type.group, ...type.words(e, clock) };
-  const entries = Object.entries(e.payload);
+  if (type) {
+    const by = aideName(e) ?? (unnamed ? unnamed(e) : str(type.aideId ? e.payload[type.aideId] : undefined, 'someone'));
+    return { group: type.group, ...type.words(e, clock, by) };
+  }
+  // For the family, a field naming a person by the partner's id ("reported_by") names them in words, and other ids are left out.
+  const entries = unnamed
+    ? Object.entries(e.payload).flatMap(([k, v]): [string, unknown][] =>
+        /(^|_)by$/i.test(k) ? [[k, aideName(e) ?? unnamed(e)]] : /(^|_)id$/i.test(k) || k === 'caregiver_name' ? [] : [[k, v]],
+      )
+    : Object.entries(e.payload);
   const inLine = entries.slice(0, 8).map(([k, v]) => `${typeLabel(k)}: ${fieldText(v, 120)}`);
   return {
     group: 'other',
     summary: `${typeLabel(e.eventType)} at ${clock.time(e.occurredAt)}`,
     fields: entries.slice(0, 12).map(([k, v]) => [typeLabel(k), fieldText(v, 200)]),
     line: `${typeLabel(e.eventType)}${inLine.length ? ` (${inLine.join('; ')})` : ''}`,
+    headline: typeLabel(e.eventType),
   };
 }
 
@@ -242,3 +284,66 @@ export const PARTNER_PAYLOADS = Object.fromEntries(Object.entries(CARE_EVENT_TYP
     ? P
     : never;
 };
+
+/**
+ * The reviewed words that put a note (or an event of a type this version does not know) at the top
+ * of the loved one's page. Each is matched as whole words, case aside; a match the few words before
+ * it in the same clause negate ("no falls", "denies pain", "has not fallen") does not count, nor do
+ * the listed harmless phrases ("fell asleep"). Change the list with its tests (test/care-attention.test.ts).
+ */
+export const FLAGGED_WORDS: readonly { reason: string; words: RegExp; harmless?: RegExp }[] = [
+  {
+    reason: 'fall',
+    words: /\b(falls?|fell|fallen|falling|slipped|tripped|found on the floor)\b/i,
+    harmless: /\b(fall|fell|falls|fallen|falling) (asleep|back|behind|apart|short|through)\b|\bfall (season|weather)\b|\bthis fall\b/i,
+  },
+  {
+    reason: 'hospital',
+    words: /\b(hospitali[sz]ed|hospital|emergency room|urgent care)\b|(?<![\w&])(?-i:ER|A&E)(?![\w&])/i,
+    harmless: /\bhospital (bed|appointment)\b/i,
+  },
+  { reason: 'emergency', words: /\b(emergency|911|ambulance|paramedics?)\b/i },
+  {
+    reason: 'injury',
+    words:
+      /\b(wounds?|injur(y|ies|ed)|bleeding|bled|bruis(e|es|ed|ing)|skin tear|pressure (sore|ulcer)s?|bed ?sores?|burn(ed|t)?|fracture[ds]?|broken (hip|arm|wrist|leg|bone))\b/i,
+  },
+  { reason: 'breathing or chest pain', words: /\b(chest pains?|short(ness)? of breath|breathless|trouble breathing|choking|choked)\b/i },
+  { reason: 'sudden change', words: /\b(unresponsive|fainted|passed out|seizures?|stroke|vomit(ed|ing)?)\b/i },
+  {
+    reason: 'refusal',
+    words: /\b(refused|refusing|refuses|declined|would ?n[o']t take|did ?n[o']t take|spat (it )?out)\b/i,
+    harmless: /\b(declined (slightly|a little|gradually))\b/i,
+  },
+];
+
+const NEGATION = /\b(no|not|never|without|denies|denied|deny|didn't|did not|hasn't|has not|wasn't|was not|nor|free of|negative for)\b/i;
+/** Where a clause starts: a stop, or a joining word that begins a new statement. */
+const CLAUSE = /[.;:!?\n]|,|\b(but|and|then|however|although|though|so)\b/gi;
+
+/** Why a text needs the family's attention: the reasons of the reviewed words it contains, in list order. */
+export function flaggedReasons(text: string): string[] {
+  const reasons: string[] = [];
+  for (const { reason, words, harmless } of FLAGGED_WORDS) {
+    const scrubbed = harmless ? text.replace(new RegExp(harmless.source, harmless.flags.includes('g') ? harmless.flags : `${harmless.flags}g`), ' ') : text;
+    const all = new RegExp(words.source, words.flags.includes('g') ? words.flags : `${words.flags}g`);
+    for (const m of scrubbed.matchAll(all)) {
+      const before = scrubbed.slice(0, m.index);
+      const clause = before.split(CLAUSE).at(-1) ?? '';
+      const lastWords = clause.trim().split(/\s+/).slice(-4).join(' ');
+      // "refused" after "not" reads the other way round ("did not refuse" is fine); a fall negated is no fall.
+      if (NEGATION.test(lastWords)) continue;
+      reasons.push(reason);
+      break;
+    }
+  }
+  return reasons;
+}
+
+/** The text of an event the flag words are read in: a note's text, or an unknown type's name and fields. */
+export function flaggableText(e: CareEventRecord): string | null {
+  if (e.eventType === 'note_added')
+    return [str(e.payload.note_text), typeof e.payload.structured_summary === 'string' ? e.payload.structured_summary : ''].join('\n');
+  if (known(e.eventType)) return null;
+  return [typeLabel(e.eventType), ...Object.values(e.payload).map((v) => fieldText(v, 500))].join('\n');
+}

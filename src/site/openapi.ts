@@ -3,7 +3,8 @@
 import { maxHeaderSize } from 'node:http';
 import type { Config } from '../config.js';
 import { API_ERROR_CODES } from '../http/apiError.js';
-import { jsonContent, openApiKit, ref, STANDARD_ERRORS, type Json } from '../http/openapi.js';
+import { PARTNER_PAYLOADS } from '../family/careEventTypes.js';
+import { jsonContent, openApiKit, ref, schemaOf, STANDARD_ERRORS, type Json } from '../http/openapi.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../rpc/mcp.js';
 import { pathsOf, type SliceManifest } from '../slice/contract.js';
 
@@ -182,6 +183,17 @@ const agentsSchema: Json = {
   },
 };
 
+/** The payload of each care event a partner sends the ingest (on the pipe host), from the catalogue:
+ *  `MedAdministeredPayload` for `med_administered`, and so on. */
+function partnerPayloads(): Record<string, Json> {
+  return Object.fromEntries(
+    Object.entries(PARTNER_PAYLOADS).map(([type, schema]) => [
+      `${type.replace(/(^|_)([a-z])/g, (_m, _s: string, c: string) => c.toUpperCase())}Payload`,
+      { ...schemaOf(schema, 'input'), description: `The payload of a \`${type}\` event sent to the partner ingest (docs/partners.md). Other fields are kept.` },
+    ]),
+  );
+}
+
 /** The whole OpenAPI document for the site host. */
 export function buildOpenApi(config: Config, slices: readonly SliceManifest[]): Json {
   const site = config.siteUrl;
@@ -204,7 +216,7 @@ export function buildOpenApi(config: Config, slices: readonly SliceManifest[]): 
       version: SITE_API_VERSION,
       description: [
         'The public site of carecircle: discovery documents, the read-only directory MCP endpoint, markdown renderings of directory pages, newsletter sign-up, session helpers and community threads.',
-        `Errors use one ApiError body with an upper-case code. The workspace MCP endpoint (${config.appUrl}/api/mcp), the sandbox endpoint (${config.appUrl}/api/mcp/public) and the partner ingest (${config.pipeUrl}/pipe/v1/events) live on other hosts: see ${site}/.well-known/api-catalog.`,
+        `Errors use one ApiError body with an upper-case code. The workspace MCP endpoint (${config.appUrl}/api/mcp), the sandbox endpoint (${config.appUrl}/api/mcp/public) and the partner ingest (${config.pipeUrl}/pipe/v1/events) live on other hosts: see ${site}/.well-known/api-catalog. The payloads of the care events partners send the ingest are the components named *Payload.`,
       ].join(' '),
     },
     servers: [{ url: site, description: 'The site host' }],
@@ -230,6 +242,7 @@ export function buildOpenApi(config: Config, slices: readonly SliceManifest[]): 
         Linkset: linksetSchema,
         LinkTarget: linkTarget,
         ServerJson: serverJsonSchema,
+        ...partnerPayloads(),
         OAuthAuthorizationServerMetadata: oauthMetadataSchema,
       },
       responses: {

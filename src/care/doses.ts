@@ -1,0 +1,108 @@
+// Every dose in a period with its state: given, refused, not recorded or still due. Doses given
+// come from the agency's events; the daily times come from its `scheduled_at` (./schedule.ts); a
+// refusal an aide wrote in a note that names the medication fills the time it was due.
+import { flaggedReasons, type AideNamer } from '../family/careEventTypes.js';
+import type { CareEventRecord } from '../family/records.js';
+import { dailySlots, dueTimes, GRACE_MS } from './schedule.js';
+import type { Clock } from './time.js';
+
+export type DoseState = 'given' | 'refused' | 'not recorded' | 'due';
+
+export interface DoseRow {
+  medication: string;
+  amount: string;
+  state: DoseState;
+  /** When it was given, refused, or fell due. */
+  at: Date;
+  /** The time the agency scheduled it for, when known. */
+  due?: Date;
+  /** Who gave it or wrote down the refusal, in words. */
+  by?: string;
+  /** The refusal as the aide wrote it. */
+  note?: string;
+  /** The note the refusal was read from. */
+  noteId?: string;
+}
+
+/** A refusal is matched to the time it was due on the same day when it was written this close to it. */
+const MATCH_MS = 6 * 3_600_000;
+
+const str = (v: unknown) => (typeof v === 'string' || typeof v === 'number' ? String(v).trim() : '');
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+interface Refusal {
+  id: string;
+  key: string;
+  at: Date;
+  by: string;
+  note: string;
+  used?: boolean;
+}
+
+/** Notes that say a medication the loved one takes was refused ("Refused her evening Metformin"). */
+function refusalsIn(notes: CareEventRecord[], names: Map<string, string>, aide: AideNamer): Refusal[] {
+  const out: Refusal[] = [];
+  for (const e of notes) {
+    const text = str(e.payload.note_text);
+    if (!flaggedReasons(text).includes('refusal')) continue;
+    for (const key of names.keys())
+      if (new RegExp(`\\b${escape(key)}\\b`, 'i').test(text))
+        out.push({ id: e._id, key, at: e.occurredAt, by: aide(e), note: text.replace(/\s+/g, ' ').slice(0, 300) });
+  }
+  return out;
+}
+
+/**
+ * The doses of the period from `since` to the end of `now`'s day, newest first: each dose given;
+ * for each daily time, a day without a dose scheduled at it is refused (when a note of that day
+ * says so), not recorded (an hour after it fell due) or due (later today).
+ */
+export function doseRows(doses: CareEventRecord[], notes: CareEventRecord[], clock: Clock, since: Date, now: Date, aide: AideNamer): DoseRow[] {
+  const names = new Map<string, string>();
+  const amounts = new Map<string, string>();
+  const rows: DoseRow[] = [];
+  const scheduled: { key: string; scheduled: Date }[] = [];
+  for (const e of [...doses].sort((a, b) => a.occurredAt.getTime() - b.occurredAt.getTime())) {
+    const p = e.payload;
+    const medication = str(p.medication_name) || 'Unnamed medication';
+    const key = medication.toLowerCase();
+    const amount = [str(p.dose_amount), str(p.dose_unit)].filter(Boolean).join(' ');
+    names.set(key, medication);
+    amounts.set(key, amount);
+    const due = typeof p.scheduled_at === 'string' ? new Date(p.scheduled_at) : null;
+    const hasDue = due !== null && !Number.isNaN(due.getTime());
+    if (hasDue) scheduled.push({ key, scheduled: due });
+    if (e.occurredAt >= since) rows.push({ medication, amount, state: 'given', at: e.occurredAt, ...(hasDue ? { due } : {}), by: aide(e) });
+  }
+  const refusals = refusalsIn(notes, names, aide);
+  for (const slot of dailySlots(scheduled, clock)) {
+    for (const { day, due } of dueTimes(slot, clock, since, now)) {
+      if (slot.days.has(day)) continue;
+      const base = { medication: names.get(slot.key)!, amount: amounts.get(slot.key) ?? '', due, at: due };
+      const refusal = refusals
+        .filter((r) => !r.used && r.key === slot.key && clock.isoDay(r.at) === day && Math.abs(r.at.getTime() - due.getTime()) <= MATCH_MS)
+        .sort((a, b) => Math.abs(a.at.getTime() - due.getTime()) - Math.abs(b.at.getTime() - due.getTime()))[0];
+      if (refusal) {
+        refusal.used = true;
+        rows.push({ ...base, state: 'refused', by: refusal.by, note: refusal.note, noteId: refusal.id });
+      } else if (due.getTime() <= now.getTime() - GRACE_MS) rows.push({ ...base, state: 'not recorded' });
+      else rows.push({ ...base, state: 'due' });
+    }
+  }
+  // A refusal of a dose with no daily time (or one already matched) still belongs on the list.
+  for (const r of refusals)
+    if (!r.used && r.at >= since)
+      rows.push({ medication: names.get(r.key)!, amount: amounts.get(r.key) ?? '', state: 'refused', at: r.at, by: r.by, note: r.note, noteId: r.id });
+  return rows.sort((a, b) => b.at.getTime() - a.at.getTime() || a.medication.localeCompare(b.medication));
+}
+
+/** A row's time on a list by time of day: when it was due, else when it happened. */
+export const rowTime = (r: DoseRow): Date => r.due ?? r.at;
+
+/** Today's doses by time, earliest first. */
+export function todaysDoses(rows: DoseRow[], clock: Clock, now: Date): DoseRow[] {
+  const today = clock.isoDay(now);
+  return rows
+    .filter((r) => clock.isoDay(rowTime(r)) === today || clock.isoDay(r.at) === today)
+    .sort((a, b) => rowTime(a).getTime() - rowTime(b).getTime() || a.medication.localeCompare(b.medication));
+}
