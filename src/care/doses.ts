@@ -1,6 +1,7 @@
 // Every dose in a period with its state: given, refused, not recorded or still due. Doses given
 // come from the agency's events; the daily times come from its `scheduled_at` (./schedule.ts); a
-// refusal an aide wrote in a note that names the medication fills the time it was due.
+// dose the agency reports refused or missed, or a refusal an aide wrote in a note that names the
+// medication, fills the time it was due.
 import { flaggedReasons, type AideNamer } from '../family/careEventTypes.js';
 import type { CareEventRecord } from '../family/records.js';
 import { dailySlots, dueTimes, GRACE_MS } from './schedule.js';
@@ -36,7 +37,30 @@ interface Refusal {
   at: Date;
   by: string;
   note: string;
+  /** Refused, or (an agency's `med_missed`) reported as not given. */
+  state: 'refused' | 'not recorded';
   used?: boolean;
+}
+
+/** Doses an agency reported as refused (`med_refused`) or missed (`med_missed`): each fills the time it was due. */
+function reportedNotGiven(events: CareEventRecord[], aide: AideNamer): Refusal[] {
+  return events.flatMap((e): Refusal[] => {
+    if (e.eventType !== 'med_refused' && e.eventType !== 'med_missed') return [];
+    const p = e.payload;
+    const due = typeof p.scheduled_at === 'string' ? new Date(p.scheduled_at) : null;
+    const refused = e.eventType === 'med_refused';
+    const reason = str(p.reason);
+    return [
+      {
+        id: e._id,
+        key: (str(p.medication_name) || 'Unnamed medication').toLowerCase(),
+        at: due && !Number.isNaN(due.getTime()) ? due : e.occurredAt,
+        by: aide(e),
+        note: reason || (refused ? 'Refused' : 'Reported as not given'),
+        state: refused ? 'refused' : 'not recorded',
+      },
+    ];
+  });
 }
 
 /** Notes that say a medication the loved one takes was refused ("Refused her evening Metformin"). */
@@ -47,15 +71,16 @@ function refusalsIn(notes: CareEventRecord[], names: Map<string, string>, aide: 
     if (!flaggedReasons(text).includes('refusal')) continue;
     for (const key of names.keys())
       if (new RegExp(`\\b${escape(key)}\\b`, 'i').test(text))
-        out.push({ id: e._id, key, at: e.occurredAt, by: aide(e), note: text.replace(/\s+/g, ' ').slice(0, 300) });
+        out.push({ id: e._id, key, at: e.occurredAt, by: aide(e), note: text.replace(/\s+/g, ' ').slice(0, 300), state: 'refused' });
   }
   return out;
 }
 
 /**
- * The doses of the period from `since` to the end of `now`'s day, newest first: each dose given;
- * for each daily time, a day without a dose scheduled at it is refused (when a note of that day
- * says so), not recorded (an hour after it fell due) or due (later today).
+ * The doses of the period from `since` to the end of `now`'s day, newest first: each dose given
+ * (`doses` may also hold the agency's `med_refused` and `med_missed` reports); for each daily time,
+ * a day without a dose scheduled at it is refused (when a report or a note of that day says so),
+ * not recorded (reported missed, or an hour after it fell due) or due (later today).
  */
 export function doseRows(doses: CareEventRecord[], notes: CareEventRecord[], clock: Clock, since: Date, now: Date, aide: AideNamer): DoseRow[] {
   const names = new Map<string, string>();
@@ -64,6 +89,10 @@ export function doseRows(doses: CareEventRecord[], notes: CareEventRecord[], clo
   const scheduled: { key: string; scheduled: Date }[] = [];
   for (const e of [...doses].sort((a, b) => a.occurredAt.getTime() - b.occurredAt.getTime())) {
     const p = e.payload;
+    if (e.eventType === 'med_refused' || e.eventType === 'med_missed') {
+      if (str(p.medication_name)) names.set(str(p.medication_name).toLowerCase(), str(p.medication_name));
+      continue;
+    }
     const medication = str(p.medication_name) || 'Unnamed medication';
     const key = medication.toLowerCase();
     const amount = [str(p.dose_amount), str(p.dose_unit)].filter(Boolean).join(' ');
@@ -74,7 +103,7 @@ export function doseRows(doses: CareEventRecord[], notes: CareEventRecord[], clo
     if (hasDue) scheduled.push({ key, scheduled: due });
     if (e.occurredAt >= since) rows.push({ medication, amount, state: 'given', at: e.occurredAt, ...(hasDue ? { due } : {}), by: aide(e) });
   }
-  const refusals = refusalsIn(notes, names, aide);
+  const refusals = [...reportedNotGiven(doses, aide), ...refusalsIn(notes, names, aide)];
   for (const slot of dailySlots(scheduled, clock)) {
     for (const { day, due } of dueTimes(slot, clock, since, now)) {
       if (slot.days.has(day)) continue;
@@ -84,7 +113,7 @@ export function doseRows(doses: CareEventRecord[], notes: CareEventRecord[], clo
         .sort((a, b) => Math.abs(a.at.getTime() - due.getTime()) - Math.abs(b.at.getTime() - due.getTime()))[0];
       if (refusal) {
         refusal.used = true;
-        rows.push({ ...base, state: 'refused', by: refusal.by, note: refusal.note, noteId: refusal.id });
+        rows.push({ ...base, state: refusal.state, by: refusal.by, note: refusal.note, noteId: refusal.id });
       } else if (due.getTime() <= now.getTime() - GRACE_MS) rows.push({ ...base, state: 'not recorded' });
       else rows.push({ ...base, state: 'due' });
     }
@@ -92,7 +121,7 @@ export function doseRows(doses: CareEventRecord[], notes: CareEventRecord[], clo
   // A refusal of a dose with no daily time (or one already matched) still belongs on the list.
   for (const r of refusals)
     if (!r.used && r.at >= since)
-      rows.push({ medication: names.get(r.key)!, amount: amounts.get(r.key) ?? '', state: 'refused', at: r.at, by: r.by, note: r.note, noteId: r.id });
+      rows.push({ medication: names.get(r.key) ?? r.key, amount: amounts.get(r.key) ?? '', state: r.state, at: r.at, by: r.by, note: r.note, noteId: r.id });
   return rows.sort((a, b) => b.at.getTime() - a.at.getTime() || a.medication.localeCompare(b.medication));
 }
 

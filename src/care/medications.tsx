@@ -34,7 +34,7 @@ export async function medicationsBody(store: WorkspaceStore, db: Db, v: CareView
   // The daily times are read from at least two weeks, whatever period is shown.
   const readFrom = new Date(Math.min(period.since.getTime(), startOfToday.getTime() - SCHEDULE_DAYS * 86_400_000));
   const [doses, notes] = await Promise.all([
-    store.listCareEvents(lovedOne._id, { since: readFrom, types: ['med_administered'], limit: MAX_EVENTS }),
+    store.listCareEvents(lovedOne._id, { since: readFrom, types: ['med_administered', 'med_refused', 'med_missed'], limit: MAX_EVENTS }),
     store.listCareEvents(lovedOne._id, { since: period.since, types: ['note_added'], limit: MAX_EVENTS }),
   ]);
   const aide = await aideNamer(db, [...doses.events, ...notes.events]);

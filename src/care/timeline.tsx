@@ -30,7 +30,7 @@ async function glance(store: WorkspaceStore, db: Db, v: CareView) {
     store.listCareEvents(lovedOne._id, { since: new Date(Math.min(today.getTime(), now.getTime() - FLAGGED_WINDOW_MS)), limit: MAX_RECENT }),
     store.listCareEvents(lovedOne._id, {
       since: new Date(today.getTime() - SCHEDULE_DAYS * 86_400_000),
-      types: ['med_administered', 'visit_started'],
+      types: ['med_administered', 'med_refused', 'med_missed', 'visit_started'],
       limit: MAX_RECENT,
     }),
   ]);
@@ -38,7 +38,7 @@ async function glance(store: WorkspaceStore, db: Db, v: CareView) {
   const todays = recent.events.filter((e) => e.occurredAt >= today);
   const doses = todaysDoses(
     doseRows(
-      scheduled.events.filter((e) => e.eventType === 'med_administered'),
+      scheduled.events.filter((e) => e.eventType.startsWith('med_')),
       todays.filter((e) => e.eventType === 'note_added'),
       clock,
       today,
