@@ -35,7 +35,7 @@ export function appHelpers(config: Config, db: Db, credentials: Credentials, tim
   const signInUrl = (next: string) => `${idp.loginUrl}?return_to=${encodeURIComponent(`${config.appUrl}/auth/callback?next=${encodeURIComponent(next)}`)}`;
   const currentCaller = (req: HttpRequestEnvelope) => sessionCaller(db, credentials, req.headers);
   const pageFor: AppHelpers['pageFor'] = (status, title, body, caller, headers = {}) =>
-    page(status, { title, body, ...(caller ? { signedInAs: caller.email } : {}), formAction: idpOrigin }, headers);
+    page(status, { title, body, ...(caller ? { signedInAs: caller.email } : {}), formAction: idpOrigin, siteUrl: config.siteUrl }, headers);
   return {
     currentCaller,
     requireCaller: async (req) => {
