@@ -62,12 +62,16 @@ describe('first use - the site, the app and the words between them', () => {
     }
   });
 
-  it('when a person opens the channel list, then it shows no raw HTTP, while its markdown for agents still does', async () => {
-    const html = await page(svc.urls.site!, '/channels');
-    expect(html).not.toMatch(/POST |Authorization|Bearer|ID token/);
-    const md = await fetch(`${svc.urls.site}/api/md?path=/channels`).then((r) => r.text());
-    expect(md).toContain(`POST ${svc.config.siteUrl}/api/community`);
-    expect(md).toContain('Authorization: Bearer <ID token>');
+  it('when a person opens the channel pages, then they show no raw HTTP, while their markdown for agents still does', async () => {
+    for (const path of ['/channels', `/channels/${CHANNEL}`, threadPath]) {
+      for (const cookie of [undefined, person.cookie]) {
+        const html = await page(svc.urls.site!, path, cookie);
+        expect(html, `${path}${cookie ? ', signed in' : ''}`).not.toMatch(/POST |Authorization|Bearer|ID token/);
+      }
+      const md = await fetch(`${svc.urls.site}/api/md?path=${encodeURIComponent(path)}`).then((r) => r.text());
+      expect(md, path).toContain(`POST ${svc.config.siteUrl}/api/community`);
+      expect(md, path).toContain('Authorization: Bearer <ID token>');
+    }
   });
 
   it('when a signed-in member named "David O." reads a channel, then the name ends the sentence with one full stop', async () => {

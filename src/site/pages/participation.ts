@@ -99,8 +99,9 @@ export function takePartBlocks(
         { kind: 'para', content: ['What you wrote, to copy before you sign in:'] },
         { kind: 'card', blocks: typed.map((text) => ({ kind: 'text', text })) },
       );
+    // How agents do it, in the markdown only: a person's page shows no raw requests.
     blocks.push({
-      kind: 'para',
+      kind: 'agents',
       content: apiWay(config, channel, '{"channel": "<slug>", "action": "join"}, then "thread" (title, body) or "comment" (threadId, body)'),
     });
     return blocks;
