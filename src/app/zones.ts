@@ -58,9 +58,17 @@ export interface ZoneGroup {
   zones: ZoneOption[];
 }
 
+/** One formatter per zone, kept: making one is most of the cost of labelling 400 zones. */
+const offsetFormats = new Map<string, Intl.DateTimeFormat>();
+
 /** "UTC+05:30", "UTC−03:00", "UTC": the zone's offset at `at`. */
 export function utcOffset(zone: string, at: Date): string {
-  const name = new Intl.DateTimeFormat('en-US', { timeZone: zone, timeZoneName: 'longOffset' }).formatToParts(at).find((p) => p.type === 'timeZoneName')?.value;
+  let format = offsetFormats.get(zone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-US', { timeZone: zone, timeZoneName: 'longOffset' });
+    if (offsetFormats.size < 1000) offsetFormats.set(zone, format);
+  }
+  const name = format.formatToParts(at).find((p) => p.type === 'timeZoneName')?.value;
   return (name ?? 'GMT').replace(/^GMT/, 'UTC').replace('-', '−');
 }
 
