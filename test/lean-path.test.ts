@@ -124,6 +124,10 @@ describe('the lean path for the directory POST /api/mcp, against the Koa pipelin
     const taken: [string, Sent][] = [
       ['a search, 2025 era', { headers: { ...JSON_HEADERS, 'mcp-protocol-version': '2025-06-18' }, body: call({ query: 'alzheimers helpline', limit: 3 }) }],
       ['a search naming no version', { headers: JSON_HEADERS, body: call({ query: 'respite care', limit: 5, state: 'OH' }, 'x7') }],
+      // Compressed as the Koa path compresses it: same encoding, threshold and headers.
+      ['a large search, brotli', { headers: { ...JSON_HEADERS, 'accept-encoding': 'gzip, deflate, br' }, body: call({ query: 'care', limit: 25 }, 'br') }],
+      ['a large search, gzip', { headers: { ...JSON_HEADERS, 'accept-encoding': 'gzip' }, body: call({ query: 'care', limit: 25 }, 'gz') }],
+      ['a small search, gzip asked', { headers: { ...JSON_HEADERS, 'accept-encoding': 'gzip' }, body: call({ query: 'hospice', limit: 1 }, 'small') }],
       [
         'a search, 2026-07-28',
         {
@@ -206,8 +210,9 @@ describe('the lean path for the directory POST /api/mcp, against the Koa pipelin
     expect(await leanCount(lean)).toBe(before + taken.length);
     // The corpus covers what it claims: successes and each refusal.
     expect(answers.map((g) => g.status)).toEqual([
-      200, 200, 200, 400, 200, 204, 200, 400, 413, 200, 200, 200, 400, 400, 400, 413, 413, 200, 415, 415, 200, 200, 403, 200, 400, 200, 400,
+      200, 200, 200, 200, 200, 200, 400, 200, 204, 200, 400, 413, 200, 200, 200, 400, 400, 400, 413, 413, 200, 415, 415, 200, 200, 403, 200, 400, 200, 400,
     ]);
+    expect(answers.slice(2, 5).map((g) => g.headers['content-encoding'])).toEqual(['br', 'gzip', undefined]);
     await compare(lean, koa, passed, site);
     expect(await leanCount(lean)).toBe(before + taken.length);
   });

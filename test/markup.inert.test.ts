@@ -47,7 +47,10 @@ describe('markup - payloads in page data are inert', () => {
     const app = { grantId: EVIL, clientId: EVIL, clientName: EVIL, redirectHosts: [EVIL], scope: 'profile:read', createdAt: new Date() };
     expectInert(renderMarkup(connectedAppsSection([app], clockIn('UTC'))), 'connected apps');
     expectInert(
-      renderHtml({ path: '/x"><script>alert(1)</script>', title: EVIL, description: EVIL, blocks: [] } as never, 'https://site.example'),
+      renderHtml({ path: '/x"><script>alert(1)</script>', title: EVIL, description: EVIL, blocks: [] } as never, {
+        siteUrl: 'https://site.example',
+        appUrl: 'https://app.example',
+      }),
       'site layout',
     );
   });

@@ -61,7 +61,12 @@ describe('settings page - MCP API keys in a browser', () => {
         },
         { timeout: 5_000 },
       )
-      .toContain('list_loved_ones');
+      .toContain('Listed loved ones');
+    // In plain words, naming the key; the protocol's own notifications are not activity.
+    const activity = (await page.textContent('#activity'))!;
+    expect(activity).toContain('Connected');
+    expect(activity).toContain(`API key ‘Desktop assistant’ (…${apiKey.slice(-4)})`);
+    expect(activity).not.toMatch(/tools\/call|notifications\/initialized|api-key/);
     // Revoking asks first, naming the key on both buttons.
     const label = `Revoke key ‘Desktop assistant’ (…${apiKey.slice(-4)})`;
     await Promise.all([page.waitForURL(/\/revoke$/), page.click(`#keys a:has-text("${label}")`)]);

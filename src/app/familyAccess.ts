@@ -3,6 +3,7 @@
 import nodemailer from 'nodemailer';
 import type { Config } from '../config.js';
 import type { InviteStore } from '../family/invites.js';
+import { sentence } from '../http/prose.js';
 import type { KeyStore } from '../keys/keys.js';
 import type { OAuthStore } from '../oauth/store.js';
 
@@ -19,7 +20,7 @@ export const inviteLink = (config: Pick<Config, 'appUrl'>, token: string): strin
 export function invitationText(mail: InvitationMail): string {
   const who = mail.lovedOnes.length ? ` to help look after ${mail.lovedOnes.join(' and ')}` : '';
   return [
-    `${mail.inviter} invited you to the family workspace "${mail.workspaceName}" on carecircle${who}.`,
+    sentence(`${mail.inviter} invited you to the family workspace "${mail.workspaceName}" on carecircle${who}`),
     '',
     `To join, open this link and sign in with this email address (${mail.to}):`,
     mail.link,

@@ -10,6 +10,7 @@ import type { Markup } from '../http/html.js';
 import { ApiProblem } from '../http/reply.js';
 import { page } from './page.js';
 import { clockIn, viewerZone, type Clock } from './time.js';
+import { currentZoneName } from './zones.js';
 import type { Timelines } from '../store/timeline/port.js';
 
 export interface AppHelpers {
@@ -35,7 +36,7 @@ export function appHelpers(config: Config, db: Db, credentials: Credentials, tim
   const signInUrl = (next: string) => `${idp.loginUrl}?return_to=${encodeURIComponent(`${config.appUrl}/auth/callback?next=${encodeURIComponent(next)}`)}`;
   const currentCaller = (req: HttpRequestEnvelope) => sessionCaller(db, credentials, req.headers);
   const pageFor: AppHelpers['pageFor'] = (status, title, body, caller, headers = {}) =>
-    page(status, { title, body, ...(caller ? { signedInAs: caller.email } : {}), formAction: idpOrigin }, headers);
+    page(status, { title, body, ...(caller ? { signedInAs: caller.email } : {}), formAction: idpOrigin, siteUrl: config.siteUrl }, headers);
   return {
     currentCaller,
     requireCaller: async (req) => {
@@ -47,7 +48,11 @@ export function appHelpers(config: Config, db: Db, credentials: Credentials, tim
     store,
     timelines,
     pageFor,
-    clockFor: async (caller, req, now = new Date()) => clockIn((await store.user(caller.uid))?.timeZone ?? viewerZone(req.headers.cookie), now),
+    clockFor: async (caller, req, now = new Date()) => {
+      const zone = (await store.user(caller.uid))?.timeZone ?? viewerZone(req.headers.cookie);
+      // Times are labelled with the zone's current name (Europe/Kyiv), whatever name it was stored under.
+      return clockIn(currentZoneName(zone) ?? zone, now);
+    },
     signedOutPage: (next, lead) =>
       pageFor(
         200,

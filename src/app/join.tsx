@@ -7,6 +7,7 @@ import { normalEmail, type InviteRecord, type InviteStore } from '../family/invi
 import type { WorkspaceRecord } from '../family/records.js';
 import type { Markup } from '../http/html.js';
 import { redirect } from '../http/page.js';
+import { stopAfter } from '../http/prose.js';
 import { noticeBody } from './familyPages.js';
 import type { AppHelpers } from './helpers.js';
 import type { AppRouteBuilder } from './routeTable.js';
@@ -69,7 +70,8 @@ export function joinRoutes(routes: AppRouteBuilder, h: AppHelpers, deps: { circl
     <>
       <p>
         {invite.invitedBy.name ?? invite.invitedBy.email} invited you to the family workspace <strong>{workspace.name}</strong>
-        {lovedOnes.length ? `, to help look after ${lovedOnes.join(' and ')}` : ''}.
+        {lovedOnes.length ? `, to help look after ${lovedOnes.join(' and ')}` : ''}
+        {stopAfter(lovedOnes.length ? lovedOnes.join(' and ') : workspace.name)}
       </p>
       <p>
         This invitation is for <strong id="invited-email">{invite.email}</strong>. As a family member you can read the timeline, medications, vital signs and

@@ -12,6 +12,8 @@ export interface PageOptions {
   signedInAs?: string;
   /** Extra origin allowed as a form target (the identity provider). */
   formAction?: string;
+  /** The public site (SITE_URL): the footer links to its directory, community and calculator. */
+  siteUrl: string;
 }
 
 const csp = (formAction?: string): string =>
@@ -46,6 +48,29 @@ function header(signedInAs: string | undefined) {
   );
 }
 
+/** The public site's parts a family turns to beside their workspace. */
+const SITE_PARTS = [
+  { path: '/resources', label: 'Care directory' },
+  { path: '/channels', label: 'Community' },
+  { path: '/calculator', label: 'Cost calculator' },
+] as const;
+
+function footer(siteUrl: string) {
+  return (
+    <footer>
+      <nav aria-label="carecircle public site">
+        On the carecircle site:{' '}
+        {SITE_PARTS.map((p, i) => (
+          <>
+            {i ? ' · ' : ''}
+            <a href={`${siteUrl}${p.path}`}>{p.label}</a>
+          </>
+        ))}
+      </nav>
+    </footer>
+  );
+}
+
 export function page(status: number, opts: PageOptions, headers: Record<string, string> = {}): HttpReplyEnvelope {
   const html = renderShell({
     title: opts.title,
@@ -54,6 +79,7 @@ export function page(status: number, opts: PageOptions, headers: Record<string, 
     skipLink: true,
     header: header(opts.signedInAs),
     main: opts.body,
+    footer: footer(opts.siteUrl),
   });
   return htmlReply(status, html, { ...pageHeaders({ csp: csp(opts.formAction), referrer: 'same-origin' }), ...headers });
 }

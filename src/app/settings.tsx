@@ -14,13 +14,16 @@ import { OAuthStore } from '../oauth/store.js';
 import type { AuditLog } from '../workspace/audit.js';
 import { friendlyIssues, keyInput, revokeKey } from './actions.js';
 import { bridgeBundle } from './bridgeDownload.js';
+import { RECENT_ACTIVITY_ROWS } from '../workspace/activity.js';
+import { activityRows } from './activityRows.js';
 import { connectBody } from './connect.js';
 import { connectedAppsSection } from './connectedApps.js';
 import { Flashes } from './flash.js';
 import type { AppHelpers } from './helpers.js';
 import { keyLabel, keyRows } from './keyRows.js';
 import type { AppRouteBuilder } from './routeTable.js';
-import { stamp, ZONES, zoneAside, type Clock } from './time.js';
+import { zoneAside, type Clock } from './time.js';
+import { currentZoneName, zoneGroups, zoneLabel } from './zones.js';
 
 /** A form's problems, each as a sentence. */
 export const errorBox = (messages: string[]) => (
@@ -30,6 +33,33 @@ export const errorBox = (messages: string[]) => (
     ))}
   </div>
 );
+
+/** The zone list: UTC, then each region's places; a choice not in it (an `Etc/GMT+5`) stays first. */
+function zoneSelect(chosen: string, now: Date) {
+  const groups = zoneGroups(now);
+  const listed = chosen === 'UTC' || groups.some((g) => g.zones.some((z) => z.value === chosen));
+  return (
+    <select id="time-zone-select" name="timeZone">
+      {listed ? null : (
+        <option value={chosen} selected>
+          {zoneLabel(chosen, now)}
+        </option>
+      )}
+      <option value="UTC" selected={chosen === 'UTC'}>
+        UTC
+      </option>
+      {groups.map((g) => (
+        <optgroup label={g.region}>
+          {g.zones.map((z) => (
+            <option value={z.value} selected={z.value === chosen}>
+              {z.label}
+            </option>
+          ))}
+        </optgroup>
+      ))}
+    </select>
+  );
+}
 
 const zoneSection = (clock: Clock, stored: boolean, error: Markup) => (
   <section class="card">
@@ -42,13 +72,7 @@ const zoneSection = (clock: Clock, stored: boolean, error: Markup) => (
     {error}
     <form method="post" action="/settings/time-zone">
       <label for="time-zone-select">Show times in</label>
-      <select id="time-zone-select" name="timeZone">
-        {(ZONES.includes(clock.zone) ? ZONES : [clock.zone, ...ZONES]).map((z) => (
-          <option value={z} selected={z === clock.zone}>
-            {z.replace(/_/g, ' ')}
-          </option>
-        ))}
-      </select>
+      {zoneSelect(currentZoneName(clock.zone) ?? clock.zone, new Date())}
       <button type="submit">Save time zone</button>
     </form>
   </section>
@@ -74,40 +98,16 @@ export function settingsRoutes(
   const settingsPage = async (caller: SessionCaller, req: HttpRequestEnvelope, errors: { keys?: Markup; zone?: Markup } = {}, status = 200) => {
     const [list, activity, apps, user, clock] = await Promise.all([
       keys.list(caller.uid),
-      audit.recent(caller.uid, 20),
+      // More than are shown: protocol notifications among them are left out.
+      audit.recent(caller.uid, RECENT_ACTIVITY_ROWS),
       oauthApps.connectedApps(caller.uid),
       h.store.user(caller.uid),
       h.clockFor(caller, req),
     ]);
-    const activityRows = activity.length ? (
-      <div class="scroll">
-        <table id="activity" class="stack">
-          <caption>The newest 20 requests</caption>
-          <thead>
-            <tr>
-              <th scope="col">When</th>
-              <th scope="col">Method</th>
-              <th scope="col">Tool</th>
-              <th scope="col">Via</th>
-              <th scope="col">Result</th>
-            </tr>
-          </thead>
-          <tbody>
-            {activity.map((a) => (
-              <tr>
-                <td data-label="When">{stamp(clock, a.at)}</td>
-                <td data-label="Method">{a.method}</td>
-                <td data-label="Tool">{a.tool ?? ''}</td>
-                <td data-label="Via">{a.authMethod}</td>
-                <td data-label="Result">{a.success ? 'ok' : 'failed'}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
-    ) : (
-      <p class="muted">No MCP requests yet.</p>
-    );
+    const names = {
+      keys: new Map(list.map((k) => [k.id, k])),
+      apps: await oauthApps.clientNames(activity.flatMap((a) => (a.clientId ? [a.clientId] : []))),
+    };
     return h.pageFor(
       status,
       'Settings',
@@ -132,7 +132,7 @@ export function settingsRoutes(
         {connectedAppsSection(apps, clock)}
         <section class="card">
           <h2>Recent MCP activity</h2>
-          {activityRows}
+          {activityRows(activity, names, clock)}
         </section>
       </>,
       caller,
@@ -242,7 +242,8 @@ export function settingsRoutes(
       const zone = typeof body.timeZone === 'string' ? body.timeZone : '';
       // The browser's guess never overrides a zone the person chose.
       if (body.detected && (await h.store.user(caller.uid))?.timeZone) return redirect('/settings#time-zone');
-      if (!(await setUserTimeZone(db, caller.uid, zone)))
+      // Kept under its current name: a browser or an older choice may still say Asia/Calcutta.
+      if (!(await setUserTimeZone(db, caller.uid, currentZoneName(zone) ?? zone)))
         return settingsPage(caller, req, { zone: errorBox(['Please choose a time zone from the list.']) }, 400);
       return redirect('/settings#time-zone');
     });

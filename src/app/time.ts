@@ -85,6 +85,3 @@ export const zoneAside = (clock: Clock, d: Date): string => {
 
 /** "Mon, Nov 23, 8:02 am EST": a time on its own, with its zone. */
 export const stamp = (clock: Clock, d: Date | null | undefined, none = 'never'): string => (d ? `${clock.dayTime(d)} ${clock.zoneName(d)}` : none);
-
-/** The IANA zones this runtime knows, for the Settings list. */
-export const ZONES: readonly string[] = ['UTC', ...Intl.supportedValuesOf('timeZone')];

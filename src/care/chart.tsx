@@ -11,13 +11,39 @@ const PAD = { left: 72, right: 16, top: 16, bottom: 36 };
 const round = (n: number) => Math.round(n * 10) / 10;
 const fmt = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(1));
 
-/** Round, readable bounds around the values (a flat series still gets a band). */
+/** Bounds a little wider than the values (a flat series still gets a band). */
 function bounds(values: number[]): [number, number] {
   let lo = Math.min(...values);
   let hi = Math.max(...values);
   if (lo === hi) [lo, hi] = [lo - Math.max(1, Math.abs(lo) * 0.05), hi + Math.max(1, Math.abs(hi) * 0.05)];
   const pad = (hi - lo) * 0.1;
   return [Math.floor(lo - pad), Math.ceil(hi + pad)];
+}
+
+/**
+ * Gridlines on round values ("nice numbers": 1, 2 or 5 times a power of ten apart) covering
+ * `lo`..`hi` in about `count` steps: 60, 80 … 160 rather than 74.5, 110.5, 146.5, which a reader
+ * has to work out before reading the chart. The first and last are the axis's own bounds.
+ */
+export function niceTicks(lo: number, hi: number, count = 4): number[] {
+  const raw = Math.max(hi - lo, Number.EPSILON) / count;
+  const power = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 5, 10].map((m) => m * power).find((s) => s >= raw * (1 - 1e-9)) ?? 10 * power;
+  const first = Math.floor(lo / step + 1e-9);
+  const last = Math.ceil(hi / step - 1e-9);
+  const ticks: number[] = [];
+  // Multiples of the step, each rounded to the step's precision so no 0.30000000000000004 shows.
+  const digits = Math.max(0, -Math.floor(Math.log10(step)) + 1);
+  for (let i = first; i <= last; i++) ticks.push(Number((i * step).toFixed(digits)));
+  return ticks;
+}
+
+/** The time axis: the readings' own span, a little wider so no dot sits on the edge (a lone reading gets a day). */
+function timeSpan(times: number[]): [number, number] {
+  const first = Math.min(...times);
+  const last = Math.max(...times);
+  const pad = Math.max((last - first) * 0.03, first === last ? 12 * 3_600_000 : 0);
+  return [first - pad, last + pad];
 }
 
 export function describeSeries(s: VitalSeries, clock: Clock): string {
@@ -33,11 +59,16 @@ export function describeSeries(s: VitalSeries, clock: Clock): string {
   return `${n} reading${n === 1 ? '' : 's'} between ${clock.day(first.at)} and ${clock.day(last.at)}, ${range}; the latest, ${clock.dayTime(last.at)}, was ${latest}${unit}.`;
 }
 
-export function VitalChart({ series, id, clock, from, to }: { series: VitalSeries; id: string; clock: Clock; from: Date; to: Date }) {
+/** The chart of one series: its value axis on round numbers, its time axis the readings' own span
+ *  (fourteen days of readings fill the width, whatever period the page asked for). */
+export function VitalChart({ series, id, clock }: { series: VitalSeries; id: string; clock: Clock }) {
   const values = series.readings.flatMap((r) => (r.second === undefined ? [r.value] : [r.value, r.second]));
-  const [lo, hi] = bounds(values);
-  const t0 = from.getTime();
-  const span = Math.max(1, to.getTime() - t0);
+  const ticks = niceTicks(...bounds(values));
+  const [lo, hi] = [ticks[0]!, ticks.at(-1)!];
+  const [t0, t1] = timeSpan(series.readings.map((r) => r.at.getTime()));
+  const span = Math.max(1, t1 - t0);
+  const firstAt = series.readings[0]!.at;
+  const lastAt = series.readings.at(-1)!.at;
   const x = (d: Date) => round(PAD.left + ((d.getTime() - t0) / span) * (W - PAD.left - PAD.right));
   const y = (v: number) => round(H - PAD.bottom - ((v - lo) / (hi - lo)) * (H - PAD.top - PAD.bottom));
   const lines: { cls: string; label: string; points: { at: Date; v: number }[] }[] = [
@@ -49,7 +80,6 @@ export function VitalChart({ series, id, clock, from, to }: { series: VitalSerie
       label: series.kind.pair[1],
       points: series.readings.flatMap((r) => (r.second === undefined ? [] : [{ at: r.at, v: r.second }])),
     });
-  const ticks = [lo, round((lo + hi) / 2), hi];
   const unit = series.unit ? ` ${series.unit}` : '';
   return (
     <svg class="vital-chart" viewBox={`0 0 ${W} ${H}`} role="img" aria-labelledby={`${id}-title ${id}-desc`} xmlns="http://www.w3.org/2000/svg">
@@ -63,12 +93,14 @@ export function VitalChart({ series, id, clock, from, to }: { series: VitalSerie
           </text>
         </g>
       ))}
-      <text class="axis" x={PAD.left} y={H - 10}>
-        {clock.day(from)}
+      <text class="axis" x={x(firstAt)} y={H - 10} text-anchor="start">
+        {clock.day(firstAt)}
       </text>
-      <text class="axis" x={W - PAD.right} y={H - 10} text-anchor="end">
-        {clock.day(to)}
-      </text>
+      {clock.day(lastAt) === clock.day(firstAt) ? null : (
+        <text class="axis" x={x(lastAt)} y={H - 10} text-anchor="end">
+          {clock.day(lastAt)}
+        </text>
+      )}
       {lines.map((l) => (
         <g class={l.cls}>
           {l.points.length > 1 ? <polyline class="line" points={l.points.map((p) => `${x(p.at)},${y(p.v)}`).join(' ')} /> : null}

@@ -12,7 +12,7 @@ const MAX_READINGS = 2000;
 
 const fmt = (n: number) => String(Math.round(n * 100) / 100);
 
-function VitalSection({ s, index, clock, from, to }: { s: VitalSeries; index: number; clock: Clock; from: Date; to: Date }) {
+function VitalSection({ s, index, clock }: { s: VitalSeries; index: number; clock: Clock }) {
   const id = `vital-${index}`;
   const heading = `${s.kind.label}${s.unit ? ` (${s.unit})` : ''}`;
   return (
@@ -23,7 +23,7 @@ function VitalSection({ s, index, clock, from, to }: { s: VitalSeries; index: nu
           <span class="key key-a">{s.kind.pair[0]}</span> <span class="key key-b">{s.kind.pair[1]}</span>
         </p>
       ) : null}
-      <VitalChart series={s} id={id} clock={clock} from={from} to={to} />
+      <VitalChart series={s} id={id} clock={clock} />
       <details>
         <summary>Table of the readings</summary>
         <div class="scroll">
@@ -81,7 +81,7 @@ export async function vitalsBody(store: WorkspaceStore, db: Db, v: CareView) {
         </p>
         <div id="vitals">
           {series.length ? (
-            series.map((s, i) => <VitalSection s={s} index={i} clock={clock} from={period.since} to={now} />)
+            series.map((s, i) => <VitalSection s={s} index={i} clock={clock} />)
           ) : (
             <section class="card">
               <p class="muted">No vital signs recorded in this period. Readings a linked agency records appear here.</p>

@@ -21,6 +21,12 @@ export function knownZone(zone: string): string | null {
   }
 }
 
+/** The zone a person chose (or their browser gave at first sign-in); null when there is none yet. */
+export async function userTimeZone(db: Db, uid: string): Promise<string | null> {
+  const user = await users(db).findOne({ _id: uid }, { projection: { timeZone: 1 } });
+  return (user?.timeZone && knownZone(user.timeZone)) || null;
+}
+
 /** Set the zone a person's times are shown in; false when it is not a known zone. */
 export async function setUserTimeZone(db: Db, uid: string, zone: string): Promise<boolean> {
   const known = knownZone(zone);

@@ -3,6 +3,7 @@
 // request; this runs the same checks through the same functions (listenerBasics and mcpEndpoint
 // are thin Koa wrappers around them) and hands every other request to Koa untouched.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import Koa from 'koa';
 import { allowedOrigins } from '../config.js';
 import { RawJson } from '../bus/replies.js';
 import type { HttpReplyEnvelope } from '../bus/envelopes.js';
@@ -10,7 +11,7 @@ import { parseJson, readBody, requireJsonType } from '../http/body.js';
 import { metrics, requestRecorder } from '../metrics/index.js';
 import { rpcErrorBody } from '../rpc/mcp.js';
 import type { GatewayDeps } from './context.js';
-import { forwardPlain } from './forward.js';
+import { emptyBody, forwardPlain, replyBody } from './forward.js';
 import { hostRule, publicUrlOf, type PublicSurface } from './hostCheck.js';
 import {
   batchRefusal,
@@ -23,7 +24,7 @@ import {
   type RateBucket,
   type Refusal,
 } from './mcpEdge.js';
-import { logAnswered, requestIdFor } from './middleware.js';
+import { compress_body, logAnswered, requestIdFor } from './middleware.js';
 
 /** Answers the request and says true, or says false and leaves it alone for Koa. */
 export type LeanHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
@@ -85,6 +86,30 @@ function sendReply(res: ServerResponse, reply: HttpReplyEnvelope): void {
   else end(res, reply.status, jsonType, JSON.stringify(body));
 }
 
+/**
+ * A reply for a client that takes a compressed body: written by a Koa app holding only the
+ * listeners' compression step and the MCP edge's reply step, so encoding, threshold and headers
+ * are the Koa path's own. A client that sends no Accept-Encoding keeps the plain writer above.
+ */
+function compressingWriter(): (req: IncomingMessage, res: ServerResponse, reply: HttpReplyEnvelope) => Promise<void> {
+  const replies = new WeakMap<IncomingMessage, HttpReplyEnvelope>();
+  const app = new Koa();
+  app.silent = true;
+  app.use(compress_body);
+  app.use((ctx) => {
+    const reply = replies.get(ctx.req)!;
+    ctx.status = reply.status;
+    for (const [k, v] of Object.entries(reply.headers ?? {})) ctx.set(k, v);
+    if (reply.body !== undefined) replyBody(ctx, reply.raw ? String(reply.body) : reply.body);
+    else emptyBody(ctx, reply.status);
+  });
+  const handle = app.callback();
+  return async (req, res, reply) => {
+    replies.set(req, reply);
+    await handle(req, res);
+  };
+}
+
 /** The lean handler of `surface` for `routes`; undefined when there are none. */
 export function leanMcp(deps: GatewayDeps, surface: PublicSurface, routes: readonly LeanRoute[]): LeanHandler | undefined {
   if (!routes.length) return undefined;
@@ -94,14 +119,15 @@ export function leanMcp(deps: GatewayDeps, surface: PublicSurface, routes: reado
   const record = requestRecorder(surface);
   const taken = metrics.httpLean.labels({ surface });
   const { trustProxy, jsonMaxDepth, mcpMaxBatch } = deps.config;
+  const sendCompressible = compressingWriter();
 
   async function answer(route: LeanRoute, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = performance.now();
     // listenerBasics: the request id, echoed.
     const requestId = requestIdFor(header(req, 'x-request-id'));
     res.setHeader('X-Request-Id', requestId);
-    // mcp_cors: Vary always, the CORS headers for an allowed Origin.
-    res.setHeader('Vary', 'Origin');
+    // compress_body, then mcp_cors: Vary always, the CORS headers for an allowed Origin.
+    res.setHeader('Vary', 'Accept-Encoding, Origin');
     const origin = header(req, 'origin');
     const corsOrigin = corsOriginFor(allowed, origin);
     if (corsOrigin) {
@@ -118,7 +144,9 @@ export function leanMcp(deps: GatewayDeps, surface: PublicSurface, routes: reado
         refusal = batchRefusal(body, mcpMaxBatch) ?? (await rateRefusal(deps, route.bucket({ ip, authorization: header(req, 'authorization') }), body));
         if (!refusal) {
           const request = { method: 'POST', path: route.path, query: {}, header: (name: string) => header(req, name), body, clientIp: ip, requestId };
-          sendReply(res, await forwardPlain(deps, request, route.subject, route.forwardHeaders, true));
+          const reply = await forwardPlain(deps, request, route.subject, route.forwardHeaders, true);
+          if (header(req, 'accept-encoding')) await sendCompressible(req, res, reply);
+          else sendReply(res, reply);
         }
       }
       if (refusal) sendRefusal(res, refusal, body);

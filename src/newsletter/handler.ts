@@ -30,7 +30,7 @@ export interface NewsletterDeps {
 }
 
 function htmlReply(status: number, page: Page, config: Config): HttpReplyEnvelope {
-  return text(status, renderHtml(page, config.siteUrl), 'text/html; charset=utf-8', {
+  return text(status, renderHtml(page, config), 'text/html; charset=utf-8', {
     ...PAGE_HEADERS,
     'cache-control': 'no-store',
     vary: 'Accept, Accept-Encoding',

@@ -96,6 +96,9 @@ export interface ConnectedApp {
   lastUsedAt?: Date;
 }
 
+/** The name an app registered, or "Unnamed app". */
+const clientNameOf = (client: AdapterPayload | undefined): string =>
+  typeof client?.client_name === 'string' && client.client_name.trim() ? client.client_name.trim() : 'Unnamed app';
 const sha256 = (value: string): string => createHash('sha256').update(value).digest('base64url');
 const epochSeconds = (ms: number): number => Math.floor(ms / 1000);
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -208,23 +211,33 @@ export class OAuthStore {
     void this.usage.updateOne({ _id: grantId }, { $max: { lastUsedAt: new Date(now) } }, { upsert: true }).catch(() => undefined);
   }
 
+  /** Registered clients by id (either kind of registration); an id no longer stored is absent. */
+  private async clients(clientIds: readonly string[]): Promise<Map<string, AdapterPayload>> {
+    if (!clientIds.length) return new Map();
+    const found = await Promise.all(
+      CLIENT_MODELS.map((m) =>
+        this.docs(m)
+          .find({ _id: { $in: [...clientIds] } })
+          .toArray(),
+      ),
+    );
+    return new Map(found.flat().map((c) => [c._id, JSON.parse(c.payload) as AdapterPayload]));
+  }
+
+  /** The names apps gave themselves, by client id, for the ids still registered (Settings' activity). */
+  async clientNames(clientIds: readonly string[]): Promise<Map<string, string>> {
+    const names = new Map<string, string>();
+    for (const [id, client] of await this.clients([...new Set(clientIds)])) names.set(id, clientNameOf(client));
+    return names;
+  }
+
   /** The live grants of one person, newest first, with their apps' names and last use. */
   async connectedApps(accountId: string): Promise<ConnectedApp[]> {
     const now = this.clock();
     const grants = (await this.docs('Grant').find({ accountId }).toArray()).filter((g) => !g.expiresAt || g.expiresAt.getTime() > now);
     if (!grants.length) return [];
     const clientIds = [...new Set(grants.map((g) => g.clientId).filter((c): c is string => !!c))];
-    const [clients, usage] = await Promise.all([
-      Promise.all(
-        CLIENT_MODELS.map((m) =>
-          this.docs(m)
-            .find({ _id: { $in: clientIds } })
-            .toArray(),
-        ),
-      ).then((found) => found.flat()),
-      this.usage.find({ _id: { $in: grants.map((g) => g._id) } }).toArray(),
-    ]);
-    const clientById = new Map(clients.map((c) => [c._id, JSON.parse(c.payload) as AdapterPayload]));
+    const [clientById, usage] = await Promise.all([this.clients(clientIds), this.usage.find({ _id: { $in: grants.map((g) => g._id) } }).toArray()]);
     const usedAt = new Map(usage.map((u) => [u._id, u.lastUsedAt]));
     return grants
       .map((g): ConnectedApp => {
@@ -242,7 +255,7 @@ export class OAuthStore {
         return {
           grantId: g._id,
           clientId: g.clientId ?? '',
-          clientName: typeof client?.client_name === 'string' && client.client_name.trim() ? client.client_name.trim() : 'Unnamed app',
+          clientName: clientNameOf(client),
           ...(typeof client?.client_uri === 'string' ? { clientUri: client.client_uri } : {}),
           redirectHosts,
           scope,

@@ -1,6 +1,7 @@
 // The sandbox endpoint's one tool: start_family_care_workspace (SPEC §B2).
 import { z } from 'zod';
 import type { Bus } from '../bus/types.js';
+import { sentence } from '../http/prose.js';
 import { RPC } from '../rpc/codes.js';
 import { RpcError } from '../rpc/errors.js';
 import { implementTool, type ToolDeclaration, type ToolDefinition } from '../rpc/mcp.js';
@@ -131,7 +132,7 @@ export function sandboxTools(deps: SandboxToolDeps): ToolDefinition[] {
         }
         const claimUrl = `${deps.appUrl}/onboarding?workspace=${encodeURIComponent(result.workspaceId)}`;
         const summary = [
-          `Created sandbox workspace "${result.familyName}" for ${args.lovedOneFirstName} ${args.lovedOneLastName}.`,
+          sentence(`Created sandbox workspace "${result.familyName}" for ${args.lovedOneFirstName} ${args.lovedOneLastName}`),
           `Private inbox (live now): ${result.inboxAddress} — forward provider mail here.`,
           result.inviteDrafts.length ? `${result.inviteDrafts.length} invitation draft(s) saved; nothing was emailed.` : 'No invitation drafts.',
           args.primaryCaregiverEmail

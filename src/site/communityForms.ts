@@ -8,6 +8,7 @@ import { sessionCaller, type SessionCaller } from '../auth/sessions.js';
 import { performCommunityAction, takeCommunityWrite } from '../community/actions.js';
 import { COMMENT_BODY_MAX, communityAction, DISPLAY_NAME_MAX, displayName as displayNameSchema, THREAD_BODY_MAX, TITLE_MAX } from '../community/schema.js';
 import type { Channel } from '../directory/data.js';
+import { userTimeZone } from '../family/changes.js';
 import { ApiProblem } from '../http/reply.js';
 import { perMinute, type Limiter } from '../limits/limiter.js';
 import type { Page } from './doc.js';
@@ -35,8 +36,8 @@ export function communityForms(deps: PagesDeps, db: Db, credentials: Credentials
 
   async function viewerFor(caller: SessionCaller | null, channel: string, returnPath: string): Promise<CommunityViewer> {
     if (!caller) return { signedIn: false, signInUrl: signInUrl(returnPath) };
-    const [chosenName, member] = await Promise.all([store.chosenName(caller.uid), store.isMember(channel, caller.uid)]);
-    return { signedIn: true, chosenName, member };
+    const [chosenName, member, timeZone] = await Promise.all([store.chosenName(caller.uid), store.isMember(channel, caller.uid), userTimeZone(db, caller.uid)]);
+    return { signedIn: true, chosenName, member, timeZone };
   }
 
   async function pageAgain(channel: Channel, threadId: string | undefined, who: PageViewer): Promise<Page | null> {

@@ -1,5 +1,6 @@
 // One page model, two renderings: HTML for people (docHtml.tsx, through JSX) and markdown for
 // agents (here) come from the same blocks, so they cannot drift apart.
+import { joinedRuns } from '../http/prose.js';
 import type { BarChart } from './chart.js';
 
 /** Only http(s), mailto, tel and same-site links are rendered as links; anything else is text. */
@@ -11,6 +12,11 @@ export function safeHref(href: string): string | undefined {
 
 /** A run of inline content: plain text, a link, strong text or code. */
 export type Inline = string | { text: string; href: string } | { strong: string } | { code: string };
+
+const inlineText = (p: Inline): string => (typeof p === 'string' ? p : 'href' in p ? p.text : 'strong' in p ? p.strong : p.code);
+
+/** The runs as printed: no second full stop after a run that ends a sentence (a name like "David O."). */
+export const printedRuns = (parts: readonly Inline[]): Inline[] => joinedRuns(parts, inlineText, (p) => (typeof p === 'string' ? p.slice(1) : p));
 
 export interface FormField {
   name: string;
@@ -44,6 +50,9 @@ export interface FormSpec {
 export type Block =
   | { kind: 'heading'; level: 2 | 3; text: string; id?: string }
   | { kind: 'para'; content: Inline[] }
+  /** For agents only: how to do it over HTTP. The markdown shows it as a paragraph; a person's
+   *  page never shows raw requests, headers or tokens. */
+  | { kind: 'agents'; content: Inline[] }
   | { kind: 'list'; items: Inline[][] }
   | { kind: 'facts'; items: { term: string; value: Inline[] }[] }
   | { kind: 'table'; caption: string; head: string[]; rows: Inline[][][] }
@@ -102,7 +111,7 @@ function mdUrl(href: string): string {
 }
 
 function inlineMd(parts: readonly Inline[], siteUrl: string, cell = false): string {
-  const out = parts
+  const out = printedRuns(parts)
     .map((p) => {
       if (typeof p === 'string') return escapeMarkdown(p);
       if ('href' in p) {
@@ -122,6 +131,7 @@ function blockMd(b: Block, siteUrl: string): string {
     case 'heading':
       return `${'#'.repeat(b.level)} ${escapeMarkdown(b.text)}`;
     case 'para':
+    case 'agents':
       return inlineMd(b.content, siteUrl);
     case 'list':
       return b.items.map((i) => `- ${inlineMd(i, siteUrl)}`).join('\n');

@@ -3,12 +3,12 @@
 import { h, type ComponentChildren } from 'preact';
 import { renderMarkup } from '../http/html.js';
 import { BarChartSvg } from './chart.js';
-import { paragraphs, safeHref, type Block, type FormField, type Inline } from './doc.js';
+import { paragraphs, printedRuns, safeHref, type Block, type FormField, type Inline } from './doc.js';
 
 function Inlines({ parts }: { parts: readonly Inline[] }) {
   return (
     <>
-      {parts.map((p) => {
+      {printedRuns(parts).map((p) => {
         if (typeof p === 'string') return p;
         if ('href' in p) {
           const href = safeHref(p.href);
@@ -97,6 +97,8 @@ function BlockView({ b, formId }: { b: Block; formId: () => string }): Component
           <Inlines parts={b.content} />
         </p>
       );
+    case 'agents':
+      return null;
     case 'list':
       return (
         <ul>

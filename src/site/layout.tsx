@@ -1,5 +1,6 @@
 // The site's parts of the page shell (skip link, nav, footer, markdown alternate) and the headers
 // every site page carries (strict CSP, no scripts).
+import type { Config } from '../config.js';
 import { contentSecurityPolicy } from '../http/csp.js';
 import { pageHeaders, renderShell } from '../http/page.js';
 import type { Page } from './doc.js';
@@ -26,7 +27,10 @@ function current(pagePath: string, navPath: string): boolean {
   return path === navPath || path.startsWith(`${navPath}/`);
 }
 
-function header(pagePath: string) {
+/** The family app's sign-in, from APP_URL: the site and the app are one service to a person. */
+const appSignIn = (appUrl: string): string => `${appUrl}/signin`;
+
+function header(pagePath: string, appUrl: string) {
   return (
     <header class="site">
       <div class="bar">
@@ -44,6 +48,9 @@ function header(pagePath: string) {
             ))}
           </ul>
         </nav>
+        <a class="app" href={appSignIn(appUrl)}>
+          Sign in to your family workspace
+        </a>
       </div>
     </header>
   );
@@ -61,17 +68,17 @@ const footer = (markdownHref: string) => (
   </footer>
 );
 
-export function renderHtml(page: Page, siteUrl: string): string {
+export function renderHtml(page: Page, urls: Pick<Config, 'siteUrl' | 'appUrl'>): string {
   const markdown = `/api/md?path=${encodeURIComponent(page.path)}`;
   return renderShell({
     title: page.title,
     description: page.description,
-    canonical: `${siteUrl}${page.path}`,
+    canonical: `${urls.siteUrl}${page.path}`,
     alternate: { type: 'text/markdown', href: markdown },
     icon: { href: '/favicon.svg', type: 'image/svg+xml' },
     stylesheet: '/styles.css',
     skipLink: true,
-    header: header(page.path),
+    header: header(page.path, urls.appUrl),
     main: (
       <>
         <h1>{page.title}</h1>

@@ -44,7 +44,7 @@ export function pageReply(req: HttpRequestEnvelope, page: Page, config: Config, 
   const cache = page.status === 200 ? (isLive(page.path) ? LIVE_CACHE : STATIC_CACHE) : 'no-store';
   const common = { vary: VARY, 'cache-control': cache, link: `<${config.siteUrl}${page.path}>; rel="canonical"` };
   if (markdown) return cacheable(req, page.status, renderMarkdown(page, config.siteUrl), MARKDOWN_TYPE, { ...common, 'x-content-type-options': 'nosniff' });
-  return cacheable(req, page.status, renderHtml(page, config.siteUrl), HTML_TYPE, { ...common, ...PAGE_HEADERS });
+  return cacheable(req, page.status, renderHtml(page, config), HTML_TYPE, { ...common, ...PAGE_HEADERS });
 }
 
 /** The site path /api/md should render: `?path=`, else the `x-md-original-path` header, else the home page. */

@@ -30,6 +30,7 @@ header.site .brand { color: #fff; font-weight: 700; font-size: 1.25rem; text-dec
 header.site nav ul { list-style: none; display: flex; flex-wrap: wrap; gap: .25rem 1rem; margin: 0; padding: 0; }
 header.site nav a { color: #fff; }
 header.site nav a[aria-current="page"] { font-weight: 700; text-decoration-thickness: 3px; }
+header.site .app { color: #fff; margin-left: auto; }
 main { max-width: 60rem; margin: 0 auto; padding: 1.5rem 1rem 3rem; }
 h1 { font-size: 2rem; line-height: 1.2; margin: .5rem 0 .75rem; }
 h2 { font-size: 1.4rem; margin: 2rem 0 .5rem; }

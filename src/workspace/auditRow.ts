@@ -15,5 +15,9 @@ export interface AuditRow {
   success: boolean;
   durationMs: number;
   authMethod: AuthMethod;
+  /** The API key used (its id), so Settings can name it; absent on rows of other callers. */
+  keyId?: string;
+  /** The OAuth client of a connected app, so Settings can name the app. */
+  clientId?: string;
   at: Date;
 }

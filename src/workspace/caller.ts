@@ -21,6 +21,8 @@ export interface WorkspaceCaller {
   /** Scopes an OAuth caller approved; API keys and sessions are not scope-gated (SPEC). */
   scopes: readonly Scope[] | 'all';
   keyId?: string;
+  /** The connected app, for an OAuth caller. */
+  clientId?: string;
 }
 
 /** An account's email and tenant, kept a minute per process: a tenant never changes and accounts
@@ -70,7 +72,14 @@ async function oauthCaller(
   const user = await accountOf(users, verified.uid);
   if (!user) throw new AuthRefusal(401, 'Unknown account', 'Connect the app again.', challenge('invalid_token'));
   const granted = new Set(verified.scopes);
-  return { uid: user._id, email: user.email, tenant: user.tenant, via: 'oauth', scopes: SCOPES.filter((s) => granted.has(s)) };
+  return {
+    uid: user._id,
+    email: user.email,
+    tenant: user.tenant,
+    via: 'oauth',
+    scopes: SCOPES.filter((s) => granted.has(s)),
+    ...(verified.clientId ? { clientId: verified.clientId } : {}),
+  };
 }
 
 export function resourceMetadataUrl(config: Config): string {

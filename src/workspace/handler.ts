@@ -124,6 +124,8 @@ export function workspaceEndpoint(
             success: reply !== undefined && succeeded(reply, m.id),
             durationMs,
             authMethod: caller.via,
+            ...(caller.keyId ? { keyId: caller.keyId } : {}),
+            ...(caller.clientId ? { clientId: caller.clientId } : {}),
             at: new Date(),
           })),
         )

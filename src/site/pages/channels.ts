@@ -2,6 +2,7 @@
 import type { Config } from '../../config.js';
 import type { Channel } from '../../directory/data.js';
 import { CursorError } from '../../community/store.js';
+import { sentence } from '../../http/prose.js';
 import type { Block, Page } from '../doc.js';
 import { languageName, plural, withQuery, type PagesDeps } from './common.js';
 import { takePartBlocks, type CommunityViewer, type FormProblem } from './participation.js';
@@ -16,7 +17,12 @@ export interface PageViewer {
 const THREADS_PER_PAGE = 20;
 const COMMENTS_PER_PAGE = 50;
 
-const day = (iso: string) => iso.slice(0, 10);
+/** "November 23, 2026": a date in words, on the reader's calendar when their zone is known, else on UTC's. */
+function daysIn(viewer: CommunityViewer | undefined): (iso: string) => string {
+  const zone = (viewer?.signedIn && viewer.timeZone) || 'UTC';
+  const words = new Intl.DateTimeFormat('en-US', { timeZone: zone, month: 'long', day: 'numeric', year: 'numeric' });
+  return (iso) => words.format(new Date(iso));
+}
 
 export function channelsPage(deps: PagesDeps): Page {
   return {
@@ -32,29 +38,33 @@ export function channelsPage(deps: PagesDeps): Page {
           `${c.language === 'es' ? ' (en español)' : ''}: ${c.summary}`,
         ]),
       },
-      participationHelp(deps.config),
+      ...participationHelp(deps.config),
     ],
   };
 }
 
-function participationHelp(config: Config, channel?: Channel): Block {
+function participationHelp(config: Config, channel?: Channel): Block[] {
   const slug = channel?.slug ?? '<slug>';
-  return {
-    kind: 'para',
-    content: [
-      'Reading is open to everyone. To post, open a channel and sign in; you choose the name others see. Agents and apps post through the site API: ',
-      { code: `POST ${config.siteUrl}/api/community` },
-      ' with ',
-      { code: 'Authorization: Bearer <ID token>' },
-      ' and ',
-      { code: `{"channel": "${slug}", "action": "join"}` },
-      ', then ',
-      { code: '"thread"' },
-      ' (title, body) or ',
-      { code: '"comment"' },
-      ' (threadId, body).',
-    ],
-  };
+  const people: Block = { kind: 'para', content: ['Reading is open to everyone. To post, open a channel and sign in; you choose the name others see.'] };
+  return [
+    people,
+    {
+      kind: 'agents',
+      content: [
+        'Agents and apps post through the site API: ',
+        { code: `POST ${config.siteUrl}/api/community` },
+        ' with ',
+        { code: 'Authorization: Bearer <ID token>' },
+        ' and ',
+        { code: `{"channel": "${slug}", "action": "join"}` },
+        ', then ',
+        { code: '"thread"' },
+        ' (title, body) or ',
+        { code: '"comment"' },
+        ' (threadId, body).',
+      ],
+    },
+  ];
 }
 
 export async function channelPage(deps: PagesDeps, slug: string, query: URLSearchParams, who: PageViewer = {}): Promise<Page | null> {
@@ -82,6 +92,7 @@ export async function channelPage(deps: PagesDeps, slug: string, query: URLSearc
     };
   }
   const memberCount = await deps.community.memberCount(channel.slug);
+  const day = daysIn(who.viewer);
   const blocks: Block[] = [
     {
       kind: 'facts',
@@ -133,6 +144,7 @@ export async function threadPage(deps: PagesDeps, slug: string, threadId: string
     };
   }
   const detail = await deps.community.threadDetail(thread);
+  const day = daysIn(who.viewer);
   const blocks: Block[] = [
     {
       kind: 'para',
@@ -156,5 +168,11 @@ export async function threadPage(deps: PagesDeps, slug: string, threadId: string
       content: [{ text: 'More comments', href: withQuery(`/channels/${channel.slug}/threads/${thread._id}`, { cursor: comments.nextCursor }) }],
     });
   blocks.push(...takePartBlocks(deps.config, channel, who.viewer, { threadId: thread._id, ...(who.problem ? { problem: who.problem } : {}) }));
-  return { status: who.status ?? 200, title: thread.title, description: `A thread in ${channel.name}, started by ${detail.authorName}.`, path, blocks };
+  return {
+    status: who.status ?? 200,
+    title: thread.title,
+    description: sentence(`A thread in ${channel.name}, started by ${detail.authorName}`),
+    path,
+    blocks,
+  };
 }

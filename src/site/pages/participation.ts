@@ -6,7 +6,10 @@ import { COMMENT_BODY_MAX, DISPLAY_NAME_MAX, THREAD_BODY_MAX, TITLE_MAX } from '
 import type { Block, FormField, FormSpec, Inline } from '../doc.js';
 
 /** Who is reading: nobody signed in, or a person with their chosen name (if any) and membership. */
-export type CommunityViewer = { signedIn: false; signInUrl: string } | { signedIn: true; chosenName: string | null; member: boolean };
+export type CommunityViewer =
+  | { signedIn: false; signInUrl: string }
+  /** `timeZone`: the person's own, from the family app's settings; null when they have none. */
+  | { signedIn: true; chosenName: string | null; member: boolean; timeZone: string | null };
 
 /** A form that was refused: what went wrong, on which field, and what the person had typed. */
 export interface FormProblem {
@@ -96,8 +99,9 @@ export function takePartBlocks(
         { kind: 'para', content: ['What you wrote, to copy before you sign in:'] },
         { kind: 'card', blocks: typed.map((text) => ({ kind: 'text', text })) },
       );
+    // How agents do it, in the markdown only: a person's page shows no raw requests.
     blocks.push({
-      kind: 'para',
+      kind: 'agents',
       content: apiWay(config, channel, '{"channel": "<slug>", "action": "join"}, then "thread" (title, body) or "comment" (threadId, body)'),
     });
     return blocks;
