@@ -11,6 +11,10 @@ export const ROLE_LABELS: Record<MemberRole, string> = { caregiver: 'Primary car
 /** Whether a member may manage the workspace: invite, remove, rename, add and link loved ones. */
 export const canManage = (member: Pick<MemberRecord, 'role'>): boolean => member.role === 'caregiver';
 
+/** Whether a member may add to the care record (entries, medications, appointments, tasks): the
+ *  primary caregiver always, a family member when the primary caregiver allowed it. */
+export const canWrite = (member: Pick<MemberRecord, 'role' | 'access'>): boolean => member.role === 'caregiver' || member.access === 'write';
+
 export interface CircleMember {
   uid: string;
   email: string;

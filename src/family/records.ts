@@ -42,7 +42,12 @@ export interface MemberRecord {
   email: string;
   role: MemberRole;
   joinedAt: Date;
+  /** What a family member may do with the care record: `write` adds entries, medications,
+   *  appointments and tasks; absent or `read`: reads only (members from before writes existed). */
+  access?: MemberAccess;
 }
+
+export type MemberAccess = 'read' | 'write';
 
 export interface LovedOneRecord {
   _id: string;
