@@ -141,7 +141,7 @@ describe('workspace MCP endpoint - authentication', () => {
       expect(await res.json()).toMatchObject({
         resource: `${svc.config.appUrl}/api/mcp`,
         authorization_servers: [svc.config.authUrl],
-        scopes_supported: ['profile:read', 'care_circle:read'],
+        scopes_supported: ['profile:read', 'care_circle:read', 'care_circle:write'],
         bearer_methods_supported: ['header'],
       });
     }

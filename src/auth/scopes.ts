@@ -1,7 +1,7 @@
 // The scopes of the workspace MCP endpoint, declared once: what OAuth grants and the workspace
 // enforces, with the plain-language line the consent page shows.
 
-export const SCOPES = ['profile:read', 'care_circle:read'] as const;
+export const SCOPES = ['profile:read', 'care_circle:read', 'care_circle:write'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export const SCOPE_TEXT: Record<Scope, { title: string; reveals: string }> = {
@@ -12,6 +12,11 @@ export const SCOPE_TEXT: Record<Scope, { title: string; reveals: string }> = {
   'care_circle:read': {
     title: 'Your loved ones and their care events',
     reveals: 'The names of the loved ones in your workspace and their recent care events: visits, notes, medications, vital signs and forwarded mail.',
+  },
+  'care_circle:write': {
+    title: "Add to your loved ones' care record",
+    reveals:
+      'Add notes, doses, home readings, medications, appointments and tasks in your name, take or finish tasks, and correct or withdraw what was added. Changing a medication or withdrawing an entry asks you first.',
   },
 };
 

@@ -52,6 +52,14 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> extends ToolDec
    */
   accept?: (args: Record<string, unknown>) => z.output<S> | undefined;
   handler: (args: z.output<S>, ctx: CallContext) => Promise<ToolResult>;
+  /**
+   * For a consequential write (changing or stopping a medication, withdrawing an entry, anything
+   * that notifies others): the question the person must see and approve before the handler runs,
+   * in plain words ("Stop Metformin 500 mg for Ada?"), or undefined when these arguments need no
+   * confirmation. The MCP server asks it (the client's `input_required` round trip or elicitation,
+   * else a change the person approves in the app); the handler never asks.
+   */
+  confirm?: (args: z.output<S>, ctx: CallContext) => Promise<string | undefined> | string | undefined;
 }
 
 /** Helps TypeScript infer a tool's argument type from its schema. */
@@ -60,7 +68,7 @@ export const defineTool = <S extends z.ZodType>(tool: ToolDefinition<S>): ToolDe
 /** A declared tool with its arguments and handler; infers the argument type from the schema. */
 export const implementTool = <S extends z.ZodType>(
   declaration: ToolDeclaration,
-  impl: Pick<ToolDefinition<S>, 'input' | 'accept' | 'handler'>,
+  impl: Pick<ToolDefinition<S>, 'input' | 'accept' | 'handler' | 'confirm'>,
 ): ToolDefinition => ({ ...declaration, ...impl }) as unknown as ToolDefinition;
 
 /** JSON Schema of a tool's arguments, generated once from zod. */
