@@ -18,6 +18,7 @@ import { CursorRefused } from '../src/store/timeline/port.js';
 import { caregiverWithKey } from './harness/identity.js';
 import { postJson, rpc, startTestService, type TestService } from './harness/service.js';
 import { SHAPES, useBothShapes } from './harness/shapes.js';
+import { shardName } from '../src/store/timeline/embedded.js';
 
 let svc: TestService;
 let mcp: string;
@@ -183,8 +184,12 @@ describe('list_care_events arguments', () => {
   });
 });
 
-const timelineExists = async (shape: (typeof SHAPES)[number], lovedOneId: string) =>
-  (await shapes[shape].db.listCollections({ name: { $regex: `^tlm?_care_(\\d{6}_)?${lovedOneId}$` } }, { nameOnly: true }).toArray()).length > 0;
+/** Whether the loved one's collections exist: in the database beside the store's own that holds them. */
+const timelineExists = async (shape: (typeof SHAPES)[number], lovedOneId: string) => {
+  const { db } = shapes[shape];
+  const shard = db.client.db(shardName(db.databaseName, lovedOneId));
+  return (await shard.listCollections({ name: { $regex: `^tlm?_care_(\\d{6}_)?${lovedOneId}$` } }, { nameOnly: true }).toArray()).length > 0;
+};
 
 describe.each(SHAPES)('care event storage (%s)', (shape) => {
   const who = (n: string) => ({ lovedOneId: `lo_${shape}_${n}`, workspaceId: `ws_${shape}_${n}` });
