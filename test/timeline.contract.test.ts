@@ -29,6 +29,9 @@ interface Rec extends TimelineRecord {
   payload: { n: number; note?: string };
 }
 const STREAM: Stream<Rec> = { name: 'probe', records: 'probe_records', owner: 'owner', time: 'at', type: 'kind' };
+/** The same kind partitioned by day on the embedded store (as MCP activity is). */
+const DAILY: Stream<Rec> = { ...STREAM, name: 'daily', records: 'daily_records', period: 'day' };
+const DAYS: Stream<Rec> = { ...STREAM, name: 'days', records: 'days_records', period: 'day' };
 const ROUNDS = Number(process.env.TIMELINE_ROUNDS ?? 3);
 /** Each round takes well under a second on a quiet machine; a busy one gets room. */
 const STRESS_MS = 30_000 + ROUNDS * 8_000;
@@ -96,6 +99,23 @@ describe.each(shapes)('timeline (%s)', (shape) => {
     expect(await t.count('o_app')).toBe(3);
     expect(await t.get('o_app', b._id)).toMatchObject({ _id: b._id, at: b.at, payload: b.payload });
     expect(await t.get('o_other', b._id)).toBeNull();
+  });
+
+  it('a stream partitioned by day lists, filters and removes like any other', async () => {
+    const daily = timelinesOf(db, shape).of(DAILY);
+    const owner = 'o_day';
+    const all = Array.from({ length: 30 }, (_, i) => rec(owner, i * 8, { kind: i % 2 ? 'vital' : 'med' }));
+    await daily.append([...all].reverse());
+    expect(await listAll(daily, owner, {}, 4)).toEqual(newestFirst(all));
+    const since = new Date('2026-01-03T12:00:00Z');
+    const until = new Date('2026-01-07T00:00:00Z');
+    expect(await listAll(daily, owner, { since, until, types: ['med'] }, 3)).toEqual(
+      newestFirst(all.filter((r) => r.at >= since && r.at < until && r.kind === 'med')),
+    );
+    expect(await daily.count(owner)).toBe(30);
+    expect(await daily.remove(owner)).toBe(30);
+    expect(await listAll(daily, owner)).toEqual([]);
+    expect(await daily.count(owner)).toBe(0);
   });
 
   it('lists newest first across months, filtered by time and type, a page at a time', async () => {
@@ -325,6 +345,15 @@ describe.each(shapes)('timeline (%s)', (shape) => {
         .list(owner, { limit: 1 });
       expect(page.records).toHaveLength(1);
       expect([...looked].sort()).toEqual(['tl_probe_202712_o_scan', 'tl_probe_202711_o_scan', 'tlm_probe_o_scan'].sort());
+      // A stream partitioned by day reads its newest days only.
+      const days = timelinesOf(db, shape).of(DAYS);
+      await days.append(Array.from({ length: 10 }, (_, d) => rec(owner, new Date(Date.UTC(2026, 4, 1 + d, 9)).toISOString())));
+      looked.clear();
+      const newest = await timelinesOf(watched.db(databaseName(url)), shape)
+        .of(DAYS)
+        .list(owner, { limit: 1 });
+      expect(newest.records).toHaveLength(1);
+      expect([...looked].sort()).toEqual(['tl_days_20260510_o_scan', 'tl_days_20260509_o_scan', 'tlm_days_o_scan'].sort());
       expect(t).toBeInstanceOf(EmbeddedTimeline);
     });
   }

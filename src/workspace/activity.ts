@@ -7,7 +7,8 @@ import { MCP_AUDIT_LOG, type AuditRow } from './auditRow.js';
 /** The most rows a listing returns. */
 export const RECENT_ACTIVITY_ROWS = 50;
 
-export const ACTIVITY_STREAM: Stream<AuditRow> = { name: 'activity', records: MCP_AUDIT_LOG, owner: 'uid', time: 'at' };
+/** By day on the embedded store: an assistant can make hundreds of requests a day, and Settings reads the newest. */
+export const ACTIVITY_STREAM: Stream<AuditRow> = { name: 'activity', records: MCP_AUDIT_LOG, owner: 'uid', time: 'at', period: 'day' };
 
 /** Store audit rows; a row already stored (its id is its `_id`) is no failure: a redelivery is harmless. */
 export async function recordActivity(timelines: Timelines, rows: readonly AuditRow[]): Promise<void> {

@@ -1,8 +1,8 @@
 // The timeline on the embedded FerretDB, which scans a collection for every query and decodes
 // each document it looks at (about 0.1 ms for a small document), and which copies and sorts the
 // list of its database's collections for every `find` (about 1 µs per collection). So each owner's
-// records are copied, as they are appended, into a collection per owner and month,
-// `tl_<stream>_<yyyymm>_<owner>`, one small document per record: the fields a listing filters and
+// records are copied, as they are appended, into a collection per owner and month (or day, for a
+// stream that declares it), `tl_<stream>_<yyyymm>_<owner>`, one small document per record: the fields a listing filters and
 // sorts on, and the record as one EJSON string. The months an owner has are documents of its own
 // collection `tlm_<stream>_<owner>`, `_id` = `yyyy-mm`. These collections live in one of SHARDS
 // databases beside the store's own, `<database>_tl<nn>`, chosen by the owner, so that no database's
@@ -63,7 +63,6 @@ export function shardNames(database: string): string[] {
 
 /** An owner id as it appears in a collection name; hashed when it has other characters. */
 const ownerPart = (owner: string) => (/^[A-Za-z0-9_-]{1,100}$/.test(owner) ? owner : `h${createHash('sha256').update(owner).digest('hex').slice(0, 40)}`);
-const monthOf = (d: Date) => d.toISOString().slice(0, 7);
 
 export class EmbeddedTimeline<T extends TimelineRecord> extends TimelineBase<T> {
   private readonly records: Collection<T>;
@@ -72,11 +71,15 @@ export class EmbeddedTimeline<T extends TimelineRecord> extends TimelineBase<T> 
     this.records = db.collection<T>(stream.records);
   }
 
+  /** The partition a record falls in: its month (`yyyy-mm`), or its day (`yyyy-mm-dd`) for a
+   *  stream declared `period: 'day'` (one that a single owner fills fast, such as MCP activity). */
+  private monthOf = (d: Date): string => d.toISOString().slice(0, this.stream.period === 'day' ? 10 : 7);
+
   /** The database of an owner's collections. */
   private shard = (owner: string): Db => this.db.client.db(shardName(this.db.databaseName, owner));
   private monthsOf = (owner: string): Collection<{ _id: string }> => this.shard(owner).collection(`tlm_${this.stream.name}_${ownerPart(owner)}`);
   private month = (owner: string, month: string): Collection<Copy> =>
-    this.shard(owner).collection(`tl_${this.stream.name}_${month.replace('-', '')}_${ownerPart(owner)}`);
+    this.shard(owner).collection(`tl_${this.stream.name}_${month.replaceAll('-', '')}_${ownerPart(owner)}`);
 
   /** The owner's months, newest first. */
   private async months(owner: string): Promise<string[]> {
@@ -114,7 +117,7 @@ export class EmbeddedTimeline<T extends TimelineRecord> extends TimelineBase<T> 
     const byOwner = groupBy(records, (r) => r[this.stream.owner] as string);
     await Promise.all(
       [...byOwner].map(async ([owner, mine]) => {
-        const byMonth = groupBy(mine, (r) => monthOf(this.timeOf(r)));
+        const byMonth = groupBy(mine, (r) => this.monthOf(this.timeOf(r)));
         await insertReporting(
           this.monthsOf(owner),
           [...byMonth.keys()].map((m) => ({ _id: m })),
@@ -151,8 +154,8 @@ export class EmbeddedTimeline<T extends TimelineRecord> extends TimelineBase<T> 
   async list(owner: string, q: TimelineQuery): Promise<TimelinePage<T>> {
     const after = decodeCursor(this.stream.name, owner, q);
     const upper = Math.min(q.until ? q.until.getTime() - 1 : Infinity, after ? after.at.getTime() : Infinity);
-    const newest = Number.isFinite(upper) ? monthOf(new Date(upper)) : '9999-12';
-    const oldest = q.since ? monthOf(q.since) : '0000-00';
+    const newest = Number.isFinite(upper) ? this.monthOf(new Date(upper)) : '9999-12';
+    const oldest = q.since ? this.monthOf(q.since) : '0000-00';
     const months = (await this.months(owner)).filter((m) => m <= newest && m >= oldest);
     const and: Document[] = [{ x: { $exists: false } }];
     if (q.since) and.push({ t: { $gte: q.since } });
@@ -206,7 +209,7 @@ export class EmbeddedTimeline<T extends TimelineRecord> extends TimelineBase<T> 
     const { owner: o } = this.stream;
     const found = await this.records.find({ ...match } as Filter<T>, { projection: { _id: 1, [o]: 1, [this.stream.time]: 1 } }).toArray();
     if (!found.length) return 0;
-    const byPlace = groupBy(found as T[], (r) => JSON.stringify([r[o], monthOf(this.timeOf(r))]));
+    const byPlace = groupBy(found as T[], (r) => JSON.stringify([r[o], this.monthOf(this.timeOf(r))]));
     for (const [place, list] of byPlace) {
       const [owner, month] = JSON.parse(place) as [string, string];
       await this.month(owner, month).deleteMany({ _id: { $in: list.map((r) => r._id) } });
@@ -218,7 +221,7 @@ export class EmbeddedTimeline<T extends TimelineRecord> extends TimelineBase<T> 
   private async drop(owner: string): Promise<void> {
     const part = ownerPart(owner);
     const names = await this.shard(owner)
-      .listCollections({ name: { $regex: `^(tl_${this.stream.name}_\\d{6}_${part}|tlm_${this.stream.name}_${part})$` } }, { nameOnly: true })
+      .listCollections({ name: { $regex: `^(tl_${this.stream.name}_\\d{6}(\\d{2})?_${part}|tlm_${this.stream.name}_${part})$` } }, { nameOnly: true })
       .toArray();
     // The month list last: while any month is left, a reader still finds the owner's list.
     for (const { name } of names.sort((a, b) => (a.name.startsWith('tlm_') ? 1 : b.name.startsWith('tlm_') ? -1 : 0))) {

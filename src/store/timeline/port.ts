@@ -16,6 +16,9 @@ export interface Stream<T extends TimelineRecord> {
   time: keyof T & string;
   /** The field `types` filters on, when the kind has types. */
   type?: keyof T & string;
+  /** How the embedded store partitions one owner's records: by month (the default), or by day for
+   *  a kind one owner fills fast (a read scans the newest partitions whole). */
+  period?: 'month' | 'day';
 }
 
 /** What every record carries: its id, and the links of a supersession (set by the timeline). */
