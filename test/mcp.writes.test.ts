@@ -1,6 +1,8 @@
 // Write tools on the workspace MCP endpoint: who may see and call them, applied once, and asked of
 // the person (input_required in 2026-07-28, a change waiting in the app for 2025 clients).
+import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
+import { createInterface } from 'node:readline';
 import { once } from 'node:events';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -16,6 +18,7 @@ import { AuditLog } from '../src/workspace/audit.js';
 import { workspaceEndpoint } from '../src/workspace/handler.js';
 import { workspaceTools } from '../src/workspace/tools.js';
 import { appCall, caregiverWithKey } from './harness/identity.js';
+import { repoRoot } from './harness/servers.js';
 import { postJson, rpc, startTestService, type TestService } from './harness/service.js';
 import { authorizationRequest, authorizeOverHttp, discover, insecure, register, type Tokens } from './oauth.fixtures.js';
 
@@ -227,6 +230,18 @@ describe('write tools - applied once', () => {
     }
   });
 
+  it('when the same write arrives several times at once, then it is applied once and each call gets its result or is told it is under way', async () => {
+    const w = await writer('burst@example.com');
+    const before = applied.length;
+    const replies = await Promise.all([1, 2, 3, 4].map((id) => call(w.writeKey, 'add_test_note', { text: 'Four taps on send' }, undefined, id)));
+    expect(applied.length).toBe(before + 1);
+    const results = replies.filter((r) => r.json.result).map((r) => r.json.result);
+    expect(results.length).toBeGreaterThan(0);
+    for (const r of results) expect(r).toEqual(results[0]);
+    for (const r of replies.filter((r) => r.json.error))
+      expect(r.json.error).toMatchObject({ code: RPC.WRITE_IN_PROGRESS, data: { error: 'write_in_progress' } });
+  });
+
   it('when an idempotency key in _meta comes again with other arguments, then it is refused by name; with the same arguments it gets the first result', async () => {
     const w = await writer('meta-key@example.com');
     const meta = { 'io.carecircle/idempotency-key': 'note-2026-11-27-1' };
@@ -424,5 +439,44 @@ describe('write tools - confirmation for 2025 clients (a change waiting in the a
     expect(told.json.result.isError).toBe(true);
     expect(told.json.result.content[0].text).toMatch(/declined "Stop Lisinopril 10 mg for Ada\?" in carecircle/);
     expect(applied.length).toBe(before);
+  });
+});
+
+describe('write tools - through the stdio bridge', () => {
+  it('when a 2026-07-28 assistant calls a write through the bridge, then input_required reaches it and its answer comes back through to apply the write once', async () => {
+    const w = await writer('bridge-writes@example.com');
+    const before = applied.length;
+    const bridge = spawn(process.execPath, ['bridge/bin.js'], {
+      cwd: repoRoot,
+      env: { PATH: process.env.PATH ?? '', CARECIRCLE_URL: mcp, CARECIRCLE_API_KEY: w.writeKey },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const lines = createInterface({ input: bridge.stdout })[Symbol.asyncIterator]();
+    const exchange = async (message: unknown) => {
+      bridge.stdin.write(`${JSON.stringify(message)}\n`);
+      return JSON.parse((await lines.next()).value as string);
+    };
+    const envelope = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } };
+    const args = { medicationId: 'med_3', name: 'Warfarin 5 mg' };
+    try {
+      const asked = await exchange({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'stop_test_medication', arguments: args, _meta: envelope } });
+      expect(asked.result).toMatchObject({ resultType: 'input_required', inputRequests: { confirm: { params: { message: 'Stop Warfarin 5 mg for Ada?' } } } });
+      const done = await exchange({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: {
+          name: 'stop_test_medication',
+          arguments: args,
+          inputResponses: { confirm: { action: 'accept', content: { approve: true } } },
+          requestState: asked.result.requestState,
+          _meta: envelope,
+        },
+      });
+      expect(done.result).toMatchObject({ resultType: 'complete', structuredContent: { medicationId: 'med_3', stopped: true } });
+      expect(applied.length).toBe(before + 1);
+    } finally {
+      bridge.kill();
+    }
   });
 });
