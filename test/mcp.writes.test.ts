@@ -392,7 +392,13 @@ describe('write tools - confirmation for 2025 clients (a change waiting in the a
           body: '',
         });
         expect(approve.status).toBe(303);
-        expect(await (await fetch(`${svc.urls.app}/settings`, { headers: { cookie: w.cookie } })).text()).not.toContain('Approve: Stop Lisinopril');
+        const after = await (await fetch(`${svc.urls.app}/settings`, { headers: { cookie: w.cookie } })).text();
+        expect(after).not.toContain('Approve: Stop Lisinopril');
+        // The assistant's two calls are in the recent activity as waiting for the person (rows land within a moment).
+        await vi.waitFor(async () => {
+          const page = await (await fetch(`${svc.urls.app}/settings`, { headers: { cookie: w.cookie } })).text();
+          expect(page.match(/Waiting for you<\/td>/g)).toHaveLength(2);
+        });
 
         const done = await client.callTool({ name: 'stop_test_medication', arguments: args });
         expect(done.structuredContent).toEqual({ medicationId: 'med_2', stopped: true });
