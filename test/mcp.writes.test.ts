@@ -17,6 +17,7 @@ import { defineTool } from '../src/rpc/tool.js';
 import { AuditLog } from '../src/workspace/audit.js';
 import { workspaceEndpoint } from '../src/workspace/handler.js';
 import { workspaceTools } from '../src/workspace/tools.js';
+import { MCP_WRITES, writeSweepJobs } from '../src/workspace/writeStore.js';
 import { appCall, caregiverWithKey } from './harness/identity.js';
 import { repoRoot } from './harness/servers.js';
 import { postJson, rpc, startTestService, type TestService } from './harness/service.js';
@@ -240,6 +241,19 @@ describe('write tools - applied once', () => {
     for (const r of results) expect(r).toEqual(results[0]);
     for (const r of replies.filter((r) => r.json.error))
       expect(r.json.error).toMatchObject({ code: RPC.WRITE_IN_PROGRESS, data: { error: 'write_in_progress' } });
+  });
+
+  it('when the cron sweep runs, then claims past their ten minutes are removed and live ones stay', async () => {
+    const w = await writer('sweep@example.com');
+    await call(w.writeKey, 'add_test_note', { text: 'kept a while' });
+    const rows = svc.store.db.collection<{ _id: string; expiresAt: Date }>(MCP_WRITES);
+    const mine = { _id: { $regex: `^${await uidOf(w.writeKeyId)}/` } };
+    expect(await rows.countDocuments(mine)).toBe(1);
+    const [job] = writeSweepJobs(svc.store.db, () => Date.now());
+    await job!.run();
+    expect(await rows.countDocuments(mine)).toBe(1);
+    await writeSweepJobs(svc.store.db, () => Date.now() + 11 * 60_000)[0]!.run();
+    expect(await rows.countDocuments(mine)).toBe(0);
   });
 
   it('when an idempotency key in _meta comes again with other arguments, then it is refused by name; with the same arguments it gets the first result', async () => {

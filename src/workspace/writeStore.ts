@@ -172,7 +172,7 @@ export function writeSweepJobs(db: Db, clock: () => number): SweepJob[] {
   const pending = new PendingStore(db);
   return [
     {
-      name: 'mcp-writes-expired',
+      name: 'mcp-writes',
       schedule: '*/10 * * * *',
       run: async () => ({ writes: await writes.sweep(clock()), pending: await pending.sweep(clock()) }),
     },
