@@ -100,7 +100,7 @@ export async function runCheck(
   const allowed = access.filter((t) => !t.missing).map((t) => t.name);
   const refused = access.filter((t) => t.missing);
   const credentialName = oauth ? 'this sign-in' : 'this key';
-  if (!oauth) print(`        usable with ${credentialName}: all ${names.length} (a key is not limited by scopes)`);
+  if (!oauth) print(`        usable with ${credentialName}: all ${names.length} listed (a read-only key is shown no write tools)`);
   else print(`        usable with ${credentialName}: ${allowed.join(', ') || 'none'}`);
   if (refused.length > 0) {
     const lacking = [...new Set(refused.map((t) => t.missing!))];

@@ -185,9 +185,10 @@ describe('carecircle-mcp --login', () => {
       response_type: 'code',
       code_challenge_method: 'S256',
       resource: endpoint(),
-      scope: 'profile:read care_circle:read',
+      // Every scope offered, writing included: the person chooses on the consent page, where writing is never ticked for them.
+      scope: 'profile:read care_circle:read care_circle:write',
     });
-    expect(done.stderr).toContain('Granted: profile:read. Not granted: care_circle:read');
+    expect(done.stderr).toContain('Granted: profile:read. Not granted: care_circle:read, care_circle:write');
     expect(done.stderr).toContain(`tokens stored in ${tokenFile}`);
 
     expect(statSync(configDir).mode & 0o777).toBe(0o700);

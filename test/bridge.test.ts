@@ -404,7 +404,7 @@ describe.concurrent('stdio bridge', () => {
       expect(out.stdout).not.toContain(who.apiKey);
       expect(out.code).toBe(0);
       expect(out.stdout).toMatch(/server reached: .*, the family workspace endpoint\n/);
-      expect(out.stdout).toContain('usable with this key: all 4 (a key is not limited by scopes)');
+      expect(out.stdout).toContain('usable with this key: all 4 listed (a read-only key is shown no write tools)');
       expect(out.stdout).toContain('Verdict: READY (4 of 4 tools usable with this key).');
       expect(out.stdout).not.toContain('WARN');
     });

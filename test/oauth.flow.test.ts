@@ -53,7 +53,7 @@ describe('oauth - the full flow with a real browser', () => {
     // Discovery as an MCP client does it: protected-resource metadata, then the authorization server.
     const { as, resource: prm } = await discover(svc);
     expect(prm.resource).toBe(resource());
-    expect(prm.scopes_supported).toEqual(['profile:read', 'care_circle:read']);
+    expect(prm.scopes_supported).toEqual(['profile:read', 'care_circle:read', 'care_circle:write']);
     expect(as.issuer).toBe(svc.config.authUrl);
     expect(as).toMatchObject({
       authorization_endpoint: `${svc.config.authUrl}/oauth/authorize`,

@@ -12,7 +12,11 @@ export const workspaceInput = z.object({
   lastName: name,
 });
 export const lovedOneInput = z.object({ firstName: name, lastName: name });
-export const keyInput = z.object({ name: z.string().trim().max(60, 'must be at most 60 characters').optional().default('') });
+export const keyInput = z.object({
+  name: z.string().trim().max(60, 'must be at most 60 characters').optional().default(''),
+  // Read-only unless the person chooses writing: an assistant adds to the record only when asked to.
+  access: z.enum(['read', 'read-write'], { error: 'must be "read" or "read-write"' }).optional().default('read'),
+});
 export const workspaceNameInput = z.object({ familyName: workspaceInput.shape.familyName });
 
 /** What each form field is called in a sentence. */

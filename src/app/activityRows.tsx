@@ -56,6 +56,24 @@ export function viaWords(row: Pick<AuditRow, 'authMethod' | 'keyId' | 'clientId'
   return 'This browser session';
 }
 
+/** A row's outcome in words; a write says how the person was asked and whether it was a repeat. */
+export function resultWords(row: Pick<AuditRow, 'success' | 'confirmation' | 'replayed'>): string {
+  switch (row.confirmation) {
+    case 'asked':
+      return 'Asked you first';
+    case 'waiting_in_app':
+      return 'Waiting for you';
+    case 'declined':
+    case 'declined_in_app':
+      return 'You declined';
+    case 'refused':
+      return 'Refused: an old or altered answer';
+  }
+  if (!row.success) return 'Failed';
+  if (row.replayed) return 'Already done; not repeated';
+  return row.confirmation === 'confirmed' || row.confirmation === 'approved_in_app' ? 'Done, after you approved' : 'Done';
+}
+
 export const activityRows = (rows: AuditRow[], names: Names, clock: Clock) => {
   const shown = rows.filter((r) => !isNoise(r)).slice(0, ACTIVITY_SHOWN);
   return shown.length ? (
@@ -76,7 +94,7 @@ export const activityRows = (rows: AuditRow[], names: Names, clock: Clock) => {
               <td data-label="When">{stamp(clock, a.at)}</td>
               <td data-label="What">{activityWords(a)}</td>
               <td data-label="Through">{viaWords(a, names)}</td>
-              <td data-label="Result">{a.success ? 'Done' : 'Failed'}</td>
+              <td data-label="Result">{resultWords(a)}</td>
             </tr>
           ))}
         </tbody>

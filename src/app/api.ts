@@ -92,9 +92,14 @@ export function appApiRoutes(routes: AppRouteBuilder, helpers: AppHelpers, deps:
       const caller = await requireCaller(req);
       const input = keyInput.safeParse(req.body ?? {});
       if (!input.success)
-        throw new ApiProblem(400, 'VALIDATION_FAILED', `Invalid body: ${describeIssues(input.error)}`, 'Send {"name": "<up to 60 chars>"} or an empty object.');
+        throw new ApiProblem(
+          400,
+          'VALIDATION_FAILED',
+          `Invalid body: ${describeIssues(input.error)}`,
+          'Send {"name": "<up to 60 chars>", "access": "read" | "read-write"} or an empty object (read-only).',
+        );
       try {
-        const minted = await keys.mint(caller.uid, input.data.name);
+        const minted = await keys.mint(caller.uid, input.data.name, input.data.access);
         return json(201, { apiKey: minted.plaintext, key: minted.key, note: 'This is the only time the key is shown.' }, { 'cache-control': 'no-store' });
       } catch (err) {
         if (err instanceof TooManyKeys) throw new ApiProblem(400, 'VALIDATION_FAILED', err.message, 'Revoke a key you no longer use.');

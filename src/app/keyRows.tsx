@@ -15,6 +15,7 @@ export const keyRows = (list: ApiKeyView[], clock: Clock) =>
           <tr>
             <th scope="col">Name</th>
             <th scope="col">Key</th>
+            <th scope="col">May</th>
             <th scope="col">Created</th>
             <th scope="col">Last used</th>
             <th scope="col">Status</th>
@@ -28,6 +29,7 @@ export const keyRows = (list: ApiKeyView[], clock: Clock) =>
               <td data-label="Key">
                 <code>sk-svc-…{k.last4}</code>
               </td>
+              <td data-label="May">{k.access === 'read-write' ? 'read and add' : 'read only'}</td>
               <td data-label="Created">{stamp(clock, new Date(k.createdAt))}</td>
               <td data-label="Last used">{stamp(clock, k.lastUsedAt ? new Date(k.lastUsedAt) : null)}</td>
               <td class={`status-${k.status}`} data-label="Status">

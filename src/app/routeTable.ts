@@ -46,6 +46,8 @@ export const APP_ROUTES = defineRoutes({
   settingsKeysRemove: appPage('/settings/keys/:id/remove', ['POST']),
   settingsConnect: appPage('/settings/connect', ['GET']),
   settingsTimeZone: appPage('/settings/time-zone', ['POST']),
+  // A change an assistant asked for, approved or declined by the person (workspace/writeStore.ts).
+  settingsWaiting: appPage('/settings/waiting/:id/:decision', ['POST']),
   settingsAppsRevoke: appPage('/settings/apps/:id/revoke', ['GET', 'POST']),
   family: appPage('/family', ['GET']),
   familyInvites: appPage('/family/invites', ['POST']),

@@ -12,6 +12,7 @@ import { redirect } from '../http/page.js';
 import { type KeyStore, MAX_KEYS_PER_USER, TooManyKeys } from '../keys/keys.js';
 import { OAuthStore } from '../oauth/store.js';
 import type { AuditLog } from '../workspace/audit.js';
+import { PendingStore, type PendingRow } from '../workspace/writeStore.js';
 import { friendlyIssues, keyInput, revokeKey } from './actions.js';
 import { bridgeBundle } from './bridgeDownload.js';
 import { RECENT_ACTIVITY_ROWS } from '../workspace/activity.js';
@@ -22,7 +23,7 @@ import { Flashes } from './flash.js';
 import type { AppHelpers } from './helpers.js';
 import { keyLabel, keyRows } from './keyRows.js';
 import type { AppRouteBuilder } from './routeTable.js';
-import { zoneAside, type Clock } from './time.js';
+import { stamp, zoneAside, type Clock } from './time.js';
 import { currentZoneName, zoneGroups, zoneLabel } from './zones.js';
 
 /** A form's problems, each as a sentence. */
@@ -86,6 +87,35 @@ export const zoneDetectForm = () => (
   </form>
 );
 
+/** Changes an assistant asked for that need the person's yes: each with approve and decline as plain form posts. */
+const waitingSection = (rows: PendingRow[], clock: Clock, who: (r: PendingRow) => string) =>
+  rows.length ? (
+    <section class="card" id="waiting">
+      <h2>Waiting for you</h2>
+      <p>An assistant asked to make these changes. Nothing is changed until you approve; the assistant then makes it when it calls again.</p>
+      <ul class="waiting">
+        {rows.map((r) => (
+          <li>
+            <p>
+              <strong>{r.question}</strong>{' '}
+              <span class="muted">
+                ({who(r)}, {stamp(clock, r.createdAt)})
+              </span>
+            </p>
+            <form method="post" action={`/settings/waiting/${encodeURIComponent(r._id)}/approve`}>
+              <button type="submit">Approve: {r.question}</button>
+            </form>
+            <form method="post" action={`/settings/waiting/${encodeURIComponent(r._id)}/decline`}>
+              <button class="danger" type="submit">
+                Decline: {r.question}
+              </button>
+            </form>
+          </li>
+        ))}
+      </ul>
+    </section>
+  ) : null;
+
 export function settingsRoutes(
   routes: AppRouteBuilder,
   h: AppHelpers,
@@ -94,19 +124,27 @@ export function settingsRoutes(
   const { config, db, keys, audit } = deps;
   const oauthApps = new OAuthStore(db, deps.credentials);
   const flashes = new Flashes(db, config);
+  const pending = new PendingStore(db);
 
   const settingsPage = async (caller: SessionCaller, req: HttpRequestEnvelope, errors: { keys?: Markup; zone?: Markup } = {}, status = 200) => {
-    const [list, activity, apps, user, clock] = await Promise.all([
+    const [list, activity, apps, user, clock, waiting] = await Promise.all([
       keys.list(caller.uid),
       // More than are shown: protocol notifications among them are left out.
       audit.recent(caller.uid, RECENT_ACTIVITY_ROWS),
       oauthApps.connectedApps(caller.uid),
       h.store.user(caller.uid),
       h.clockFor(caller, req),
+      pending.waiting(caller.uid, Date.now()),
     ]);
     const names = {
       keys: new Map(list.map((k) => [k.id, k])),
-      apps: await oauthApps.clientNames(activity.flatMap((a) => (a.clientId ? [a.clientId] : []))),
+      apps: await oauthApps.clientNames([...activity, ...waiting].flatMap((a) => (a.clientId ? [a.clientId] : []))),
+    };
+    const askedBy = (r: PendingRow) => {
+      const key = r.keyId ? names.keys.get(r.keyId) : undefined;
+      if (key) return `asked with key ${keyLabel(key)}`;
+      const app = r.clientId ? names.apps.get(r.clientId) : undefined;
+      return app ? `asked by ${app}` : 'asked by an assistant';
     };
     return h.pageFor(
       status,
@@ -114,16 +152,27 @@ export function settingsRoutes(
       <>
         <h1>Settings</h1>
         {user?.timeZone ? null : zoneDetectForm()}
+        {waitingSection(waiting, clock, askedBy)}
         <section class="card">
           <h2 id="mcp-api-keys">MCP API keys</h2>
           <p>
-            An MCP API key lets an AI assistant read your family workspace (read-only) at <code>{config.appUrl}/api/mcp</code>. Revoking a key stops it on its
-            very next request. <a href="/settings/connect">How to connect an assistant</a>, with or without a key.
+            An MCP API key lets an AI assistant read your family workspace at <code>{config.appUrl}/api/mcp</code>, and, if you choose, add to the care record
+            in your name (changing a medication or withdrawing an entry still asks you first). Revoking a key stops it on its very next request.{' '}
+            <a href="/settings/connect">How to connect an assistant</a>, with or without a key.
           </p>
           {errors.keys}
           <form method="post" action="/settings/keys">
             <label for="key-name">Name (optional)</label>
             <input id="key-name" name="name" type="text" maxLength={60} placeholder="Claude Desktop" />
+            <fieldset>
+              <legend>What the assistant may do</legend>
+              <label>
+                <input type="radio" name="access" value="read" checked /> Read only
+              </label>
+              <label>
+                <input type="radio" name="access" value="read-write" /> Read and add to the care record
+              </label>
+            </fieldset>
             <button type="submit">Mint a new key</button>
           </form>
           {keyRows(list, clock)}
@@ -168,7 +217,7 @@ export function settingsRoutes(
       const input = keyInput.safeParse(req.body ?? {});
       if (!input.success) return settingsPage(caller, req, { keys: errorBox(friendlyIssues(input.error)) }, 400);
       try {
-        const minted = await keys.mint(caller.uid, input.data.name);
+        const minted = await keys.mint(caller.uid, input.data.name, input.data.access);
         // Post/redirect/get: the key waits on the server for the next page, so a reload there shows
         // it no more and mints nothing.
         const cookie = await flashes.put(caller.uid, { plaintext: minted.plaintext, keyName: minted.key.name, last4: minted.key.last4 });
@@ -234,6 +283,27 @@ export function settingsRoutes(
       if (!caller) return redirect('/signin?next=/settings');
       if (!(await keys.removeRevoked(caller.uid, params.id ?? ''))) return noSuchKey(caller);
       return redirect('/settings#mcp-api-keys');
+    })
+    .on('settingsWaiting', 'POST', async (req, params) => {
+      const caller = await h.currentCaller(req);
+      if (!caller) return redirect('/signin?next=/settings');
+      const decision = params.decision === 'approve' ? 'approved' : params.decision === 'decline' ? 'declined' : undefined;
+      // Someone else's change, one already answered or expired, or a made-up decision: nothing to do here.
+      if (!decision || !(await pending.decide(caller.uid, params.id ?? '', decision, Date.now())))
+        return h.pageFor(
+          404,
+          'No such change',
+          <>
+            <h1>No such change</h1>
+            <section class="card">
+              <p>
+                That change is not waiting for you any more: it was answered already or has expired. See <a href="/settings">Settings</a>.
+              </p>
+            </section>
+          </>,
+          caller,
+        );
+      return redirect('/settings#waiting');
     })
     .on('settingsTimeZone', 'POST', async (req) => {
       const caller = await h.currentCaller(req);

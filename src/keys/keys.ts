@@ -26,10 +26,16 @@ export interface ApiKeyRecord {
   hash: string;
   last4: string;
   status: 'active' | 'revoked';
+  /** What the key may do with the care record; a key minted before writes existed has none: read-only. */
+  access?: KeyAccess;
   createdAt: Date;
   lastUsedAt?: Date;
   revokedAt?: Date;
 }
+
+/** A key reads the care record, or reads and adds to it (care_circle:write). */
+export type KeyAccess = 'read' | 'read-write';
+export const accessOf = (k: Pick<ApiKeyRecord, 'access'>): KeyAccess => (k.access === 'read-write' ? 'read-write' : 'read');
 
 /** What a caller may see of a key: never its hash. */
 export interface ApiKeyView {
@@ -37,6 +43,7 @@ export interface ApiKeyView {
   name: string;
   last4: string;
   status: 'active' | 'revoked';
+  access: KeyAccess;
   createdAt: string;
   lastUsedAt: string | null;
   revokedAt: string | null;
@@ -57,6 +64,7 @@ export function viewOf(k: ApiKeyRecord): ApiKeyView {
     name: k.name,
     last4: k.last4,
     status: k.status,
+    access: accessOf(k),
     createdAt: k.createdAt.toISOString(),
     lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
     revokedAt: k.revokedAt?.toISOString() ?? null,
@@ -79,7 +87,7 @@ export class KeyStore {
   }
 
   /** Mint a key for `uid`; the plaintext is returned here and nowhere else, ever. */
-  async mint(uid: string, name: string): Promise<{ plaintext: string; key: ApiKeyView }> {
+  async mint(uid: string, name: string, access: KeyAccess = 'read'): Promise<{ plaintext: string; key: ApiKeyView }> {
     if ((await this.keys.countDocuments({ uid, status: 'active' })) >= MAX_KEYS_PER_USER) throw new TooManyKeys(`at most ${MAX_KEYS_PER_USER} active keys`);
     const plaintext = `sk-svc-${randomBytes(32).toString('hex')}`;
     const id = newId('key');
@@ -91,6 +99,7 @@ export class KeyStore {
       hash: hashKey(plaintext),
       last4: plaintext.slice(-4),
       status: 'active',
+      access,
       createdAt: new Date(this.clock()),
     };
     await this.keys.insertOne(record);

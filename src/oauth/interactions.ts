@@ -192,6 +192,9 @@ export function interactionHandlers(parts: InteractionParts) {
     const approved = scopesIn([...requestedAll].join(' ')).filter((s) => chosen.has(s));
     // oidc-provider issues no code for a grant without scope, so an empty "allow" is asked again.
     if (!approved.length) return renderConsent(ctx, provider, interaction, 'Tick at least one box to connect the app, or choose Deny.');
+    // Adding to the record without reading it would leave the app writing blind.
+    if (approved.every((s) => s === 'care_circle:write'))
+      return renderConsent(ctx, provider, interaction, 'Tick at least one thing the app may read: it adds to the care record only alongside reading it.');
     const declinedOidc = [...requestedAll].filter((s) => (s === 'openid' || (SCOPES as readonly string[]).includes(s)) && !(approved as string[]).includes(s));
     const declined = scopesIn([...requestedAll].join(' ')).filter((s) => !approved.includes(s));
     const indicator = indicatorOf(params);

@@ -93,26 +93,44 @@ export interface ConsentView {
   problem?: string;
 }
 
+/** Scopes that change the care record: asked apart from reading, so a person can grant reading alone. */
+const WRITE_SCOPES: readonly Scope[] = ['care_circle:write'];
+const writes = (s: Scope) => WRITE_SCOPES.includes(s);
+
+function scopeChoice(v: ConsentView, s: Scope) {
+  const id = `scope-${s.replace(/[^a-z]/g, '-')}`;
+  return (
+    <div class="scope">
+      <input type="checkbox" id={id} name="scope" value={s} checked={v.approved.includes(s)} />
+      <label for={id}>
+        <strong>{SCOPE_TEXT[s].title}</strong> <code>{s}</code>
+        <span class="reveals">{SCOPE_TEXT[s].reveals}</span>
+      </label>
+    </div>
+  );
+}
+
 function scopeChoices(v: ConsentView) {
-  if (!v.requested.length)
+  if (!v.requested.some((s) => !writes(s)))
     return (
       <p class="error" role="alert">
         This app asked to read nothing, so it cannot connect. Go back to the app; it needs to ask for <code>profile:read</code> or <code>care_circle:read</code>
         .
       </p>
     );
-  return v.requested.map((s) => {
-    const id = `scope-${s.replace(/[^a-z]/g, '-')}`;
-    return (
-      <div class="scope">
-        <input type="checkbox" id={id} name="scope" value={s} checked={v.approved.includes(s)} />
-        <label for={id}>
-          <strong>{SCOPE_TEXT[s].title}</strong> <code>{s}</code>
-          <span class="reveals">{SCOPE_TEXT[s].reveals}</span>
-        </label>
-      </div>
-    );
-  });
+  return v.requested.filter((s) => !writes(s)).map((s) => scopeChoice(v, s));
+}
+
+/** The writing the app asked for, in its own group, never ticked unless this person allowed it before. */
+function writeChoices(v: ConsentView) {
+  const asked = v.requested.filter(writes);
+  if (!asked.length) return <p class="muted">The app can change nothing.</p>;
+  return (
+    <fieldset id="write-scopes">
+      <legend>This app also asks to add to the care record in your name. Leave the box empty to let it read only.</legend>
+      {asked.map((s) => scopeChoice(v, s))}
+    </fieldset>
+  );
 }
 
 export function consentPage(v: ConsentView) {
@@ -152,10 +170,11 @@ export function consentPage(v: ConsentView) {
             <legend>Tick what this app may read. Each is read-only; leave a box empty to keep that private.</legend>
             {scopeChoices(v)}
           </fieldset>
+          {writeChoices(v)}
           <p class="muted">
-            The app can change nothing. You can see it and disconnect it any time under <a href={v.settingsUrl}>Settings → Connected apps</a>.
+            You can see it and disconnect it any time under <a href={v.settingsUrl}>Settings → Connected apps</a>.
           </p>
-          {v.requested.length ? (
+          {v.requested.some((s) => !writes(s)) ? (
             <button type="submit" name="decision" value="allow" id="allow">
               Allow selected
             </button>

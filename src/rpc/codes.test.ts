@@ -14,6 +14,9 @@ describe('wire codes - pinned', () => {
       UNAUTHORIZED: -32001,
       TOOL_FAILED: -32002,
       NOT_AUTHORIZED: -32003,
+      IDEMPOTENCY_KEY_REUSED: -32010,
+      WRITE_IN_PROGRESS: -32011,
+      REQUEST_STATE_REFUSED: -32012,
       RATE_LIMITED: -32029,
       UNAVAILABLE: -32030,
     });

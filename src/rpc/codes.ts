@@ -12,6 +12,12 @@ export const RPC = {
   TOOL_FAILED: -32002,
   /** An id outside the caller's workspace (DESIGN). */
   NOT_AUTHORIZED: -32003,
+  /** An idempotency key (`_meta`) sent again with other arguments: `data.error` is `idempotency_key_reused`. */
+  IDEMPOTENCY_KEY_REUSED: -32010,
+  /** The same write is being applied by an earlier call: retry for its result. */
+  WRITE_IN_PROGRESS: -32011,
+  /** A confirmation's `requestState` altered, expired, used already or bound elsewhere: `data.error` names which. */
+  REQUEST_STATE_REFUSED: -32012,
   /** Rate limit exceeded; `Retry-After` header is present. */
   RATE_LIMITED: -32029,
   /** No worker answered in time: try again shortly. */

@@ -25,7 +25,27 @@ import {
 } from './versions.js';
 
 import { FEATURE_METHODS, FeatureSet, type Features } from './features.js';
-import { toInputSchema, toOutputSchema, type CallContext, type ScopeCheck, type ToolAnnotations, type ToolDefinition } from './tool.js';
+import {
+  toInputSchema,
+  toOutputSchema,
+  type CallContext,
+  type ScopeCheck,
+  type ToolAnnotations,
+  type ToolDefinition,
+  type ToolResult,
+  type WriteReport,
+} from './tool.js';
+import {
+  argumentDigest,
+  pendingIdOf,
+  CONFIRM_INPUT,
+  IDEMPOTENCY_KEY_META,
+  idempotencyKeyReused,
+  RequestStateError,
+  writeInProgress,
+  type ConfirmationOutcome,
+  type WriteMachinery,
+} from './writes.js';
 
 export {
   defineTool,
@@ -38,6 +58,7 @@ export {
   type ToolDeclaration,
   type ToolDefinition,
   type ToolResult,
+  type WriteReport,
 } from './tool.js';
 export type {
   Features,
@@ -83,6 +104,11 @@ export interface McpServerOptions extends Features {
    * reply that takes it past this and is refused as too large, without answering the rest.
    */
   maxReplyBytes: number;
+  /**
+   * Idempotency and confirmation for the tools that are not read-only (rpc/writes.ts). Without it
+   * every tool runs as called (the sandbox's, whose writes are a throwaway demo's own).
+   */
+  writes?: WriteMachinery;
 }
 
 export interface HttpCall {
@@ -208,7 +234,7 @@ export class McpServer {
       return singleReply({
         jsonrpc: '2.0',
         id: msg.id ?? null,
-        result: { ...result, resultType: 'complete', _meta: { ...(result._meta as object | undefined), [META.serverInfo]: this.serverInfo() } },
+        result: { resultType: 'complete', ...result, _meta: { ...(result._meta as object | undefined), [META.serverInfo]: this.serverInfo() } },
       });
     } catch (err) {
       return singleReply(failure(msg.id ?? null, this.toRpcError(err, full)));
@@ -289,7 +315,7 @@ export class McpServer {
       case 'tools/list':
         return { tools: this.visibleTools(ctx), ...(ctx.modern ? this.cacheHints() : {}) };
       case 'tools/call':
-        return this.callTool(msg.params, ctx);
+        return this.callTool(msg.params, ctx, msg.id);
       default:
         if (this.features.handles(msg.method))
           return this.features.dispatch(msg.method, msg.params, ctx, (ttlMs) => (ctx.modern ? this.cacheHints(ttlMs) : {}));
@@ -346,7 +372,7 @@ export class McpServer {
     };
   }
 
-  private async callTool(params: Record<string, unknown> | undefined, ctx: CallContext): Promise<Record<string, unknown>> {
+  private async callTool(params: Record<string, unknown> | undefined, ctx: CallContext, id?: RpcId): Promise<Record<string, unknown>> {
     const call = callParams(params);
     if (!call.success)
       throw new RpcError(RPC.INVALID_PARAMS, `Invalid params: ${describeIssues(call.error)}`, {
@@ -368,21 +394,178 @@ export class McpServer {
       throw new RpcError(RPC.INVALID_PARAMS, message, { hint: "See the tool's inputSchema in tools/list." });
     }
     if (!this.mayUse(tool, ctx)) throw new InsufficientScope(tool.scope!);
+    if (!isWrite(tool) || !this.options.writes) return (await this.runTool(tool, args.data, ctx)).reply;
+    const report: WriteReport = { tool: tool.name, targets: [], confirmation: 'not_needed', replayed: false };
     try {
-      const result = await tool.handler(args.data, ctx);
+      return await this.callWrite(this.options.writes, tool, args.data, params ?? {}, ctx, report);
+    } finally {
+      ctx.reportWrite?.(id, report);
+    }
+  }
+
+  /** A tool's reply to its arguments, with the tool's own result (absent when it answered with an error). */
+  private async runTool(tool: ToolDefinition, args: unknown, ctx: CallContext): Promise<{ reply: Record<string, unknown>; result?: ToolResult }> {
+    try {
+      const result = await tool.handler(args, ctx);
       const json = JSON.stringify(result.structured);
       const content = [...(result.summary ? [{ type: 'text', text: result.summary }] : []), { type: 'text', text: json }];
-      if (ctx.protocolVersion < STRUCTURED_FROM) return { content };
+      if (ctx.protocolVersion < STRUCTURED_FROM) return { reply: { content }, result };
       // The answer holds the result twice, as the text block and as itself: its JSON is written once.
-      return encodedAs({ content, structuredContent: result.structured }, `{"content":${JSON.stringify(content)},"structuredContent":${json}}`);
+      return {
+        reply: encodedAs({ content, structuredContent: result.structured }, `{"content":${JSON.stringify(content)},"structuredContent":${json}}`),
+        result,
+      };
     } catch (err) {
-      if (err instanceof ToolError) return { content: [{ type: 'text', text: err.message }], isError: true };
+      if (err instanceof ToolError) return { reply: { content: [{ type: 'text', text: err.message }], isError: true } };
       if (err instanceof RpcError) throw err;
       if (err instanceof ToolFailure) throw new RpcError(RPC.TOOL_FAILED, `Tool ${tool.name} failed: ${err.message}`);
       if (isTransient(err)) throw unavailable();
       this.options.onInternalError?.(err, ctx);
       throw new RpcError(RPC.TOOL_FAILED, `Tool ${tool.name} failed: internal error`, { hint: `Try again; quote request id ${ctx.requestId} if it persists.` });
     }
+  }
+
+  /**
+   * A write: its `_meta` idempotency key checked, its first result replayed if this caller already
+   * made it in the window, its question asked and answered, then applied once.
+   */
+  private async callWrite(
+    w: WriteMachinery,
+    tool: ToolDefinition,
+    args: unknown,
+    params: Record<string, unknown>,
+    ctx: CallContext,
+    report: WriteReport,
+  ): Promise<Record<string, unknown>> {
+    const now = (w.clock ?? Date.now)();
+    const callerKey = w.callerKey(ctx.caller);
+    const digest = argumentDigest(tool.name, args);
+    const named = isPlainObject(params._meta) ? params._meta[IDEMPOTENCY_KEY_META] : undefined;
+    if (named !== undefined) {
+      if (typeof named !== 'string' || named.length < 1 || named.length > 200)
+        throw new RpcError(RPC.INVALID_PARAMS, `Invalid params: _meta.${IDEMPOTENCY_KEY_META} must be a string of 1 to 200 characters`);
+      // The key is bound to the first arguments it came with; the write itself is claimed below.
+      const bound = await w.idempotency.claim(`${callerKey}:key:${argumentDigest('', named)}`, digest, now);
+      if (bound && bound.digest !== digest) throw idempotencyKeyReused();
+    }
+    // An answer is checked before anything else: an altered, expired or used requestState is refused
+    // even when the write it names was already made.
+    let answered;
+    try {
+      answered = ctx.modern && params.requestState !== undefined ? await this.answered(w, { tool: tool.name, callerKey, digest, now }, params) : undefined;
+    } catch (err) {
+      if (err instanceof RequestStateError) report.confirmation = 'refused';
+      throw err;
+    }
+    if (answered) report.confirmation = answered.outcome;
+    if (answered?.reply) return answered.reply;
+    const id = `${callerKey}:${digest}`;
+    // A retry of a write already applied needs no second question.
+    const earlier = await w.idempotency.find(id, now);
+    if (earlier) return this.replay(earlier.result, report);
+
+    const question = !answered && tool.confirm ? await tool.confirm(args, ctx) : undefined;
+    if (question) {
+      const asked = await this.ask(w, { tool: tool.name, callerKey, digest, question, now }, params, ctx);
+      report.confirmation = asked.outcome;
+      if (asked.reply) return asked.reply;
+    }
+    const first = await w.idempotency.claim(id, digest, now);
+    if (first) return this.replay(first.result, report);
+    let ran;
+    try {
+      ran = await this.runTool(tool, args, ctx);
+    } catch (err) {
+      await w.idempotency.release(id).catch(() => undefined);
+      throw err;
+    }
+    if (!ran.result) {
+      // Refused by the tool: nothing was written, so a corrected retry is a new write.
+      await w.idempotency.release(id);
+      return ran.reply;
+    }
+    report.targets = ran.result.targets ?? idsIn(ran.result.structured);
+    await w.idempotency.complete(id, JSON.stringify({ reply: ran.reply, targets: report.targets }));
+    if (report.confirmation === 'approved_in_app') await w.pending.used(pendingIdOf(callerKey, digest));
+    return ran.reply;
+  }
+
+  /** The person's answer to an `input_required` question, once its requestState checks out and is used up. */
+  private async answered(
+    w: WriteMachinery,
+    bound: { tool: string; callerKey: string; digest: string; now: number },
+    params: Record<string, unknown>,
+  ): Promise<{ outcome: ConfirmationOutcome; reply?: Record<string, unknown> }> {
+    const { tool, callerKey, digest, now } = bound;
+    const state = params.requestState;
+    if (typeof state !== 'string') throw new RequestStateError('invalid');
+    const claims = await w.states.open(state, { callerKey, tool, digest }, now);
+    const answer = isPlainObject(params.inputResponses) ? params.inputResponses[CONFIRM_INPUT] : undefined;
+    if (!isPlainObject(answer) || typeof answer.action !== 'string')
+      throw new RpcError(RPC.INVALID_PARAMS, `Invalid params: inputResponses.${CONFIRM_INPUT} is required with the requestState it answers`, {
+        hint: `Send the person's answer to the "${CONFIRM_INPUT}" input request: {"action": "accept", "content": {"approve": true}}, or "decline".`,
+      });
+    // One answer, one write: the state's id is claimed like a write, so it cannot be used twice.
+    if (await w.idempotency.claim(`state:${claims.jti}`, digest, now)) throw new RequestStateError('replayed');
+    if (answer.action === 'accept' && isPlainObject(answer.content) && answer.content.approve === true) return { outcome: 'confirmed' };
+    return { outcome: 'declined', reply: notDone('Not done: the person did not approve this change. Nothing was changed.') };
+  }
+
+  private replay(stored: string | undefined, report: WriteReport): Record<string, unknown> {
+    if (stored === undefined) throw writeInProgress();
+    const first = JSON.parse(stored) as { reply: Record<string, unknown>; targets: string[] };
+    report.replayed = true;
+    report.targets = first.targets;
+    return first.reply;
+  }
+
+  /**
+   * Ask the person. 2026-07-28 clients that can elicit get `input_required` and answer by calling
+   * again with `inputResponses` and the signed `requestState`; every other client (this server
+   * answers each POST on its own, so it cannot send `elicitation/create` mid-call) leaves the change
+   * waiting for the person in the app.
+   */
+  private async ask(
+    w: WriteMachinery,
+    asked: { tool: string; callerKey: string; digest: string; question: string; now: number },
+    params: Record<string, unknown>,
+    ctx: CallContext,
+  ): Promise<{ outcome: ConfirmationOutcome; reply?: Record<string, unknown> }> {
+    const { tool, callerKey, digest, question, now } = asked;
+    if (ctx.modern && canElicit(params))
+      return {
+        outcome: 'asked',
+        reply: {
+          resultType: 'input_required',
+          inputRequests: {
+            [CONFIRM_INPUT]: {
+              method: 'elicitation/create',
+              params: {
+                mode: 'form',
+                message: question,
+                requestedSchema: {
+                  type: 'object',
+                  properties: { approve: { type: 'boolean', title: 'Approve', description: question, default: false } },
+                  required: ['approve'],
+                },
+              },
+            },
+          },
+          requestState: await w.states.seal({ callerKey, tool, digest }, now),
+        },
+      };
+    const change = await w.pending.park({ caller: ctx.caller, callerKey, tool, digest, question, now });
+    if (change.status === 'approved') return { outcome: 'approved_in_app' };
+    if (change.status === 'declined') {
+      await w.pending.used(change.id);
+      return { outcome: 'declined_in_app', reply: notDone(`Not done: the person declined "${question}" in carecircle. Nothing was changed.`) };
+    }
+    return {
+      outcome: 'waiting_in_app',
+      reply: notDone(
+        `Waiting for the person to approve: "${question}" Nothing is changed yet. They can approve or decline it in carecircle at ${w.approveAt}; once approved, call ${tool} again with the same arguments and it is made.`,
+      ),
+    };
   }
 
   private toRpcError(err: unknown, ctx: CallContext): RpcError {
@@ -395,6 +578,23 @@ export class McpServer {
   private errorReply(id: RpcId, err: RpcError): HttpReplyEnvelope {
     return { status: err.httpStatus, headers: {}, body: failure(id, err) };
   }
+}
+
+/** A tool that changes something: every tool not declared read-only goes through the write path. */
+const isWrite = (tool: ToolDefinition): boolean => tool.annotations.readOnlyHint !== true;
+
+/** Whether a 2026-07-28 request says its client can put a question to the person. */
+function canElicit(params: Record<string, unknown>): boolean {
+  const caps = isPlainObject(params._meta) ? params._meta[META.clientCapabilities] : undefined;
+  return isPlainObject(caps) && caps.elicitation !== undefined && caps.elicitation !== null;
+}
+
+/** A write not made (declined, or waiting for the person): told to the model as a result it can read. */
+const notDone = (text: string) => ({ content: [{ type: 'text', text }], isError: true });
+
+/** A write's target records when the tool names none: its result's `id` and `…Id` fields. */
+function idsIn(structured: Record<string, unknown>): string[] {
+  return Object.entries(structured).flatMap(([k, v]) => ((k === 'id' || k.endsWith('Id')) && typeof v === 'string' ? [v] : []));
 }
 
 /** tools/call params checked by hand; zod names what is wrong with the rest. */

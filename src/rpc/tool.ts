@@ -12,6 +12,19 @@ export interface CallContext {
   modern?: boolean;
   /** Whatever the surface verified about the caller (absent on public endpoints). */
   caller?: unknown;
+  /** Told, for each write tool call (by JSON-RPC id), what it changed and how it was confirmed: for the audit log. */
+  reportWrite?: (id: unknown, report: WriteReport) => void;
+}
+
+/** What one write tool call did, for its audit row. */
+export interface WriteReport {
+  tool: string;
+  /** The records it added or changed (ids), when it applied. */
+  targets: readonly string[];
+  /** not_needed, asked (input_required sent), confirmed, declined, refused (a bad requestState), waiting_in_app, approved_in_app, declined_in_app. */
+  confirmation: string;
+  /** Answered with the first result of the same write, without applying it again. */
+  replayed: boolean;
 }
 
 export interface ToolAnnotations {
@@ -27,6 +40,8 @@ export interface ToolResult {
   structured: Record<string, unknown>;
   /** A readable summary, sent as the first text block when present. */
   summary?: string;
+  /** For a write: the ids of the records it added or changed, named in its audit row (default: the result's `id` and `…Id` fields). */
+  targets?: readonly string[];
 }
 
 /** What a tool is, as clients and discovery documents see it: declared once by its slice. */

@@ -19,5 +19,11 @@ export interface AuditRow {
   keyId?: string;
   /** The OAuth client of a connected app, so Settings can name the app. */
   clientId?: string;
+  /** A write tool call: the records it added or changed (ids). */
+  targets?: string[];
+  /** A write tool call: how the person confirmed it (not_needed, asked, confirmed, declined, refused, waiting_in_app, approved_in_app, declined_in_app). */
+  confirmation?: string;
+  /** A write answered with its first result, not applied again. */
+  replayed?: boolean;
   at: Date;
 }

@@ -3,7 +3,7 @@ import type { Credentials } from '../auth/credentials.js';
 import type { Db } from 'mongodb';
 import { SCOPES, type Scope } from '../auth/scopes.js';
 import type { Config } from '../config.js';
-import { API_KEY_FORMAT, type KeyStore } from '../keys/keys.js';
+import { accessOf, API_KEY_FORMAT, type KeyStore } from '../keys/keys.js';
 import { AccessTokenError, accessTokenVerifier, looksLikeJwt } from '../oauth/accessTokens.js';
 import { RPC } from '../rpc/codes.js';
 import { RpcError } from '../rpc/errors.js';
@@ -18,7 +18,8 @@ export interface WorkspaceCaller {
   email: string;
   tenant: Tenant;
   via: AuthMethod;
-  /** Scopes an OAuth caller approved; API keys and sessions are not scope-gated (SPEC). */
+  /** Scopes an OAuth caller approved, or a key's: every read scope, and care_circle:write when minted read-and-write.
+   *  A session (the person in the app) holds them all. */
   scopes: readonly Scope[] | 'all';
   keyId?: string;
   /** The connected app, for an OAuth caller. */
@@ -82,6 +83,10 @@ async function oauthCaller(
   };
 }
 
+/** A key reads everything; only a key minted read-and-write holds care_circle:write. */
+const READ_SCOPES = SCOPES.filter((s) => s !== 'care_circle:write');
+const keyScopes = (access: 'read' | 'read-write'): readonly Scope[] => (access === 'read-write' ? SCOPES : READ_SCOPES);
+
 export function resourceMetadataUrl(config: Config): string {
   return `${config.appUrl}/.well-known/oauth-protected-resource`;
 }
@@ -124,7 +129,7 @@ export async function authenticate(
     const user = await accountOf(users, key.uid);
     if (!user) throw new AuthRefusal(401, 'Unknown API key', `Mint a key at ${settings}.`, challenge('invalid_token'));
     keys.touch(key);
-    return { uid: user._id, email: user.email, tenant: user.tenant, via: 'api-key', scopes: 'all', keyId: key._id };
+    return { uid: user._id, email: user.email, tenant: user.tenant, via: 'api-key', scopes: keyScopes(accessOf(key)), keyId: key._id };
   }
   const session = await sessionCaller(db, credentials, headers);
   if (session) return { uid: session.uid, email: session.email, tenant: session.tenant, via: 'session', scopes: 'all' };

@@ -14,7 +14,7 @@ import { failure, McpServer } from '../rpc/mcp.js';
 import { takeForMessages } from '../rpc/rateLimit.js';
 import { VERSION } from '../version.js';
 import type { RouteHandler } from '../slice/contract.js';
-import { auditWriter } from './audit.js';
+import { auditWriter, type AuditRow } from './audit.js';
 import { authenticate, AuthRefusal, resourceMetadataUrl, type WorkspaceCaller } from './caller.js';
 import { WORKSPACE_ENDPOINT, WORKSPACE_INSTRUCTIONS } from './endpoint.js';
 import { WorkspaceStore } from '../family/records.js';
@@ -22,14 +22,42 @@ import { workspacePrompts } from './prompts.js';
 import { workspaceResources } from './resources.js';
 import { callerHoldsScope, workspaceTools } from './tools.js';
 import type { Timelines } from '../store/timeline/port.js';
+import type { WriteMachinery } from '../rpc/writes.js';
+import type { ToolDefinition, WriteReport } from '../rpc/tool.js';
+import { resolveDataKey } from '../partner/secretBox.js';
+import { MongoIdempotencyStore, PendingStore, requestStates } from './writeStore.js';
 
-export function createWorkspaceServer(store: WorkspaceStore, maxReplyBytes: number, log?: Logger): McpServer {
+/** Who a write came from, for its idempotency: the person and the credential they used. */
+export const callerKeyOf = (caller: unknown): string => {
+  const c = caller as WorkspaceCaller;
+  return `${c.uid}/${c.keyId ?? c.clientId ?? c.via}`;
+};
+
+/** The workspace's write machinery over its store, with confirmations signed under a key derived from DATA_KEY. */
+export function workspaceWrites(config: Config, db: Db, log: Logger, clock: () => number = Date.now): WriteMachinery {
+  return {
+    callerKey: callerKeyOf,
+    idempotency: new MongoIdempotencyStore(db),
+    pending: new PendingStore(db),
+    states: requestStates(resolveDataKey(config, log)),
+    approveAt: `${config.appUrl}/settings#waiting`,
+    clock,
+  };
+}
+
+export function createWorkspaceServer(
+  store: WorkspaceStore,
+  maxReplyBytes: number,
+  log?: Logger,
+  writes?: WriteMachinery,
+  tools: ToolDefinition[] = workspaceTools(store),
+): McpServer {
   return new McpServer({
     name: WORKSPACE_ENDPOINT.name,
     title: WORKSPACE_ENDPOINT.title,
     version: VERSION,
     instructions: WORKSPACE_INSTRUCTIONS,
-    tools: workspaceTools(store),
+    tools,
     prompts: workspacePrompts(store),
     resources: workspaceResources(store),
     notificationStatus: 202,
@@ -37,6 +65,7 @@ export function createWorkspaceServer(store: WorkspaceStore, maxReplyBytes: numb
     holdsScope: callerHoldsScope,
     cacheScope: 'private',
     maxReplyBytes,
+    ...(writes ? { writes } : {}),
     ...(log ? { onInternalError: (err: unknown, ctx: { requestId: string }) => log.error({ err, requestId: ctx.requestId }, 'workspace tool failed') } : {}),
   });
 }
@@ -52,6 +81,12 @@ function auditedMessages(body: unknown): { id: unknown; method: string; tool: st
   });
 }
 
+/** A write's targets and confirmation, named in its audit row (never its arguments). */
+function writeFields(report: WriteReport | undefined): Partial<AuditRow> {
+  if (!report) return {};
+  return { targets: report.targets.slice(0, 20), confirmation: report.confirmation, ...(report.replayed ? { replayed: true } : {}) };
+}
+
 function succeeded(reply: HttpReplyEnvelope, id: unknown): boolean {
   if (reply.status >= 400) return false;
   if (reply.body === undefined) return true; // notifications
@@ -59,6 +94,12 @@ function succeeded(reply: HttpReplyEnvelope, id: unknown): boolean {
   const r = responses.find((x) => x.id === id);
   if (!r) return true;
   return !('error' in r) && (r.result as { isError?: boolean }).isError !== true;
+}
+
+/** Named seams of the endpoint: its clock (confirmation expiry) and its tools (a test's own write tool). */
+export interface WorkspaceSeams {
+  clock?: () => number;
+  tools?: (store: WorkspaceStore) => ToolDefinition[];
 }
 
 /** Authenticate first, then the session caller's rate limit, then MCP, then the audit rows. */
@@ -70,11 +111,18 @@ export function workspaceEndpoint(
   log: Logger,
   bus: Bus,
   limiter: Limiter,
+  seams: WorkspaceSeams = {},
 ): RouteHandler {
   const store = new WorkspaceStore(db, credentials, config.inboxDomain, timelines);
   const keys = new KeyStore(db, credentials);
   const audit = auditWriter(timelines, bus, config.busNamespace, log);
-  const server = createWorkspaceServer(store, config.maxReplyBytes, log);
+  const server = createWorkspaceServer(
+    store,
+    config.maxReplyBytes,
+    log,
+    workspaceWrites(config, db, log, seams.clock),
+    seams.tools?.(store) ?? workspaceTools(store),
+  );
   const sessionPolicy = perMinute(config.rateMcpSessionPerMin);
   return async (req, _params, reqLog) => {
     // A refusal answers the message it refuses: a single message gets its id back.
@@ -104,10 +152,12 @@ export function workspaceEndpoint(
     }
     const started = performance.now();
     let reply: HttpReplyEnvelope | undefined;
+    // What each write call (by JSON-RPC id) changed and how the person confirmed it, for its row.
+    const writes = new Map<unknown, WriteReport>();
     try {
       reply = await server.handlePost(
         { method: req.method, headers: req.headers, body: req.body },
-        { requestId: req.requestId, clientIp: req.clientIp, caller },
+        { requestId: req.requestId, clientIp: req.clientIp, caller, reportWrite: (id, report) => writes.set(id, report) },
       );
     } finally {
       // A batch refused as too large is audited too, each message as failed.
@@ -117,6 +167,7 @@ export function workspaceEndpoint(
       await audit
         .record(
           messages.map((m) => ({
+            ...writeFields(writes.get(m.id)),
             uid: caller.uid,
             tenant: caller.tenant,
             method: m.method,

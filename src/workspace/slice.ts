@@ -7,6 +7,7 @@ import { WORKSPACE_ENDPOINT } from './endpoint.js';
 import { workspaceEndpoint } from './handler.js';
 import { MCP_REQUEST_HEADERS } from '../rpc/versions.js';
 import { ACTIVITY_STREAM } from './activity.js';
+import { WRITE_STORE_INDEXES, writeSweepJobs } from './writeStore.js';
 
 export const APP_MCP_BODY_LIMIT = 256 * 1024;
 
@@ -30,9 +31,10 @@ export const workspaceSlice = defineSlice({
   routes,
   mcp: [WORKSPACE_ENDPOINT],
   timelines: [ACTIVITY_STREAM],
-  indexes: { [MCP_AUDIT_LOG]: AUDIT_INDEXES },
+  indexes: { [MCP_AUDIT_LOG]: AUDIT_INDEXES, ...WRITE_STORE_INDEXES },
+  jobs: (ctx) => writeSweepJobs(ctx.db, ctx.clock),
   serve: (ctx) => {
-    const endpoint = workspaceEndpoint(ctx.config, ctx.db, ctx.credentials, ctx.timelines, ctx.log, ctx.bus, ctx.limiter);
+    const endpoint = workspaceEndpoint(ctx.config, ctx.db, ctx.credentials, ctx.timelines, ctx.log, ctx.bus, ctx.limiter, { clock: ctx.clock });
     return handlers(routes).on('mcp', 'GET', endpoint).on('mcp', 'POST', endpoint).done();
   },
   // Audit rows reach the store here: the stream's consumer (NATS), or the last batch at shutdown.
