@@ -7,7 +7,8 @@ import type { CareEventRecord } from '../family/records.js';
 import { dailySlots, dueTimes, GRACE_MS } from './schedule.js';
 import type { Clock } from './time.js';
 
-export type DoseState = 'given' | 'refused' | 'not recorded' | 'due';
+/** `missed`: a dose of the medication list with nothing recorded after its grace period, or recorded missed. */
+export type DoseState = 'given' | 'refused' | 'not recorded' | 'missed' | 'due';
 
 export interface DoseRow {
   medication: string;
