@@ -1,8 +1,12 @@
-// Medications: first, did she get her medicines today (each dose by time: given, refused, not
-// recorded or due); then the period's history by day, one line a dose, the doses scheduled but not
-// recorded and the refusals among them.
+// Medications: first, did she get her medicines today (each dose by time: given, refused, missed,
+// not recorded or due), from the medication list's schedule when the loved one has one, else from
+// the daily times the agency's events suggest; then the period's history by day, one line a dose,
+// the doses scheduled but not recorded and the refusals among them.
 import type { Db } from 'mongodb';
-import type { WorkspaceStore } from '../family/records.js';
+import { MedicationList, scheduledOf } from '../family/medications.js';
+import { todaysListDoses, type ListDose } from '../family/medSchedule.js';
+import type { CareEventRecord, WorkspaceStore } from '../family/records.js';
+import type { AideNamer } from '../family/careEventTypes.js';
 import { dayHeading } from './describe.js';
 import { doseRows, rowTime, todaysDoses, type DoseRow } from './doses.js';
 import { DoseList } from './glance.js';
@@ -27,21 +31,47 @@ function byDay(rows: DoseRow[], v: CareView): { day: string; at: Date; rows: Dos
     .map((d) => ({ ...d, rows: d.rows.sort((a, b) => rowTime(a).getTime() - rowTime(b).getTime()) }));
 }
 
-export async function medicationsBody(store: WorkspaceStore, db: Db, v: CareView) {
+/** Today's doses as the medications page lists them. */
+export const asDoseRows = (doses: readonly ListDose[]): DoseRow[] =>
+  doses.map((d) => ({
+    medication: d.medication,
+    amount: d.amount,
+    state: d.state,
+    at: d.at ?? d.due,
+    due: d.due,
+    ...(d.by ? { by: d.by } : {}),
+    ...(d.note ? { note: d.note } : {}),
+  }));
+
+/** Who recorded a dose, in words: the aide as the agency names them, or the family member's own words. */
+export const recorderOf =
+  (aide: AideNamer) =>
+  (e: CareEventRecord): string => {
+    if (e.institutionId) return aide(e);
+    const p = e.payload;
+    const name = [p.recorded_by_name, p.author_name, p.by].find((x): x is string => typeof x === 'string' && x.trim() !== '');
+    return name?.trim() ?? 'the family';
+  };
+
+export async function medicationsBody(store: WorkspaceStore, db: Db, list: MedicationList, v: CareView) {
   const { lovedOne, clock, now } = v;
   const period = periodOf(v.query, now);
   const startOfToday = clock.startOf(clock.isoDay(now))!;
   // The daily times are read from at least two weeks, whatever period is shown.
   const readFrom = new Date(Math.min(period.since.getTime(), startOfToday.getTime() - SCHEDULE_DAYS * 86_400_000));
-  const [doses, notes] = await Promise.all([
+  const [doses, notes, meds] = await Promise.all([
     store.listCareEvents(lovedOne._id, { since: readFrom, types: ['med_administered', 'med_refused', 'med_missed'], limit: MAX_EVENTS }),
     store.listCareEvents(lovedOne._id, { since: period.since, types: ['note_added'], limit: MAX_EVENTS }),
+    list.list(lovedOne._id),
   ]);
   const aide = await aideNamer(db, [...doses.events, ...notes.events]);
   const rows = doseRows(doses.events, notes.events, clock, period.since, now, aide);
-  const today = todaysDoses(rows, clock, now);
+  const guessed = todaysDoses(rows, clock, now);
+  // With a medication list, today's doses are its schedule's; the agency's days stay the history.
+  const fromList = meds.length > 0;
+  const today = fromList ? asDoseRows(todaysListDoses(meds.map((m) => scheduledOf(m.current)), doses.events, now, recorderOf(aide))) : guessed;
   const history = byDay(
-    rows.filter((r) => !today.includes(r)),
+    rows.filter((r) => !guessed.includes(r)),
     v,
   );
   const action = `/care/${encodeURIComponent(lovedOne._id)}/medications`;
@@ -58,6 +88,17 @@ export async function medicationsBody(store: WorkspaceStore, db: Db, v: CareView
           ) : (
             <p class="muted" id="meds-today">
               No doses scheduled or given today so far.
+            </p>
+          )}
+          {fromList ? (
+            <p class="muted" id="meds-today-source">
+              From the <a href={`${action.replace(/\/medications$/, '')}/medication-list`}>medication list</a>: a dose with nothing recorded an hour after its
+              time (or the grace the medication sets) shows as missed.
+            </p>
+          ) : (
+            <p class="muted" id="meds-today-source">
+              Times guessed from what the agency recorded on earlier days. <a href={`${action.replace(/\/medications$/, '')}/medication-list`}>Keep a medication list</a>{' '}
+              to set them yourself.
             </p>
           )}
           <ZoneNote clock={clock} now={now} />

@@ -21,15 +21,18 @@ import { WorkspaceStore } from '../family/records.js';
 import { workspacePrompts } from './prompts.js';
 import { workspaceResources } from './resources.js';
 import { callerHoldsScope, workspaceTools } from './tools.js';
+import { MedicationList } from '../family/medications.js';
+import { OAuthStore } from '../oauth/store.js';
+import type { MedicationToolDeps } from './medicationTools.js';
 import type { Timelines } from '../store/timeline/port.js';
 
-export function createWorkspaceServer(store: WorkspaceStore, maxReplyBytes: number, log?: Logger): McpServer {
+export function createWorkspaceServer(store: WorkspaceStore, medications: Omit<MedicationToolDeps, 'store'>, maxReplyBytes: number, log?: Logger): McpServer {
   return new McpServer({
     name: WORKSPACE_ENDPOINT.name,
     title: WORKSPACE_ENDPOINT.title,
     version: VERSION,
     instructions: WORKSPACE_INSTRUCTIONS,
-    tools: workspaceTools(store),
+    tools: workspaceTools(store, medications),
     prompts: workspacePrompts(store),
     resources: workspaceResources(store),
     notificationStatus: 202,
@@ -74,7 +77,14 @@ export function workspaceEndpoint(
   const store = new WorkspaceStore(db, credentials, config.inboxDomain, timelines);
   const keys = new KeyStore(db, credentials);
   const audit = auditWriter(timelines, bus, config.busNamespace, log);
-  const server = createWorkspaceServer(store, config.maxReplyBytes, log);
+  const oauth = new OAuthStore(db, credentials);
+  // Whose assistant wrote a change: the connected app's own name, or the API key's name.
+  const clientName = async (c: WorkspaceCaller): Promise<string | undefined> => {
+    if (c.via === 'oauth' && c.clientId) return (await oauth.clientNames([c.clientId])).get(c.clientId);
+    if (c.via === 'api-key' && c.keyId) return (await keys.list(c.uid)).find((k) => k.id === c.keyId)?.name;
+    return undefined;
+  };
+  const server = createWorkspaceServer(store, { medications: new MedicationList(db), clientName }, config.maxReplyBytes, log);
   const sessionPolicy = perMinute(config.rateMcpSessionPerMin);
   return async (req, _params, reqLog) => {
     // A refusal answers the message it refuses: a single message gets its id back.

@@ -3,7 +3,7 @@
 // who made each change and how (in the app, or which assistant).
 import type { Collection, Db, IndexDescription } from 'mongodb';
 import { z } from 'zod';
-import { knownZone } from '../family/changes.js';
+import { knownZone } from './changes.js';
 import { isDuplicateKey } from '../store/errors.js';
 import { newId } from '../store/ids.js';
 import { DEFAULT_GRACE_MINUTES, WEEKDAYS, type MedicationSchedule, type Scheduled } from './medSchedule.js';
@@ -70,52 +70,52 @@ export class MedicationConflict extends Error {
   }
 }
 
-const isoDate = (label: string) =>
+const isoDate = () =>
   z
     .string()
     .trim()
-    .regex(/^\d{4}-\d{2}-\d{2}$/, `${label} must be a date as YYYY-MM-DD`)
-    .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d), `${label} is not a calendar date`)
-    .refine((d) => d >= '1990-01-01' && d <= '2100-12-31', `${label} must be between 1990-01-01 and 2100-12-31`);
+    .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date as YYYY-MM-DD')
+    .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d), 'is not a calendar date')
+    .refine((d) => d >= '1990-01-01' && d <= '2100-12-31', 'must be between 1990-01-01 and 2100-12-31');
 
-const text = (label: string, max: number) =>
+const text = (max: number) =>
   z
     .string()
     .trim()
-    .max(max, `${label} can be at most ${max} characters`)
+    .max(max, `can be at most ${max} characters`)
     .transform((s) => s || undefined);
 
 /** A medication's fields as a form or a tool gives them; every problem names its field. */
 export const medicationFieldsInput = z
   .object({
-    name: z.string().trim().min(1, 'name is required').max(120, 'name can be at most 120 characters'),
-    strength: text('strength', 60).optional(),
-    dose: text('dose', 60).optional(),
-    form: text('form', 40).optional(),
-    route: text('route', 40).optional(),
+    name: z.string().trim().min(1, 'is required').max(120, 'can be at most 120 characters'),
+    strength: text(60).optional(),
+    dose: text(60).optional(),
+    form: text(40).optional(),
+    route: text(40).optional(),
     asNeeded: z.boolean().default(false),
     times: z
       .array(
         z
           .string()
           .trim()
-          .regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'times must be times of day as HH:MM, 00:00 to 23:59'),
+          .regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be times of day as HH:MM, 00:00 to 23:59'),
       )
-      .max(8, 'times can name at most 8 times a day')
+      .max(8, 'can name at most 8 times a day')
       .default([]),
-    days: z.array(z.enum(WEEKDAYS, { message: `days must be among ${WEEKDAYS.join(', ')}` })).default([]),
+    days: z.array(z.enum(WEEKDAYS, { message: `must be among ${WEEKDAYS.join(', ')}` })).default([]),
     timeZone: z
       .string()
       .trim()
-      .refine((zone) => knownZone(zone) !== null, 'timeZone must be an IANA time zone, e.g. America/New_York'),
-    startDate: isoDate('startDate').optional(),
-    stopDate: isoDate('stopDate').optional(),
-    prescriber: text('prescriber', 120).optional(),
-    note: text('note', 1000).optional(),
-    graceMinutes: z.number().int().min(5, 'graceMinutes must be 5 to 240').max(240, 'graceMinutes must be 5 to 240').optional(),
+      .refine((zone) => knownZone(zone) !== null, 'must be an IANA time zone, e.g. America/New_York'),
+    startDate: isoDate().optional(),
+    stopDate: isoDate().optional(),
+    prescriber: text(120).optional(),
+    note: text(1000).optional(),
+    graceMinutes: z.number().int().min(5, 'must be 5 to 240 minutes').max(240, 'must be 5 to 240 minutes').optional(),
   })
-  .refine((m) => m.asNeeded || m.times.length > 0, { path: ['times'], message: 'times: give at least one time of day, or mark it as needed' })
-  .refine((m) => !m.startDate || !m.stopDate || m.startDate <= m.stopDate, { path: ['stopDate'], message: 'stopDate must be on or after startDate' });
+  .refine((m) => m.asNeeded || m.times.length > 0, { path: ['times'], message: 'give at least one time of day, or mark it as needed' })
+  .refine((m) => !m.startDate || !m.stopDate || m.startDate <= m.stopDate, { path: ['stopDate'], message: 'must be on or after the start date' });
 
 export type MedicationInput = z.output<typeof medicationFieldsInput>;
 
@@ -240,4 +240,9 @@ export class MedicationList {
     }
     return v;
   }
+}
+
+/** Each problem of a medication's input as "<field>: <what is wrong>", the field in `label`'s words. */
+export function medicationProblems(err: z.ZodError, label: (field: string) => string = (f) => f): string[] {
+  return err.issues.map((i) => `${label(String(i.path[0] ?? 'medication'))}: ${i.message}`);
 }

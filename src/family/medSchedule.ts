@@ -6,8 +6,7 @@
 // these weekdays", which needs no RRULE (no intervals, counts or monthly rules), and rrule's own
 // time-zone support returns wall times dressed as UTC dates that still need this same conversion.
 // The zone database is the runtime's, so daylight-saving changes follow it.
-import type { CareEventRecord } from '../family/records.js';
-import type { DoseRow } from './doses.js';
+import type { CareEventRecord } from './records.js';
 
 export const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
 export type Weekday = (typeof WEEKDAYS)[number];
@@ -189,15 +188,3 @@ export function todaysListDoses(meds: readonly Scheduled[], events: readonly Car
   }
   return doses.sort((a, b) => a.due.getTime() - b.due.getTime() || a.medication.localeCompare(b.medication));
 }
-
-/** Today's doses as the medications page lists them. */
-export const asDoseRows = (doses: readonly ListDose[]): DoseRow[] =>
-  doses.map((d) => ({
-    medication: d.medication,
-    amount: d.amount,
-    state: d.state,
-    at: d.at ?? d.due,
-    due: d.due,
-    ...(d.by ? { by: d.by } : {}),
-    ...(d.note ? { note: d.note } : {}),
-  }));

@@ -1,7 +1,7 @@
 // A medication list's times are wall-clock times in the loved one's zone: 8 am stays 8 am across
 // both daylight-saving changes, and each of today's doses is matched to what was recorded.
 import { describe, expect, it } from 'vitest';
-import type { CareEventRecord } from '../family/records.js';
+import type { CareEventRecord } from './records.js';
 import { dosesOn, todaysListDoses, wallInstant, weekdayOf, type Scheduled } from './medSchedule.js';
 
 const NY = 'America/New_York';
@@ -61,7 +61,7 @@ const event = (eventType: string, occurredAt: string, payload: Record<string, un
   }) as CareEventRecord;
 
 describe("medication schedule - today's dose states", () => {
-  const who = (e: CareEventRecord) => (e.source === 'family' ? 'Ana, in the app' : 'an aide');
+  const who = (e: CareEventRecord) => ((e.source as string) === 'family' ? 'Ana, in the app' : 'an aide');
   const four = med(['08:00', '12:00', '17:00', '20:00']);
 
   it('when the spring-forward day has an agency dose, a family refusal, a reported miss and one past its grace, then each shows its state', () => {
