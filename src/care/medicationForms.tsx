@@ -2,6 +2,7 @@
 // add, change and stop one. Plain form posts (303 after each), a refused form comes back with what
 // was typed and each problem named, and stopping asks first. Only members who may write see or
 // use the forms; the caller, workspace and loved one are re-derived on every request.
+import type { ZodError } from 'zod';
 import type { SessionCaller } from '../auth/sessions.js';
 import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js';
 import type { AppHelpers } from '../app/helpers.js';
@@ -13,7 +14,7 @@ import {
   inputOf,
   MedicationConflict,
   medicationFieldsInput,
-  MedicationList,
+  type MedicationList,
   medicationProblems,
   type ChangedBy,
   type Medication,
@@ -200,7 +201,11 @@ function MedicationForm({ action, values, bad, submit }: { action: string; value
 const VersionLine = ({ v, clock }: { v: MedicationVersion; clock: Clock }) => (
   <li>
     <time dateTime={v.at.toISOString()}>{clock.dayTime(v.at)}</time>: {v.change} by {changedByWords(v.by)}
-    {v.change === 'stopped' ? (v.stopReason ? ` (“${v.stopReason}”)` : '') : ` as ${[v.name, amountOf(v)].filter(Boolean).join(' ')}, ${scheduleWords(v.schedule)}`}
+    {v.change === 'stopped'
+      ? v.stopReason
+        ? ` (“${v.stopReason}”)`
+        : ''
+      : ` as ${[v.name, amountOf(v)].filter(Boolean).join(' ')}, ${scheduleWords(v.schedule)}`}
   </li>
 );
 
@@ -329,7 +334,17 @@ export function medicationListRoutes(h: AppHelpers, list: MedicationList) {
   /** The zone a new medication's times are meant in: the list's, else the viewer's. */
   const zoneFor = async (c: Ctx) => (await list.list(c.lovedOne._id))[0]?.current.schedule.timeZone ?? c.clock.zone;
 
-  const formPage = (c: Ctx, status: number, title: string, action: string, values: Values, submit: string, problems: string[] = [], bad = new Set<string>(), lead: Markup = null) =>
+  const formPage = (
+    c: Ctx,
+    status: number,
+    title: string,
+    action: string,
+    values: Values,
+    submit: string,
+    problems: string[] = [],
+    bad = new Set<string>(),
+    lead: Markup = null,
+  ) =>
     page(
       c.caller,
       status,
@@ -353,7 +368,7 @@ export function medicationListRoutes(h: AppHelpers, list: MedicationList) {
     const parsed = medicationFieldsInput.safeParse(inputFrom(values));
     return { values, parsed };
   };
-  const problemsOf = (err: import('zod').ZodError) => ({
+  const problemsOf = (err: ZodError) => ({
     problems: medicationProblems(err, (f) => LABELS[f] ?? f),
     bad: new Set(err.issues.map((i) => String(i.path[0] ?? ''))),
   });
@@ -462,7 +477,17 @@ export function medicationListRoutes(h: AppHelpers, list: MedicationList) {
             again.
           </p>
         );
-        return formPage(c, 409, `Change ${m.current.name}`, action, { ...values, version: String(err.current.version) }, 'Save the change', [], new Set(), lead);
+        return formPage(
+          c,
+          409,
+          `Change ${m.current.name}`,
+          action,
+          { ...values, version: String(err.current.version) },
+          'Save the change',
+          [],
+          new Set(),
+          lead,
+        );
       }
       return redirect(c.base);
     },
@@ -525,8 +550,8 @@ export function medicationListRoutes(h: AppHelpers, list: MedicationList) {
             <h1>{m.current.name} was changed meanwhile</h1>
             <section class="card">
               <p id="changed-meanwhile">
-                {changedByWords(err.current.by)} changed it while you were looking. Nothing was stopped: <a href={c.base}>look at the list</a> and stop it
-                again if it still should be.
+                {changedByWords(err.current.by)} changed it while you were looking. Nothing was stopped: <a href={c.base}>look at the list</a> and stop it again
+                if it still should be.
               </p>
             </section>
           </>,

@@ -3,7 +3,7 @@
 // the daily times the agency's events suggest; then the period's history by day, one line a dose,
 // the doses scheduled but not recorded and the refusals among them.
 import type { Db } from 'mongodb';
-import { MedicationList, scheduledOf } from '../family/medications.js';
+import { type MedicationList, scheduledOf } from '../family/medications.js';
 import { todaysListDoses, type ListDose } from '../family/medSchedule.js';
 import type { CareEventRecord, WorkspaceStore } from '../family/records.js';
 import type { AideNamer } from '../family/careEventTypes.js';
@@ -69,7 +69,16 @@ export async function medicationsBody(store: WorkspaceStore, db: Db, list: Medic
   const guessed = todaysDoses(rows, clock, now);
   // With a medication list, today's doses are its schedule's; the agency's days stay the history.
   const fromList = meds.length > 0;
-  const today = fromList ? asDoseRows(todaysListDoses(meds.map((m) => scheduledOf(m.current)), doses.events, now, recorderOf(aide))) : guessed;
+  const today = fromList
+    ? asDoseRows(
+        todaysListDoses(
+          meds.map((m) => scheduledOf(m.current)),
+          doses.events,
+          now,
+          recorderOf(aide),
+        ),
+      )
+    : guessed;
   const history = byDay(
     rows.filter((r) => !guessed.includes(r)),
     v,
@@ -97,8 +106,8 @@ export async function medicationsBody(store: WorkspaceStore, db: Db, list: Medic
             </p>
           ) : (
             <p class="muted" id="meds-today-source">
-              Times guessed from what the agency recorded on earlier days. <a href={`${action.replace(/\/medications$/, '')}/medication-list`}>Keep a medication list</a>{' '}
-              to set them yourself.
+              Times guessed from what the agency recorded on earlier days.{' '}
+              <a href={`${action.replace(/\/medications$/, '')}/medication-list`}>Keep a medication list</a> to set them yourself.
             </p>
           )}
           <ZoneNote clock={clock} now={now} />

@@ -3,7 +3,18 @@
 // and asks the person first before a change or a stop.
 import { z } from 'zod';
 import { canWrite } from '../family/circle.js';
-import { changedByWords, fieldsOf, inputOf, MedicationConflict, medicationFieldsInput, type ChangedBy, type MedicationList, type MedicationVersion, scheduledOf, amountOf } from '../family/medications.js';
+import {
+  changedByWords,
+  fieldsOf,
+  inputOf,
+  MedicationConflict,
+  medicationFieldsInput,
+  type ChangedBy,
+  type MedicationList,
+  type MedicationVersion,
+  scheduledOf,
+  amountOf,
+} from '../family/medications.js';
 import { todaysListDoses, WEEKDAYS } from '../family/medSchedule.js';
 import type { LovedOneRecord, WorkspaceStore, CareEventRecord } from '../family/records.js';
 import { RPC } from '../rpc/codes.js';
@@ -144,11 +155,13 @@ const updateInput = z
   .strict()
   .superRefine((a, ctx) => {
     if (a.action !== 'add' && !a.medicationId) ctx.addIssue({ code: 'custom', path: ['medicationId'], message: `is required to ${a.action} a medication` });
-    if (a.action === 'add' && a.medicationId) ctx.addIssue({ code: 'custom', path: ['medicationId'], message: 'is not taken with add (a new medication gets its own id)' });
+    if (a.action === 'add' && a.medicationId)
+      ctx.addIssue({ code: 'custom', path: ['medicationId'], message: 'is not taken with add (a new medication gets its own id)' });
     if (a.action !== 'stop' && !a.medication) ctx.addIssue({ code: 'custom', path: ['medication'], message: `is required to ${a.action} a medication` });
     if (a.action === 'add' && a.medication) {
       const parsed = medicationFieldsInput.safeParse(a.medication);
-      if (!parsed.success) for (const i of parsed.error.issues) ctx.addIssue({ code: 'custom', path: ['medication', ...i.path.map(String)], message: i.message });
+      if (!parsed.success)
+        for (const i of parsed.error.issues) ctx.addIssue({ code: 'custom', path: ['medication', ...i.path.map(String)], message: i.message });
     }
   });
 
@@ -261,7 +274,10 @@ export function medicationTools({ store, medications, clientName }: MedicationTo
         const user = await store.user(c.uid);
         const client = await clientName?.(c);
         const by: ChangedBy = { uid: c.uid, name: user?.name?.trim() || c.email.split('@')[0]!, how: 'assistant', ...(client ? { client } : {}) };
-        const result = (v: MedicationVersion, text: string) => ({ structured: { lovedOneId: lovedOne._id, action: args.action, medication: view(v) }, summary: text });
+        const result = (v: MedicationVersion, text: string) => ({
+          structured: { lovedOneId: lovedOne._id, action: args.action, medication: view(v) },
+          summary: text,
+        });
         if (args.action === 'add') {
           const v = await medications.add(lovedOne, changed(stub(lovedOne), args.medication!), by);
           return result(v, `Added ${words(v)} to ${lovedOne.displayName}'s medication list.`);
