@@ -251,6 +251,10 @@ describe("medication list - today's doses from the schedule", () => {
     expect(text).toContain('Ana wrote: “Said she felt dizzy”');
     expect(text).toContain('nothing recorded within the grace period');
     expect(html).toContain('id="meds-today-source"');
+    // The loved one's own page reads today's doses from the same list, and names the missed one.
+    const lovedOne = await get(`${fam.cookie}; tz=${encodeURIComponent(zone)}`, `/care/${fam.lovedOneId}`);
+    expect([...lovedOne.html.matchAll(/class="dose dose-([a-z-]+)"/g)].map((m) => m[1])).toEqual(['given', 'refused', 'missed', 'due']);
+    expect(textOf(lovedOne.html.slice(lovedOne.html.indexOf('id="attention"')))).toContain('Lisinopril 10 mg missed');
   });
 
   it("when the family records a dose themselves, then it fills the dose it names, like the agency's", async () => {

@@ -25,6 +25,7 @@ import { WEEKDAYS, type MedicationSchedule } from '../family/medSchedule.js';
 import type { LovedOneRecord } from '../family/records.js';
 import type { Markup } from '../http/html.js';
 import { redirect } from '../http/page.js';
+import { CareNav } from './parts.js';
 import type { Clock } from './time.js';
 
 type Values = Record<string, string>;
@@ -387,6 +388,7 @@ export function medicationListRoutes(h: AppHelpers, list: MedicationList) {
         `${l.displayName}: medication list`,
         <>
           <h1>{l.displayName}'s medication list</h1>
+          <CareNav lovedOne={l} current="medications" />
           <p>
             <a href={`/care/${encodeURIComponent(l._id)}/medications`}>Today's doses and history</a>
           </p>

@@ -3,12 +3,10 @@
 // the daily times the agency's events suggest; then the period's history by day, one line a dose,
 // the doses scheduled but not recorded and the refusals among them.
 import type { Db } from 'mongodb';
-import { type MedicationList, scheduledOf } from '../family/medications.js';
-import { todaysListDoses, type ListDose } from '../family/medSchedule.js';
-import type { CareEventRecord, WorkspaceStore } from '../family/records.js';
-import type { AideNamer } from '../family/careEventTypes.js';
+import type { MedicationList } from '../family/medications.js';
+import type { WorkspaceStore } from '../family/records.js';
 import { dayHeading } from './describe.js';
-import { doseRows, rowTime, todaysDoses, type DoseRow } from './doses.js';
+import { doseRows, listDoseRows, rowTime, todaysDoses, type DoseRow } from './doses.js';
 import { DoseList } from './glance.js';
 import { CareNav, PeriodForm, periodOf, ZoneNote, type CareView } from './parts.js';
 import { aideNamer } from './people.js';
@@ -31,28 +29,6 @@ function byDay(rows: DoseRow[], v: CareView): { day: string; at: Date; rows: Dos
     .map((d) => ({ ...d, rows: d.rows.sort((a, b) => rowTime(a).getTime() - rowTime(b).getTime()) }));
 }
 
-/** Today's doses as the medications page lists them. */
-export const asDoseRows = (doses: readonly ListDose[]): DoseRow[] =>
-  doses.map((d) => ({
-    medication: d.medication,
-    amount: d.amount,
-    state: d.state,
-    at: d.at ?? d.due,
-    due: d.due,
-    ...(d.by ? { by: d.by } : {}),
-    ...(d.note ? { note: d.note } : {}),
-  }));
-
-/** Who recorded a dose, in words: the aide as the agency names them, or the family member's own words. */
-export const recorderOf =
-  (aide: AideNamer) =>
-  (e: CareEventRecord): string => {
-    if (e.institutionId) return aide(e);
-    const p = e.payload;
-    const name = [p.recorded_by_name, p.author_name, p.by].find((x): x is string => typeof x === 'string' && x.trim() !== '');
-    return name?.trim() ?? 'the family';
-  };
-
 export async function medicationsBody(store: WorkspaceStore, db: Db, list: MedicationList, v: CareView) {
   const { lovedOne, clock, now } = v;
   const period = periodOf(v.query, now);
@@ -69,16 +45,7 @@ export async function medicationsBody(store: WorkspaceStore, db: Db, list: Medic
   const guessed = todaysDoses(rows, clock, now);
   // With a medication list, today's doses are its schedule's; the agency's days stay the history.
   const fromList = meds.length > 0;
-  const today = fromList
-    ? asDoseRows(
-        todaysListDoses(
-          meds.map((m) => scheduledOf(m.current)),
-          doses.events,
-          now,
-          recorderOf(aide),
-        ),
-      )
-    : guessed;
+  const today = fromList ? listDoseRows(meds, doses.events, now, aide) : guessed;
   const history = byDay(
     rows.filter((r) => !guessed.includes(r)),
     v,
