@@ -5,10 +5,11 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionStore } from '../src/auth/sessions.js';
-import { MEDICATIONS, type MedicationVersion } from '../src/family/medications.js';
+import { MedicationList, MEDICATIONS, type MedicationVersion } from '../src/family/medications.js';
 import { appendCareEvents, WorkspaceStore, type CareEventRecord } from '../src/family/records.js';
 import { KeyStore } from '../src/keys/keys.js';
 import { RPC } from '../src/rpc/codes.js';
+import { workspaceTools } from '../src/workspace/tools.js';
 import { postJson, rpc, startTestService, type TestService } from './harness/service.js';
 import { family, onboard, postEvent, shareWith, storedEvents, TEST_DATA_KEY, type Family, type Partner } from './ingest.fixtures.js';
 
@@ -316,6 +317,19 @@ describe('medication list - workspace MCP tools', () => {
     );
     // A change keeps what it does not name.
     expect(changed.medication).toMatchObject({ version: 2, strength: '10 mg', schedule: { times: ['21:00'], timeZone: 'America/New_York' } });
+    // Changing and stopping declare the question the person approves first; adding needs none.
+    const update = workspaceTools(store, { medications: new MedicationList(svc.store.db) }).find((t) => t.name === 'update_medication')!;
+    const ctx = {
+      requestId: 'r',
+      clientIp: '127.0.0.1',
+      protocolVersion: '2025-06-18',
+      caller: { uid: fam.uid, email: 'x', tenant: 'family', via: 'api-key', scopes: 'all' },
+    };
+    expect(await update.confirm!({ lovedOneId: fam.lovedOneId, action: 'stop', medicationId: id }, ctx)).toBe('Stop Donepezil 10 mg for Rose Test?');
+    expect(await update.confirm!({ lovedOneId: fam.lovedOneId, action: 'change', medicationId: id, medication: { strength: '5 mg' } }, ctx)).toBe(
+      'Change Donepezil 10 mg for Rose Test (strength)?',
+    );
+    expect(await update.confirm!({ lovedOneId: fam.lovedOneId, action: 'add', medication: { name: 'Aspirin' } }, ctx)).toBeUndefined();
     const stopped = structured(
       await call(fam.apiKey, 'update_medication', { lovedOneId: fam.lovedOneId, action: 'stop', medicationId: id, reason: 'Side effects' }),
     );
