@@ -239,22 +239,31 @@ describe("medication list - today's doses from the schedule", () => {
       scheduled_at: at('08:00'),
     });
     await send('med_refused', at('09:10'), { medication_name: 'Lisinopril', scheduled_at: at('09:00'), reason: 'Said she felt dizzy', caregiver_name: 'Ana' });
-    await storedEvents(svc.store.db, { lovedOneId: fam.lovedOneId }, 2);
+    // A medicine the family has not listed still shows today, as the agency recorded it.
+    await send('med_administered', at('11:00'), {
+      medication_name: 'Vitamin D',
+      dose_amount: 1000,
+      dose_unit: 'IU',
+      administered_by: 'cg-1',
+      caregiver_name: 'Ana',
+    });
+    await storedEvents(svc.store.db, { lovedOneId: fam.lovedOneId }, 3);
   });
 
-  it('when the agency gave one dose and reported one refused, then the medications page shows given, refused, missed after the grace period, and due', async () => {
+  it('when the agency gave one dose and reported one refused, then the medications page shows given, refused, missed after the grace period, and due, beside an unlisted medicine given', async () => {
     const { html } = await get(`${fam.cookie}; tz=${encodeURIComponent(zone)}`, `/care/${fam.lovedOneId}/medications`);
     const todayList = html.slice(html.indexOf('id="meds-today"'), html.indexOf('</ul>', html.indexOf('id="meds-today"')));
     const rows = [...todayList.matchAll(/class="dose dose-([a-z-]+)"/g)].map((m) => m[1]);
-    expect(rows).toEqual(['given', 'refused', 'missed', 'due']);
+    expect(rows).toEqual(['given', 'refused', 'missed', 'given', 'due']);
     const text = textOf(todayList);
     expect(text).toContain('Given Lisinopril 10 mg');
+    expect(text).toContain('Given Vitamin D 1000 IU');
     expect(text).toContain('Ana wrote: “Said she felt dizzy”');
     expect(text).toContain('nothing recorded within the grace period');
     expect(html).toContain('id="meds-today-source"');
     // The loved one's own page reads today's doses from the same list, and names the missed one.
     const lovedOne = await get(`${fam.cookie}; tz=${encodeURIComponent(zone)}`, `/care/${fam.lovedOneId}`);
-    expect([...lovedOne.html.matchAll(/class="dose dose-([a-z-]+)"/g)].map((m) => m[1])).toEqual(['given', 'refused', 'missed', 'due']);
+    expect([...lovedOne.html.matchAll(/class="dose dose-([a-z-]+)"/g)].map((m) => m[1])).toEqual(['given', 'refused', 'missed', 'given', 'due']);
     expect(textOf(lovedOne.html.slice(lovedOne.html.indexOf('id="attention"')))).toContain('Lisinopril 10 mg missed');
   });
 

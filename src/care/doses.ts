@@ -162,9 +162,20 @@ const recorderOf =
     return name?.trim() ?? 'the family';
   };
 
-/** Today's doses from a loved one's medication list, matched to the dose records in `events`. */
-export const listDoseRows = (meds: readonly Medication[], events: readonly CareEventRecord[], now: Date, aide: AideNamer): DoseRow[] =>
-  asDoseRows(
+/**
+ * Today's doses from a loved one's medication list, matched to the dose records in `events`, with
+ * the doses of `guessed` (today's rows from the agency's own times) of medications not on the list,
+ * so a dose the agency gave of something the family has not listed still shows.
+ */
+export function listDoseRows(
+  meds: readonly Medication[],
+  events: readonly CareEventRecord[],
+  now: Date,
+  aide: AideNamer,
+  guessed: readonly DoseRow[] = [],
+): DoseRow[] {
+  const listed = new Set(meds.map((m) => m.current.name.toLowerCase()));
+  const rows = asDoseRows(
     todaysListDoses(
       meds.map((m) => scheduledOf(m.current)),
       events,
@@ -172,3 +183,7 @@ export const listDoseRows = (meds: readonly Medication[], events: readonly CareE
       recorderOf(aide),
     ),
   );
+  return [...rows, ...guessed.filter((r) => !listed.has(r.medication.toLowerCase()))].sort(
+    (a, b) => rowTime(a).getTime() - rowTime(b).getTime() || a.medication.localeCompare(b.medication),
+  );
+}

@@ -45,7 +45,7 @@ export async function medicationsBody(store: WorkspaceStore, db: Db, list: Medic
   const guessed = todaysDoses(rows, clock, now);
   // With a medication list, today's doses are its schedule's; the agency's days stay the history.
   const fromList = meds.length > 0;
-  const today = fromList ? listDoseRows(meds, doses.events, now, aide) : guessed;
+  const today = fromList ? listDoseRows(meds, doses.events, now, aide, guessed) : guessed;
   const history = byDay(
     rows.filter((r) => !guessed.includes(r)),
     v,

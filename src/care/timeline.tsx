@@ -38,6 +38,18 @@ async function glance(store: WorkspaceStore, db: Db, v: CareView) {
   ]);
   const aide = await aideNamer(db, [...recent.events, ...scheduled.events]);
   const todays = recent.events.filter((e) => e.occurredAt >= today);
+  const guessed = todaysDoses(
+    doseRows(
+      scheduled.events.filter((e) => e.eventType.startsWith('med_')),
+      todays.filter((e) => e.eventType === 'note_added'),
+      clock,
+      today,
+      now,
+      aide,
+    ),
+    clock,
+    now,
+  );
   // Today's doses follow the medication list when the loved one has one, as on the medications page.
   const doses = meds.length
     ? listDoseRows(
@@ -45,19 +57,9 @@ async function glance(store: WorkspaceStore, db: Db, v: CareView) {
         scheduled.events.filter((e) => e.eventType.startsWith('med_')),
         now,
         aide,
+        guessed,
       )
-    : todaysDoses(
-        doseRows(
-          scheduled.events.filter((e) => e.eventType.startsWith('med_')),
-          todays.filter((e) => e.eventType === 'note_added'),
-          clock,
-          today,
-          now,
-          aide,
-        ),
-        clock,
-        now,
-      );
+    : guessed;
   const attention = [
     ...flaggedItems(
       recent.events.filter((e) => e.occurredAt.getTime() >= now.getTime() - FLAGGED_WINDOW_MS),
