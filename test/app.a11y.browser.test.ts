@@ -85,6 +85,14 @@ beforeAll(async () => {
   samples.lovedOneId = decodeURIComponent(new URL(page.url()).pathname.split('/')[2]!);
   samples['lovedOneEdit:id'] = samples.lovedOneId;
   samples['lovedOneRemove:id'] = samples.lovedOneId;
+  // A medication on the list, so the list shows a schedule and its change and stop pages open.
+  await page.goto(`${svc.config.appUrl}/care/${encodeURIComponent(samples.lovedOneId)}/medication-list/new`);
+  await page.fill('#med-name', 'Metformin');
+  await page.fill('#med-strength', '500 mg');
+  await page.fill('#med-time1', '08:00');
+  await page.fill('#med-time2', '20:00');
+  await Promise.all([page.waitForURL(/\/medication-list$/), page.click('form.med-form button[type=submit]')]);
+  samples.medicationId = decodeURIComponent((await page.getAttribute('a[href$="/stop"]', 'href'))!.split('/').at(-2)!);
   // A key in Settings, so its table is on the page.
   await page.goto(`${svc.config.appUrl}/settings`);
   await page.fill('#key-name', 'Phone assistant');

@@ -10,7 +10,7 @@ import { caregiverWithKey } from './harness/identity.js';
 import { repoRoot } from './harness/servers.js';
 import { startTestService, type TestService } from './harness/service.js';
 
-const TOOLS = ['get_user_profile', 'list_care_events', 'list_loved_ones', 'ping'];
+const TOOLS = ['get_user_profile', 'list_care_events', 'list_loved_ones', 'list_medications', 'ping', 'update_medication'];
 
 let svc: TestService;
 beforeAll(async () => {

@@ -74,7 +74,7 @@ beforeAll(async () => {
     log,
     svc.bus,
     openLimiter(svc.bus, svc.config.busNamespace, log),
-    { clock: () => Date.now() + skipped, tools: (store) => [...workspaceTools(store), addNote, stopMedication] },
+    { clock: () => Date.now() + skipped, tools: (store, medications) => [...workspaceTools(store, medications), addNote, stopMedication] },
   );
   let n = 0;
   http = createServer((req, res) => {

@@ -47,10 +47,12 @@ describe('MCP 2026-07-28 and the 2025 era, through the SDK v2 client', () => {
         payload: { vital_type: 'blood_pressure', systolic: 128 + i, diastolic: 82, unit: 'mmHg' },
       })),
     );
+    CALLS.list_medications = { lovedOneId };
+    CALLS.update_medication = { lovedOneId, action: 'add', medication: { name: 'Metformin', times: ['08:00'], timeZone: 'UTC' } };
     endpoints = [
       { name: 'directory', url: `${svc.urls.site}/api/mcp`, headers: {}, tools: 3 },
       { name: 'sandbox', url: `${svc.config.appUrl}/api/mcp/public`, headers: {}, tools: 1 },
-      { name: 'workspace', url: `${svc.config.appUrl}/api/mcp`, headers: { authorization: `Bearer ${apiKey}` }, tools: 4 },
+      { name: 'workspace', url: `${svc.config.appUrl}/api/mcp`, headers: { authorization: `Bearer ${apiKey}` }, tools: 6 },
     ];
   });
   afterAll(async () => {

@@ -433,12 +433,21 @@ describe('MCP SDK client with an API key', () => {
     const client = new Client({ name: 'carecircle-test', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(mcp), { requestInit: { headers: bearer(apiKey) } }));
     try {
-      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['ping', 'get_user_profile', 'list_loved_ones', 'list_care_events']);
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual([
+        'ping',
+        'get_user_profile',
+        'list_loved_ones',
+        'list_care_events',
+        'list_medications',
+        'update_medication',
+      ]);
       for (const [name, args] of [
         ['ping', {}],
         ['get_user_profile', {}],
         ['list_loved_ones', {}],
         ['list_care_events', { lovedOneId, limit: 5 }],
+        ['update_medication', { lovedOneId, action: 'add', medication: { name: 'Metformin', times: ['08:00'], timeZone: 'UTC' } }],
+        ['list_medications', { lovedOneId }],
       ] as const) {
         const res = await client.callTool({ name, arguments: args });
         expect(res.isError).toBeFalsy();

@@ -51,6 +51,8 @@ export function doseItems(today: readonly DoseRow[]): AttentionItem[] {
           detail: 'No dose was recorded for this time the agency scheduled on other days: check with them.',
         },
       ];
+    if (r.state === 'missed')
+      return [{ at: r.due ?? r.at, kind: 'dose' as const, text: `${what} missed`, detail: 'A dose on the medication list with no dose given recorded.' }];
     return [];
   });
 }

@@ -1,13 +1,17 @@
 // Every dose in a period with its state: given, refused, not recorded or still due. Doses given
 // come from the agency's events; the daily times come from its `scheduled_at` (./schedule.ts); a
 // dose the agency reports refused or missed, or a refusal an aide wrote in a note that names the
-// medication, fills the time it was due.
+// medication, fills the time it was due. A loved one with a medication list has today's doses from
+// its schedule instead (`listDoseRows`, family/medSchedule.ts).
 import { flaggedReasons, type AideNamer } from '../family/careEventTypes.js';
 import type { CareEventRecord } from '../family/records.js';
+import { scheduledOf, type Medication } from '../family/medications.js';
+import { todaysListDoses, type ListDose } from '../family/medSchedule.js';
 import { dailySlots, dueTimes, GRACE_MS } from './schedule.js';
 import type { Clock } from './time.js';
 
-export type DoseState = 'given' | 'refused' | 'not recorded' | 'due';
+/** `missed`: a dose of the medication list with nothing recorded after its grace period, or recorded missed. */
+export type DoseState = 'given' | 'refused' | 'not recorded' | 'missed' | 'due';
 
 export interface DoseRow {
   medication: string;
@@ -134,4 +138,52 @@ export function todaysDoses(rows: DoseRow[], clock: Clock, now: Date): DoseRow[]
   return rows
     .filter((r) => clock.isoDay(rowTime(r)) === today || clock.isoDay(r.at) === today)
     .sort((a, b) => rowTime(a).getTime() - rowTime(b).getTime() || a.medication.localeCompare(b.medication));
+}
+
+/** Today's doses of a medication list as rows. */
+const asDoseRows = (doses: readonly ListDose[]): DoseRow[] =>
+  doses.map((d) => ({
+    medication: d.medication,
+    amount: d.amount,
+    state: d.state,
+    at: d.at ?? d.due,
+    due: d.due,
+    ...(d.by ? { by: d.by } : {}),
+    ...(d.note ? { note: d.note } : {}),
+  }));
+
+/** Who recorded a dose, in words: the aide as the agency names them, or the family member's own words. */
+const recorderOf =
+  (aide: AideNamer) =>
+  (e: CareEventRecord): string => {
+    if (e.institutionId) return aide(e);
+    const p = e.payload;
+    const name = [p.recorded_by_name, p.author_name, p.by].find((x): x is string => typeof x === 'string' && x.trim() !== '');
+    return name?.trim() ?? 'the family';
+  };
+
+/**
+ * Today's doses from a loved one's medication list, matched to the dose records in `events`, with
+ * the doses of `guessed` (today's rows from the agency's own times) of medications not on the list,
+ * so a dose the agency gave of something the family has not listed still shows.
+ */
+export function listDoseRows(
+  meds: readonly Medication[],
+  events: readonly CareEventRecord[],
+  now: Date,
+  aide: AideNamer,
+  guessed: readonly DoseRow[] = [],
+): DoseRow[] {
+  const listed = new Set(meds.map((m) => m.current.name.toLowerCase()));
+  const rows = asDoseRows(
+    todaysListDoses(
+      meds.map((m) => scheduledOf(m.current)),
+      events,
+      now,
+      recorderOf(aide),
+    ),
+  );
+  return [...rows, ...guessed.filter((r) => !listed.has(r.medication.toLowerCase()))].sort(
+    (a, b) => rowTime(a).getTime() - rowTime(b).getTime() || a.medication.localeCompare(b.medication),
+  );
 }

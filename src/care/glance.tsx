@@ -4,7 +4,7 @@ import type { AttentionItem } from './attention.js';
 import { rowTime, type DoseRow } from './doses.js';
 import type { Clock } from './time.js';
 
-const STATE_LABEL: Record<DoseRow['state'], string> = { given: 'Given', refused: 'Refused', 'not recorded': 'Not recorded', due: 'Due' };
+const STATE_LABEL: Record<DoseRow['state'], string> = { given: 'Given', refused: 'Refused', 'not recorded': 'Not recorded', missed: 'Missed', due: 'Due' };
 
 const what = (r: DoseRow) => [r.medication, r.amount].filter(Boolean).join(' ');
 
@@ -15,9 +15,11 @@ function more(r: DoseRow, clock: Clock): string {
     case 'given':
       return r.due && clock.time(r.due) !== clock.time(r.at) ? `at ${clock.time(r.at)} by ${by}` : `by ${by}`;
     case 'refused':
-      return `${by} wrote: “${r.note ?? ''}”`;
+      return r.note ? `${by} wrote: “${r.note}”` : `recorded by ${by}`;
     case 'not recorded':
       return 'check with the agency';
+    case 'missed':
+      return r.by ? `recorded by ${r.by}${r.note ? `: “${r.note}”` : ''}` : 'nothing recorded within the grace period';
     case 'due':
       return '';
   }

@@ -1,10 +1,12 @@
-// Medications: first, did she get her medicines today (each dose by time: given, refused, not
-// recorded or due); then the period's history by day, one line a dose, the doses scheduled but not
-// recorded and the refusals among them.
+// Medications: first, did she get her medicines today (each dose by time: given, refused, missed,
+// not recorded or due), from the medication list's schedule when the loved one has one, else from
+// the daily times the agency's events suggest; then the period's history by day, one line a dose,
+// the doses scheduled but not recorded and the refusals among them.
 import type { Db } from 'mongodb';
+import type { MedicationList } from '../family/medications.js';
 import type { WorkspaceStore } from '../family/records.js';
 import { dayHeading } from './describe.js';
-import { doseRows, rowTime, todaysDoses, type DoseRow } from './doses.js';
+import { doseRows, listDoseRows, rowTime, todaysDoses, type DoseRow } from './doses.js';
 import { DoseList } from './glance.js';
 import { CareNav, PeriodForm, periodOf, ZoneNote, type CareView } from './parts.js';
 import { aideNamer } from './people.js';
@@ -27,21 +29,25 @@ function byDay(rows: DoseRow[], v: CareView): { day: string; at: Date; rows: Dos
     .map((d) => ({ ...d, rows: d.rows.sort((a, b) => rowTime(a).getTime() - rowTime(b).getTime()) }));
 }
 
-export async function medicationsBody(store: WorkspaceStore, db: Db, v: CareView) {
+export async function medicationsBody(store: WorkspaceStore, db: Db, list: MedicationList, v: CareView) {
   const { lovedOne, clock, now } = v;
   const period = periodOf(v.query, now);
   const startOfToday = clock.startOf(clock.isoDay(now))!;
   // The daily times are read from at least two weeks, whatever period is shown.
   const readFrom = new Date(Math.min(period.since.getTime(), startOfToday.getTime() - SCHEDULE_DAYS * 86_400_000));
-  const [doses, notes] = await Promise.all([
+  const [doses, notes, meds] = await Promise.all([
     store.listCareEvents(lovedOne._id, { since: readFrom, types: ['med_administered', 'med_refused', 'med_missed'], limit: MAX_EVENTS }),
     store.listCareEvents(lovedOne._id, { since: period.since, types: ['note_added'], limit: MAX_EVENTS }),
+    list.list(lovedOne._id),
   ]);
   const aide = await aideNamer(db, [...doses.events, ...notes.events]);
   const rows = doseRows(doses.events, notes.events, clock, period.since, now, aide);
-  const today = todaysDoses(rows, clock, now);
+  const guessed = todaysDoses(rows, clock, now);
+  // With a medication list, today's doses are its schedule's; the agency's days stay the history.
+  const fromList = meds.length > 0;
+  const today = fromList ? listDoseRows(meds, doses.events, now, aide, guessed) : guessed;
   const history = byDay(
-    rows.filter((r) => !today.includes(r)),
+    rows.filter((r) => !guessed.includes(r)),
     v,
   );
   const action = `/care/${encodeURIComponent(lovedOne._id)}/medications`;
@@ -58,6 +64,17 @@ export async function medicationsBody(store: WorkspaceStore, db: Db, v: CareView
           ) : (
             <p class="muted" id="meds-today">
               No doses scheduled or given today so far.
+            </p>
+          )}
+          {fromList ? (
+            <p class="muted" id="meds-today-source">
+              From the <a href={`${action.replace(/\/medications$/, '')}/medication-list`}>medication list</a>: a dose with nothing recorded an hour after its
+              time (or the grace the medication sets) shows as missed.
+            </p>
+          ) : (
+            <p class="muted" id="meds-today-source">
+              Times guessed from what the agency recorded on earlier days.{' '}
+              <a href={`${action.replace(/\/medications$/, '')}/medication-list`}>Keep a medication list</a> to set them yourself.
             </p>
           )}
           <ZoneNote clock={clock} now={now} />

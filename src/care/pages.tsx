@@ -7,6 +7,8 @@ import type { AppHelpers } from '../app/helpers.js';
 import type { Markup } from '../http/html.js';
 import { redirect } from '../http/page.js';
 import { handlers, type RouteHandlers } from '../slice/contract.js';
+import { MedicationList } from '../family/medications.js';
+import { medicationListRoutes } from './medicationForms.js';
 import { medicationsBody } from './medications.js';
 import { CARE_ROUTES } from './routes.js';
 import type { CareView } from './parts.js';
@@ -46,6 +48,8 @@ export function carePages(h: AppHelpers, db: Db): RouteHandlers {
     };
 
   const base = (id: string) => `/care/${encodeURIComponent(id)}`;
+  const list = new MedicationList(db);
+  const meds = medicationListRoutes(h, list);
   return handlers(CARE_ROUTES)
     .on(
       'careTimeline',
@@ -57,9 +61,16 @@ export function carePages(h: AppHelpers, db: Db): RouteHandlers {
       'GET',
       render(
         (id) => `${base(id)}/medications`,
-        (v) => medicationsBody(h.store, db, v),
+        (v) => medicationsBody(h.store, db, list, v),
       ),
     )
+    .on('careMedicationList', 'GET', meds.listPage)
+    .on('careMedicationAdd', 'GET', meds.addPage)
+    .on('careMedicationAdd', 'POST', meds.add)
+    .on('careMedicationEdit', 'GET', meds.editPage)
+    .on('careMedicationEdit', 'POST', meds.edit)
+    .on('careMedicationStop', 'GET', meds.stopPage)
+    .on('careMedicationStop', 'POST', meds.stop)
     .on(
       'careVitals',
       'GET',

@@ -1,4 +1,5 @@
-// The care pages' routes on the app host: a loved one's timeline, medications and vital signs.
+// The care pages' routes on the app host: a loved one's timeline, medications (today's doses and
+// the medication list with its forms) and vital signs.
 import { appPage } from '../app/routeTable.js';
 import { defineRoutes } from '../slice/contract.js';
 
@@ -6,4 +7,8 @@ export const CARE_ROUTES = defineRoutes({
   careTimeline: appPage('/care/:lovedOneId', ['GET']),
   careMedications: appPage('/care/:lovedOneId/medications', ['GET']),
   careVitals: appPage('/care/:lovedOneId/vitals', ['GET']),
+  careMedicationList: appPage('/care/:lovedOneId/medication-list', ['GET']),
+  careMedicationAdd: appPage('/care/:lovedOneId/medication-list/new', ['GET', 'POST']),
+  careMedicationEdit: appPage('/care/:lovedOneId/medication-list/:medicationId/edit', ['GET', 'POST']),
+  careMedicationStop: appPage('/care/:lovedOneId/medication-list/:medicationId/stop', ['GET', 'POST']),
 });

@@ -6,7 +6,8 @@ import type { CareEventRecord, WorkspaceStore } from '../family/records.js';
 import { careWords, type AideNamer } from '../family/careEventTypes.js';
 import { doseItems, FLAGGED_WINDOW_MS, flaggedItems, readingItems, visitItems, type FamilyRange } from './attention.js';
 import { dayHeading, describe, EntryView, EVENT_GROUPS, ReadingsView, timelineDays } from './describe.js';
-import { doseRows, todaysDoses } from './doses.js';
+import { doseRows, listDoseRows, todaysDoses } from './doses.js';
+import { MedicationList } from '../family/medications.js';
 import { AttentionBlock, DoseList } from './glance.js';
 import { CareNav, ZoneNote, type CareView } from './parts.js';
 import { aideNamer } from './people.js';
@@ -26,17 +27,18 @@ const familyRanges = (): FamilyRange[] => [];
 async function glance(store: WorkspaceStore, db: Db, v: CareView) {
   const { lovedOne, clock, now } = v;
   const today = clock.startOf(clock.isoDay(now))!;
-  const [recent, scheduled] = await Promise.all([
+  const [recent, scheduled, meds] = await Promise.all([
     store.listCareEvents(lovedOne._id, { since: new Date(Math.min(today.getTime(), now.getTime() - FLAGGED_WINDOW_MS)), limit: MAX_RECENT }),
     store.listCareEvents(lovedOne._id, {
       since: new Date(today.getTime() - SCHEDULE_DAYS * 86_400_000),
       types: ['med_administered', 'med_refused', 'med_missed', 'visit_started'],
       limit: MAX_RECENT,
     }),
+    new MedicationList(db).list(lovedOne._id),
   ]);
   const aide = await aideNamer(db, [...recent.events, ...scheduled.events]);
   const todays = recent.events.filter((e) => e.occurredAt >= today);
-  const doses = todaysDoses(
+  const guessed = todaysDoses(
     doseRows(
       scheduled.events.filter((e) => e.eventType.startsWith('med_')),
       todays.filter((e) => e.eventType === 'note_added'),
@@ -48,6 +50,16 @@ async function glance(store: WorkspaceStore, db: Db, v: CareView) {
     clock,
     now,
   );
+  // Today's doses follow the medication list when the loved one has one, as on the medications page.
+  const doses = meds.length
+    ? listDoseRows(
+        meds,
+        scheduled.events.filter((e) => e.eventType.startsWith('med_')),
+        now,
+        aide,
+        guessed,
+      )
+    : guessed;
   const attention = [
     ...flaggedItems(
       recent.events.filter((e) => e.occurredAt.getTime() >= now.getTime() - FLAGGED_WINDOW_MS),

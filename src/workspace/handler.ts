@@ -21,6 +21,9 @@ import { WorkspaceStore } from '../family/records.js';
 import { workspacePrompts } from './prompts.js';
 import { workspaceResources } from './resources.js';
 import { callerHoldsScope, workspaceTools } from './tools.js';
+import { MedicationList } from '../family/medications.js';
+import { OAuthStore } from '../oauth/store.js';
+import type { MedicationToolDeps } from './medicationTools.js';
 import type { Timelines } from '../store/timeline/port.js';
 import type { WriteMachinery } from '../rpc/writes.js';
 import type { ToolDefinition, WriteReport } from '../rpc/tool.js';
@@ -45,13 +48,7 @@ export function workspaceWrites(config: Config, db: Db, log: Logger, clock: () =
   };
 }
 
-export function createWorkspaceServer(
-  store: WorkspaceStore,
-  maxReplyBytes: number,
-  log?: Logger,
-  writes?: WriteMachinery,
-  tools: ToolDefinition[] = workspaceTools(store),
-): McpServer {
+export function createWorkspaceServer(store: WorkspaceStore, tools: ToolDefinition[], maxReplyBytes: number, log?: Logger, writes?: WriteMachinery): McpServer {
   return new McpServer({
     name: WORKSPACE_ENDPOINT.name,
     title: WORKSPACE_ENDPOINT.title,
@@ -99,7 +96,7 @@ function succeeded(reply: HttpReplyEnvelope, id: unknown): boolean {
 /** Named seams of the endpoint: its clock (confirmation expiry) and its tools (a test's own write tool). */
 export interface WorkspaceSeams {
   clock?: () => number;
-  tools?: (store: WorkspaceStore) => ToolDefinition[];
+  tools?: (store: WorkspaceStore, medications: Omit<MedicationToolDeps, 'store'>) => ToolDefinition[];
 }
 
 /** Authenticate first, then the session caller's rate limit, then MCP, then the audit rows. */
@@ -116,12 +113,20 @@ export function workspaceEndpoint(
   const store = new WorkspaceStore(db, credentials, config.inboxDomain, timelines);
   const keys = new KeyStore(db, credentials);
   const audit = auditWriter(timelines, bus, config.busNamespace, log);
+  const oauth = new OAuthStore(db, credentials);
+  // Whose assistant wrote a change: the connected app's own name, or the API key's name.
+  const clientName = async (c: WorkspaceCaller): Promise<string | undefined> => {
+    if (c.via === 'oauth' && c.clientId) return (await oauth.clientNames([c.clientId])).get(c.clientId);
+    if (c.via === 'api-key' && c.keyId) return (await keys.list(c.uid)).find((k) => k.id === c.keyId)?.name;
+    return undefined;
+  };
+  const medications = { medications: new MedicationList(db), clientName };
   const server = createWorkspaceServer(
     store,
+    seams.tools?.(store, medications) ?? workspaceTools(store, medications),
     config.maxReplyBytes,
     log,
     workspaceWrites(config, db, log, seams.clock),
-    seams.tools?.(store) ?? workspaceTools(store),
   );
   const sessionPolicy = perMinute(config.rateMcpSessionPerMin);
   return async (req, _params, reqLog) => {

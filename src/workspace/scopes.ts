@@ -9,6 +9,8 @@ export const TOOL_SCOPES = {
   get_user_profile: 'profile:read',
   list_loved_ones: 'care_circle:read',
   list_care_events: 'care_circle:read',
+  list_medications: 'care_circle:read',
+  update_medication: 'care_circle:write',
 } as const satisfies Record<string, Scope | undefined>;
 
 /** The weekly care summary prompt and the loved ones' timeline resources read the care circle. */

@@ -10,6 +10,7 @@ import { notAuthorized } from './careReader.js';
 import { grantCovers, TOOL_SCOPES } from './scopes.js';
 import { careEventsOutput, lovedOnesOutput, pingOutput, profileOutput } from './outputs.js';
 import { CursorRefused } from '../store/timeline/port.js';
+import { MEDICATION_TOOLS, medicationTools, type MedicationToolDeps } from './medicationTools.js';
 
 export const DEFAULT_EVENTS_LIMIT = 20;
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
@@ -49,6 +50,7 @@ export const WORKSPACE_TOOLS = {
     annotations: READ_ONLY,
     output: careEventsOutput,
   },
+  ...MEDICATION_TOOLS,
 } as const satisfies Record<string, ToolDeclaration>;
 
 /**
@@ -84,7 +86,7 @@ const eventView = (e: CareEventRecord) => ({
   payload: e.payload,
 });
 
-export function workspaceTools(store: WorkspaceStore, platform = 'carecircle'): ToolDefinition[] {
+export function workspaceTools(store: WorkspaceStore, medications: Omit<MedicationToolDeps, 'store'>, platform = 'carecircle'): ToolDefinition[] {
   return [
     implementTool(WORKSPACE_TOOLS.ping, {
       input: z.object({}).strict(),
@@ -192,5 +194,6 @@ export function workspaceTools(store: WorkspaceStore, platform = 'carecircle'): 
         return { structured: { count: events.length, events, byLovedOne } };
       },
     }),
+    ...medicationTools({ store, ...medications }),
   ];
 }
