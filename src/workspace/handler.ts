@@ -10,7 +10,7 @@ import type { Logger } from '../log.js';
 import { RPC } from '../rpc/codes.js';
 import { RpcError } from '../rpc/errors.js';
 import { isNotification, rpcRequest, salvageId, type RpcResponse } from '../rpc/envelope.js';
-import { failure, McpServer } from '../rpc/mcp.js';
+import { failure, McpServer, type ToolDefinition } from '../rpc/mcp.js';
 import { takeForMessages } from '../rpc/rateLimit.js';
 import { VERSION } from '../version.js';
 import type { RouteHandler } from '../slice/contract.js';
@@ -18,19 +18,27 @@ import { auditWriter } from './audit.js';
 import { authenticate, AuthRefusal, resourceMetadataUrl, type WorkspaceCaller } from './caller.js';
 import { WORKSPACE_ENDPOINT, WORKSPACE_INSTRUCTIONS } from './endpoint.js';
 import { WorkspaceStore } from '../family/records.js';
+import { PlansStore } from '../family/plans.js';
+import { planTools } from './planTools.js';
 import { workspacePrompts } from './prompts.js';
 import { workspaceResources } from './resources.js';
 import { callerHoldsScope, workspaceTools } from './tools.js';
 import type { Timelines } from '../store/timeline/port.js';
 
-export function createWorkspaceServer(store: WorkspaceStore, maxReplyBytes: number, log?: Logger): McpServer {
+/** `plans`: appointments and tasks, with their tools, when the server has the store for them. */
+export function createWorkspaceServer(
+  store: WorkspaceStore,
+  maxReplyBytes: number,
+  log?: Logger,
+  plans?: { store: PlansStore; tools: readonly ToolDefinition[] },
+): McpServer {
   return new McpServer({
     name: WORKSPACE_ENDPOINT.name,
     title: WORKSPACE_ENDPOINT.title,
     version: VERSION,
     instructions: WORKSPACE_INSTRUCTIONS,
-    tools: workspaceTools(store),
-    prompts: workspacePrompts(store),
+    tools: [...workspaceTools(store), ...(plans?.tools ?? [])],
+    prompts: workspacePrompts(store, Date.now, plans?.store),
     resources: workspaceResources(store),
     notificationStatus: 202,
     invalidArguments: 'error',
@@ -74,7 +82,7 @@ export function workspaceEndpoint(
   const store = new WorkspaceStore(db, credentials, config.inboxDomain, timelines);
   const keys = new KeyStore(db, credentials);
   const audit = auditWriter(timelines, bus, config.busNamespace, log);
-  const server = createWorkspaceServer(store, config.maxReplyBytes, log);
+  const server = createWorkspaceServer(store, config.maxReplyBytes, log, { store: new PlansStore(db), tools: planTools(store, db, credentials) });
   const sessionPolicy = perMinute(config.rateMcpSessionPerMin);
   return async (req, _params, reqLog) => {
     // A refusal answers the message it refuses: a single message gets its id back.
