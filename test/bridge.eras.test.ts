@@ -10,7 +10,17 @@ import { caregiverWithKey } from './harness/identity.js';
 import { repoRoot } from './harness/servers.js';
 import { startTestService, type TestService } from './harness/service.js';
 
-const TOOLS = ['get_user_profile', 'list_care_events', 'list_loved_ones', 'ping'];
+const TOOLS = [
+  'add_appointment',
+  'add_task',
+  'get_user_profile',
+  'list_appointments',
+  'list_care_events',
+  'list_loved_ones',
+  'list_tasks',
+  'ping',
+  'update_task',
+];
 
 let svc: TestService;
 beforeAll(async () => {
