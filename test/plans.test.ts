@@ -172,6 +172,7 @@ describe('plans - the calendar feed', () => {
         .status,
     ).toBe(303);
 
+    expect((await get(sib.cookie, '/settings')).text).toContain('href="/settings/calendar"');
     const first = await newFeed(sib.cookie);
     // Shown once: the page again shows only that the feed is on.
     const again = await get(`${sib.cookie}; ${first.flash}`, '/settings/calendar');
