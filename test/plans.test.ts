@@ -5,7 +5,7 @@
 import ICAL from 'ical.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { familyChanged, WORKSPACE_COLLECTIONS, WorkspaceStore, type MemberAccess } from '../src/family/records.js';
-import { instantToWall, wallToInstant } from '../src/plans/input.js';
+import { instantToWall, wallToInstant } from '../src/family/planInput.js';
 import { RPC } from '../src/rpc/codes.js';
 import { appCall, caregiverWithKey, signIn } from './harness/identity.js';
 import { postJson, rpc, startTestService, type TestService } from './harness/service.js';

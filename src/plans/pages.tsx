@@ -13,7 +13,7 @@ import { canWrite, FamilyCircle } from '../family/circle.js';
 import type { LovedOneRecord, MemberRecord, WorkspaceRecord } from '../family/records.js';
 import type { Markup } from '../http/html.js';
 import { redirect } from '../http/page.js';
-import { appointmentFromForm, instantToWall, taskFromForm, TEXT_LIMITS, type FieldFault } from './input.js';
+import { appointmentFromForm, instantToWall, taskFromForm, TEXT_LIMITS, type FieldFault } from '../family/planInput.js';
 import { authorWords, PlansStore, TaskRefused, type AppointmentRecord, type Author, type PlanChange, type TaskMove, type TaskRecord } from '../family/plans.js';
 
 export interface PlanAccess {

@@ -6,7 +6,7 @@ import type { Credentials } from '../auth/credentials.js';
 import { canWrite, FamilyCircle } from '../family/circle.js';
 import { PlansStore, TaskRefused, type AppointmentRecord, type Author, type TaskRecord } from '../family/plans.js';
 import type { LovedOneRecord, MemberRecord, WorkspaceStore } from '../family/records.js';
-import { appointmentFromTool, taskFromTool, TEXT_LIMITS, type FieldFault } from '../plans/input.js';
+import { appointmentFromTool, taskFromTool, TEXT_LIMITS, type FieldFault } from '../family/planInput.js';
 import { RPC } from '../rpc/codes.js';
 import { RpcError, ToolError } from '../rpc/errors.js';
 import { implementTool, type CallContext, type ToolDeclaration, type ToolDefinition } from '../rpc/mcp.js';

@@ -1,7 +1,7 @@
 // What an appointment or a task may say, checked the same way for the app's forms and the MCP tools:
 // each fault names its field, and a time outside sensible bounds names the bound.
-import { knownZone } from '../family/changes.js';
-import type { AppointmentFields, TaskFields } from '../family/plans.js';
+import { knownZone } from './changes.js';
+import type { AppointmentFields, TaskFields } from './plans.js';
 
 const DAY_MS = 86_400_000;
 /** An appointment may be recorded up to a month after it happened, and up to two years ahead. */
