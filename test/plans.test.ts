@@ -192,6 +192,19 @@ describe('plans - the calendar feed', () => {
     expect(e.startDate.toJSDate().toISOString()).toBe(wallToInstant(ZONE, dayAhead(3), '14:00')!.toISOString());
     expect(e.endDate.toJSDate().toISOString()).toBe(wallToInstant(ZONE, dayAhead(3), '15:00')!.toISOString());
     // The secret is stored only as its hash.
+    expect(e.component.getFirstPropertyValue('status')).toBe('CONFIRMED');
+    // A change raises the sequence, and a cancelled appointment stays in the feed marked so, so a
+    // subscribed calendar updates or removes its copy.
+    const base = `/care/${carer.lovedOneId}/appointments`;
+    const id = /appointments\/(apt_[A-Za-z0-9]+)"/.exec((await get(carer.cookie, base)).text)![1]!;
+    expect((await post(carer.cookie, `${base}/${id}`, appointment({ title: 'Eye exam', startTime: '10:00', endTime: '11:00' }))).status).toBe(303);
+    expect((await post(carer.cookie, `${base}/${id}/cancel`)).status).toBe(303);
+    const after = new ICAL.Component(ICAL.parse((await get(null, first.path)).text)).getAllSubcomponents('vevent');
+    expect(after).toHaveLength(1);
+    expect(after[0]!.getFirstPropertyValue('status')).toBe('CANCELLED');
+    expect(after[0]!.getFirstPropertyValue('sequence')).toBe(2);
+    expect(after[0]!.getFirstPropertyValue('uid')).toBe(e.uid);
+    expect(new ICAL.Event(after[0]!).summary).toBe('Rosa Rivera: Eye exam');
     const stored = await svc.store.db.collection('plan_calendar_feeds').find({ uid: sib.uid }).toArray();
     expect(stored).toHaveLength(1);
     expect(JSON.stringify(stored)).not.toContain(first.path.slice('/calendar/'.length, -'.ics'.length));
