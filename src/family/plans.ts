@@ -287,6 +287,20 @@ export class PlansStore {
     return { ...task, state: 'done', takenBy: by.uid, doneBy: by.uid, doneAt: now, updatedAt: now };
   }
 
+  /** Everything planned for a loved one, with its history: they are being removed. */
+  async deleteLovedOne(lovedOneId: string): Promise<void> {
+    const ids = [
+      ...(await this.appointments.find({ lovedOneId }, { projection: { _id: 1 } }).toArray()),
+      ...(await this.tasks.find({ lovedOneId }, { projection: { _id: 1 } }).toArray()),
+    ].map((r) => r._id);
+    if (ids.length) {
+      await this.changes.deleteMany({ recordId: { $in: ids } });
+      await this.claims.deleteMany({ taskId: { $in: ids } });
+    }
+    await this.appointments.deleteMany({ lovedOneId });
+    await this.tasks.deleteMany({ lovedOneId });
+  }
+
   /** Who holds the task's current round, if anyone. */
   private async holder(task: TaskRecord): Promise<string | undefined> {
     return (await this.claims.findOne({ _id: `${task._id}:${task.round}` }))?.uid;
