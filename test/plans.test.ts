@@ -158,6 +158,10 @@ describe('plans - appointments in the app', () => {
     expect((await get(other.carer.cookie, `/care/${carer.lovedOneId}/tasks`)).status).toBe(404);
     expect((await post(carer.cookie, base, appointment())).status).toBe(303);
     const id = /appointments\/(apt_[A-Za-z0-9]+)"/.exec((await get(carer.cookie, base)).text)![1]!;
+    // The pages whose only use is a change are refused to a reader as well.
+    expect((await get(sib.cookie, `${base}/${id}`)).status).toBe(403);
+    expect((await get(sib.cookie, `${base}/${id}/cancel`)).status).toBe(403);
+    expect((await post(sib.cookie, `${base}/${id}/cancel`)).status).toBe(403);
     // Another family's appointment under one's own loved one: not found.
     expect((await get(other.carer.cookie, `/care/${other.carer.lovedOneId}/appointments/${id}`)).status).toBe(404);
     expect((await post(other.carer.cookie, `/care/${other.carer.lovedOneId}/appointments/${id}/cancel`)).status).toBe(404);

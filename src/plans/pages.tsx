@@ -53,8 +53,16 @@ export function planPages(h: AppHelpers, db: Db, credentials: Credentials) {
       caller,
     );
 
-  /** The caller, their workspace and the loved one in it; or the page to answer with. */
-  const access = async (req: HttpRequestEnvelope, lovedOneId: string, next: string, change: boolean): Promise<PlanAccess | HttpReplyEnvelope> => {
+  /** The caller, their workspace and the loved one in it; or the page to answer with. `change`: a
+   *  post (signed out, it goes to sign-in); `write`: it needs a member who may write (a post does,
+   *  and so do the pages whose only use is a change). */
+  const access = async (
+    req: HttpRequestEnvelope,
+    lovedOneId: string,
+    next: string,
+    change: boolean,
+    write = change,
+  ): Promise<PlanAccess | HttpReplyEnvelope> => {
     const caller = await h.currentCaller(req);
     if (!caller) return change ? redirect(`/signin?next=${encodeURIComponent(next)}`) : h.signedOutPage(next);
     const membership = await h.store.workspaceOf(caller.uid);
@@ -69,7 +77,7 @@ export function planPages(h: AppHelpers, db: Db, credentials: Credentials) {
           Pick a loved one from <a href="/">your workspace</a>.
         </p>,
       );
-    if (change && !canWrite(membership.member))
+    if (write && !canWrite(membership.member))
       return simple(
         caller,
         403,
@@ -443,7 +451,7 @@ export function planPages(h: AppHelpers, db: Db, credentials: Credentials) {
       return redirect(`${base(a.lovedOne)}/appointments`);
     },
     appointmentEditGet: async (req: HttpRequestEnvelope, p: Record<string, string>) => {
-      const a = await access(req, p.lovedOneId ?? '', `/care/${encodeURIComponent(p.lovedOneId ?? '')}/appointments`, false);
+      const a = await access(req, p.lovedOneId ?? '', `/care/${encodeURIComponent(p.lovedOneId ?? '')}/appointments`, false, true);
       if (!('caller' in a)) return a;
       const x = await plans.appointment(a.lovedOne._id, p.appointmentId ?? '');
       return x ? editPage(a, x, valuesOf(x)) : notFound(a, 'appointment');
@@ -461,7 +469,7 @@ export function planPages(h: AppHelpers, db: Db, credentials: Credentials) {
       return redirect(`${base(a.lovedOne)}/appointments`);
     },
     appointmentCancelGet: async (req: HttpRequestEnvelope, p: Record<string, string>) => {
-      const a = await access(req, p.lovedOneId ?? '', `/care/${encodeURIComponent(p.lovedOneId ?? '')}/appointments`, false);
+      const a = await access(req, p.lovedOneId ?? '', `/care/${encodeURIComponent(p.lovedOneId ?? '')}/appointments`, false, true);
       if (!('caller' in a)) return a;
       const x = await plans.appointment(a.lovedOne._id, p.appointmentId ?? '');
       if (!x) return notFound(a, 'appointment');
