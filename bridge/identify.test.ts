@@ -1,8 +1,12 @@
 // The bridge's --check reads the same scope declaration the workspace endpoint enforces.
 import { describe, expect, it } from 'vitest';
 import { SCOPES } from '../src/auth/scopes.js';
-import { callerHoldsScope, WORKSPACE_TOOLS } from '../src/workspace/tools.js';
+import { WORKSPACE_ENDPOINT } from '../src/workspace/endpoint.js';
+import { callerHoldsScope } from '../src/workspace/tools.js';
 import { TOOL_SCOPES, toolAccess } from './identify.js';
+
+/** Every tool the workspace endpoint declares. */
+const WORKSPACE_TOOLS = WORKSPACE_ENDPOINT.tools;
 
 describe('the bridge and the workspace agree on tool scopes', () => {
   it('when a tool is declared by the workspace, then the bridge knows the scope it needs', () => {

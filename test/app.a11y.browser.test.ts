@@ -29,7 +29,8 @@ export function appPages(): { name: string; path: string }[] {
           /^\/(api|assets|\.well-known|downloads)\//.test(path) ||
           path === '/api/mcp' ||
           ['/signin', '/auth/callback'].includes(path) ||
-          path.includes('/attachments/')
+          path.includes('/attachments/') ||
+          path.startsWith('/calendar/')
         )
           continue;
         pages.push({ name, path });
@@ -120,6 +121,24 @@ beforeAll(async () => {
   samples['settingsAppsRevoke:id'] = decodeURIComponent((await page.getAttribute('#connected-apps-list a[href$="/revoke"]', 'href'))!.split('/').at(-2)!);
   await page.goto(`${svc.config.appUrl}/family`);
   samples.uid = decodeURIComponent((await page.getAttribute('#members a[href$="/remove"]', 'href'))!.split('/').at(-2)!);
+  // An appointment and a task added through the forms, the task taken, so their pages have rows.
+  const care = `${svc.config.appUrl}/care/${encodeURIComponent(samples.lovedOneId)}`;
+  const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+  await page.goto(`${care}/appointments`);
+  await page.fill('#title', 'Cardiology check-up with a rather long name that has to wrap on a phone');
+  await page.fill('#withWhom', 'Dr. Patel');
+  await page.fill('#place', 'Mercy Heart Clinic, 2nd floor, 1200 West Lake Street');
+  await page.fill('#day', tomorrow);
+  await page.fill('#startTime', '14:00');
+  await page.fill('#endTime', '15:00');
+  await Promise.all([page.waitForURL(`${care}/appointments`), page.click('form.plan-form button[type=submit]')]);
+  samples.appointmentId = decodeURIComponent((await page.getAttribute('#appointments a[href$="/cancel"]', 'href'))!.split('/').at(-2)!);
+  await page.goto(`${care}/tasks`);
+  await page.fill('#title', 'Drive Mom to cardiology');
+  await page.fill('#dueDay', tomorrow);
+  await page.fill('#dueTime', '13:30');
+  await Promise.all([page.waitForURL(`${care}/tasks`), page.click('form.plan-form button[type=submit]')]);
+  await Promise.all([page.waitForURL(`${care}/tasks`), page.click('#tasks form[action$="/take"] button')]);
   await page.close();
 }, 120_000);
 

@@ -10,7 +10,19 @@ import { caregiverWithKey } from './harness/identity.js';
 import { repoRoot } from './harness/servers.js';
 import { startTestService, type TestService } from './harness/service.js';
 
-const TOOLS = ['get_user_profile', 'list_care_events', 'list_loved_ones', 'list_medications', 'ping', 'update_medication'];
+const TOOLS = [
+  'add_appointment',
+  'add_task',
+  'get_user_profile',
+  'list_appointments',
+  'list_care_events',
+  'list_loved_ones',
+  'list_medications',
+  'list_tasks',
+  'ping',
+  'update_medication',
+  'update_task',
+];
 
 let svc: TestService;
 beforeAll(async () => {

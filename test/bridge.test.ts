@@ -15,7 +15,17 @@ import { freePort, repoRoot } from './harness/servers.js';
 import { postJson, rpc, startTestService, surfaceEnv, type TestService } from './harness/service.js';
 
 const BIN = 'bridge/bin.js';
-const TOOLS = ['get_user_profile', 'list_care_events', 'list_loved_ones', 'ping'];
+const TOOLS = [
+  'add_appointment',
+  'add_task',
+  'get_user_profile',
+  'list_appointments',
+  'list_care_events',
+  'list_loved_ones',
+  'list_tasks',
+  'ping',
+  'update_task',
+];
 const dir = mkdtempSync(path.join(os.tmpdir(), 'cc-bridge-test-'));
 
 let svc: TestService;
@@ -399,7 +409,9 @@ describe.concurrent('stdio bridge', () => {
       const out = await runCli(['--check'], bridgeEnv(who.apiKey));
       expect(out.stdout).toMatch(/ok {4}server reached: carecircle-workspace \S+ \(MCP 2025-06-18/);
       expect(out.stdout).toMatch(/ok {4}key accepted: pong from .* via=api-key/);
-      expect(out.stdout).toContain(`ok    4 tools: ping, get_user_profile, list_loved_ones, list_care_events`);
+      expect(out.stdout).toContain(
+        `ok    9 tools: ping, get_user_profile, list_loved_ones, list_care_events, add_appointment, list_appointments, add_task, update_task, list_tasks`,
+      );
       expect(out.stdout).toMatch(/Verdict: READY/);
       expect(out.stdout).not.toContain(who.apiKey);
       expect(out.code).toBe(0);

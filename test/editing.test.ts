@@ -6,6 +6,7 @@ import nodemailer from 'nodemailer';
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BRIDGE_PLACEHOLDER } from '../src/app/connect.js';
+import { PlansStore } from '../src/family/plans.js';
 import { FamilyShares } from '../src/ingest/familyShare.js';
 import { KeyStore } from '../src/keys/keys.js';
 import { SandboxService } from '../src/sandbox/service.js';
@@ -196,8 +197,17 @@ describe('editing with care, over HTTP', () => {
     expect(inbox).toContain('résultats.pdf');
     expect(inbox).not.toMatch(INTERNAL_ID);
 
+    // An appointment and a task, with their history rows.
+    const plans = new PlansStore(run.svc.store.db);
+    const where = { workspaceId: fam.workspaceId, lovedOneId: fam.lovedOneId };
+    const by = { uid: fam.uid, name: 'Rose', via: 'app' as const };
+    const soon = new Date(Date.now() + 86_400_000);
+    await plans.addAppointment(where, { title: 'Dentist', start: soon, end: new Date(soon.getTime() + 3_600_000), timeZone: 'UTC' }, by);
+    await plans.addTask(where, { title: 'Groceries', due: soon, timeZone: 'UTC' }, by);
+
     const confirm = await get(fam, `/workspace/loved-ones/${fam.lovedOneId}/remove`);
     const words = textOf(await confirm.text());
+    expect(words).toContain('their appointments and shared tasks, with their history');
     expect(words).toContain('2 entries on their timeline');
     expect(words).toContain('1 message in their inbox');
     expect(words).toContain('1 link to a home-care agency');
@@ -210,6 +220,9 @@ describe('editing with care, over HTTP', () => {
     expect(await run.svc.store.db.collection('loved_ones').countDocuments({ _id: fam.lovedOneId as never })).toBe(0);
     expect(await careEvents(run.svc.store.db).countDocuments({ lovedOneId: fam.lovedOneId })).toBe(0);
     expect(await run.svc.store.db.collection('inbox_items').countDocuments({ lovedOneId: fam.lovedOneId })).toBe(0);
+    for (const kept of ['plan_appointments', 'plan_tasks'])
+      expect(await run.svc.store.db.collection(kept).countDocuments({ lovedOneId: fam.lovedOneId }), kept).toBe(0);
+    expect(await run.svc.store.db.collection('plan_changes').countDocuments({ workspaceId: fam.workspaceId })).toBe(0);
     expect((await get(fam, attachmentPath)).status).toBe(404);
     expect(await new FamilyShares(run.svc.store.db, run.svc.credentials).binding(partner.institutionId, 'rose-1')).toBeNull();
     expect(await new FamilyShares(run.svc.store.db, run.svc.credentials).countLinksTo(fam.workspaceId, fam.lovedOneId)).toBe(0);

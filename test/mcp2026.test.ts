@@ -3,6 +3,7 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import Ajv2020 from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PlansStore } from '../src/family/plans.js';
 import { appendCareEvents } from '../src/family/records.js';
 import { caregiverWithKey } from './harness/identity.js';
 import { startTestService, type TestService } from './harness/service.js';
@@ -49,10 +50,25 @@ describe('MCP 2026-07-28 and the 2025 era, through the SDK v2 client', () => {
     );
     CALLS.list_medications = { lovedOneId };
     CALLS.update_medication = { lovedOneId, action: 'add', medication: { name: 'Metformin', times: ['08:00'], timeZone: 'UTC' } };
+    // The appointment and task tools need the loved one, and update_task a task to take.
+    const soon = new Date(Date.now() + 86_400_000).toISOString();
+    const workspaceId = (await svc.store.db.collection('loved_ones').findOne<{ workspaceId: string }>({ _id: lovedOneId as never }))!.workspaceId;
+    const task = await new PlansStore(svc.store.db).addTask(
+      { workspaceId, lovedOneId },
+      { title: 'Groceries', due: new Date(soon), timeZone: 'UTC' },
+      { uid: 'x', name: 'x', via: 'app' },
+    );
+    Object.assign(CALLS, {
+      add_appointment: { lovedOneId, title: 'Dentist', start: soon },
+      list_appointments: { lovedOneId },
+      add_task: { lovedOneId, title: 'Pharmacy', due: soon },
+      update_task: { lovedOneId, taskId: task._id, action: 'take' },
+      list_tasks: { lovedOneId },
+    });
     endpoints = [
       { name: 'directory', url: `${svc.urls.site}/api/mcp`, headers: {}, tools: 3 },
       { name: 'sandbox', url: `${svc.config.appUrl}/api/mcp/public`, headers: {}, tools: 1 },
-      { name: 'workspace', url: `${svc.config.appUrl}/api/mcp`, headers: { authorization: `Bearer ${apiKey}` }, tools: 6 },
+      { name: 'workspace', url: `${svc.config.appUrl}/api/mcp`, headers: { authorization: `Bearer ${apiKey}` }, tools: 11 },
     ];
   });
   afterAll(async () => {

@@ -440,7 +440,13 @@ describe('MCP SDK client with an API key', () => {
         'list_care_events',
         'list_medications',
         'update_medication',
+        'add_appointment',
+        'list_appointments',
+        'add_task',
+        'update_task',
+        'list_tasks',
       ]);
+      const soon = new Date(Date.now() + 86_400_000).toISOString();
       for (const [name, args] of [
         ['ping', {}],
         ['get_user_profile', {}],
@@ -448,10 +454,18 @@ describe('MCP SDK client with an API key', () => {
         ['list_care_events', { lovedOneId, limit: 5 }],
         ['update_medication', { lovedOneId, action: 'add', medication: { name: 'Metformin', times: ['08:00'], timeZone: 'UTC' } }],
         ['list_medications', { lovedOneId }],
+        ['add_appointment', { lovedOneId, title: 'Podiatrist', start: soon, timeZone: 'Europe/Madrid' }],
+        ['list_appointments', { lovedOneId }],
+        ['add_task', { lovedOneId, title: 'Pick up the walker', due: soon }],
+        ['list_tasks', { lovedOneId }],
       ] as const) {
         const res = await client.callTool({ name, arguments: args });
-        expect(res.isError).toBeFalsy();
+        expect(res.isError, JSON.stringify(res)).toBeFalsy();
       }
+      // The SDK checks each result against the tool's outputSchema, so a result off its schema fails here.
+      const { tasks } = (await client.callTool({ name: 'list_tasks', arguments: { lovedOneId } })).structuredContent as { tasks: { id: string }[] };
+      const taken = await client.callTool({ name: 'update_task', arguments: { lovedOneId, taskId: tasks[0]!.id, action: 'take' } });
+      expect(taken.structuredContent).toMatchObject({ task: { state: 'taken' } });
     } finally {
       await client.close();
     }

@@ -10,6 +10,7 @@ import { countLovedOneCareEvents, deleteLovedOneCareEvents, type LovedOneRecord,
 import type { Markup } from '../http/html.js';
 import { redirect } from '../http/page.js';
 import { countInboxItemsOf, deleteInboxOf } from '../inbox/records.js';
+import { PlansStore } from '../family/plans.js';
 import { FamilyShares } from '../ingest/familyShare.js';
 import { friendlyIssues, lovedOneInput, workspaceNameInput } from './actions.js';
 import type { AppHelpers } from './helpers.js';
@@ -202,6 +203,7 @@ export function editingRoutes(routes: AppRouteBuilder, h: AppHelpers, db: Db, cr
           <p>Removing {l.displayName} deletes, for everyone in the family, and cannot be undone:</p>
           <ul id="what-goes">
             <li>{plural(events, 'entry', 'entries')} on their timeline (visits, medications, vital signs, notes and mail)</li>
+            <li>their appointments and shared tasks, with their history</li>
             <li>{plural(mail, 'message', 'messages')} in their inbox, with the attachments; their inbox address stops taking mail</li>
             <li>{plural(links, 'link to a home-care agency', 'links to home-care agencies')}: the agency stops sending and sees family sharing turned off</li>
           </ul>
@@ -225,6 +227,7 @@ export function editingRoutes(routes: AppRouteBuilder, h: AppHelpers, db: Db, cr
       // can be asked again; what arrived meanwhile (mail) is swept once more after the record goes.
       const sweep = async () => {
         await deleteLovedOneCareEvents(h.timelines, lovedOne._id);
+        await new PlansStore(db).deleteLovedOne(lovedOne._id);
         await deleteInboxOf(db, h.timelines, workspace._id, lovedOne._id);
       };
       await shares.unlinkLovedOne(workspace._id, lovedOne._id);

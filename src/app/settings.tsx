@@ -178,6 +178,12 @@ export function settingsRoutes(
           {keyRows(list, clock)}
         </section>
         {zoneSection(clock, !!user?.timeZone, errors.zone)}
+        <section class="card">
+          <h2 id="calendar">Calendar feed</h2>
+          <p>
+            See your loved ones' appointments in your own calendar app: <a href="/settings/calendar">your private calendar address</a>.
+          </p>
+        </section>
         {connectedAppsSection(apps, clock)}
         <section class="card">
           <h2>Recent MCP activity</h2>

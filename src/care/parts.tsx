@@ -12,12 +12,14 @@ export interface CareView {
 }
 
 /** The tabs every care page carries, the current one marked. */
-export function CareNav({ lovedOne, current }: { lovedOne: LovedOneRecord; current: 'timeline' | 'medications' | 'vitals' }) {
+export function CareNav({ lovedOne, current }: { lovedOne: LovedOneRecord; current: 'timeline' | 'medications' | 'vitals' | 'appointments' | 'tasks' }) {
   const base = `/care/${encodeURIComponent(lovedOne._id)}`;
   const tabs = [
     ['timeline', base, 'Timeline'],
     ['medications', `${base}/medications`, 'Medications'],
     ['vitals', `${base}/vitals`, 'Vital signs'],
+    ['appointments', `${base}/appointments`, 'Appointments'],
+    ['tasks', `${base}/tasks`, 'Tasks'],
   ] as const;
   return (
     <nav class="tabs" aria-label={`${lovedOne.displayName}'s care`}>

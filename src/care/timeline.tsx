@@ -12,6 +12,7 @@ import { AttentionBlock, DoseList } from './glance.js';
 import { CareNav, ZoneNote, type CareView } from './parts.js';
 import { aideNamer } from './people.js';
 import { CursorRefused } from '../store/timeline/port.js';
+import { comingUp, ComingUpBlock } from './comingUp.js';
 
 export const TIMELINE_PAGE = 50;
 /** How far back the daily times of doses and visits are read from. */
@@ -129,12 +130,13 @@ export async function timelineBody(store: WorkspaceStore, db: Db, v: CareView) {
   };
   // The cursor comes from a link: one of another filter (or none at all) starts from the newest.
   const paged = Boolean(query.cursor);
-  const [{ events, nextCursor }, top] = await Promise.all([
+  const [{ events, nextCursor }, top, plans] = await Promise.all([
     store.listCareEvents(lovedOne._id, { ...q, ...(query.cursor ? { cursor: query.cursor } : {}) }).catch((err: unknown) => {
       if (err instanceof CursorRefused) return store.listCareEvents(lovedOne._id, q);
       throw err;
     }),
     paged ? null : glance(store, db, v),
+    paged ? null : comingUp(db, lovedOne._id, now),
   ]);
   const aide = top?.aide ?? (await aideNamer(db, events));
   const action = `/care/${encodeURIComponent(lovedOne._id)}`;
@@ -154,6 +156,7 @@ export async function timelineBody(store: WorkspaceStore, db: Db, v: CareView) {
           <>
             <AttentionBlock items={top.attention} clock={clock} now={now} dayLabel={dayLabel} />
             <Today doses={top.doses} visits={top.visits} v={v} aide={aide} medsHref={`${action}/medications`} />
+            {plans ? <ComingUpBlock plans={plans} lovedOne={lovedOne} clock={clock} /> : null}
           </>
         ) : null}
         <section class="card" aria-labelledby="timeline-title">

@@ -2,6 +2,7 @@
 import type { McpEndpointSpec } from '../slice/contract.js';
 import { WORKSPACE_PROMPTS } from './prompts.js';
 import { WORKSPACE_RESOURCE_TEMPLATES } from './resources.js';
+import { PLAN_TOOLS } from './planTools.js';
 import { WORKSPACE_TOOLS } from './tools.js';
 
 export const WORKSPACE_INSTRUCTIONS =
@@ -17,7 +18,7 @@ export const WORKSPACE_ENDPOINT: McpEndpointSpec = {
   auth: 'bearer',
   authDescription: (config) =>
     `Authorization: Bearer <API key sk-svc-…> (minted in Settings → MCP API keys at ${config.appUrl}) or an OAuth access token from ${config.authUrl}.`,
-  tools: Object.values(WORKSPACE_TOOLS),
+  tools: [...Object.values(WORKSPACE_TOOLS), ...Object.values(PLAN_TOOLS)],
   prompts: WORKSPACE_PROMPTS,
   resourceTemplates: WORKSPACE_RESOURCE_TEMPLATES,
 };

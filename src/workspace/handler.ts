@@ -10,7 +10,7 @@ import type { Logger } from '../log.js';
 import { RPC } from '../rpc/codes.js';
 import { RpcError } from '../rpc/errors.js';
 import { isNotification, rpcRequest, salvageId, type RpcResponse } from '../rpc/envelope.js';
-import { failure, McpServer } from '../rpc/mcp.js';
+import { failure, McpServer, type ToolDefinition } from '../rpc/mcp.js';
 import { takeForMessages } from '../rpc/rateLimit.js';
 import { VERSION } from '../version.js';
 import type { RouteHandler } from '../slice/contract.js';
@@ -18,6 +18,8 @@ import { auditWriter, type AuditRow } from './audit.js';
 import { authenticate, AuthRefusal, resourceMetadataUrl, type WorkspaceCaller } from './caller.js';
 import { WORKSPACE_ENDPOINT, WORKSPACE_INSTRUCTIONS } from './endpoint.js';
 import { WorkspaceStore } from '../family/records.js';
+import { PlansStore } from '../family/plans.js';
+import { planTools } from './planTools.js';
 import { workspacePrompts } from './prompts.js';
 import { workspaceResources } from './resources.js';
 import { callerHoldsScope, workspaceTools } from './tools.js';
@@ -48,14 +50,22 @@ export function workspaceWrites(config: Config, db: Db, log: Logger, clock: () =
   };
 }
 
-export function createWorkspaceServer(store: WorkspaceStore, tools: ToolDefinition[], maxReplyBytes: number, log?: Logger, writes?: WriteMachinery): McpServer {
+/** `plans`: the appointments and tasks the weekly summary reads. */
+export function createWorkspaceServer(
+  store: WorkspaceStore,
+  tools: ToolDefinition[],
+  maxReplyBytes: number,
+  log?: Logger,
+  writes?: WriteMachinery,
+  plans?: PlansStore,
+): McpServer {
   return new McpServer({
     name: WORKSPACE_ENDPOINT.name,
     title: WORKSPACE_ENDPOINT.title,
     version: VERSION,
     instructions: WORKSPACE_INSTRUCTIONS,
     tools,
-    prompts: workspacePrompts(store),
+    prompts: workspacePrompts(store, Date.now, plans),
     resources: workspaceResources(store),
     notificationStatus: 202,
     invalidArguments: 'error',
@@ -123,10 +133,11 @@ export function workspaceEndpoint(
   const medications = { medications: new MedicationList(db), clientName };
   const server = createWorkspaceServer(
     store,
-    seams.tools?.(store, medications) ?? workspaceTools(store, medications),
+    [...(seams.tools?.(store, medications) ?? workspaceTools(store, medications)), ...planTools(store, db, credentials)],
     config.maxReplyBytes,
     log,
     workspaceWrites(config, db, log, seams.clock),
+    new PlansStore(db),
   );
   const sessionPolicy = perMinute(config.rateMcpSessionPerMin);
   return async (req, _params, reqLog) => {

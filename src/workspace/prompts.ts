@@ -1,9 +1,10 @@
 // The workspace's prompt: a weekly care summary for one loved one, built from the last 7 days of
 // that loved one's care events in plain words. Read-only: it only reads what the tools read.
 import type { PromptDeclaration, PromptDefinition } from '../rpc/mcp.js';
+import type { PlansStore } from '../family/plans.js';
 import type { WorkspaceStore } from '../family/records.js';
 import { isDoseNotGiven } from '../family/careEventTypes.js';
-import { CareReader, tally } from './careReader.js';
+import { CareReader, tally, type ZoneWords } from './careReader.js';
 import { CARE_READ_SCOPE } from './scopes.js';
 
 export const SUMMARY_DAYS = 7;
@@ -13,13 +14,13 @@ export const SUMMARY_MAX_EVENTS = 200;
 export const WEEKLY_SUMMARY_PROMPT = {
   name: 'weekly_care_summary',
   title: 'Weekly care summary for a loved one',
-  description: `A plain-words summary of the last ${SUMMARY_DAYS} days of care for one loved one: medications (missed and refused doses too), vital signs, visits, notes and mail, with times in the family's time zone. Read-only.`,
+  description: `A plain-words summary of the last ${SUMMARY_DAYS} days of care for one loved one: medications (missed and refused doses too), vital signs, visits, notes and mail, appointments and the tasks the family did, with times in the family's time zone. Read-only.`,
   arguments: [{ name: 'lovedOneId', description: 'The loved one (an id from list_loved_ones).', required: true }],
 } as const satisfies PromptDeclaration;
 
 export const WORKSPACE_PROMPTS: readonly PromptDeclaration[] = [WEEKLY_SUMMARY_PROMPT];
 
-export function workspacePrompts(store: WorkspaceStore, clock: () => number = Date.now): PromptDefinition[] {
+export function workspacePrompts(store: WorkspaceStore, clock: () => number = Date.now, plans?: PlansStore): PromptDefinition[] {
   const reader = new CareReader(store);
   return [
     {
@@ -43,12 +44,32 @@ export function workspacePrompts(store: WorkspaceStore, clock: () => number = Da
               ...(notGiven.length ? ['', `Doses missed or refused (${notGiven.length}):`, ...notGiven.map(words.line)] : []),
             ].join('\n')
           : `Nothing was recorded for ${name} ${period}.`;
-        const ask = `Please write a short weekly care summary of ${name} for the family, in plain words: how the week went, medications given, every dose missed or refused (what, when and why, if the record says), any vital-sign readings worth a look, visits and notes. Give times as written, in ${words.zone}. Do not guess at anything that is not in the record.`;
+        const planned = plans ? await planLines(plans, lovedOne._id, since, now, words) : '';
+        const ask = `Please write a short weekly care summary of ${name} for the family, in plain words: how the week went, medications given, every dose missed or refused (what, when and why, if the record says), any vital-sign readings worth a look, visits and notes, appointments and the tasks the family did. Give times as written, in ${words.zone}. Do not guess at anything that is not in the record.`;
         return {
           description: `Weekly care summary for ${name}`,
-          messages: [{ role: 'user', content: { type: 'text', text: `${ask}\n\n${record}` } }],
+          messages: [{ role: 'user', content: { type: 'text', text: `${ask}\n\n${record}${planned}` } }],
         };
       },
     },
   ];
+}
+
+/** The week's and the next week's appointments, and the tasks done this week, as lines. */
+async function planLines(plans: PlansStore, lovedOneId: string, since: Date, now: Date, words: ZoneWords): Promise<string> {
+  const [appointments, done] = await Promise.all([
+    plans.between(lovedOneId, since, new Date(now.getTime() + SUMMARY_DAYS * 86_400_000), 50),
+    plans.doneSince(lovedOneId, since, 50),
+  ]);
+  const at = (d: Date) => `${words.day(d)}, ${words.time(d)}`;
+  const lines = [
+    ...(appointments.length ? ['', `Appointments this week and next (${appointments.length}):`] : []),
+    ...appointments.map(
+      (a) =>
+        `- ${at(a.start)}: ${a.title}${a.withWhom ? ` with ${a.withWhom}` : ''}${a.place ? ` at ${a.place}` : ''}${a.status === 'cancelled' ? ' (cancelled)' : a.start > now ? ' (coming)' : ''}`,
+    ),
+    ...(done.length ? ['', `Tasks the family did (${done.length}):`] : []),
+    ...done.map((t) => `- ${at(t.doneAt ?? t.updatedAt)}: ${t.title}`),
+  ];
+  return lines.join('\n');
 }

@@ -11,6 +11,11 @@ export const TOOL_SCOPES = {
   list_care_events: 'care_circle:read',
   list_medications: 'care_circle:read',
   update_medication: 'care_circle:write',
+  add_appointment: 'care_circle:write',
+  list_appointments: 'care_circle:read',
+  add_task: 'care_circle:write',
+  update_task: 'care_circle:write',
+  list_tasks: 'care_circle:read',
 } as const satisfies Record<string, Scope | undefined>;
 
 /** The weekly care summary prompt and the loved ones' timeline resources read the care circle. */
