@@ -10,7 +10,7 @@ import type { Logger } from '../log.js';
 import { RPC } from '../rpc/codes.js';
 import { RpcError } from '../rpc/errors.js';
 import { isNotification, rpcRequest, salvageId, type RpcResponse } from '../rpc/envelope.js';
-import { failure, McpServer, type ToolDefinition } from '../rpc/mcp.js';
+import { failure, McpServer } from '../rpc/mcp.js';
 import { takeForMessages } from '../rpc/rateLimit.js';
 import { VERSION } from '../version.js';
 import type { RouteHandler } from '../slice/contract.js';
