@@ -143,7 +143,8 @@ export class WorkspaceStore {
     private readonly db: Db,
     private readonly credentials: Credentials,
     private readonly inboxDomain: string,
-    private readonly timelines: Timelines,
+    /** The store's timelines: the care events' stream among them (src/family/entries.ts writes there). */
+    readonly timelines: Timelines,
   ) {
     this.users = db.collection(WORKSPACE_COLLECTIONS.users);
     this.workspaces = db.collection(WORKSPACE_COLLECTIONS.workspaces);
