@@ -433,7 +433,10 @@ describe('MCP SDK client with an API key', () => {
     const client = new Client({ name: 'carecircle-test', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(mcp), { requestInit: { headers: bearer(apiKey) } }));
     try {
-      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['ping', 'get_user_profile', 'list_loved_ones', 'list_care_events']);
+      // The read tools at least; the write tools are tested in family-entries.test.ts.
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(
+        expect.arrayContaining(['ping', 'get_user_profile', 'list_loved_ones', 'list_care_events']),
+      );
       for (const [name, args] of [
         ['ping', {}],
         ['get_user_profile', {}],

@@ -21,15 +21,17 @@ import { WorkspaceStore } from '../family/records.js';
 import { workspacePrompts } from './prompts.js';
 import { workspaceResources } from './resources.js';
 import { callerHoldsScope, workspaceTools } from './tools.js';
+import { clientNamer } from './clientNames.js';
+import type { ClientNamer } from './entryTools.js';
 import type { Timelines } from '../store/timeline/port.js';
 
-export function createWorkspaceServer(store: WorkspaceStore, maxReplyBytes: number, log?: Logger): McpServer {
+export function createWorkspaceServer(store: WorkspaceStore, maxReplyBytes: number, log?: Logger, clientName?: ClientNamer): McpServer {
   return new McpServer({
     name: WORKSPACE_ENDPOINT.name,
     title: WORKSPACE_ENDPOINT.title,
     version: VERSION,
     instructions: WORKSPACE_INSTRUCTIONS,
-    tools: workspaceTools(store),
+    tools: workspaceTools(store, undefined, clientName),
     prompts: workspacePrompts(store),
     resources: workspaceResources(store),
     notificationStatus: 202,
@@ -74,7 +76,7 @@ export function workspaceEndpoint(
   const store = new WorkspaceStore(db, credentials, config.inboxDomain, timelines);
   const keys = new KeyStore(db, credentials);
   const audit = auditWriter(timelines, bus, config.busNamespace, log);
-  const server = createWorkspaceServer(store, config.maxReplyBytes, log);
+  const server = createWorkspaceServer(store, config.maxReplyBytes, log, clientNamer(db, credentials));
   const sessionPolicy = perMinute(config.rateMcpSessionPerMin);
   return async (req, _params, reqLog) => {
     // A refusal answers the message it refuses: a single message gets its id back.

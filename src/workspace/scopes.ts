@@ -9,6 +9,10 @@ export const TOOL_SCOPES = {
   get_user_profile: 'profile:read',
   list_loved_ones: 'care_circle:read',
   list_care_events: 'care_circle:read',
+  add_care_note: 'care_circle:write',
+  log_medication_dose: 'care_circle:write',
+  record_vital: 'care_circle:write',
+  retract_entry: 'care_circle:write',
 } as const satisfies Record<string, Scope | undefined>;
 
 /** The weekly care summary prompt and the loved ones' timeline resources read the care circle. */

@@ -10,6 +10,7 @@ import { notAuthorized } from './careReader.js';
 import { grantCovers, TOOL_SCOPES } from './scopes.js';
 import { careEventsOutput, lovedOnesOutput, pingOutput, profileOutput } from './outputs.js';
 import { CursorRefused } from '../store/timeline/port.js';
+import { entryTools, type ClientNamer } from './entryTools.js';
 
 export const DEFAULT_EVENTS_LIMIT = 20;
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
@@ -45,7 +46,7 @@ export const WORKSPACE_TOOLS = {
     scope: TOOL_SCOPES.list_care_events,
     title: 'List recent care events',
     description:
-      'Care events (visits, notes, medications, vitals, forwarded mail), newest first: for one loved one when lovedOneId is given, otherwise for each loved one in your workspace (limit applies per loved one). Narrow by time with since/until (ISO 8601; since inclusive, until exclusive) and by event type with types. When more events match, the result has nextCursor: call again with the same arguments and cursor set to it for the next page.',
+      'Care events (visits, notes, medications, vitals, forwarded mail, and what the family added: source "family", with author), newest first: for one loved one when lovedOneId is given, otherwise for each loved one in your workspace (limit applies per loved one). Narrow by time with since/until (ISO 8601; since inclusive, until exclusive) and by event type with types. When more events match, the result has nextCursor: call again with the same arguments and cursor set to it for the next page.',
     annotations: READ_ONLY,
     output: careEventsOutput,
   },
@@ -82,9 +83,11 @@ const eventView = (e: CareEventRecord) => ({
   receivedAt: e.receivedAt.toISOString(),
   ...(e.institutionId ? { institutionId: e.institutionId } : {}),
   payload: e.payload,
+  ...(e.author ? { author: e.author } : {}),
+  ...(e.supersedes ? { supersedes: e.supersedes } : {}),
 });
 
-export function workspaceTools(store: WorkspaceStore, platform = 'carecircle'): ToolDefinition[] {
+export function workspaceTools(store: WorkspaceStore, platform = 'carecircle', clientName: ClientNamer = async () => undefined): ToolDefinition[] {
   return [
     implementTool(WORKSPACE_TOOLS.ping, {
       input: z.object({}).strict(),
@@ -192,5 +195,6 @@ export function workspaceTools(store: WorkspaceStore, platform = 'carecircle'): 
         return { structured: { count: events.length, events, byLovedOne } };
       },
     }),
+    ...entryTools(store, clientName),
   ];
 }
