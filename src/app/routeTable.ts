@@ -52,6 +52,7 @@ export const APP_ROUTES = defineRoutes({
   familyInviteRevoke: appPage('/family/invites/:id/revoke', ['POST']),
   familyRemove: appPage('/family/members/:uid/remove', ['GET', 'POST']),
   familyHandOver: appPage('/family/members/:uid/hand-over', ['GET', 'POST']),
+  familyAccess: appPage('/family/members/:uid/access', ['POST']),
   familyLeave: appPage('/family/leave', ['GET', 'POST']),
   // An invitation link: its path carries the token, so the request log shows the pattern only.
   join: { ...appPage('/join/:token', ['GET', 'POST']), logPattern: true },
