@@ -1,4 +1,4 @@
-// The care pages' routes on the app host: a loved one's timeline, medications and vital signs.
+// The care pages' routes on the app host: a loved one's timeline, medications and vital signs, and the family's own entries.
 import { appPage } from '../app/routeTable.js';
 import { defineRoutes } from '../slice/contract.js';
 
@@ -6,4 +6,9 @@ export const CARE_ROUTES = defineRoutes({
   careTimeline: appPage('/care/:lovedOneId', ['GET']),
   careMedications: appPage('/care/:lovedOneId/medications', ['GET']),
   careVitals: appPage('/care/:lovedOneId/vitals', ['GET']),
+  // The family's own entries: add one of a kind, read one with its versions, correct or withdraw it.
+  careAdd: appPage('/care/:lovedOneId/add/:kind', ['GET', 'POST']),
+  careEntry: appPage('/care/:lovedOneId/entries/:entryId', ['GET']),
+  careEntryCorrect: appPage('/care/:lovedOneId/entries/:entryId/correct', ['GET', 'POST']),
+  careEntryWithdraw: appPage('/care/:lovedOneId/entries/:entryId/withdraw', ['GET', 'POST']),
 });
