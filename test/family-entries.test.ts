@@ -288,3 +288,37 @@ describe('family entries - in the app', () => {
     expect(textOf((await get(me.cookie, `/care/${me.lovedOneId}?by=family`)).html)).toContain('Nothing matches these filters.');
   });
 });
+
+describe('family entries - leaving carecircle', () => {
+  it('when a sibling deletes their account, then their credentials stop, their profile goes and their entries stay under "a former member"', async () => {
+    const me = await caregiver('entries.leaving@example.com');
+    const sam = await sibling(me.cookie, 'sam.leaving@example.com', 'Sam Leaving');
+    expect(structured(await callTool(sam.apiKey, 'add_care_note', { lovedOneId: me.lovedOneId, text: 'Brought soup' })).entry.author.name).toBe('Sam Leaving');
+    const uid = await memberUid(me.cookie, 'sam.leaving@example.com');
+
+    const page = textOf((await get(sam.cookie, '/settings/delete-account')).html);
+    expect(page).toContain('What goes');
+    expect(page).toContain('What stays');
+    const deleted = await post(sam.cookie, '/settings/delete-account');
+    expect(deleted.status).toBe(200);
+    expect(textOf(deleted.html)).toContain('Your account is deleted');
+
+    expect((await callTool(sam.apiKey, 'list_loved_ones', {})).status).toBe(403);
+    // The session ended with the account: Settings greets a signed-out visitor.
+    expect(textOf((await get(sam.cookie, '/settings')).html)).toContain('Welcome to carecircle');
+    expect(await svc.store.db.collection('users').countDocuments({ _id: uid as never })).toBe(0);
+    expect(textOf((await get(me.cookie, '/family')).html)).not.toContain('sam.leaving@example.com');
+    const timeline = textOf((await get(me.cookie, `/care/${me.lovedOneId}`)).html);
+    expect(timeline).toContain('Note from a former member');
+    expect(timeline).not.toContain('Sam Leaving');
+    const listed = structured(await callTool(me.apiKey, 'list_care_events', { lovedOneId: me.lovedOneId }));
+    expect(listed.events[0].author).toMatchObject({ name: 'a former member', uid: '' });
+  });
+
+  it('when the primary caregiver asks to delete their account, then they are told to hand the workspace over first', async () => {
+    const me = await caregiver('entries.lastcare@example.com');
+    expect(textOf((await get(me.cookie, '/settings/delete-account')).html)).toContain('You cannot delete your account yet');
+    expect((await post(me.cookie, '/settings/delete-account')).status).toBe(409);
+    expect((await callTool(me.apiKey, 'list_loved_ones', {})).status).toBe(200);
+  });
+});

@@ -47,6 +47,8 @@ export const APP_ROUTES = defineRoutes({
   settingsConnect: appPage('/settings/connect', ['GET']),
   settingsTimeZone: appPage('/settings/time-zone', ['POST']),
   settingsAppsRevoke: appPage('/settings/apps/:id/revoke', ['GET', 'POST']),
+  // Deleting one's own account: a page saying what goes and what stays, then the confirmed post.
+  settingsDeleteAccount: appPage('/settings/delete-account', ['GET', 'POST']),
   family: appPage('/family', ['GET']),
   familyInvites: appPage('/family/invites', ['POST']),
   familyInviteRevoke: appPage('/family/invites/:id/revoke', ['POST']),

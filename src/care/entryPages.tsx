@@ -368,7 +368,7 @@ export function entryHandlers(
       if (isReply(s)) return s;
       const entry = await entries.entry(s.lovedOne, params.entryId ?? '');
       if (!entry) return refused(s, new EntryNotFound(params.entryId ?? ''));
-      const versions = await entries.history(s.lovedOne, entry._id);
+      const versions = await h.store.withFormerMembers(await entries.history(s.lovedOne, entry._id));
       const current = versions.at(-1)!;
       const changeable = current.eventType !== WITHDRAWN && canWrite(s.member) && (s.member.role === 'caregiver' || current.author?.uid === s.caller.uid);
       return h.pageFor(

@@ -130,6 +130,7 @@ const WITHDRAWN_WHAT: Record<string, string> = {
 export function authorOf(e: CareEventRecord): string {
   const a = e.author;
   if (!a) return 'a family member';
+  if (a.former) return 'a former member';
   return a.via === 'app' ? `${a.name}, in the app` : `${a.name}'s assistant, ${a.client ?? 'an assistant'}`;
 }
 

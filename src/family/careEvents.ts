@@ -11,6 +11,8 @@ export interface EntryAuthor {
   name: string;
   via: 'app' | 'assistant';
   client?: string;
+  /** Set when read back after the author deleted their account: shown as "a former member". */
+  former?: true;
 }
 
 export interface CareEventRecord {

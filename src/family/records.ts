@@ -284,8 +284,27 @@ export class WorkspaceStore {
   /** One page of a loved one's care events, newest first, filtered by time (`since` inclusive,
    *  `until` exclusive) and type; `nextCursor` continues it, and only it (a cursor of another
    *  query throws CursorRefused). The caller checks ownership. */
-  listCareEvents(lovedOneId: string, q: CareEventQuery): Promise<CareEventPage> {
-    return listCareEvents(this.timelines, lovedOneId, q);
+  async listCareEvents(lovedOneId: string, q: CareEventQuery): Promise<CareEventPage> {
+    const page = await listCareEvents(this.timelines, lovedOneId, q);
+    return { ...page, events: await this.withFormerMembers(page.events) };
+  }
+
+  /** Family entries of people who have since deleted their account, marked so: they stay in the
+   *  family's record, shown as written by "a former member", without their uid or name. */
+  async withFormerMembers(events: CareEventRecord[]): Promise<CareEventRecord[]> {
+    const uids = [...new Set(events.flatMap((e) => (e.author ? [e.author.uid] : [])))];
+    if (!uids.length) return events;
+    const present = new Set((await this.users.find({ _id: { $in: uids } }, { projection: { _id: 1 } }).toArray()).map((u) => u._id));
+    return events.map((e) =>
+      e.author && !present.has(e.author.uid) ? { ...e, author: { uid: '', name: 'a former member', via: e.author.via, former: true } } : e,
+    );
+  }
+
+  /** Delete a person's profile (their account): the caller has ended their membership, sessions,
+   *  keys and app grants first. What they wrote stays in the family's record (see withFormerMembers). */
+  async deleteUser(uid: string): Promise<void> {
+    await this.users.deleteOne({ _id: uid });
+    await familyChanged(this.credentials, 'member', [uid]);
   }
 
   /** Sandbox workspaces created before `before`: what the sandbox sweep looks at. */
