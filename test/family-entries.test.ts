@@ -167,6 +167,17 @@ describe('family entries - the workspace MCP write tools', () => {
     const list = structured(await callTool(me.apiKey, 'list_care_events', { lovedOneId: me.lovedOneId }));
     expect(list.events.map((e: any) => e.eventType).sort()).toEqual(['entry_withdrawn', 'note_added']);
     expect(list.events.find((e: any) => e.eventType === 'note_added').source).toBe('partner');
+    // Filtered by who wrote it, one event a page: each writer's own, and the cursor goes on from there.
+    const family = structured(await callTool(me.apiKey, 'list_care_events', { lovedOneId: me.lovedOneId, writtenBy: 'family', limit: 1 }));
+    expect(family.events.map((e: any) => e.eventType)).toEqual(['entry_withdrawn']);
+    const sent = structured(await callTool(me.apiKey, 'list_care_events', { lovedOneId: me.lovedOneId, writtenBy: 'agency' }));
+    expect(sent.events.map((e: any) => e.id)).toEqual(['evt_agency_retract']);
+    if (family.nextCursor) {
+      const rest = structured(
+        await callTool(me.apiKey, 'list_care_events', { lovedOneId: me.lovedOneId, writtenBy: 'family', limit: 1, cursor: family.nextCursor }),
+      );
+      expect(rest.events).toEqual([]);
+    }
   });
 });
 

@@ -11,7 +11,7 @@ import { AttentionBlock, DoseList } from './glance.js';
 import { CareNav, ZoneNote, type CareView } from './parts.js';
 import { aideNamer } from './people.js';
 import { CursorRefused } from '../store/timeline/port.js';
-import type { CareEventPage, CareEventQuery } from '../family/careEvents.js';
+import type { CareEventQuery } from '../family/careEvents.js';
 import { AddCard } from './entryPages.js';
 
 /** Who wrote an event, for the timeline's filter: the agency (partner events) or the family. */
@@ -19,23 +19,6 @@ export const WRITERS: Record<string, { label: string; source: CareEventRecord['s
   agency: { label: 'The agency', source: 'partner' },
   family: { label: 'The family', source: 'family' },
 };
-/** How many store pages one filtered page reads at most before it offers "Older entries". */
-const MAX_SCANS = 20;
-
-/** One page of events from one writer: store pages read until the page is full; the cursor is the
- *  store's own, so the next page goes on where this one stopped reading. */
-async function listBy(store: WorkspaceStore, lovedOneId: string, q: CareEventQuery, source: string): Promise<CareEventPage> {
-  const events: CareEventRecord[] = [];
-  let cursor = q.cursor;
-  for (let scans = 0; scans < MAX_SCANS; scans++) {
-    // Asking for what is still missing, so the store's page ends where this page's reading ends.
-    const page = await store.listCareEvents(lovedOneId, { ...q, limit: q.limit - events.length, ...(cursor ? { cursor } : {}) });
-    events.push(...page.events.filter((e) => e.source === source));
-    cursor = page.nextCursor;
-    if (!cursor || events.length >= q.limit) break;
-  }
-  return cursor ? { events, nextCursor: cursor } : { events };
-}
 
 export const TIMELINE_PAGE = 50;
 /** How far back the daily times of doses and visits are read from. */
@@ -143,7 +126,7 @@ export async function timelineBody(store: WorkspaceStore, db: Db, v: CareView) {
   };
   // The cursor comes from a link: one of another filter (or none at all) starts from the newest.
   const paged = Boolean(query.cursor);
-  const list = (qq: CareEventQuery) => (by ? listBy(store, lovedOne._id, qq, WRITERS[by]!.source) : store.listCareEvents(lovedOne._id, qq));
+  const list = (qq: CareEventQuery) => (by ? store.listCareEventsFrom(lovedOne._id, qq, WRITERS[by]!.source) : store.listCareEvents(lovedOne._id, qq));
   const [{ events, nextCursor }, top, membership] = await Promise.all([
     list({ ...q, ...(query.cursor ? { cursor: query.cursor } : {}) }).catch((err: unknown) => {
       if (err instanceof CursorRefused) return list(q);

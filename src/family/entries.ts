@@ -262,7 +262,13 @@ export class FamilyEntries {
     const { eventType, payload } = entryPayload(kind, input);
     const entry = this.record(lovedOne, author, eventType, payload, at, opts.id);
     const { duplicates } = await this.timeline.append([entry]);
-    return duplicates.length ? ((await this.timeline.get(lovedOne._id, entry._id)) ?? entry) : entry;
+    if (!duplicates.length) return entry;
+    // Stored already: this form sent twice. An id taken on another timeline is never reused.
+    const stored = await this.timeline.get(lovedOne._id, entry._id);
+    if (stored) return stored;
+    const fresh = { ...entry, _id: newId('fe') };
+    await this.timeline.append([fresh]);
+    return fresh;
   }
 
   /** A family entry that is still current, and that this member may change. */

@@ -70,6 +70,9 @@ export {
 } from './careEvents.js';
 export type { CareEventPage, CareEventQuery, CareEventRecord } from './careEvents.js';
 
+/** How many store pages one page filtered by writer reads at most before it offers the next. */
+const MAX_FILTERED_READS = 20;
+
 export const WORKSPACE_COLLECTIONS = {
   users: 'users',
   workspaces: 'workspaces',
@@ -287,6 +290,21 @@ export class WorkspaceStore {
   async listCareEvents(lovedOneId: string, q: CareEventQuery): Promise<CareEventPage> {
     const page = await listCareEvents(this.timelines, lovedOneId, q);
     return { ...page, events: await this.withFormerMembers(page.events) };
+  }
+
+  /** One page of the events one kind of writer made (`partner`: the agency; `family`; `inbox`):
+   *  store pages are read, each asking for what is still missing, until the page is full; the
+   *  cursor is the store's own, so the next page goes on where this one stopped reading. */
+  async listCareEventsFrom(lovedOneId: string, q: CareEventQuery, source: CareEventRecord['source']): Promise<CareEventPage> {
+    const events: CareEventRecord[] = [];
+    let cursor = q.cursor;
+    for (let reads = 0; reads < MAX_FILTERED_READS; reads++) {
+      const page = await this.listCareEvents(lovedOneId, { ...q, limit: q.limit - events.length, ...(cursor ? { cursor } : {}) });
+      events.push(...page.events.filter((e) => e.source === source));
+      cursor = page.nextCursor;
+      if (!cursor || events.length >= q.limit) break;
+    }
+    return cursor ? { events, nextCursor: cursor } : { events };
   }
 
   /** Family entries of people who have since deleted their account, marked so: they stay in the
