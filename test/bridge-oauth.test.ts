@@ -185,7 +185,7 @@ describe('carecircle-mcp --login', () => {
       response_type: 'code',
       code_challenge_method: 'S256',
       resource: endpoint(),
-      scope: 'profile:read care_circle:read',
+      scope: 'profile:read care_circle:read care_circle:write',
     });
     expect(done.stderr).toContain('Granted: profile:read. Not granted: care_circle:read');
     expect(done.stderr).toContain(`tokens stored in ${tokenFile}`);
@@ -243,8 +243,10 @@ describe('carecircle-mcp --login', () => {
     expect(out.code).toBe(0);
     expect(out.stdout).toContain('usable with this sign-in: ping, get_user_profile\n');
     expect(out.stdout).toContain('WARN  refused with this sign-in: list_loved_ones (needs care_circle:read), list_care_events (needs care_circle:read)');
-    expect(out.stdout).toMatch(/fix: run carecircle-mcp --login http:\/\/127\.0\.0\.1:\d+ again in a terminal and tick care_circle:read on the consent page/);
-    expect(out.stdout).toContain('Verdict: READY (2 of 4 tools usable with this sign-in).');
+    expect(out.stdout).toMatch(
+      /fix: run carecircle-mcp --login http:\/\/127\.0\.0\.1:\d+ again in a terminal and tick care_circle:read and care_circle:write on the consent page/,
+    );
+    expect(out.stdout).toContain('Verdict: READY (2 of 8 tools usable with this sign-in).');
   });
 
   it('when a key is configured as well, then the key is used and the token file is never read, and --login refuses to start', async () => {

@@ -399,13 +399,15 @@ describe.concurrent('stdio bridge', () => {
       const out = await runCli(['--check'], bridgeEnv(who.apiKey));
       expect(out.stdout).toMatch(/ok {4}server reached: carecircle-workspace \S+ \(MCP 2025-06-18/);
       expect(out.stdout).toMatch(/ok {4}key accepted: pong from .* via=api-key/);
-      expect(out.stdout).toContain(`ok    4 tools: ping, get_user_profile, list_loved_ones, list_care_events`);
+      expect(out.stdout).toContain(
+        `ok    8 tools: ping, get_user_profile, list_loved_ones, list_care_events, add_care_note, log_medication_dose, record_vital, retract_entry`,
+      );
       expect(out.stdout).toMatch(/Verdict: READY/);
       expect(out.stdout).not.toContain(who.apiKey);
       expect(out.code).toBe(0);
       expect(out.stdout).toMatch(/server reached: .*, the family workspace endpoint\n/);
-      expect(out.stdout).toContain('usable with this key: all 4 (a key is not limited by scopes)');
-      expect(out.stdout).toContain('Verdict: READY (4 of 4 tools usable with this key).');
+      expect(out.stdout).toContain('usable with this key: all 8 (a key is not limited by scopes)');
+      expect(out.stdout).toContain('Verdict: READY (8 of 8 tools usable with this key).');
       expect(out.stdout).not.toContain('WARN');
     });
 

@@ -10,7 +10,7 @@ import { notAuthorized } from './careReader.js';
 import { grantCovers, TOOL_SCOPES } from './scopes.js';
 import { careEventsOutput, lovedOnesOutput, pingOutput, profileOutput } from './outputs.js';
 import { CursorRefused } from '../store/timeline/port.js';
-import { entryTools, type ClientNamer } from './entryTools.js';
+import { ENTRY_TOOLS, entryTools, type ClientNamer } from './entryTools.js';
 
 export const DEFAULT_EVENTS_LIMIT = 20;
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
@@ -50,6 +50,8 @@ export const WORKSPACE_TOOLS = {
     annotations: READ_ONLY,
     output: careEventsOutput,
   },
+  // The tools that add to the record, declared beside their implementation.
+  ...ENTRY_TOOLS,
 } as const satisfies Record<string, ToolDeclaration>;
 
 /**
