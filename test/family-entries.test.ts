@@ -231,6 +231,8 @@ describe('family entries - in the app', () => {
     expect(textOf(res.html)).toContain('Reading: must be between 30 and 45 °C; check for a typo');
     expect(res.html).toMatch(/id="value"[^>]*value="371"|value="371"[^>]*id="value"/);
     expect(res.html).toContain('aria-invalid="true"');
+    const words = await post(me.cookie, `/care/${me.lovedOneId}/add/reading`, { kind: 'temperature', value: 'warm', unit: '°C', at: '' });
+    expect(textOf(words.html)).toContain('Reading: must be a number');
     const ok = await post(me.cookie, `/care/${me.lovedOneId}/add/reading`, { kind: 'temperature', value: '37,1', unit: '°C', at: '' });
     expect(ok.status, ok.html).toBe(303);
     expect(textOf((await get(me.cookie, `/care/${me.lovedOneId}`)).html)).toContain('Temperature 37.1 °C, recorded by Test Caregiver, in the app');

@@ -91,10 +91,11 @@ export class NotYourEntry extends Error {
 }
 
 const text = (max: number) => z.string().trim().min(1, 'must not be empty').max(max, `must be at most ${max} characters`);
-const finite = (field: string) =>
+/** A number as a form sends it ("37,1" too) or as JSON does; the field's name comes with the error. */
+const finite = () =>
   z.preprocess(
     (v) => (typeof v === 'string' ? (v.trim() === '' ? undefined : Number(v.trim().replace(',', '.'))) : v),
-    z.number({ error: `${field} must be a number` }).finite(`${field} must be a number`),
+    z.number({ error: 'must be a number' }).finite('must be a number'),
   );
 
 /** What each kind of entry takes, as the app's form fields and the MCP tools' arguments name them. */
@@ -104,14 +105,14 @@ export const ENTRY_INPUTS = {
   dose: z.object({
     status: z.enum(Object.keys(DOSE_STATUSES) as [DoseStatus, ...DoseStatus[]]),
     medication: text(200),
-    amount: finite('amount').pipe(z.number().min(0, 'must not be negative').max(100_000, 'must be at most 100000')).optional(),
+    amount: finite().pipe(z.number().min(0, 'must not be negative').max(100_000, 'must be at most 100000')).optional(),
     unit: text(50).optional(),
     reason: text(500).optional(),
   }),
   reading: z.object({
     kind: z.enum(Object.keys(HOME_VITALS) as [string, ...string[]]),
-    value: finite('value'),
-    second: finite('second').optional(),
+    value: finite(),
+    second: finite().optional(),
     unit: z.string().trim().min(1, 'must not be empty'),
   }),
 } as const;
