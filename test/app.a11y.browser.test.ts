@@ -84,6 +84,11 @@ beforeAll(async () => {
   await page.click('a.loved-one');
   await page.waitForURL(/\/care\//);
   samples.lovedOneId = decodeURIComponent(new URL(page.url()).pathname.split('/')[2]!);
+  // A family note, so an entry's page, its correction form and its withdrawal confirmation are checked.
+  await page.fill('#entry-form #text', 'Slept well.\nAsked about the garden.');
+  await Promise.all([page.waitForURL(/#entry-/), page.click('#entry-form button[type=submit]')]);
+  samples.entryId = decodeURIComponent(new URL(page.url()).hash.replace(/^#entry-/, ''));
+  samples.kind = 'reading';
   samples['lovedOneEdit:id'] = samples.lovedOneId;
   samples['lovedOneRemove:id'] = samples.lovedOneId;
   // A medication on the list, so the list shows a schedule and its change and stop pages open.

@@ -22,7 +22,8 @@ const CALLS: Record<string, Record<string, unknown>> = {
   ping: {},
   get_user_profile: {},
   list_loved_ones: {},
-  list_care_events: { limit: 5 },
+  // Only the two agency readings below, whatever the write tools add meanwhile.
+  list_care_events: { limit: 5, types: ['vital_recorded'], until: '2026-11-02T00:00:00Z' },
 };
 
 describe('MCP 2026-07-28 and the 2025 era, through the SDK v2 client', () => {
@@ -64,6 +65,10 @@ describe('MCP 2026-07-28 and the 2025 era, through the SDK v2 client', () => {
       add_task: { lovedOneId, title: 'Pharmacy', due: soon },
       update_task: { lovedOneId, taskId: task._id, action: 'take' },
       list_tasks: { lovedOneId },
+      add_care_note: { lovedOneId, text: 'A quiet afternoon.' },
+      log_medication_dose: { lovedOneId, medication: 'Metoprolol', status: 'given', amount: 25, unit: 'mg' },
+      record_vital: { lovedOneId, kind: 'pulse', value: 72, unit: '/min' },
+      retract_entry: { lovedOneId, entryId: '', reason: 'Written twice' },
     });
     endpoints = [
       { name: 'directory', url: `${svc.urls.site}/api/mcp`, headers: {}, tools: 3 },
@@ -94,6 +99,7 @@ describe('MCP 2026-07-28 and the 2025 era, through the SDK v2 client', () => {
             const result = await client.callTool({ name: tool.name, arguments: CALLS[tool.name]! });
             expect(result.isError, `${tool.name}: ${JSON.stringify(result.content)}`).toBeFalsy();
             if (tool.name === 'list_care_events') expect((result.structuredContent as { count: number }).count).toBe(2);
+            if (tool.name === 'add_care_note') CALLS.retract_entry!.entryId = (result.structuredContent as { entry: { id: string } }).entry.id;
             const validate = ajv.compile(tool.outputSchema!);
             expect(validate(result.structuredContent), `${tool.name}: ${ajv.errorsText(validate.errors)}`).toBe(true);
             expect((result.content as { type: string; text: string }[]).at(-1)!.text).toBe(JSON.stringify(result.structuredContent));

@@ -108,6 +108,18 @@ async function showFamily(f: FamilyDeps, req: HttpRequestEnvelope): Promise<Http
   return isReply(m) ? m : familyPage(f, m);
 }
 
+/** The primary caregiver sets what another member may do with the care record. */
+async function setAccess(f: FamilyDeps, req: HttpRequestEnvelope, params: Record<string, string>): Promise<HttpReplyEnvelope> {
+  const found = await managerAndTarget(f, req, params.uid ?? '');
+  if ('status' in found) return found;
+  const { m, target } = found;
+  const input = z.object({ access: z.enum(['read', 'write']) }).safeParse(req.body ?? {});
+  if (!input.success) return familyPage(f, m, 400, formError('Choose "Can add and take things" or "Can only read".'));
+  if (target.role !== 'family_member') return familyPage(f, m, 409, formError('The primary caregiver can always add and take things.'));
+  if (!(await f.circle.setAccess(m.workspace._id, target.uid, input.data.access))) return noSuchMember(f, m);
+  return redirect('/family');
+}
+
 /** An invitation by email, its link shown once. */
 async function invite(f: FamilyDeps, req: HttpRequestEnvelope): Promise<HttpReplyEnvelope> {
   const m = await membershipOf(f, req, '/family');
@@ -298,6 +310,7 @@ export function familyRoutes(routes: AppRouteBuilder, h: AppHelpers, deps: { con
     .on('familyRemove', 'POST', (req, params) => remove(f, req, params))
     .on('familyHandOver', 'GET', (req, params) => confirmHandOver(f, req, params))
     .on('familyHandOver', 'POST', (req, params) => handOver(f, req, params))
+    .on('familyAccess', 'POST', (req, params) => setAccess(f, req, params))
     .on('familyLeave', 'GET', (req) => confirmLeave(f, req))
     .on('familyLeave', 'POST', (req) => leave(f, req))
     .on('apiFamily', 'GET', (req) => familyJson(f, req));

@@ -1,6 +1,6 @@
 // The family circle's pages: who is in the workspace and in which role, inviting someone (with
 // the link to copy), and the confirmations before removing, handing over and leaving.
-import { ROLE_LABELS, type CircleMember } from '../family/circle.js';
+import { ACCESS_LABELS, ROLE_LABELS, type CircleMember } from '../family/circle.js';
 import type { InviteRecord } from '../family/invites.js';
 import type { MemberRecord, WorkspaceRecord } from '../family/records.js';
 import type { Markup } from '../http/html.js';
@@ -45,6 +45,9 @@ function memberTable(v: FamilyView) {
               </th>
               <td data-label="Role">
                 {ROLE_LABELS[m.role]}
+                <br />
+                <span class="access">{ACCESS_LABELS[m.access]}</span>
+                {v.manages && m.role === 'family_member' ? <AccessForm m={m} /> : null}
                 {v.manages && !you ? (
                   <>
                     <br />
@@ -63,6 +66,26 @@ function memberTable(v: FamilyView) {
         })}
       </tbody>
     </table>
+  );
+}
+
+/** The primary caregiver's choice of what a member may do: a plain form, saved with its button. */
+function AccessForm({ m }: { m: CircleMember }) {
+  const id = `access-${m.uid}`;
+  return (
+    <form method="post" action={memberPath(m.uid, 'access')} class="access-form">
+      <label for={id}>What {personName(m)} may do</label>
+      <select id={id} name="access">
+        {(['write', 'read'] as const).map((a) => (
+          <option value={a} selected={m.access === a}>
+            {ACCESS_LABELS[a]}
+          </option>
+        ))}
+      </select>
+      <button type="submit" class="secondary">
+        Save
+      </button>
+    </form>
   );
 }
 

@@ -49,11 +49,14 @@ export const APP_ROUTES = defineRoutes({
   // A change an assistant asked for, approved or declined by the person (workspace/writeStore.ts).
   settingsWaiting: appPage('/settings/waiting/:id/:decision', ['POST']),
   settingsAppsRevoke: appPage('/settings/apps/:id/revoke', ['GET', 'POST']),
+  // Deleting one's own account: a page saying what goes and what stays, then the confirmed post.
+  settingsDeleteAccount: appPage('/settings/delete-account', ['GET', 'POST']),
   family: appPage('/family', ['GET']),
   familyInvites: appPage('/family/invites', ['POST']),
   familyInviteRevoke: appPage('/family/invites/:id/revoke', ['POST']),
   familyRemove: appPage('/family/members/:uid/remove', ['GET', 'POST']),
   familyHandOver: appPage('/family/members/:uid/hand-over', ['GET', 'POST']),
+  familyAccess: appPage('/family/members/:uid/access', ['POST']),
   familyLeave: appPage('/family/leave', ['GET', 'POST']),
   // An invitation link: its path carries the token, so the request log shows the pattern only.
   join: { ...appPage('/join/:token', ['GET', 'POST']), logPattern: true },

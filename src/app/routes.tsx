@@ -19,6 +19,7 @@ import { homeBody } from './home.js';
 import { canManage } from '../family/circle.js';
 import { editingRoutes } from './editing.js';
 import { errorBox, settingsRoutes, zoneDetectForm } from './settings.js';
+import { accountRoutes } from './account.js';
 import { appHelpers, type AppHelpers } from './helpers.js';
 import { APP_ROUTES, type AppRouteBuilder } from './routeTable.js';
 import { AuditLog } from '../workspace/audit.js';
@@ -197,6 +198,7 @@ export function appRoutes(deps: AppRoutesDeps): RouteHandlers {
     });
   appApiRoutes(routes, helpers, { keys, audit, store, db });
   settingsRoutes(routes, helpers, { config, db, credentials, keys, audit });
+  accountRoutes(routes, helpers, { config, db, credentials, keys });
   editingRoutes(routes, helpers, db, credentials);
   deps.extend?.(routes, helpers);
   return routes.done();

@@ -189,6 +189,13 @@ export function settingsRoutes(
           <h2>Recent MCP activity</h2>
           {activityRows(activity, names, clock)}
         </section>
+        <section class="card" id="delete-account">
+          <h2>Leave carecircle</h2>
+          <p>
+            Deleting your account removes your profile, keys and connected apps; what you added to a loved one's record stays with the family.{' '}
+            <a href="/settings/delete-account">Delete my account</a>
+          </p>
+        </section>
       </>,
       caller,
     );

@@ -112,6 +112,13 @@ export class SessionStore {
     await this.credentials.revoked('session', ended);
   }
 
+  /** Every session of one person ends (their account is deleted); every process forgets them first. */
+  async revokeAllOf(uid: string): Promise<void> {
+    const ended = (await this.sessions.find({ uid }, { projection: { _id: 1 } }).toArray()).map((s) => s._id);
+    await this.sessions.deleteMany({ uid });
+    if (ended.length) await this.credentials.revoked('session', ended);
+  }
+
   /** Expired sessions, and signed-out ID tokens that have expired (FerretDB v1 has no TTL index). */
   async sweep(): Promise<{ sessions: number; signedOutIdTokens: number }> {
     const now = new Date(this.clock());

@@ -61,11 +61,13 @@ export function timelineDays(events: readonly CareEventRecord[], clock: Clock, a
     let current = days.at(-1);
     if (current?.day !== day) days.push((current = { day, first: e.occurredAt, rows: [] }));
     const last = current.rows.at(-1);
-    const reading = e.eventType === 'vital_recorded';
+    // A family member's reading stays its own row, with its link to correct or withdraw it.
+    const reading = e.eventType === 'vital_recorded' && e.source !== 'family';
     if (reading && last) {
       const prev = last.kind === 'readings' ? last.events.at(-1)! : last.event;
       if (
         prev.eventType === 'vital_recorded' &&
+        prev.source !== 'family' &&
         Math.abs(prev.occurredAt.getTime() - e.occurredAt.getTime()) <= SAME_VISIT_MS &&
         prev.institutionId === e.institutionId &&
         aide(prev) === aide(e)
@@ -96,7 +98,7 @@ const Time = ({ at, clock }: { at: Date; clock: Clock }) => (
 
 export function EntryView({ entry, event, clock }: { entry: Entry; event: CareEventRecord; clock: Clock }) {
   return (
-    <li class={`entry entry-${entry.group}${entry.flagged ? ' entry-flagged' : ''}`}>
+    <li class={`entry entry-${entry.group}${entry.flagged ? ' entry-flagged' : ''}`} id={`entry-${event._id}`}>
       <p class="entry-what">
         <Time at={event.occurredAt} clock={clock} /> <span class="entry-line">{entry.line}</span>{' '}
         <span class="badge">{EVENT_GROUPS[entry.group]?.label ?? OTHER_UPDATE}</span>
@@ -114,6 +116,14 @@ export function EntryView({ entry, event, clock }: { entry: Entry; event: CareEv
         </dl>
       ) : null}
       {entry.link ? <a href={entry.link.href}>{entry.link.text}</a> : null}
+      {event.source === 'family' ? (
+        <p class="entry-family">
+          {event.supersedes ? (event.eventType === 'entry_withdrawn' ? 'Withdrawn. ' : 'Corrected. ') : null}
+          <a href={`/care/${encodeURIComponent(event.lovedOneId)}/entries/${encodeURIComponent(event._id)}`}>
+            {event.supersedes ? 'See every version' : 'See, correct or withdraw'}
+          </a>
+        </p>
+      ) : null}
     </li>
   );
 }

@@ -1,5 +1,6 @@
 // The care pages' handlers: each re-derives the caller's workspace from the session and answers
-// only for a loved one in it, then renders the timeline, medications or vital signs.
+// only for a loved one in it, then renders the timeline, medications or vital signs, or the
+// family's entries (./entryPages.tsx).
 import type { SessionCaller } from '../auth/sessions.js';
 import type { Db } from 'mongodb';
 import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js';
@@ -13,6 +14,7 @@ import { medicationsBody } from './medications.js';
 import { CARE_ROUTES } from './routes.js';
 import type { CareView } from './parts.js';
 import { timelineBody } from './timeline.js';
+import { entryHandlers } from './entryPages.js';
 import { vitalsBody } from './vitalsPage.js';
 
 export function carePages(h: AppHelpers, db: Db): RouteHandlers {
@@ -50,7 +52,24 @@ export function carePages(h: AppHelpers, db: Db): RouteHandlers {
   const base = (id: string) => `/care/${encodeURIComponent(id)}`;
   const list = new MedicationList(db);
   const meds = medicationListRoutes(h, list);
+  const entries = entryHandlers(h, async (req, params, path) => {
+    const caller = await h.currentCaller(req);
+    if (!caller) return req.method === 'GET' ? h.signedOutPage(path) : redirect(`/signin?next=${encodeURIComponent(path)}`);
+    const membership = await h.store.workspaceOf(caller.uid);
+    if (!membership) return redirect('/onboarding');
+    const lovedOne = await h.store.lovedOneIn(membership.workspace._id, params.lovedOneId ?? '');
+    if (!lovedOne) return notFound(caller);
+    const now = new Date();
+    return { caller, member: membership.member, lovedOne, clock: await h.clockFor(caller, req, now), now };
+  });
   return handlers(CARE_ROUTES)
+    .on('careAdd', 'GET', entries.addGet)
+    .on('careAdd', 'POST', entries.addPost)
+    .on('careEntry', 'GET', entries.show)
+    .on('careEntryCorrect', 'GET', entries.correctGet)
+    .on('careEntryCorrect', 'POST', entries.correctPost)
+    .on('careEntryWithdraw', 'GET', entries.withdrawGet)
+    .on('careEntryWithdraw', 'POST', entries.withdrawPost)
     .on(
       'careTimeline',
       'GET',

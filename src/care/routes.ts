@@ -1,5 +1,5 @@
 // The care pages' routes on the app host: a loved one's timeline, medications (today's doses and
-// the medication list with its forms) and vital signs.
+// the medication list with its forms), vital signs, and the family's own entries.
 import { appPage } from '../app/routeTable.js';
 import { defineRoutes } from '../slice/contract.js';
 
@@ -11,4 +11,9 @@ export const CARE_ROUTES = defineRoutes({
   careMedicationAdd: appPage('/care/:lovedOneId/medication-list/new', ['GET', 'POST']),
   careMedicationEdit: appPage('/care/:lovedOneId/medication-list/:medicationId/edit', ['GET', 'POST']),
   careMedicationStop: appPage('/care/:lovedOneId/medication-list/:medicationId/stop', ['GET', 'POST']),
+  // The family's own entries: add one of a kind, read one with its versions, correct or withdraw it.
+  careAdd: appPage('/care/:lovedOneId/add/:kind', ['GET', 'POST']),
+  careEntry: appPage('/care/:lovedOneId/entries/:entryId', ['GET']),
+  careEntryCorrect: appPage('/care/:lovedOneId/entries/:entryId/correct', ['GET', 'POST']),
+  careEntryWithdraw: appPage('/care/:lovedOneId/entries/:entryId/withdraw', ['GET', 'POST']),
 });

@@ -1,6 +1,6 @@
 // A loved one's page: what needs attention first, then today (doses and visits), then the timeline
-// of partner events and inbox mail, newest first under a heading per day in the viewer's zone,
-// filtered by kind and by day, one page of entries at a time.
+// of partner events, inbox mail and the family's own entries, newest first under a heading per
+// day in the viewer's zone, filtered by kind, by who wrote it and by day, one page at a time.
 import type { Db } from 'mongodb';
 import type { CareEventRecord, WorkspaceStore } from '../family/records.js';
 import { careWords, type AideNamer } from '../family/careEventTypes.js';
@@ -13,6 +13,14 @@ import { CareNav, ZoneNote, type CareView } from './parts.js';
 import { aideNamer } from './people.js';
 import { CursorRefused } from '../store/timeline/port.js';
 import { comingUp, ComingUpBlock } from './comingUp.js';
+import type { CareEventQuery } from '../family/careEvents.js';
+import { AddCard } from './entryPages.js';
+
+/** Who wrote an event, for the timeline's filter: the agency (partner events) or the family. */
+export const WRITERS: Record<string, { label: string; source: CareEventRecord['source'] }> = {
+  agency: { label: 'The agency', source: 'partner' },
+  family: { label: 'The family', source: 'family' },
+};
 
 export const TIMELINE_PAGE = 50;
 /** How far back the daily times of doses and visits are read from. */
@@ -117,6 +125,7 @@ function Today({
 export async function timelineBody(store: WorkspaceStore, db: Db, v: CareView) {
   const { lovedOne, clock, query, now } = v;
   const group = query.type && EVENT_GROUPS[query.type] ? query.type : '';
+  const by = query.by && WRITERS[query.by] ? query.by : '';
   const from = query.from && DAY.test(query.from) ? query.from : '';
   const to = query.to && DAY.test(query.to) ? query.to : '';
   const since = from ? clock.startOf(from) : null;
@@ -130,19 +139,21 @@ export async function timelineBody(store: WorkspaceStore, db: Db, v: CareView) {
   };
   // The cursor comes from a link: one of another filter (or none at all) starts from the newest.
   const paged = Boolean(query.cursor);
-  const [{ events, nextCursor }, top, plans] = await Promise.all([
-    store.listCareEvents(lovedOne._id, { ...q, ...(query.cursor ? { cursor: query.cursor } : {}) }).catch((err: unknown) => {
-      if (err instanceof CursorRefused) return store.listCareEvents(lovedOne._id, q);
+  const list = (qq: CareEventQuery) => (by ? store.listCareEventsFrom(lovedOne._id, qq, WRITERS[by]!.source) : store.listCareEvents(lovedOne._id, qq));
+  const [{ events, nextCursor }, top, plans, membership] = await Promise.all([
+    list({ ...q, ...(query.cursor ? { cursor: query.cursor } : {}) }).catch((err: unknown) => {
+      if (err instanceof CursorRefused) return list(q);
       throw err;
     }),
     paged ? null : glance(store, db, v),
     paged ? null : comingUp(db, lovedOne._id, now),
+    store.workspaceOf(v.caller.uid),
   ]);
   const aide = top?.aide ?? (await aideNamer(db, events));
   const action = `/care/${encodeURIComponent(lovedOne._id)}`;
-  const keep = new URLSearchParams({ ...(group ? { type: group } : {}), ...(from ? { from } : {}), ...(to ? { to } : {}) });
+  const keep = new URLSearchParams({ ...(group ? { type: group } : {}), ...(by ? { by } : {}), ...(from ? { from } : {}), ...(to ? { to } : {}) });
   const more = nextCursor ? `${action}?${new URLSearchParams([...keep, ['cursor', nextCursor]]).toString()}` : null;
-  const filtered = Boolean(group || from || to);
+  const filtered = Boolean(group || by || from || to);
   const days = timelineDays(events, clock, aide);
   const dayLabel = (d: Date) => dayHeading(clock, clock.isoDay(d), d, now);
   return {
@@ -157,6 +168,7 @@ export async function timelineBody(store: WorkspaceStore, db: Db, v: CareView) {
             <AttentionBlock items={top.attention} clock={clock} now={now} dayLabel={dayLabel} />
             <Today doses={top.doses} visits={top.visits} v={v} aide={aide} medsHref={`${action}/medications`} />
             {plans ? <ComingUpBlock plans={plans} lovedOne={lovedOne} clock={clock} /> : null}
+            <AddCard lovedOne={lovedOne} member={membership?.member ?? null} clock={clock} now={now} />
           </>
         ) : null}
         <section class="card" aria-labelledby="timeline-title">
@@ -169,6 +181,17 @@ export async function timelineBody(store: WorkspaceStore, db: Db, v: CareView) {
                 {Object.entries(EVENT_GROUPS).map(([key, g]) => (
                   <option value={key} selected={key === group}>
                     {g.label}
+                  </option>
+                ))}
+              </select>
+            </div>
+            <div>
+              <label for="by">Written by</label>
+              <select id="by" name="by">
+                <option value="">Anyone</option>
+                {Object.entries(WRITERS).map(([key, w]) => (
+                  <option value={key} selected={key === by}>
+                    {w.label}
                   </option>
                 ))}
               </select>
@@ -208,7 +231,7 @@ export async function timelineBody(store: WorkspaceStore, db: Db, v: CareView) {
             <p class="muted" id="timeline-empty">
               {filtered
                 ? 'Nothing matches these filters.'
-                : 'Nothing yet. Visits, doses, vital signs and notes from a linked agency, and mail to the family inbox, appear here.'}
+                : 'Nothing yet. Visits, doses, vital signs and notes from a linked agency, mail to the family inbox, and what the family adds appear here.'}
             </p>
           )}
           <p class="pager">

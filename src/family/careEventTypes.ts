@@ -103,7 +103,7 @@ const doseNotGiven =
   (e: CareEventRecord, clock: WordsClock, by: string): CareWords => {
     const { payload: p, occurredAt } = e;
     const scheduled = at(p.scheduled_at);
-    const named = aideName(e) || str(p.reported_by) || str(p.caregiver_id) || str(p.administered_by);
+    const named = e.source === 'family' || aideName(e) || str(p.reported_by) || str(p.caregiver_id) || str(p.administered_by);
     const reason = str(p.reason);
     const what = `${doseOf(p)} ${how}${scheduled ? ` (scheduled for ${clock.dayTime(scheduled)})` : ''}`;
     const tail = `${named ? `, reported by ${by}` : ''}${reason ? `: ${reason}` : ''}`;
@@ -115,6 +115,24 @@ const scheduledFor = (clock: WordsClock, v: unknown, happened: Date) => {
   const d = at(v);
   return d ? { detail: `Scheduled for ${clock.isoDay(d) === clock.isoDay(happened) ? clock.time(d) : clock.dayTime(d)}` } : {};
 };
+
+const MOOD_WORDS: Record<string, string> = { good: 'a good day', okay: 'an okay day', difficult: 'a difficult day' };
+const WITHDRAWN_WHAT: Record<string, string> = {
+  note_added: 'A note',
+  day_noted: 'A note on the day',
+  med_administered: 'A dose given',
+  med_missed: 'A missed dose',
+  med_refused: 'A refused dose',
+  vital_recorded: 'A reading',
+};
+
+/** Who wrote a family entry, in words: "Ana, in the app", "Ana's assistant, Claude". */
+export function authorOf(e: CareEventRecord): string {
+  const a = e.author;
+  if (!a) return 'a family member';
+  if (a.former) return 'a former member';
+  return a.via === 'app' ? `${a.name}, in the app` : `${a.name}'s assistant, ${a.client ?? 'an assistant'}`;
+}
 
 export const CARE_EVENT_TYPES = {
   visit_started: {
@@ -210,6 +228,31 @@ export const CARE_EVENT_TYPES = {
       return { summary: what, detail: `Recorded by ${by} at ${clock.time(occurredAt)}`, line: `${what}, recorded by ${by}`, headline: what };
     },
   },
+  /** How the day went, as a family member saw it (src/family/entries.ts), with an optional mood. */
+  day_noted: {
+    group: 'notes',
+    counted: ['note on the day', 'notes on the day'],
+    words: ({ payload: p, occurredAt }, clock, by) => {
+      const mood = MOOD_WORDS[str(p.mood)];
+      const what = `How the day went, from ${by}${mood ? `: ${mood}` : ''}`;
+      return {
+        summary: `${what} at ${clock.time(occurredAt)}`,
+        detail: str(p.text),
+        line: `${what}: ${str(p.text).replace(/\s+/g, ' ').slice(0, 500)}`,
+        headline: what,
+      };
+    },
+  },
+  /** A family entry withdrawn by a member, with their reason: it replaces the entry in listings,
+   *  and the entry stays readable in its history. */
+  entry_withdrawn: {
+    group: 'notes',
+    counted: ['entry withdrawn', 'entries withdrawn'],
+    words: ({ payload: p, occurredAt }, clock, by) => {
+      const what = `${WITHDRAWN_WHAT[str(p.withdrawn_type)] ?? 'An entry'} withdrawn by ${by}`;
+      return { summary: `${what} (entry of ${clock.time(occurredAt)})`, detail: `Reason: ${str(p.reason)}`, line: `${what}: ${str(p.reason)}`, headline: what };
+    },
+  },
   /** A message to the loved one's inbox address, recorded by the inbox slice. */
   inbox_message: {
     group: 'mail',
@@ -257,6 +300,7 @@ const fieldText = (v: unknown, max: number): string => {
 export function careWords(e: CareEventRecord, clock: WordsClock, unnamed?: AideNamer): CareWords & { group: CareGroup } {
   const type = known(e.eventType);
   if (type) {
+    if (e.source === 'family') return { group: type.group, ...type.words(e, clock, authorOf(e)) };
     const by = aideName(e) ?? (unnamed ? unnamed(e) : str(type.aideId ? e.payload[type.aideId] : undefined, 'someone'));
     return { group: type.group, ...type.words(e, clock, by) };
   }

@@ -3,11 +3,26 @@
 import type { Db } from 'mongodb';
 import type { Stream, TimelineQuery, Timelines } from '../store/timeline/port.js';
 
+/** Who wrote a family entry and how: in the app, or through their assistant (the OAuth app's name
+ *  or the API key's label, from the verified credential, never from the arguments). */
+export interface EntryAuthor {
+  uid: string;
+  /** The display name when written; a former member's entries are shown as "a former member". */
+  name: string;
+  via: 'app' | 'assistant';
+  client?: string;
+  /** Set when read back after the author deleted their account: shown as "a former member". */
+  former?: true;
+}
+
 export interface CareEventRecord {
   _id: string;
   lovedOneId: string;
   workspaceId: string;
-  source: 'partner' | 'inbox';
+  /** `family`: an entry a member wrote (src/family/entries.ts); `partner` and `inbox` stay as sent. */
+  source: 'partner' | 'inbox' | 'family';
+  /** Who wrote a family entry, and how. */
+  author?: EntryAuthor;
   institutionId?: string;
   eventType: string;
   occurredAt: Date;

@@ -4,7 +4,15 @@
 import type { Collection, Db } from 'mongodb';
 import { isDuplicateKey } from '../store/errors.js';
 import type { Credentials } from '../auth/credentials.js';
-import { familyChanged, WORKSPACE_COLLECTIONS, type MemberRecord, type MemberRole, type UserRecord, type WorkspaceRecord } from './records.js';
+import {
+  familyChanged,
+  WORKSPACE_COLLECTIONS,
+  type MemberAccess,
+  type MemberRecord,
+  type MemberRole,
+  type UserRecord,
+  type WorkspaceRecord,
+} from './records.js';
 
 export const ROLE_LABELS: Record<MemberRole, string> = { caregiver: 'Primary caregiver', family_member: 'Family member' };
 
@@ -15,12 +23,17 @@ export const canManage = (member: Pick<MemberRecord, 'role'>): boolean => member
  *  primary caregiver always, a family member when the primary caregiver allowed it. */
 export const canWrite = (member: Pick<MemberRecord, 'role' | 'access'>): boolean => member.role === 'caregiver' || member.access === 'write';
 
+/** The words the Family page uses for a member's access. */
+export const ACCESS_LABELS: Record<MemberAccess, string> = { write: 'Can add and take things', read: 'Can only read' };
+
 export interface CircleMember {
   uid: string;
   email: string;
   name?: string;
   role: MemberRole;
   joinedAt: Date;
+  /** What they may do with the care record (the primary caregiver always writes). */
+  access: MemberAccess;
 }
 
 export type JoinOutcome = 'joined' | 'has_workspace';
@@ -77,7 +90,7 @@ export class FamilyCircle {
     const byUid = new Map(users.map((u) => [u._id, u]));
     const list = found.map((m): CircleMember => {
       const name = byUid.get(m.uid)?.name;
-      return { uid: m.uid, email: m.email, role: m.role, joinedAt: m.joinedAt, ...(name ? { name } : {}) };
+      return { uid: m.uid, email: m.email, role: m.role, joinedAt: m.joinedAt, access: canWrite(m) ? 'write' : 'read', ...(name ? { name } : {}) };
     });
     return [...list.filter((m) => m.role === 'caregiver'), ...list.filter((m) => m.role !== 'caregiver')];
   }
@@ -94,7 +107,8 @@ export class FamilyCircle {
     await this.users.updateOne({ _id: who.uid }, { $set: { workspaceId } });
     await this.membersOf.updateOne(
       { _id: memberId(workspaceId, who.uid) },
-      { $setOnInsert: { workspaceId, uid: who.uid, email: who.email, role: 'family_member', joinedAt: new Date(this.clock()) } },
+      // Someone invited joins to help: they may add to the care record until the caregiver says otherwise.
+      { $setOnInsert: { workspaceId, uid: who.uid, email: who.email, role: 'family_member', access: 'write', joinedAt: new Date(this.clock()) } },
       { upsert: true },
     );
     await familyChanged(this.credentials, 'member', [who.uid]);
@@ -140,6 +154,14 @@ export class FamilyCircle {
     // Before this returns, no process serves them the workspace any more.
     await familyChanged(this.credentials, 'member', [uid]);
     return res.deletedCount === 1;
+  }
+
+  /** Set what a family member may do with the care record; every process reads it again before
+   *  this returns. False when they are not a member (or are the primary caregiver, who always writes). */
+  async setAccess(workspaceId: string, uid: string, access: MemberAccess): Promise<boolean> {
+    const res = await this.membersOf.updateOne({ _id: memberId(workspaceId, uid), role: 'family_member' }, { $set: { access } });
+    await familyChanged(this.credentials, 'member', [uid]);
+    return res.matchedCount === 1;
   }
 
   /** Whether the person was taken out of this workspace within the last day (and is not back). */

@@ -70,6 +70,9 @@ export {
 } from './careEvents.js';
 export type { CareEventPage, CareEventQuery, CareEventRecord } from './careEvents.js';
 
+/** How many store pages one page filtered by writer reads at most before it offers the next. */
+const MAX_FILTERED_READS = 20;
+
 export const WORKSPACE_COLLECTIONS = {
   users: 'users',
   workspaces: 'workspaces',
@@ -143,7 +146,8 @@ export class WorkspaceStore {
     private readonly db: Db,
     private readonly credentials: Credentials,
     private readonly inboxDomain: string,
-    private readonly timelines: Timelines,
+    /** The store's timelines: the care events' stream among them (src/family/entries.ts writes there). */
+    readonly timelines: Timelines,
   ) {
     this.users = db.collection(WORKSPACE_COLLECTIONS.users);
     this.workspaces = db.collection(WORKSPACE_COLLECTIONS.workspaces);
@@ -283,8 +287,42 @@ export class WorkspaceStore {
   /** One page of a loved one's care events, newest first, filtered by time (`since` inclusive,
    *  `until` exclusive) and type; `nextCursor` continues it, and only it (a cursor of another
    *  query throws CursorRefused). The caller checks ownership. */
-  listCareEvents(lovedOneId: string, q: CareEventQuery): Promise<CareEventPage> {
-    return listCareEvents(this.timelines, lovedOneId, q);
+  async listCareEvents(lovedOneId: string, q: CareEventQuery): Promise<CareEventPage> {
+    const page = await listCareEvents(this.timelines, lovedOneId, q);
+    return { ...page, events: await this.withFormerMembers(page.events) };
+  }
+
+  /** One page of the events one kind of writer made (`partner`: the agency; `family`; `inbox`):
+   *  store pages are read, each asking for what is still missing, until the page is full; the
+   *  cursor is the store's own, so the next page goes on where this one stopped reading. */
+  async listCareEventsFrom(lovedOneId: string, q: CareEventQuery, source: CareEventRecord['source']): Promise<CareEventPage> {
+    const events: CareEventRecord[] = [];
+    let cursor = q.cursor;
+    for (let reads = 0; reads < MAX_FILTERED_READS; reads++) {
+      const page = await this.listCareEvents(lovedOneId, { ...q, limit: q.limit - events.length, ...(cursor ? { cursor } : {}) });
+      events.push(...page.events.filter((e) => e.source === source));
+      cursor = page.nextCursor;
+      if (!cursor || events.length >= q.limit) break;
+    }
+    return cursor ? { events, nextCursor: cursor } : { events };
+  }
+
+  /** Family entries of people who have since deleted their account, marked so: they stay in the
+   *  family's record, shown as written by "a former member", without their uid or name. */
+  async withFormerMembers(events: CareEventRecord[]): Promise<CareEventRecord[]> {
+    const uids = [...new Set(events.flatMap((e) => (e.author ? [e.author.uid] : [])))];
+    if (!uids.length) return events;
+    const present = new Set((await this.users.find({ _id: { $in: uids } }, { projection: { _id: 1 } }).toArray()).map((u) => u._id));
+    return events.map((e) =>
+      e.author && !present.has(e.author.uid) ? { ...e, author: { uid: '', name: 'a former member', via: e.author.via, former: true } } : e,
+    );
+  }
+
+  /** Delete a person's profile (their account): the caller has ended their membership, sessions,
+   *  keys and app grants first. What they wrote stays in the family's record (see withFormerMembers). */
+  async deleteUser(uid: string): Promise<void> {
+    await this.users.deleteOne({ _id: uid });
+    await familyChanged(this.credentials, 'member', [uid]);
   }
 
   /** Sandbox workspaces created before `before`: what the sandbox sweep looks at. */

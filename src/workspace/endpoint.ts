@@ -6,7 +6,7 @@ import { PLAN_TOOLS } from './planTools.js';
 import { WORKSPACE_TOOLS } from './tools.js';
 
 export const WORKSPACE_INSTRUCTIONS =
-  "Read-only access to the signed-in caregiver's own family workspace: profile, loved ones and recent care events, a weekly care summary prompt per loved one, and each loved one's timeline as a resource. Write actions come in a later version.";
+  "Access to the signed-in caregiver's own family workspace: profile, loved ones and recent care events, a weekly care summary prompt per loved one, and each loved one's timeline as a resource. With care_circle:write (and a member the primary caregiver lets add things), add notes, doses and home readings to a loved one's timeline in the person's name, and withdraw what the family added.";
 
 export const WORKSPACE_ENDPOINT: McpEndpointSpec = {
   id: 'workspace',

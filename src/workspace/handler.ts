@@ -26,6 +26,8 @@ import { callerHoldsScope, workspaceTools } from './tools.js';
 import { MedicationList } from '../family/medications.js';
 import { OAuthStore } from '../oauth/store.js';
 import type { MedicationToolDeps } from './medicationTools.js';
+import { clientNamer } from './clientNames.js';
+import type { ClientNamer } from './entryTools.js';
 import type { Timelines } from '../store/timeline/port.js';
 import type { WriteMachinery } from '../rpc/writes.js';
 import type { ToolDefinition, WriteReport } from '../rpc/tool.js';
@@ -133,7 +135,7 @@ export function workspaceEndpoint(
   const medications = { medications: new MedicationList(db), clientName };
   const server = createWorkspaceServer(
     store,
-    [...(seams.tools?.(store, medications) ?? workspaceTools(store, medications)), ...planTools(store, db, credentials)],
+    [...(seams.tools?.(store, medications) ?? workspaceTools(store, medications, clientNamer(db, credentials))), ...planTools(store, db, credentials)],
     config.maxReplyBytes,
     log,
     workspaceWrites(config, db, log, seams.clock),

@@ -27,6 +27,10 @@ const event = z.object({
   receivedAt: z.string(),
   institutionId: z.string().optional(),
   payload: z.record(z.string(), z.unknown()),
+  /** Who wrote a family entry, and how (their own name; through an assistant, its app or key name). */
+  author: z.object({ uid: z.string(), name: z.string(), via: z.string(), client: z.string().optional() }).optional(),
+  /** The entry this one corrects or withdraws. */
+  supersedes: z.string().optional(),
 });
 
 export const careEventsOutput = z.object({

@@ -16,6 +16,10 @@ export const TOOL_SCOPES = {
   add_task: 'care_circle:write',
   update_task: 'care_circle:write',
   list_tasks: 'care_circle:read',
+  add_care_note: 'care_circle:write',
+  log_medication_dose: 'care_circle:write',
+  record_vital: 'care_circle:write',
+  retract_entry: 'care_circle:write',
 } as const satisfies Record<string, Scope | undefined>;
 
 /** The weekly care summary prompt and the loved ones' timeline resources read the care circle. */

@@ -11,6 +11,7 @@ import { grantCovers, TOOL_SCOPES } from './scopes.js';
 import { careEventsOutput, lovedOnesOutput, pingOutput, profileOutput } from './outputs.js';
 import { CursorRefused } from '../store/timeline/port.js';
 import { MEDICATION_TOOLS, medicationTools, type MedicationToolDeps } from './medicationTools.js';
+import { ENTRY_TOOLS, entryTools, type ClientNamer } from './entryTools.js';
 
 export const DEFAULT_EVENTS_LIMIT = 20;
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
@@ -46,11 +47,13 @@ export const WORKSPACE_TOOLS = {
     scope: TOOL_SCOPES.list_care_events,
     title: 'List recent care events',
     description:
-      'Care events (visits, notes, medications, vitals, forwarded mail), newest first: for one loved one when lovedOneId is given, otherwise for each loved one in your workspace (limit applies per loved one). Narrow by time with since/until (ISO 8601; since inclusive, until exclusive) and by event type with types. When more events match, the result has nextCursor: call again with the same arguments and cursor set to it for the next page.',
+      'Care events (visits, notes, medications, vitals, forwarded mail, and what the family added: source "family", with author), newest first: for one loved one when lovedOneId is given, otherwise for each loved one in your workspace (limit applies per loved one). writtenBy (with lovedOneId) keeps only what the agency sent, what the family added, or inbox mail. Narrow by time with since/until (ISO 8601; since inclusive, until exclusive) and by event type with types. When more events match, the result has nextCursor: call again with the same arguments and cursor set to it for the next page.',
     annotations: READ_ONLY,
     output: careEventsOutput,
   },
   ...MEDICATION_TOOLS,
+  // The tools that add to the record, declared beside their implementation.
+  ...ENTRY_TOOLS,
 } as const satisfies Record<string, ToolDeclaration>;
 
 /**
@@ -84,9 +87,16 @@ const eventView = (e: CareEventRecord) => ({
   receivedAt: e.receivedAt.toISOString(),
   ...(e.institutionId ? { institutionId: e.institutionId } : {}),
   payload: e.payload,
+  ...(e.author ? { author: e.author } : {}),
+  ...(e.supersedes ? { supersedes: e.supersedes } : {}),
 });
 
-export function workspaceTools(store: WorkspaceStore, medications: Omit<MedicationToolDeps, 'store'>, platform = 'carecircle'): ToolDefinition[] {
+export function workspaceTools(
+  store: WorkspaceStore,
+  medications: Omit<MedicationToolDeps, 'store'>,
+  clientName: ClientNamer = async () => undefined,
+  platform = 'carecircle',
+): ToolDefinition[] {
   return [
     implementTool(WORKSPACE_TOOLS.ping, {
       input: z.object({}).strict(),
@@ -151,14 +161,19 @@ export function workspaceTools(store: WorkspaceStore, medications: Omit<Medicati
             .optional()
             .describe('Only these event types, e.g. ["vital_recorded"]; types this server does not know yet are allowed.'),
           cursor: z.string().min(1).max(512).optional().describe('nextCursor from the previous result, with the same lovedOneId, since, until and types.'),
+          writtenBy: z
+            .enum(['agency', 'family', 'inbox'])
+            .optional()
+            .describe('Only what the agency sent, what the family added, or mail to the inbox; with lovedOneId.'),
         })
         .strict()
         .refine((a) => a.cursor === undefined || a.lovedOneId !== undefined, {
           path: ['lovedOneId'],
           message: "lovedOneId is required with cursor (a cursor continues one loved one's listing)",
         })
-        .refine((a) => !a.since || !a.until || Date.parse(a.since) < Date.parse(a.until), { path: ['until'], message: 'until must be after since' }),
-      handler: async ({ lovedOneId, limit, since, until, types, cursor }, ctx) => {
+        .refine((a) => !a.since || !a.until || Date.parse(a.since) < Date.parse(a.until), { path: ['until'], message: 'until must be after since' })
+        .refine((a) => a.writtenBy === undefined || a.lovedOneId !== undefined, { path: ['lovedOneId'], message: 'lovedOneId is required with writtenBy' }),
+      handler: async ({ lovedOneId, limit, since, until, types, cursor, writtenBy }, ctx) => {
         const c = callerOf(ctx);
         const query: CareEventQuery = {
           limit,
@@ -170,9 +185,13 @@ export function workspaceTools(store: WorkspaceStore, medications: Omit<Medicati
         if (lovedOneId !== undefined) {
           const lovedOne = membership ? await store.lovedOneIn(membership.workspace._id, lovedOneId) : null;
           if (!lovedOne) throw notAuthorized();
-          const page = await store.listCareEvents(lovedOne._id, { ...query, ...(cursor ? { cursor } : {}) }).catch((err: unknown) => {
-            throw err instanceof CursorRefused ? badCursor() : err;
-          });
+          const paged = { ...query, ...(cursor ? { cursor } : {}) };
+          const source = writtenBy === 'agency' ? 'partner' : writtenBy;
+          const page = await (source ? store.listCareEventsFrom(lovedOne._id, paged, source) : store.listCareEvents(lovedOne._id, paged)).catch(
+            (err: unknown) => {
+              throw err instanceof CursorRefused ? badCursor() : err;
+            },
+          );
           return {
             structured: {
               lovedOneId: lovedOne._id,
@@ -195,5 +214,6 @@ export function workspaceTools(store: WorkspaceStore, medications: Omit<Medicati
       },
     }),
     ...medicationTools({ store, ...medications }),
+    ...entryTools(store, clientName),
   ];
 }
