@@ -27,7 +27,6 @@ import { MedicationList } from '../family/medications.js';
 import { OAuthStore } from '../oauth/store.js';
 import type { MedicationToolDeps } from './medicationTools.js';
 import { clientNamer } from './clientNames.js';
-import type { ClientNamer } from './entryTools.js';
 import type { Timelines } from '../store/timeline/port.js';
 import type { WriteMachinery } from '../rpc/writes.js';
 import type { ToolDefinition, WriteReport } from '../rpc/tool.js';
