@@ -12,6 +12,7 @@ import { startTestService, type TestService } from './harness/service.js';
 
 const TOOLS = [
   'add_appointment',
+  'add_care_note',
   'add_task',
   'get_user_profile',
   'list_appointments',
@@ -19,7 +20,10 @@ const TOOLS = [
   'list_loved_ones',
   'list_medications',
   'list_tasks',
+  'log_medication_dose',
   'ping',
+  'record_vital',
+  'retract_entry',
   'update_medication',
   'update_task',
 ];

@@ -39,7 +39,7 @@ group('care catalogue - one declaration of each care-event type', () => {
       visits: { label: 'Visits', types: ['visit_started', 'visit_ended'] },
       medications: { label: 'Medications', types: ['med_administered', 'med_missed', 'med_refused'] },
       vitals: { label: 'Vital signs', types: ['vital_recorded'] },
-      notes: { label: 'Notes', types: ['note_added'] },
+      notes: { label: 'Notes', types: ['note_added', 'day_noted', 'entry_withdrawn'] },
       mail: { label: 'Inbox mail', types: ['inbox_message'] },
     });
   });

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendCareEvents } from '../src/family/records.js';
 import { RPC } from '../src/rpc/codes.js';
-import { appCall, caregiverWithKey, signIn } from './harness/identity.js';
+import { appCall, callApproved, caregiverWithKey, signIn } from './harness/identity.js';
 import { postJson, rpc, startTestService, type TestService } from './harness/service.js';
 
 let svc: TestService;
@@ -47,7 +47,7 @@ const structured = (res: { json: any }) => res.json.result.structuredContent ?? 
 /** A caregiver with a workspace and an API key labelled as a person would label it. */
 async function caregiver(email: string, keyName = 'Claude') {
   const me = await caregiverWithKey(svc, email);
-  const key = await appCall(svc, me.cookie, 'POST', '/api/keys', { name: keyName });
+  const key = await appCall(svc, me.cookie, 'POST', '/api/keys', { name: keyName, access: 'read-write' });
   return { ...me, apiKey: key.json.apiKey as string };
 }
 
@@ -57,7 +57,7 @@ async function sibling(cookie: string, email: string, name: string) {
   const link = new RegExp(`${svc.config.appUrl}/join/[A-Za-z0-9._%-]+`).exec(invited.html)![0];
   const theirs = await signIn(svc, email, name);
   expect((await post(theirs, new URL(link).pathname)).status).toBe(303);
-  const key = await appCall(svc, theirs, 'POST', '/api/keys', { name: 'My assistant' });
+  const key = await appCall(svc, theirs, 'POST', '/api/keys', { name: 'My assistant', access: 'read-write' });
   const uid = (await appCall(svc, cookie, 'GET', '/api/family')).json.members.length; // joined
   expect(uid).toBe(2);
   return { cookie: theirs, apiKey: key.json.apiKey as string };
@@ -157,7 +157,10 @@ describe('family entries - the workspace MCP write tools', () => {
         payload: { caregiver_id: 'cg-1', note_text: 'Agency note' },
       },
     ]);
-    const withdrawn = await callTool(me.apiKey, 'retract_entry', { lovedOneId: me.lovedOneId, entryId: note.id, reason: 'Meant for Dad' });
+    // Withdrawing asks the person first: approved in Settings, then called again.
+    const withdrawn = await callApproved(svc, me.cookie, () =>
+      callTool(me.apiKey, 'retract_entry', { lovedOneId: me.lovedOneId, entryId: note.id, reason: 'Meant for Dad' }),
+    );
     expect(structured(withdrawn).entry).toMatchObject({ eventType: 'entry_withdrawn', supersedes: note.id, payload: { reason: 'Meant for Dad' } });
     // Sent again (a retry): the same withdrawal, not an error and not a second one.
     const again = await callTool(me.apiKey, 'retract_entry', { lovedOneId: me.lovedOneId, entryId: note.id, reason: 'Meant for Dad' });

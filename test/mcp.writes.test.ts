@@ -118,7 +118,7 @@ const toolNames = async (token: string) => ((await postJson(mcp, rpc('tools/list
 
 /** A caregiver with a read-and-write key, minted in Settings as a person would. */
 async function writer(email: string) {
-  const who = await caregiverWithKey(svc, email);
+  const who = await caregiverWithKey(svc, email, undefined, 'read');
   const key = await appCall(svc, who.cookie, 'POST', '/api/keys', { name: 'writes', access: 'read-write' });
   expect(key.status).toBe(201);
   expect(key.json.key.access).toBe('read-write');

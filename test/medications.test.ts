@@ -2,6 +2,7 @@
 // the app's plain forms and the workspace MCP tools, each change kept as a version; today's doses
 // follow the list's schedule and take their state from what the agency sent; a member who may only
 // read is refused, another family's ids are not found, and bad input names its field.
+import { callApproved } from './harness/identity.js';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionStore } from '../src/auth/sessions.js';
@@ -30,7 +31,7 @@ const versions = () => svc.store.db.collection<MedicationVersion>(MEDICATIONS);
 /** A caregiver's family with an API key named as an assistant would be. */
 async function caregiver(): Promise<Family & { apiKey: string }> {
   const fam = await family(svc.store.db, svc.credentials, svc.config);
-  const apiKey = (await new KeyStore(svc.store.db, svc.credentials).mint(fam.uid, 'Claude')).plaintext;
+  const apiKey = (await new KeyStore(svc.store.db, svc.credentials).mint(fam.uid, 'Claude', 'read-write')).plaintext;
   return { ...fam, apiKey };
 }
 
@@ -41,7 +42,7 @@ async function reader(fam: Family): Promise<{ cookie: string; apiKey: string }> 
   await store.upsertUser({ uid, email });
   await store.addMember(fam.workspaceId, { uid, email }, 'family_member');
   const { token } = await new SessionStore(svc.store.db, svc.credentials).create({ uid, email, tenant: 'family' });
-  return { cookie: `cc_session=${token}`, apiKey: (await new KeyStore(svc.store.db, svc.credentials).mint(uid, 'reader')).plaintext };
+  return { cookie: `cc_session=${token}`, apiKey: (await new KeyStore(svc.store.db, svc.credentials).mint(uid, 'reader', 'read-write')).plaintext };
 }
 
 const get = async (cookie: string, path: string) => {
@@ -322,7 +323,9 @@ describe('medication list - workspace MCP tools', () => {
     expect(added.medication).toMatchObject({ name: 'Donepezil', version: 1, status: 'active', changedBy: expect.stringMatching(/'s assistant, Claude$/) });
     const id = added.medication.medicationId;
     const changed = structured(
-      await call(fam.apiKey, 'update_medication', { lovedOneId: fam.lovedOneId, action: 'change', medicationId: id, medication: { strength: '10 mg' } }),
+      await callApproved(svc, fam.cookie, () =>
+        call(fam.apiKey, 'update_medication', { lovedOneId: fam.lovedOneId, action: 'change', medicationId: id, medication: { strength: '10 mg' } }),
+      ),
     );
     // A change keeps what it does not name.
     expect(changed.medication).toMatchObject({ version: 2, strength: '10 mg', schedule: { times: ['21:00'], timeZone: 'America/New_York' } });
@@ -340,7 +343,9 @@ describe('medication list - workspace MCP tools', () => {
     );
     expect(await update.confirm!({ lovedOneId: fam.lovedOneId, action: 'add', medication: { name: 'Aspirin' } }, ctx)).toBeUndefined();
     const stopped = structured(
-      await call(fam.apiKey, 'update_medication', { lovedOneId: fam.lovedOneId, action: 'stop', medicationId: id, reason: 'Side effects' }),
+      await callApproved(svc, fam.cookie, () =>
+        call(fam.apiKey, 'update_medication', { lovedOneId: fam.lovedOneId, action: 'stop', medicationId: id, reason: 'Side effects' }),
+      ),
     );
     expect(stopped.medication).toMatchObject({ version: 3, status: 'stopped', stopReason: 'Side effects' });
     expect(structured(await call(fam.apiKey, 'list_medications', { lovedOneId: fam.lovedOneId })).medications).toEqual([]);

@@ -54,7 +54,7 @@ async function family(access: MemberAccess = 'write') {
   await ws.addMember(carer.workspaceId, { uid, email }, 'family_member');
   await db.collection(WORKSPACE_COLLECTIONS.members).updateOne({ _id: `${carer.workspaceId}:${uid}` } as never, { $set: { access } });
   await familyChanged(svc.credentials, 'member', [uid]);
-  const key = await appCall(svc, cookie, 'POST', '/api/keys', { name: 'sib' });
+  const key = await appCall(svc, cookie, 'POST', '/api/keys', { name: 'sib', access: 'read-write' });
   expect(key.status).toBe(201);
   return { carer, sib: { cookie, uid, apiKey: key.json.apiKey as string } };
 }

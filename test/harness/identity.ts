@@ -43,11 +43,17 @@ export async function appCall(svc: Reachable, cookie: string, method: string, pa
 }
 
 /** A signed-in caregiver with a workspace, a loved one and a minted API key. */
-export async function caregiverWithKey(svc: Reachable, email: string, lovedOne = { firstName: 'Rosa', lastName: 'Rivera' }) {
+/** A caregiver with a workspace and an API key: read-and-write unless asked otherwise (the app mints read-only by default). */
+export async function caregiverWithKey(
+  svc: Reachable,
+  email: string,
+  lovedOne = { firstName: 'Rosa', lastName: 'Rivera' },
+  access: 'read' | 'read-write' = 'read-write',
+) {
   const cookie = await signIn(svc, email);
   const ws = await appCall(svc, cookie, 'POST', '/api/workspace', { familyName: `Family of ${email}`, ...lovedOne });
   if (ws.status !== 201) throw new Error(`workspace answered ${ws.status}: ${JSON.stringify(ws.json)}`);
-  const key = await appCall(svc, cookie, 'POST', '/api/keys', { name: 'test' });
+  const key = await appCall(svc, cookie, 'POST', '/api/keys', { name: 'test', access });
   if (key.status !== 201) throw new Error(`key answered ${key.status}: ${JSON.stringify(key.json)}`);
   return {
     cookie,
@@ -56,4 +62,31 @@ export async function caregiverWithKey(svc: Reachable, email: string, lovedOne =
     workspaceId: ws.json.workspace.id as string,
     lovedOneId: ws.json.lovedOne.id as string,
   };
+}
+
+/** Approves every change waiting for this person under Settings → Waiting for you, as the Approve
+ *  button does; the number approved. */
+export async function approveWaiting(svc: Reachable, cookie: string): Promise<number> {
+  const page = await (await fetch(`${svc.urls.app}/settings`, { headers: { cookie } })).text();
+  const actions = [...page.matchAll(/action="(\/settings\/waiting\/[^"]+\/approve)"/g)].map((m) => m[1]!);
+  for (const action of actions) {
+    const res = await fetch(`${svc.urls.app}${action}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie, origin: new URL(svc.config.appUrl).origin, 'content-type': 'application/x-www-form-urlencoded' },
+      body: '',
+    });
+    if (res.status !== 303) throw new Error(`approving ${action} answered ${res.status}`);
+  }
+  return actions.length;
+}
+
+/** A write through the workspace MCP that the person confirms in the app when it asks: called,
+ *  approved in Settings when it waits for them, and called again. */
+export async function callApproved(svc: Reachable, cookie: string, call: () => Promise<{ status: number; json: any }>): Promise<{ status: number; json: any }> {
+  const first = await call();
+  const text = first.json?.result?.content?.[0]?.text;
+  if (!(first.json?.result?.isError && typeof text === 'string' && text.startsWith('Waiting for the person to approve'))) return first;
+  if ((await approveWaiting(svc, cookie)) === 0) throw new Error(`nothing was waiting to approve: ${text}`);
+  return call();
 }
