@@ -13,6 +13,7 @@ import { ingestSlice } from './ingest/slice.js';
 import { keysSlice } from './keys/slice.js';
 import { newsletterSlice } from './newsletter/slice.js';
 import { oauthSlice } from './oauth/slice.js';
+import { portalSlice } from './portal/slice.js';
 import { sandboxSlice } from './sandbox/slice.js';
 import { sessionSlice } from './session/slice.js';
 import { siteSlice } from './site/slice.js';
@@ -42,6 +43,7 @@ export const SLICES: readonly SliceManifest[] = [
   appSlice,
   sandboxSlice,
   careSlice,
+  portalSlice,
   inboxSlice,
   ingestSlice,
 ];

@@ -7,13 +7,15 @@ export interface CareEventRecord {
   _id: string;
   lovedOneId: string;
   workspaceId: string;
-  source: 'partner' | 'inbox';
+  source: 'partner' | 'inbox' | 'portal';
   institutionId?: string;
   eventType: string;
   occurredAt: Date;
   receivedAt: Date;
   payload: Record<string, unknown>;
   sourceEventId?: string;
+  /** A portal record's origin: the portal (its FHIR base URL), the resource and its version. */
+  provenance?: { portal: string; resourceType: string; id: string; versionId: string };
   /** The partner's subject of a partner event: what the partner's purge deletes by. */
   subjectRef?: string;
   /** The event this one corrects or withdraws. */
