@@ -2,7 +2,7 @@
 // the launch, the patient confirmation, the import into the timeline, tokens over time, and refusals.
 import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { caregiverWithKey } from './harness/identity.js';
+import { caregiverWithKey, signIn } from './harness/identity.js';
 import { surfaceEnv, startTestService, type TestService } from './harness/service.js';
 import { startSmartServer, type SmartServer } from './harness/smartServer.js';
 
@@ -179,6 +179,30 @@ describe('portal', () => {
     const page = await get(c.cookie, c.base);
     expect(page.text).toContain('Needs you to sign in again');
     expect(page.text).toContain('Sign in again');
+    expect((await post(c.cookie, `${c.base}/${c.key}/sync`)).status).toBe(409);
+
+    // Signing in again to the same patient restores the connection without a second confirmation.
+    const again = await post(c.cookie, `${c.base}/connect`, { url: smart.fhirBase });
+    expect(again.status).toBe(303);
+    expect((await get(c.cookie, (await smart.signIn(again.location)).href)).status).toBe(303);
+    expect((await get(c.cookie, c.base)).text).toContain('<strong>Connected</strong>');
+    expect((await post(c.cookie, `${c.base}/${c.key}/sync`)).status).toBe(303);
+  });
+
+  it('portal - a family member sees the connection but cannot connect, confirm or disconnect', async () => {
+    const c = await connected();
+    const sent = await post(c.cookie, '/family/invites', { email: 'portal-sibling@example.com' });
+    const link = new RegExp(`${svc.config.appUrl}/join/[A-Za-z0-9._%-]+`).exec(sent.text)![0];
+    const sibling = await signIn(svc, 'portal-sibling@example.com', 'Sam Sibling');
+    expect((await post(sibling, new URL(link).pathname)).status).toBe(303);
+
+    const page = await get(sibling, c.base);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('The primary caregiver confirms the patient.');
+    expect(page.text).not.toContain('Connect a portal');
+    for (const path of [`${c.base}/${c.key}/confirm`, `${c.base}/${c.key}/disconnect`, `${c.base}/connect`])
+      expect((await post(sibling, path)).status).toBe(403);
+    expect(await portalRecords(c.lovedOneId)).toHaveLength(0);
   });
 
   it('portal - disconnect revokes the tokens at the portal and deletes them here', async () => {
