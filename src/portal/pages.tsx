@@ -13,7 +13,17 @@ import { handlers, type RouteHandlers } from '../slice/contract.js';
 import type { Timelines } from '../store/timeline/port.js';
 import { connectionKey, type ConnectionRecord, type PortalStore } from './connections.js';
 import { PORTAL_ROUTES } from './routes.js';
-import { authorizationUrl, checkBaseUrl, discover, exchangeCode, launchSecrets, PortalError, revokeToken, type PortalIssuer } from './smart.js';
+import {
+  authorizationUrl,
+  checkBaseUrl,
+  checkPublicHost,
+  discover,
+  exchangeCode,
+  launchSecrets,
+  PortalError,
+  revokeToken,
+  type PortalIssuer,
+} from './smart.js';
 import { readPatient, syncConnection, type PortalContext } from './sync.js';
 
 export interface PortalParts {
@@ -168,6 +178,7 @@ export function portalPages(h: AppHelpers, parts: PortalParts): RouteHandlers {
       else {
         if (typeof body.url !== 'string' || !body.url.trim()) throw new PortalError('NOT_FHIR', 'url: pick a health system or enter its FHIR base URL');
         const base = checkBaseUrl(body.url);
+        await checkPublicHost(base, config.nodeEnv !== 'production');
         issuer = issuerOf({ name: new URL(base).host, base });
         if (!issuer.clientId)
           throw new PortalError('NOT_FHIR', `url: carecircle has no client id for ${new URL(base).host} (this service's FHIR_CLIENT_ID is unset)`);

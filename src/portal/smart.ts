@@ -1,6 +1,9 @@
 // SMART App Launch at a health system's portal: discovery from the FHIR base URL, the standalone
 // patient launch with PKCE, and the token calls (code, refresh, revocation), over openid-client.
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
 import * as oidc from 'openid-client';
+import { specialUseAddress } from '../oauth/clientMetadata.js';
 
 /** A portal as configured or entered: its name for the family, FHIR base URL and our client there. */
 export interface PortalIssuer {
@@ -63,6 +66,21 @@ export function checkBaseUrl(raw: string): string {
     throw new PortalError('NOT_FHIR', 'url: enter the FHIR base URL the health system publishes, such as https://fhir.example.org/api/FHIR/R4');
   if (u.protocol === 'http:' && !isLoopback(u)) throw new PortalError('NOT_FHIR', 'url: a portal must be reached over https');
   return u.href.replace(/\/+$/, '');
+}
+
+/** A base URL a family entered must name a public host: the service never probes its own network
+ *  for someone (loopback, private and link-local addresses are refused unless `allowPrivate`, for
+ *  development and tests). Checked at discovery; the token only ever goes to the same origin. */
+export async function checkPublicHost(base: string, allowPrivate: boolean): Promise<void> {
+  if (allowPrivate) return;
+  const host = new URL(base).hostname.replace(/^\[|\]$/g, '');
+  let addresses: string[];
+  try {
+    addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map((a) => a.address);
+  } catch (err) {
+    throw new PortalError('NOT_FHIR', `url: ${host} could not be found; check the address the health system publishes`, { cause: err });
+  }
+  if (addresses.some(specialUseAddress)) throw new PortalError('NOT_FHIR', `url: ${host} is not a public address; enter the portal's public FHIR base URL`);
 }
 
 async function getJson(url: string): Promise<{ status: number; body: unknown }> {
