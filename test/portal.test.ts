@@ -2,6 +2,11 @@
 // the launch, the patient confirmation, the import into the timeline, tokens over time, and refusals.
 import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { passThroughCredentials } from '../src/auth/credentials.js';
+import { createLogger } from '../src/log.js';
+import { resolveDataKey, SecretBox } from '../src/partner/secretBox.js';
+import { PortalStore } from '../src/portal/connections.js';
+import { portalSweepJob } from '../src/portal/sweep.js';
 import { caregiverWithKey, signIn } from './harness/identity.js';
 import { surfaceEnv, startTestService, type TestService } from './harness/service.js';
 import { startSmartServer, type SmartServer } from './harness/smartServer.js';
@@ -217,6 +222,19 @@ describe('portal', () => {
     expect([...live].filter((t) => !smart.refreshTokens().includes(t))).toHaveLength(1);
     // The records stay on the timeline.
     expect((await listed(c.lovedOneId)).length).toBeGreaterThan(0);
+  });
+
+  it('portal - when a loved one is removed, the sweep revokes and deletes their portal connection', async () => {
+    const c = await connected();
+    await post(c.cookie, `${c.base}/${c.key}/confirm`);
+    const live = new Set(smart.refreshTokens());
+    expect((await post(c.cookie, `/workspace/loved-ones/${c.lovedOneId}/remove`)).status).toBe(303);
+    const log = createLogger('silent');
+    const sweep = portalSweepJob(svc.config, db(), passThroughCredentials(db()), new PortalStore(db(), new SecretBox(resolveDataKey(svc.config, log))), log);
+    expect(await sweep.run()).toEqual({ removed: 1 });
+    expect(await db().collection('portal_connections').countDocuments({ lovedOneId: c.lovedOneId })).toBe(0);
+    expect([...live].filter((t) => !smart.refreshTokens().includes(t))).toHaveLength(1);
+    expect(await sweep.run()).toEqual({ removed: 0 });
   });
 
   it('portal - a tampered state or code is refused and nothing is connected', async () => {

@@ -12,18 +12,9 @@ import type { Logger } from '../log.js';
 import { handlers, type RouteHandlers } from '../slice/contract.js';
 import type { Timelines } from '../store/timeline/port.js';
 import { connectionKey, type ConnectionRecord, type PortalStore } from './connections.js';
+import { disconnect, issuerOf as issuerFor } from './issuers.js';
 import { PORTAL_ROUTES } from './routes.js';
-import {
-  authorizationUrl,
-  checkBaseUrl,
-  checkPublicHost,
-  discover,
-  exchangeCode,
-  launchSecrets,
-  PortalError,
-  revokeToken,
-  type PortalIssuer,
-} from './smart.js';
+import { authorizationUrl, checkBaseUrl, checkPublicHost, discover, exchangeCode, launchSecrets, PortalError, type PortalIssuer } from './smart.js';
 import { readPatient, syncConnection, type PortalContext } from './sync.js';
 
 export interface PortalParts {
@@ -39,13 +30,7 @@ const STATUS_WORDS = { confirming: 'Waiting for you to confirm the patient', act
 export function portalPages(h: AppHelpers, parts: PortalParts): RouteHandlers {
   const { config, store, log } = parts;
   const redirectUri = `${config.appUrl}/portal/callback`;
-  /** The client carecircle is at a portal: the configured one for a listed portal, else FHIR_CLIENT_ID as a public client. */
-  const issuerOf = (c: { name: string; base: string; clientId?: string }): PortalIssuer => {
-    const listed = config.fhirIssuers.find((i) => i.url === c.base);
-    return listed
-      ? { name: listed.name, url: listed.url, clientId: listed.clientId, ...(listed.clientSecret ? { clientSecret: listed.clientSecret } : {}) }
-      : { name: c.name, url: c.base, clientId: c.clientId ?? config.fhirClientId };
-  };
+  const issuerOf = issuerFor(config);
   const ctx: PortalContext = { store, timelines: parts.timelines, issuerOf, clock: parts.clock };
   const home = (id: string) => `/care/${encodeURIComponent(id)}/portal`;
 
@@ -271,17 +256,8 @@ export function portalPages(h: AppHelpers, parts: PortalParts): RouteHandlers {
     return sync(s, c);
   });
 
-  const disconnect = withConnection('manage', async (s, c) => {
-    // Revoked at the portal where it offers revocation (the refresh token ends the grant), then forgotten here whatever it answered.
-    try {
-      const tokens = store.openTokens(c);
-      const issuer = issuerOf(c);
-      if (tokens.refresh) await revokeToken(c.smart, issuer, tokens.refresh, 'refresh_token');
-      await revokeToken(c.smart, issuer, tokens.access, 'access_token');
-    } catch (err) {
-      log.warn({ err, portal: c.base }, 'the portal did not take back its tokens; they are deleted here');
-    }
-    await store.remove(c);
+  const disconnectNow = withConnection('manage', async (s, c) => {
+    await disconnect(store, issuerOf(c), c, log);
     return redirect(home(s.lovedOne._id));
   });
 
@@ -291,7 +267,7 @@ export function portalPages(h: AppHelpers, parts: PortalParts): RouteHandlers {
     .on('portalCallback', 'GET', callback)
     .on('portalConfirm', 'POST', confirm)
     .on('portalSync', 'POST', syncNow)
-    .on('portalDisconnect', 'POST', disconnect)
+    .on('portalDisconnect', 'POST', disconnectNow)
     .done();
 }
 
