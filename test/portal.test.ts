@@ -161,6 +161,17 @@ describe('portal', () => {
     smart.failNext('MedicationRequest', 1, 429, '1');
     expect((await post(c.cookie, `${c.base}/${c.key}/sync`)).status).toBe(303);
     expect(smart.calls.slice(asked).filter((call) => call.startsWith('GET /MedicationRequest'))).toHaveLength(2);
+
+    // A wait longer than carecircle holds a request for ends the sync as transient: 503 with Retry-After.
+    smart.failNext('MedicationRequest', 1, 503, '3600');
+    const busy = await fetch(`${svc.urls.app}${c.base}/${c.key}/sync`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie: c.cookie, origin: new URL(svc.config.appUrl).origin, 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(busy.status).toBe(503);
+    expect(busy.headers.get('retry-after')).toBe('60');
+    expect(await busy.text()).toContain('portal is busy; try Sync now again in a few minutes');
   });
 
   it('portal - tokens are refreshed before expiry and the rotated refresh token replaces the old one', async () => {

@@ -34,7 +34,9 @@ export function portalPages(h: AppHelpers, parts: PortalParts): RouteHandlers {
   const ctx: PortalContext = { store, timelines: parts.timelines, issuerOf, clock: parts.clock };
   const home = (id: string) => `/care/${encodeURIComponent(id)}/portal`;
 
-  const page = (caller: SessionCaller, status: number, title: string, body: Markup) => h.pageFor(status, title, body, caller);
+  // A portal that is busy or away is worth asking again in a minute.
+  const page = (caller: SessionCaller, status: number, title: string, body: Markup) =>
+    h.pageFor(status, title, body, caller, status === 503 ? { 'retry-after': '60' } : {});
   const problem = (caller: SessionCaller, status: number, message: string, lovedOneId?: string, heading = 'The portal could not be connected') =>
     page(
       caller,

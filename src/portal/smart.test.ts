@@ -1,6 +1,6 @@
 // The checks on a FHIR base URL a family enters, before carecircle asks anything of it.
 import { describe, expect, it } from 'vitest';
-import { checkBaseUrl, checkPublicHost, PortalError, scopesFor } from './smart.js';
+import { checkBaseUrl, checkPublicHost, discover, PortalError, scopesFor } from './smart.js';
 
 describe('portal base URL', () => {
   it('when a family enters a base URL, then only https (or http on this machine) without credentials, query or fragment is taken', () => {
@@ -15,6 +15,16 @@ describe('portal base URL', () => {
       await expect(checkPublicHost(base, false), base).rejects.toThrow(/is not a public address/);
     await expect(checkPublicHost('http://127.0.0.1:9/fhir', true)).resolves.toBeUndefined();
     await expect(checkPublicHost('https://10.1.2.3/fhir', false)).rejects.toBeInstanceOf(PortalError);
+  });
+
+  it('when an entered host does not resolve, then the family is told to check the address, not to try later', async () => {
+    const err = await discover('https://no-such-portal.invalid/fhir').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PortalError);
+    expect(err).toMatchObject({
+      code: 'NOT_FHIR',
+      transient: false,
+      message: 'url: no-such-portal.invalid could not be found; check the address the health system publishes',
+    });
   });
 
   it('when a server advertises only SMART v1, then the v1 read scopes are asked, else the v2 ones', () => {

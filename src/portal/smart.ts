@@ -88,6 +88,9 @@ async function getJson(url: string): Promise<{ status: number; body: unknown }> 
   try {
     res = await fetch(url, { headers: { accept: 'application/json, application/fhir+json' }, redirect: 'error', signal: AbortSignal.timeout(TIMEOUT_MS) });
   } catch (err) {
+    // A name that does not resolve is a mistyped address, not an outage.
+    if ((err as { cause?: { code?: string } }).cause?.code === 'ENOTFOUND')
+      throw new PortalError('NOT_FHIR', `url: ${new URL(url).hostname} could not be found; check the address the health system publishes`, { cause: err });
     throw new PortalError('UNREACHABLE', `${new URL(url).host} could not be reached; try again later`, { cause: err });
   }
   const text = await res.text();

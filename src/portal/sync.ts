@@ -108,7 +108,7 @@ async function getFhir(ctx: PortalContext, c: ConnectionRecord, url: string, wha
     if (res.status === 429 || res.status === 503) {
       await res.body?.cancel();
       const wait = retryAfterMs(res.headers.get('retry-after'), ctx.clock());
-      if (attempt >= MAX_TRIES || wait > MAX_WAIT_MS) throw new PortalError('PORTAL_BUSY', `${c.name}'s portal is busy; carecircle will try again later`);
+      if (attempt >= MAX_TRIES || wait > MAX_WAIT_MS) throw new PortalError('PORTAL_BUSY', `${c.name}'s portal is busy; try Sync now again in a few minutes`);
       await sleep(wait);
       continue;
     }
