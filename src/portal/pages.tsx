@@ -101,18 +101,19 @@ export function portalPages(h: AppHelpers, parts: PortalParts): RouteHandlers {
               <>
                 <p>Is the portal's patient {lovedOne.displayName}? Nothing is imported until you confirm.</p>
                 <table class="portal-confirm">
+                  <caption>The loved one and the portal's patient, side by side</caption>
                   <tr>
-                    <th></th>
-                    <th>In carecircle</th>
-                    <th>In {c.name}'s portal</th>
+                    <td></td>
+                    <th scope="col">In carecircle</th>
+                    <th scope="col">In the portal</th>
                   </tr>
                   <tr>
-                    <th>Name</th>
+                    <th scope="row">Name</th>
                     <td>{lovedOne.displayName}</td>
                     <td id="portal-patient-name">{c.patient.name}</td>
                   </tr>
                   <tr>
-                    <th>Birth date</th>
+                    <th scope="row">Birth date</th>
                     <td>not recorded</td>
                     <td id="portal-patient-birth">{c.patient.birthDate ?? 'not given'}</td>
                   </tr>
