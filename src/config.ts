@@ -366,6 +366,40 @@ export const CONFIG_KEYS = {
       .regex(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/_-]{43}=?)$/, 'must be 32 bytes: base64 or 64 hex characters')
       .optional(),
   },
+  fhirIssuers: {
+    env: 'FHIR_ISSUERS',
+    doc: 'Health-system portals a family can connect a loved one to (SMART on FHIR, docs/portal.md): a JSON array of {"name", "url" (the FHIR base URL), "clientId", optional "clientSecret" (then a confidential client)}. Empty: none listed; a family may still enter a FHIR base URL, which uses FHIR_CLIENT_ID.',
+    schema: z
+      .string()
+      .transform((s, ctx) => {
+        if (!s.trim()) return [];
+        try {
+          return JSON.parse(s) as unknown;
+        } catch {
+          ctx.addIssue({ code: 'custom', message: 'must be a JSON array of {"name", "url", "clientId"}' });
+          return z.NEVER;
+        }
+      })
+      .pipe(
+        z
+          .array(
+            z.strictObject({
+              name: z.string().trim().min(1).max(100),
+              url: z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, '')),
+              clientId: z.string().min(1).max(500),
+              clientSecret: z.string().min(1).max(500).optional(),
+            }),
+          )
+          .max(200),
+      ),
+    default: '',
+  },
+  fhirClientId: {
+    env: 'FHIR_CLIENT_ID',
+    doc: 'The client id carecircle signs in with at a portal a family enters by its FHIR base URL (one not in FHIR_ISSUERS), as a public client. Empty: only the listed portals can be connected.',
+    schema: z.string().max(500),
+    default: '',
+  },
   ingestDedupeDays: {
     env: 'INGEST_DEDUPE_DAYS',
     doc: 'Days a partner event id (or body hash) is remembered for de-duplication; older occurred_at values are refused. At least 30.',

@@ -14,6 +14,7 @@ import { keysSlice } from './keys/slice.js';
 import { newsletterSlice } from './newsletter/slice.js';
 import { oauthSlice } from './oauth/slice.js';
 import { plansSlice } from './plans/slice.js';
+import { portalSlice } from './portal/slice.js';
 import { sandboxSlice } from './sandbox/slice.js';
 import { sessionSlice } from './session/slice.js';
 import { siteSlice } from './site/slice.js';
@@ -44,6 +45,7 @@ export const SLICES: readonly SliceManifest[] = [
   sandboxSlice,
   careSlice,
   plansSlice,
+  portalSlice,
   inboxSlice,
   ingestSlice,
 ];

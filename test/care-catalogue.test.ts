@@ -37,10 +37,11 @@ group('care catalogue - one declaration of each care-event type', () => {
   it('when the app filters by group, then each group holds the catalogue’s types of that group', () => {
     expect(EVENT_GROUPS).toEqual({
       visits: { label: 'Visits', types: ['visit_started', 'visit_ended'] },
-      medications: { label: 'Medications', types: ['med_administered', 'med_missed', 'med_refused'] },
-      vitals: { label: 'Vital signs', types: ['vital_recorded'] },
+      medications: { label: 'Medications', types: ['med_administered', 'med_missed', 'med_refused', 'portal_medication'] },
+      vitals: { label: 'Vital signs', types: ['vital_recorded', 'portal_vital'] },
       notes: { label: 'Notes', types: ['note_added', 'day_noted', 'entry_withdrawn'] },
       mail: { label: 'Inbox mail', types: ['inbox_message'] },
+      results: { label: 'Test results', types: ['portal_result'] },
     });
   });
 

@@ -29,6 +29,7 @@ export function CareNav({ lovedOne, current }: { lovedOne: LovedOneRecord; curre
         </a>
       ))}
       <a href={`/inbox/${encodeURIComponent(lovedOne._id)}`}>Inbox</a>
+      <a href={`${base}/portal`}>Health portals</a>
     </nav>
   );
 }

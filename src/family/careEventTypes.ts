@@ -22,6 +22,7 @@ export const CARE_GROUPS = {
   vitals: { label: 'Vital signs', counted: ['vital-sign reading', 'vital-sign readings'] },
   notes: { label: 'Notes', counted: ['note', 'notes'] },
   mail: { label: 'Inbox mail', counted: ['inbox message', 'inbox messages'] },
+  results: { label: 'Test results', counted: ['test result', 'test results'] },
   other: { label: 'Other', counted: ['other event', 'other events'] },
 } as const satisfies Record<string, { label: string; counted: readonly [string, string] }>;
 
@@ -133,6 +134,12 @@ export function authorOf(e: CareEventRecord): string {
   if (a.former) return 'a former member';
   return a.via === 'app' ? `${a.name}, in the app` : `${a.name}'s assistant, ${a.client ?? 'an assistant'}`;
 }
+
+/** A portal record's words name where it came from ("from Northside Health's portal"). */
+const portalWords = (e: CareEventRecord, what: string): CareWords => {
+  const from = `from ${str(e.payload.portal_name, 'a health system')}'s portal`;
+  return { summary: `${what}, ${from}`, line: `${what}, ${from}`, headline: what };
+};
 
 export const CARE_EVENT_TYPES = {
   visit_started: {
@@ -265,6 +272,19 @@ export const CARE_EVENT_TYPES = {
         link: { href: `/inbox/${encodeURIComponent(lovedOneId)}`, text: 'Open the inbox' },
         line: `${from}: ${subject}`,
       };
+    },
+  },
+  /** A vital sign from the loved one's health-system portal (src/portal), units as the portal sent them. */
+  portal_vital: { group: 'vitals', words: (e) => portalWords(e, `${str(e.payload.name, 'A vital sign')} ${str(e.payload.value)}`.trim()) },
+  /** A laboratory result from the portal. */
+  portal_result: { group: 'results', words: (e) => portalWords(e, `${str(e.payload.name, 'A test result')} ${str(e.payload.value)}`.trim()) },
+  /** A medication on the clinicians' list in the portal; a stopped one says so. */
+  portal_medication: {
+    group: 'medications',
+    words: (e) => {
+      const status = str(e.payload.status);
+      const what = `${str(e.payload.medication, 'A medication')}${status && status !== 'active' ? ` (${status})` : ''} on the clinicians' list`;
+      return { ...portalWords(e, what), ...(str(e.payload.dosage) ? { detail: str(e.payload.dosage) } : {}) };
     },
   },
 } as const satisfies Record<string, CareEventType>;

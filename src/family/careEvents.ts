@@ -19,8 +19,8 @@ export interface CareEventRecord {
   _id: string;
   lovedOneId: string;
   workspaceId: string;
-  /** `family`: an entry a member wrote (src/family/entries.ts); `partner` and `inbox` stay as sent. */
-  source: 'partner' | 'inbox' | 'family';
+  /** `family`: an entry a member wrote (src/family/entries.ts); `portal`: a health-system record (src/portal); `partner` and `inbox` stay as sent. */
+  source: 'partner' | 'inbox' | 'family' | 'portal';
   /** Who wrote a family entry, and how. */
   author?: EntryAuthor;
   institutionId?: string;
@@ -29,6 +29,8 @@ export interface CareEventRecord {
   receivedAt: Date;
   payload: Record<string, unknown>;
   sourceEventId?: string;
+  /** A portal record's origin: the portal (its FHIR base URL), the resource and its version. */
+  provenance?: { portal: string; resourceType: string; id: string; versionId: string };
   /** The partner's subject of a partner event: what the partner's purge deletes by. */
   subjectRef?: string;
   /** The event this one corrects or withdraws. */

