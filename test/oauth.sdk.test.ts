@@ -87,7 +87,7 @@ describe('oauth - the MCP SDK client', () => {
     expect(authorizationUrl.origin).toBe(new URL(svc.config.authUrl).origin);
     expect(authorizationUrl.searchParams.get('code_challenge_method')).toBe('S256');
     expect(authorizationUrl.searchParams.get('resource')).toBe(mcpUrl.href);
-    expect(authorizationUrl.searchParams.get('scope')).toBe('profile:read care_circle:read');
+    expect(authorizationUrl.searchParams.get('scope')).toBe('profile:read care_circle:read care_circle:write');
 
     const { page, errors } = await newPage(browser);
     await page.goto(authorizationUrl.href);
