@@ -24,7 +24,6 @@ import { workspacePrompts } from './prompts.js';
 import { workspaceResources } from './resources.js';
 import { callerHoldsScope, workspaceTools } from './tools.js';
 import { MedicationList } from '../family/medications.js';
-import { OAuthStore } from '../oauth/store.js';
 import type { MedicationToolDeps } from './medicationTools.js';
 import { clientNamer } from './clientNames.js';
 import type { Timelines } from '../store/timeline/port.js';
@@ -124,17 +123,12 @@ export function workspaceEndpoint(
   const store = new WorkspaceStore(db, credentials, config.inboxDomain, timelines);
   const keys = new KeyStore(db, credentials);
   const audit = auditWriter(timelines, bus, config.busNamespace, log);
-  const oauth = new OAuthStore(db, credentials);
   // Whose assistant wrote a change: the connected app's own name, or the API key's name.
-  const clientName = async (c: WorkspaceCaller): Promise<string | undefined> => {
-    if (c.via === 'oauth' && c.clientId) return (await oauth.clientNames([c.clientId])).get(c.clientId);
-    if (c.via === 'api-key' && c.keyId) return (await keys.list(c.uid)).find((k) => k.id === c.keyId)?.name;
-    return undefined;
-  };
+  const clientName = clientNamer(db, credentials);
   const medications = { medications: new MedicationList(db), clientName };
   const server = createWorkspaceServer(
     store,
-    [...(seams.tools?.(store, medications) ?? workspaceTools(store, medications, clientNamer(db, credentials))), ...planTools(store, db, credentials)],
+    [...(seams.tools?.(store, medications) ?? workspaceTools(store, medications, clientName)), ...planTools(store, db, credentials)],
     config.maxReplyBytes,
     log,
     workspaceWrites(config, db, log, seams.clock),
