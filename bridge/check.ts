@@ -6,6 +6,7 @@ import { identifyEndpoint, kindOfName, TOOL_SCOPES, toolAccess, wrongEndpoint, t
 import type { RpcErrorObject } from './messages.js';
 import { loginCommand, type BridgeOptions } from './options.js';
 import type { Exchange, Upstream } from './upstream.js';
+import { COMMAND } from './command.js';
 
 type Step = { ok: true; result: Record<string, unknown>; ms: number } | { ok: false; error: RpcErrorObject; ms: number };
 
@@ -35,13 +36,13 @@ export async function runCheck(
   print: (line: string) => void,
   userAgent = 'carecircle-mcp',
 ): Promise<boolean> {
-  print(`carecircle-mcp --check`);
+  print(`${COMMAND} --check`);
   print(`  endpoint  ${options.endpoint}`);
   const oauth = credential instanceof OAuthCredential ? credential : undefined;
   const accepted = oauth ? 'sign-in accepted' : 'key accepted';
   // Which credential, never the secret: the key's last four characters, or where the sign-in is kept and what it may read.
   if (!oauth) print(`  key       ${credential.describe().replace(/^key /, '')}`);
-  else print(`  sign-in   OAuth (carecircle-mcp --login), stored in ${oauth.file}`);
+  else print(`  sign-in   OAuth (${COMMAND} --login), stored in ${oauth.file}`);
   // A sign-in that has ended, or cannot be renewed, fails here, before anything is sent.
   const usable = oauth ? await oauth.authorization() : undefined;
   if (oauth) print(`  scopes    ${usable?.ok ? oauth.scope || 'none granted' : 'none: not signed in'}`);
@@ -50,7 +51,7 @@ export async function runCheck(
     print(`  FAIL  ${what}: ${message}`);
     print(`        fix: ${typeof hint === 'string' ? hint : 'see the message above.'}`);
     print('');
-    print('Verdict: NOT READY. Fix the step marked FAIL, then run carecircle-mcp --check again.');
+    print(`Verdict: NOT READY. Fix the step marked FAIL, then run ${COMMAND} --check again.`);
     return false;
   };
   const fail = (what: string, step: Extract<Step, { ok: false }>): false => failWith(what, `${step.error.message} (${step.error.code})`, step.error.data?.hint);

@@ -7,12 +7,13 @@ import { Bridge } from './bridge.js';
 import { runCheck } from './check.js';
 import { resolveCredential, type Credential } from './credentials.js';
 import { LineSplitter } from './framing.js';
-import { HELP } from './help.js';
+import { helpText } from './help.js';
 import { createLog, type Log } from './log.js';
 import { runLogin, runLogout } from './login.js';
 import type { HttpSettings } from './oauth.js';
 import { BridgeConfigError, parseOptions, type BridgeOptions } from './options.js';
 import { Upstream } from './upstream.js';
+import { COMMAND } from './command.js';
 
 const USER_AGENT = `carecircle-mcp/${VERSION} node/${process.versions.node}`;
 /** Token requests are bounded apart from --timeout-ms: a refresh holds the token file's lock meanwhile. */
@@ -31,7 +32,7 @@ function upstreamFor(options: BridgeOptions, credential: Credential, log: Log): 
 function configFailure(argv: string[], err: BridgeConfigError): never {
   if (argv.includes('--check')) {
     process.stdout.write(
-      `carecircle-mcp --check\n\n  FAIL  configuration: ${err.message}\n\nVerdict: NOT READY. Fix the configuration, then run carecircle-mcp --check again.\n`,
+      `${COMMAND} --check\n\n  FAIL  configuration: ${err.message}\n\nVerdict: NOT READY. Fix the configuration, then run ${COMMAND} --check again.\n`,
     );
     process.exit(1);
   }
@@ -47,7 +48,7 @@ async function main(argv: string[]): Promise<void> {
     if (!(err instanceof BridgeConfigError)) throw err;
     configFailure(argv, err);
   }
-  if (options.mode === 'help') return void process.stdout.write(HELP);
+  if (options.mode === 'help') return void process.stdout.write(helpText(COMMAND));
   if (options.mode === 'version') return void process.stdout.write(`carecircle-mcp ${VERSION}\n`);
 
   if (options.mode === 'login' || options.mode === 'logout') {

@@ -8,6 +8,7 @@ import type { RpcErrorObject } from './messages.js';
 import { OAuthError, tokenRequest, type HttpSettings } from './oauth.js';
 import { BridgeConfigError, describeKey, loginCommand, type BridgeOptions } from './options.js';
 import { TokenFileError, TokenStore, type StoredSignIn } from './tokenStore.js';
+import { COMMAND } from './command.js';
 
 export type Authorization = { ok: true; header?: string } | { ok: false; error: RpcErrorObject };
 
@@ -169,7 +170,7 @@ export class OAuthCredential implements Credential {
       return;
     }
     this.seen = version;
-    if (!fresh) return this.end('you signed out (carecircle-mcp --logout)');
+    if (!fresh) return this.end(`you signed out (${COMMAND} --logout)`);
     if (fresh.refreshToken && fresh.refreshToken !== this.refused) {
       if (this.ended) this.o.log.info(`signed in again (scopes: ${fresh.scope || 'none'})`);
       this.entry = fresh;
@@ -189,7 +190,7 @@ export class OAuthCredential implements Credential {
     try {
       return await this.store.transaction<Refresh>(this.entry.server, async (current) => {
         if (!current) {
-          this.end('you signed out (carecircle-mcp --logout)');
+          this.end(`you signed out (${COMMAND} --logout)`);
           return { result: { kind: 'ended' } };
         }
         // Another bridge (or a new --login) renewed it already: spending the old refresh token now would be a reuse.

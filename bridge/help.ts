@@ -1,17 +1,21 @@
-// The text of `carecircle-mcp --help`.
+// The text of `carecircle-mcp --help`, in the command the person ran (the installed name or the downloaded file).
 import { DEFAULT_TIMEOUT_MS, DEFAULT_URL } from './options.js';
 
-export const HELP = `carecircle-mcp: connects a desktop assistant (Claude Desktop, Cursor, VS Code, Zed) to your
+export const helpText = (command: string): string => `carecircle-mcp: connects a desktop assistant (Claude Desktop, Cursor, VS Code, Zed) to your
 carecircle family workspace. The assistant starts it and speaks MCP on its stdin and stdout, one
 JSON-RPC message per line; the bridge forwards each message to the workspace MCP endpoint with
 your API key, or with the tokens of a browser sign-in (--login). Logs go to stderr; stdout carries
 protocol messages only.
 
 Usage
-  carecircle-mcp [URL] [options]       run the bridge (your assistant starts it)
-  carecircle-mcp --check [URL]         reach the server, check the key or sign-in, list the tools, say what to fix
-  carecircle-mcp --login [URL]         sign in with your browser once, instead of using a key (run it in a terminal)
-  carecircle-mcp --logout [URL]        revoke that sign-in and forget its tokens
+  ${command} [URL] [options]
+      run the bridge (your assistant starts it)
+  ${command} --check [URL]
+      reach the server, check the key or sign-in, list the tools, say what to fix
+  ${command} --login [URL]
+      sign in with your browser once, instead of using a key (run it in a terminal)
+  ${command} --logout [URL]
+      revoke that sign-in and forget its tokens
 
   URL   the app URL (APP_URL) or its MCP endpoint; default $CARECIRCLE_URL, else ${DEFAULT_URL}
 
@@ -32,15 +36,15 @@ Options
   --allow-http              allow plain http:// to another machine (the key or tokens travel unencrypted)
   --log-level LEVEL         stderr detail: debug, info (default), warn, error, silent
   --check                   diagnose the configuration and exit: 0 ready, 1 not ready
-  --login                   sign in with your browser (OAuth): tick what the assistant may read, and the
-                            bridge keeps the tokens and renews them; no key needed afterwards
+  --login                   sign in with your browser (OAuth): tick what the assistant may read (and write,
+                            if you choose), and the bridge keeps the tokens and renews them; no key needed afterwards
   --logout                  revoke the stored sign-in for this server and delete its tokens
   --version                 print the version
   -h, --help                print this help
 
 Errors your assistant may show (JSON-RPC codes)
   -32001  the key is missing, unknown or revoked: mint one in Settings → MCP API keys; with a sign-in:
-          it has ended (revoked, signed out) or lacks a scope: run carecircle-mcp --login again
+          it has ended (revoked, signed out) or lacks a scope: run ${command} --login again
   -32029  too many requests a minute for this key: the bridge waited and retried once; wait a little
   -32030  the service is up but busy or without workers: try again shortly
   -32603  the bridge could not reach carecircle (message says why), or it did not answer in time

@@ -4,6 +4,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { LOG_LEVELS, type LogLevel } from './log.js';
 import { configDir } from './tokenStore.js';
+import { COMMAND } from './command.js';
 
 export class BridgeConfigError extends Error {
   override name = 'BridgeConfigError';
@@ -81,14 +82,14 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, readKeyFile
       },
     });
   } catch (err) {
-    throw new BridgeConfigError(`${(err as Error).message} (see carecircle-mcp --help)`);
+    throw new BridgeConfigError(`${(err as Error).message} (see ${COMMAND} --help)`);
   }
   const { values, positionals } = parsed;
   const actions = (['check', 'login', 'logout'] as const).filter((a) => values[a]);
   const mode: Mode = values.help ? 'help' : values.version ? 'version' : (actions[0] ?? 'serve');
   const logLevel = (values['log-level'] ?? 'info') as LogLevel;
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new BridgeConfigError(`--log-level must be one of ${LOG_LEVELS.join(', ')}`);
-  if (positionals.length > 1) throw new BridgeConfigError(`expected at most one URL argument, got ${positionals.length} (see carecircle-mcp --help)`);
+  if (positionals.length > 1) throw new BridgeConfigError(`expected at most one URL argument, got ${positionals.length} (see ${COMMAND} --help)`);
 
   const allowHttp = values['allow-http'] === true;
   const openBrowser = !['1', 'true', 'yes'].includes((env.CARECIRCLE_NO_BROWSER ?? '').trim().toLowerCase());
@@ -153,7 +154,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, readKeyFile
 
 /** The command that signs in for this endpoint (the URL only when it is not the default). */
 export function loginCommand(o: Pick<BridgeOptions, 'endpoint' | 'appUrl'>): string {
-  return o.endpoint === resolveEndpoint(DEFAULT_URL).endpoint ? 'carecircle-mcp --login' : `carecircle-mcp --login ${o.appUrl}`;
+  return o.endpoint === resolveEndpoint(DEFAULT_URL).endpoint ? `${COMMAND} --login` : `${COMMAND} --login ${o.appUrl}`;
 }
 
 /** The MCP endpoint for a URL that names either the app (`http://host:8081`) or the endpoint itself. */

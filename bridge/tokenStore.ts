@@ -7,6 +7,7 @@ import { chmod, link, mkdir, open, readFile, rename, stat, unlink } from 'node:f
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { COMMAND } from './command.js';
 
 /** One server's sign-in. The tokens are absent once the server refused to refresh them. */
 export interface StoredSignIn {
@@ -135,11 +136,11 @@ export class TokenStore {
     try {
       data = JSON.parse(text);
     } catch {
-      throw new TokenFileError(`${this.file} is not valid JSON; delete it and run carecircle-mcp --login again`);
+      throw new TokenFileError(`${this.file} is not valid JSON; delete it and run ${COMMAND} --login again`);
     }
     const servers = (data as Partial<TokenFile> | null)?.servers;
     if (typeof servers !== 'object' || servers === null || Array.isArray(servers))
-      throw new TokenFileError(`${this.file} is not a carecircle-mcp token file; delete it and run carecircle-mcp --login again`);
+      throw new TokenFileError(`${this.file} is not a carecircle-mcp token file; delete it and run ${COMMAND} --login again`);
     return { version: 1, servers };
   }
 

@@ -1,10 +1,12 @@
 // The bridge file the app serves, run as Settings → Connect an assistant says: each stdio snippet,
 // exactly as the page prints it, launched from an empty folder by the MCP SDK's stdio client against
 // a running service, with only the downloaded file on disk (no clone, no npm package).
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -120,6 +122,15 @@ describe('bridge download - the snippets of the Connect page', () => {
       expect(readdirSync(empty)).toEqual([]);
     });
   }
+
+  it('when the downloaded file is asked for help, then every command it names is the one to type: node with the file', async () => {
+    const bridgeFile = path.join(mkdtempSync(path.join(tmp, 'help-')), 'carecircle-bridge.mjs');
+    writeFileSync(bridgeFile, Buffer.from(await (await fetch(`${svc.urls.app}/downloads/carecircle-bridge.mjs`)).arrayBuffer()));
+    const { stdout } = await promisify(execFile)(process.execPath, [bridgeFile, '--help']);
+    expect(stdout).toContain('  node carecircle-bridge.mjs --login [URL]\n');
+    expect(stdout).toContain('run node carecircle-bridge.mjs --login again');
+    expect(stdout).not.toMatch(/carecircle-mcp --/);
+  });
 
   for (const [id, entryOf] of [
     ['cursor', (c: any) => c.mcpServers.carecircle],
