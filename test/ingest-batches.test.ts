@@ -210,3 +210,41 @@ class SinglesCounted extends CountingWriter {
     return super.write(e);
   }
 }
+
+/** FamilyShares whose first binding read lets a whole purge run before it answers: the read a write made just before a purge. */
+class PurgedAfterRead extends FamilyShares {
+  private raced = false;
+  constructor(private readonly purge: () => Promise<unknown>) {
+    super(svc.store.db, svc.credentials);
+  }
+  override async currentBinding(institutionId: string, subjectRef: string) {
+    const read = await super.currentBinding(institutionId, subjectRef);
+    if (!this.raced) {
+      this.raced = true;
+      await this.purge();
+    }
+    return read;
+  }
+}
+
+describe('ingest - a purge that returns while a write is between its binding read and its append', () => {
+  for (const batch of [false, true]) {
+    it(`when the write is ${batch ? 'a batch' : 'one event'}, then the event received before the purge is taken back out, not left stored`, async () => {
+      const subject = `client-purge-race-${batch ? 'batch' : 'one'}`;
+      await shareWith(svc, partner, subject, fam);
+      const shares = new FamilyShares(svc.store.db, svc.credentials);
+      const lid = (await shares.binding(partner.institutionId, subject))!.link.linkId;
+      const e = queued(undefined, { subjectRef: subject, linkId: lid, receivedAt: new Date(Date.now() - 1000).toISOString() });
+      const writer = new CareEventWriter(
+        svc.timelines,
+        new PurgedAfterRead(async () => {
+          await shares.markPurged(partner.institutionId, subject);
+          await new CareEventWriter(svc.timelines, shares).purge(partner.institutionId, subject);
+        }),
+      );
+      const outcomes = batch ? await writer.writeMany([e]) : [await writer.write(e)];
+      expect(outcomes).toEqual(['dropped']);
+      expect(await careEvents(svc.store.db).countDocuments({ _id: e.eventId })).toBe(0);
+    });
+  }
+});

@@ -80,6 +80,11 @@ export function purgePartnerCareEvents(timelines: Timelines, institutionId: stri
   return careEvents(timelines).purge({ institutionId, subjectRef });
 }
 
+/** Delete one partner event by its id (a write that a purge running beside it missed). */
+export async function withdrawPartnerCareEvent(timelines: Timelines, eventId: string): Promise<void> {
+  await careEvents(timelines).purge({ _id: eventId, source: 'partner' });
+}
+
 /** Every care event of a workspace's loved ones (those still known, and any its events name). */
 export function purgeWorkspaceCareEvents(timelines: Timelines, workspaceId: string, lovedOneIds: readonly string[]): Promise<void> {
   return careEvents(timelines).removeWhere({ workspaceId }, lovedOneIds);

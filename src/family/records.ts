@@ -66,6 +66,7 @@ export {
   countLovedOneCareEvents,
   deleteLovedOneCareEvents,
   purgePartnerCareEvents,
+  withdrawPartnerCareEvent,
   CARE_EVENT_STREAM,
 } from './careEvents.js';
 export type { CareEventPage, CareEventQuery, CareEventRecord } from './careEvents.js';

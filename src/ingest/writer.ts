@@ -1,6 +1,6 @@
 // Turning accepted events into the family's care events, at most once per event id, one at a time
 // or in batches. Runs in the JetStream consumer (NATS mode) or from the requests (embedded mode).
-import { appendCareEvents, purgePartnerCareEvents, type CareEventRecord } from '../family/records.js';
+import { appendCareEvents, purgePartnerCareEvents, withdrawPartnerCareEvent, type CareEventRecord } from '../family/records.js';
 import type { Timelines } from '../store/timeline/port.js';
 import type { Binding, FamilyShares } from './familyShare.js';
 import { metrics } from '../metrics/index.js';
@@ -63,7 +63,26 @@ export class CareEventWriter {
     if (!event) return counted('dropped');
     // The event id is the `_id`: a redelivery after a crash finds it stored and changes nothing.
     const { duplicates } = await appendCareEvents(this.timelines, [event]);
+    if (!duplicates.length && (await this.takenBack([event])).size) return counted('dropped');
     return counted(duplicates.length ? 'already_stored' : 'stored');
+  }
+
+  /**
+   * A purge that returned between this write's binding read and its append has already deleted
+   * what it found, and not these. The binding is read again after the append (from memory: every
+   * binding change reaches each process before it returns), and what it now covers is deleted
+   * here. Either this read sees the purge, or the append finished before the purge began and the
+   * purge deleted it. The ids taken back.
+   */
+  private async takenBack(stored: readonly PartnerCareEvent[]): Promise<Set<string>> {
+    const taken = new Set<string>();
+    for (const r of stored) {
+      const binding = await this.shares.currentBinding(r.institutionId!, r.subjectRef);
+      if (!binding?.purgedAt || r.receivedAt.getTime() > Date.parse(binding.purgedAt)) continue;
+      await withdrawPartnerCareEvent(this.timelines, r._id);
+      taken.add(r._id);
+    }
+    return taken;
   }
 
   /**
@@ -78,11 +97,12 @@ export class CareEventWriter {
       this.timelines,
       records.filter((r): r is PartnerCareEvent => r !== null),
     );
+    const taken = await this.takenBack(records.filter((r): r is PartnerCareEvent => r !== null && !duplicates.includes(r._id)));
     // The same id twice in one batch (a redelivery beside the original): one stored, one duplicate.
     const left = new Map<string, number>();
     for (const id of duplicates) left.set(id, (left.get(id) ?? 0) + 1);
     return records.map((r) => {
-      if (!r) return counted('dropped');
+      if (!r || taken.has(r._id)) return counted('dropped');
       const n = left.get(r._id) ?? 0;
       if (n === 0) return counted('stored');
       left.set(r._id, n - 1);
