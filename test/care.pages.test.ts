@@ -20,9 +20,10 @@ afterAll(async () => {
 // Tokyo keeps one offset all year, so the words below do not change with the season.
 const TZ = 'Asia/Tokyo';
 const now = new Date();
-/** Day `back` days ago (UTC) at hh:mm UTC; 23:02 UTC is 8:02 am the next day in Tokyo. */
-const utc = (back: number, hh: number, mm: number) =>
-  new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() - back, hh, mm)).toISOString();
+// Counted from today in Tokyo, not in UTC: from 15:00 UTC Tokyo is already on the next day.
+const [year, month, date] = clockIn(TZ).isoDay(now).split('-').map(Number) as [number, number, number];
+/** The day `back` days before today in Tokyo, at hh:mm UTC; 23:02 UTC is 8:02 am the next day in Tokyo. */
+const utc = (back: number, hh: number, mm: number) => new Date(Date.UTC(year, month - 1, date - back, hh, mm)).toISOString();
 
 const send = async (partner: Partner, subject: string, event_type: string, occurred_at: string, payload: Record<string, unknown>) => {
   const r = await postEvent(svc.urls.pipe!, partner, { institution_id: partner.institutionId, subject_ref: subject, event_type, occurred_at, payload });
