@@ -58,7 +58,12 @@ describe('the Python MCP SDK 2.x as a family member’s assistant', () => {
     ]);
     // The lists the client read back show its own writes.
     expect(out.results.list_medications.medications).toEqual([
-      expect.objectContaining({ name: 'Lisinopril', version: 2, schedule: expect.objectContaining({ times: ['09:00', '21:00'] }) }),
+      expect.objectContaining({ name: 'Lisinopril', version: 2, schedule: expect.objectContaining({ times: ['12:00', '20:00'] }) }),
+    ]);
+    // Today's doses where Rosa is (a zone where it is now past noon): the dose it logged is the 12:00 one, in the member's name through the key.
+    expect(out.results.list_medications.today).toEqual([
+      expect.objectContaining({ medication: 'Lisinopril', state: 'given', recordedBy: "Test Caregiver's assistant, test" }),
+      expect.objectContaining({ medication: 'Lisinopril', state: 'due' }),
     ]);
     expect(out.results.list_appointments.appointments).toEqual([expect.objectContaining({ title: 'Cardiology follow-up' })]);
     expect(out.results.list_tasks.tasks).toEqual([

@@ -23,7 +23,12 @@ from mcp.client import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import ElicitRequestParams, ElicitResult
 
-MODERN = "2026-07-28"
+
+
+def noon_zone(now: datetime) -> str:
+    """A zone where it is now between 12:00 and 13:00, so a dose logged now is today's 12:00 dose there."""
+    offset = (12 - now.hour + 36) % 24 - 12
+    return "UTC" if offset == 0 else f"Etc/GMT{'-' if offset > 0 else '+'}{abs(offset)}"
 
 
 async def main(url: str, loved_one_id: str, api_key: str) -> dict[str, Any]:
@@ -46,6 +51,7 @@ async def main(url: str, loved_one_id: str, api_key: str) -> dict[str, Any]:
             return result.structured_content
 
         tools = sorted(t.name for t in (await client.list_tools()).tools)
+        zone = noon_zone(datetime.now(timezone.utc))
         soon = (datetime.now(timezone.utc) + timedelta(days=2)).replace(microsecond=0).isoformat()
         lo = {"lovedOneId": loved_one_id}
 
@@ -58,13 +64,13 @@ async def main(url: str, loved_one_id: str, api_key: str) -> dict[str, Any]:
         med = await call(
             "update_medication add",
             "update_medication",
-            {**lo, "action": "add", "medication": {"name": "Lisinopril", "strength": "10 mg", "times": ["08:00", "20:00"], "timeZone": "UTC"}},
+            {**lo, "action": "add", "medication": {"name": "Lisinopril", "strength": "10 mg", "times": ["08:00"], "timeZone": zone}},
         )
         # Changing a medication and withdrawing an entry ask the person first: input_required, answered by approve().
         await call(
             "update_medication change",
             "update_medication",
-            {**lo, "action": "change", "medicationId": med["medication"]["medicationId"], "medication": {"times": ["09:00", "21:00"]}},
+            {**lo, "action": "change", "medicationId": med["medication"]["medicationId"], "medication": {"times": ["12:00", "20:00"]}},
         )
         await call("retract_entry", "retract_entry", {**lo, "entryId": note["entry"]["id"], "reason": "Written twice"})
         await call("list_medications", "list_medications", lo)
