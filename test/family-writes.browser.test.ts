@@ -82,12 +82,15 @@ describe('two siblings share the care in Chromium, scripts off, at 375 px', () =
       await Promise.all([cg.waitForURL(app('/')), cg.click('main button[type=submit]')]);
       const lovedOneId = decodeURIComponent((await cg.getAttribute('a.loved-one', 'href'))!.split('/').at(-1)!);
       await cg.goto(app('/family'));
+      // Someone invited joins to help, and both pages say so.
+      expect(await cg.textContent('main')).toContain('as a family member who can add and take things');
       await cg.fill('#invite-email', 'sam.lopez@example.com');
       await Promise.all([cg.waitForURL(/\/family/), cg.click('#invite')]);
       const link = (await cg.textContent('#invite-url'))!.trim();
       expect(link).toMatch(new RegExp(`^${run.svc.config.appUrl}/join/`));
 
       await sib.goto(link);
+      expect(await sib.textContent('main')).toContain('add notes, doses, medications, appointments and tasks');
       await Promise.all([sib.waitForURL(app('/')), sib.click('#accept')]);
       expect(await sib.textContent('h1')).toBe('The Lopez Family');
       // He joins able to add and take things: the caregiver's Family page says so, and she keeps it.
