@@ -5,7 +5,9 @@
 #     directly skips the wrapper's install script, which runs a nested `npm install`;
 #   - scripts/provision.sh: the pinned nats-server and the FerretDB wrapper, built with Go;
 #   - Chromium for the browser tests (CHROMIUM_PATH, else Debian's /usr/bin/chromium, installed
-#     with apt-get when run as root).
+#     with apt-get when run as root);
+#   - Python 3.10+ with venv for the Python MCP client test (PYTHON, else python3; Debian's
+#     python3-venv installed with apt-get when run as root). The test makes its own venv.
 # Takes well under a second when everything is in place. Stops at once, saying what to install,
 # when something is missing that it cannot install (no root for apt-get, no Go). TOOLCHAIN_TAG
 # prefixes its lines; TOOLCHAIN_QUIET=1 prints one line when nothing had to be done.
@@ -36,6 +38,13 @@ if [ ! -x "$tc_chromium" ] && { [ -n "${CHROMIUM_PATH:-}" ] || ! tc_can_apt; }; 
     tc_fail "CHROMIUM_PATH=$CHROMIUM_PATH is not an executable: the browser tests need Chromium there"
   fi
   tc_fail "the browser tests need Chromium at /usr/bin/chromium, and only root can install it: run 'sudo apt-get install chromium' (Debian, Ubuntu), or set CHROMIUM_PATH to a Chromium or Chrome binary; then npm test again"
+fi
+
+# Python 3.10+ with the venv module (and ensurepip, which Debian splits into python3-venv).
+tc_python="${PYTHON:-python3}"
+tc_python_ok() { "$tc_python" -c 'import sys, venv, ensurepip; sys.exit(sys.version_info < (3, 10))' >/dev/null 2>&1; }
+if ! tc_python_ok && { [ -n "${PYTHON:-}" ] || ! tc_can_apt; }; then
+  tc_fail "the Python MCP client test needs Python 3.10+ with venv ($tc_python): run 'sudo apt-get install python3 python3-venv' (Debian, Ubuntu), or set PYTHON to such an interpreter; then npm test again"
 fi
 
 # --- Node.js 24 --------------------------------------------------------------------------------
@@ -75,5 +84,14 @@ if [ ! -x "$tc_chromium" ]; then
   [ -x "$tc_chromium" ] || tc_fail "apt-get installed chromium but /usr/bin/chromium is missing"
 fi
 
+# --- Python -------------------------------------------------------------------------------------
+if ! tc_python_ok; then
+  tc_say "installing Debian's python3 and python3-venv for the Python client test (once)…"
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 update -qq >&2 &&
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq python3 python3-venv </dev/null >&2 ||
+    tc_fail "apt-get install python3 python3-venv failed (see above): the Python client test needs Python 3.10+ with venv"
+  tc_python_ok || tc_fail "apt-get installed python3-venv but '$tc_python -m venv' still cannot run: set PYTHON to a Python 3.10+ with venv"
+fi
+
 tc_el=$(($(tc_ms) - tc_t0))
-tc_say "test tools ready in $((tc_el / 1000)).$((tc_el % 1000 / 100)) s: node $(node --version), nats-server and FerretDB (scripts/provision.sh), chromium ($tc_chromium)"
+tc_say "test tools ready in $((tc_el / 1000)).$((tc_el % 1000 / 100)) s: node $(node --version), nats-server and FerretDB (scripts/provision.sh), chromium ($tc_chromium), $("$tc_python" --version 2>&1)"

@@ -1,5 +1,5 @@
 // A signed-in family for the workspace parts: a session cookie from the development identity
-// provider, a workspace with one loved one, and an API key, all made through the app's own API.
+// provider, a workspace with one loved one, and API keys (read-only, read-and-write), all made through the app's own API.
 import { MongoClient } from 'mongodb';
 import { loadConfig } from '../../src/config.js';
 import { devUid, mintDevIdToken } from '../../src/identity/devIdp.js';
@@ -11,6 +11,8 @@ export interface Family {
   workspaceId: string;
   lovedOneId: string;
   apiKey: string;
+  /** A read-and-write key (the app mints read-only by default): for the write tools. */
+  writeKey: string;
 }
 
 export async function signUpFamily(appUrl: string, env: Record<string, string>, email = 'bench@example.com'): Promise<Family> {
@@ -44,7 +46,8 @@ export async function signUpFamily(appUrl: string, env: Record<string, string>, 
     lastName: 'Bench',
   });
   const { apiKey } = await post<{ apiKey: string }>('/api/keys', { name: 'bench' });
-  return { uid: devUid(email), cookie, workspaceId: ws.workspace.id, lovedOneId: ws.lovedOne.id, apiKey };
+  const { apiKey: writeKey } = await post<{ apiKey: string }>('/api/keys', { name: 'bench writes', access: 'read-write' });
+  return { uid: devUid(email), cookie, workspaceId: ws.workspace.id, lovedOneId: ws.lovedOne.id, apiKey, writeKey };
 }
 
 /** A care event as the store keeps it; `n` makes its id and time. */

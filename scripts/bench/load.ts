@@ -19,7 +19,16 @@ export interface LoadBounds {
 
 export type LoadSpec = LoadBounds &
   (
-    | { kind: 'http'; url: string; headers: Record<string, string>; bodies: string[]; expect: number }
+    | {
+        kind: 'http';
+        url: string;
+        headers: Record<string, string>;
+        bodies: string[];
+        expect: number;
+        /** Replaced in each body by a number no other request of the run has: a write that is
+         *  not a repeat (the same arguments from the same caller replay the first answer). */
+        numbered?: string;
+      }
     | { kind: 'ingest'; url: string; institutionId: string; secret: string; subjectRef: string; tag: string }
     | { kind: 'insert'; mongoUrl: string; collection: string; tag: string }
   );

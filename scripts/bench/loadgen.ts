@@ -36,7 +36,11 @@ async function makeLanes(spec: LoadSpec): Promise<{ lanes: Lane[]; close(): Prom
   let expect: number;
   if (spec.kind === 'http') {
     const prepared = spec.bodies.map((body) => requestBytes('POST', url, spec.headers, body));
-    bytes = (n) => prepared[n % prepared.length]!;
+    const { numbered, bodies, headers } = spec;
+    // The process id keeps the numbers of two runs apart.
+    bytes = numbered
+      ? (n) => requestBytes('POST', url, headers, bodies[n % bodies.length]!.replaceAll(numbered, `${process.pid}-${n}`))
+      : (n) => prepared[n % prepared.length]!;
     expect = spec.expect;
   } else {
     const payload = { caregiver_id: 'cg-77', scheduled_start: '2026-11-22T10:00:00Z', actual_start: '2026-11-22T10:12:00Z' };

@@ -1,6 +1,7 @@
 // Part (b): the workspace endpoint's tools/call list_care_events with an API key against the
-// same call with a session cookie, on the embedded run. Runs alternate A B B A so that the
-// store's growth during the part weighs on both alike.
+// same call with a session cookie, and the family's write add_care_note with a read-and-write key
+// against that read, on the embedded run. Runs alternate A B C C B A so that the store's growth
+// during the part weighs on all alike.
 import { MongoClient } from 'mongodb';
 import { appendCareEvents } from '../../src/family/records.js';
 import { databaseName } from '../../src/store/mongo.js';
@@ -13,8 +14,22 @@ import { MCP_HEADERS } from './queries.js';
 import { finding, fixed, heading, note, progress, rate, ratio, table } from './report.js';
 import { openTimelines } from '../../src/store/timeline/timelines.js';
 
+const NOTE_TEXT = 'Bench note';
+
+async function countNotes(mongoUrl: string, lovedOneId: string): Promise<number> {
+  const client = await new MongoClient(mongoUrl).connect();
+  try {
+    return await client
+      .db(databaseName(mongoUrl))
+      .collection('care_events')
+      .countDocuments({ lovedOneId, eventType: 'note_added', 'payload.note_text': { $regex: `^${NOTE_TEXT} ` } });
+  } finally {
+    await client.close();
+  }
+}
+
 export async function benchWorkspace(infra: Infra): Promise<void> {
-  heading('(b) Workspace: tools/call list_care_events, API key against session cookie');
+  heading('(b) Workspace: tools/call list_care_events, API key against session cookie; add_care_note against the read');
   const children: Child[] = [];
   const { env, cleanup } = await carecircleEnv(infra.database('workspace'));
   try {
@@ -39,19 +54,34 @@ export async function benchWorkspace(infra: Infra): Promise<void> {
       method: 'tools/call',
       params: { name: 'list_care_events', arguments: { lovedOneId: family.lovedOneId, limit: 20 } },
     });
+    // Each note's text differs (NOTE_NUMBER), so every call is a new write and none a replay of an earlier one.
+    const noteBody = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'add_care_note', arguments: { lovedOneId: family.lovedOneId, text: `${NOTE_TEXT} NOTE_NUMBER` } },
+    });
     const callers = {
-      cookie: { label: 'session cookie', headers: { ...MCP_HEADERS, cookie: family.cookie } },
-      key: { label: 'API key (Authorization: Bearer)', headers: { ...MCP_HEADERS, authorization: `Bearer ${family.apiKey}` } },
+      cookie: { label: 'session cookie', headers: { ...MCP_HEADERS, cookie: family.cookie }, body },
+      key: { label: 'API key (Authorization: Bearer)', headers: { ...MCP_HEADERS, authorization: `Bearer ${family.apiKey}` }, body },
+      write: {
+        label: 'add_care_note, read-and-write API key',
+        headers: { ...MCP_HEADERS, authorization: `Bearer ${family.writeKey}` },
+        body: noteBody,
+        numbered: 'NOTE_NUMBER',
+      },
     };
     const connections = KNOBS.concurrency[0]!;
-    const runs: Record<'cookie' | 'key', Measured[]> = { cookie: [], key: [] };
-    for (const which of ['cookie', 'key', 'key', 'cookie'] as const) {
+    const runs: Record<'cookie' | 'key' | 'write', Measured[]> = { cookie: [], key: [], write: [] };
+    for (const which of ['cookie', 'key', 'write', 'write', 'key', 'cookie'] as const) {
+      const caller = callers[which];
       const m = await runLoad(
         {
           kind: 'http',
           url: `${service.urls.app}/api/mcp`,
-          headers: callers[which].headers,
-          bodies: [body],
+          headers: caller.headers,
+          bodies: [caller.body],
+          ...('numbered' in caller ? { numbered: caller.numbered } : {}),
           expect: 200,
           connections,
           warmup: Math.ceil(KNOBS.warmup / 2),
@@ -61,11 +91,14 @@ export async function benchWorkspace(infra: Infra): Promise<void> {
         [service, infra.store],
         { storeCommands: infra.storeCommands },
       );
-      progress(`workspace ${callers[which].label}: ${rate(m.perSecond)} req/s, p50 ${fixed(m.p50)} ms, p99 ${fixed(m.p99)} ms`);
+      progress(`workspace ${caller.label}: ${rate(m.perSecond)} req/s, p50 ${fixed(m.p50)} ms, p99 ${fixed(m.p99)} ms`);
       runs[which].push(m);
     }
     const cookie = combineRuns(runs.cookie);
     const key = combineRuns(runs.key);
+    const write = combineRuns(runs.write);
+    // The notes the runs stored: every answered call wrote one (warm-ups included), none was a replay.
+    const notes = await countNotes(env.MONGO_URL!, family.lovedOneId);
     table(
       [
         'caller',
@@ -78,8 +111,8 @@ export async function benchWorkspace(infra: Infra): Promise<void> {
         'store commands per request',
         'unexpected',
       ],
-      [cookie, key].map((m, i) => [
-        i ? callers.key.label : callers.cookie.label,
+      [cookie, key, write].map((m, i) => [
+        [callers.cookie.label, callers.key.label, callers.write.label][i]!,
         connections,
         rate(m.perSecond),
         fixed(m.p50),
@@ -91,7 +124,7 @@ export async function benchWorkspace(infra: Infra): Promise<void> {
       ]),
     );
     note(
-      `The loved one holds 50 care events; each call asks for its newest 20. Runs alternate cookie, key, key, cookie (each up to ${KNOBS.seconds / 2} s); rates are over both runs, latencies their weighted mean.`,
+      `The loved one holds 50 care events; each list_care_events call asks for its newest 20. add_care_note adds a note with a text of its own each call (so none is an idempotent replay) through the write machinery (idempotency claim, timeline append, audit row); the runs stored ${notes} notes. Runs alternate cookie, key, write, write, key, cookie (each up to ${KNOBS.seconds / 2} s); rates are over both runs of each, latencies their weighted mean.`,
     );
     finding({
       part: 'workspace',
@@ -99,6 +132,13 @@ export async function benchWorkspace(infra: Infra): Promise<void> {
       value: ratio(key.perSecond / cookie.perSecond),
       target: '≥ 0.9×',
       meets: key.perSecond >= 0.9 * cookie.perSecond,
+    });
+    finding({
+      part: 'workspace',
+      what: `add_care_note vs list_care_events, both API key, c=${connections}: req/s`,
+      value: ratio(write.perSecond / key.perSecond),
+      target: '≥ 0.5×',
+      meets: write.perSecond >= 0.5 * key.perSecond,
     });
     if (key.storeCommands !== undefined)
       finding({

@@ -95,8 +95,8 @@ function inviteSection(v: FamilyView, error: Markup) {
       <h2>Invite someone</h2>
       <p>
         {v.mailOn
-          ? 'We email them a link. They sign in with that email address and then see everything here, as a family member who reads.'
-          : 'Email is not set up on this carecircle, so you get a link to send them yourself. They sign in with that email address and then see everything here, as a family member who reads.'}
+          ? 'We email them a link. They sign in with that email address and then see everything here as a family member who can add and take things; once they have joined, you can make that reading only.'
+          : 'Email is not set up on this carecircle, so you get a link to send them yourself. They sign in with that email address and then see everything here as a family member who can add and take things; once they have joined, you can make that reading only.'}
       </p>
       {error}
       <form method="post" action="/family/invites">

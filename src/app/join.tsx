@@ -75,7 +75,7 @@ export function joinRoutes(routes: AppRouteBuilder, h: AppHelpers, deps: { circl
       </p>
       <p>
         This invitation is for <strong id="invited-email">{invite.email}</strong>. As a family member you can read the timeline, medications, vital signs and
-        inbox, and connect your own assistant.
+        inbox, add notes, doses, medications, appointments and tasks, and connect your own assistant.
       </p>
     </>
   );

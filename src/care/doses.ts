@@ -156,7 +156,8 @@ const asDoseRows = (doses: readonly ListDose[]): DoseRow[] =>
 const recorderOf =
   (aide: AideNamer) =>
   (e: CareEventRecord): string => {
-    if (e.institutionId) return aide(e);
+    // A member's own entry names its author ("Sam Lopez, in the app"), as the timeline does.
+    if (e.institutionId || e.source === 'family') return aide(e);
     const p = e.payload;
     const name = [p.recorded_by_name, p.author_name, p.by].find((x): x is string => typeof x === 'string' && x.trim() !== '');
     return name?.trim() ?? 'the family';

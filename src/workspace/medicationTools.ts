@@ -2,6 +2,7 @@
 // today's dose states; update_medication adds, changes or stops one, for members who may write,
 // and asks the person first before a change or a stop.
 import { z } from 'zod';
+import { authorOf } from '../family/careEventTypes.js';
 import { canWrite } from '../family/circle.js';
 import {
   changedByWords,
@@ -233,7 +234,15 @@ export function medicationTools({ store, medications, clientName }: MedicationTo
           meds.map((m) => scheduledOf(m.current)),
           events,
           now,
-          (e: CareEventRecord) => (typeof e.payload.caregiver_name === 'string' ? e.payload.caregiver_name : e.institutionId ? 'the agency' : 'the family'),
+          // A member's own entry names its author and how ("Sam Lopez, in the app"), as the timeline does.
+          (e: CareEventRecord) =>
+            e.source === 'family'
+              ? authorOf(e)
+              : typeof e.payload.caregiver_name === 'string'
+                ? e.payload.caregiver_name
+                : e.institutionId
+                  ? 'the agency'
+                  : 'the family',
         );
         return {
           structured: {
