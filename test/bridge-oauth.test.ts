@@ -249,7 +249,7 @@ describe('carecircle-mcp --login', () => {
     expect(out.stdout).toMatch(
       /fix: run carecircle-mcp --login http:\/\/127\.0\.0\.1:\d+ again in a terminal and tick care_circle:read and care_circle:write on the consent page/,
     );
-    expect(out.stdout).toContain('Verdict: READY (2 of 15 tools usable with this sign-in).');
+    expect(out.stdout).toContain('Verdict: READY (2 of 16 tools usable with this sign-in).');
   });
 
   it('when a key is configured as well, then the key is used and the token file is never read, and --login refuses to start', async () => {

@@ -12,8 +12,10 @@ import { caregiverWithKey, signIn } from './harness/identity.js';
 import { postJson, rpc, startTestService, type TestService } from './harness/service.js';
 
 let svc: TestService;
+const MAX_REPLY = 200_000;
 beforeAll(async () => {
-  svc = await startTestService();
+  // Replies of at most 200 KB: a long record's download is refused in words (the default is 1 MiB).
+  svc = await startTestService({ env: { MAX_REPLY_BYTES: String(MAX_REPLY) } });
 }, 60_000);
 afterAll(async () => {
   await svc?.stop();
@@ -338,6 +340,15 @@ describe('portal views', () => {
       expect(res.text).toContain('Only the primary caregiver can download the record');
     }
     expect((await get(cookie, `/care/${who.lovedOneId}`)).text).not.toContain('/export"');
+    // A record larger than one reply may carry: a page saying so, not the bus's bare refusal.
+    const long = await caregiverWithKey(svc, `views-long-${++n}@example.com`);
+    await append(
+      Array.from({ length: 250 }, (_, i) => agency(long.lovedOneId, 'note_added', ago(i / 24), { caregiver_id: 'cg_1', note_text: 'x'.repeat(1000) })),
+    );
+    const tooLarge = await get(long.cookie, `/care/${long.lovedOneId}/export/json`);
+    expect(tooLarge.status).toBe(413);
+    expect(tooLarge.text).toContain('too large to download in one file');
+    expect(tooLarge.text).toContain(`at most ${Math.floor(MAX_REPLY / 1024)} KB`);
     // Signed out: the sign-in page, never the record.
     const signedOut = await fetch(`${svc.urls.app}/care/${who.lovedOneId}/export/fhir`, { redirect: 'manual' });
     expect(await signedOut.text()).not.toContain('resourceType');

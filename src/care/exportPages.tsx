@@ -10,6 +10,9 @@ import { text } from '../http/reply.js';
 import { aideNamer } from './people.js';
 import { readCareRecord, recordAsFhir, recordAsJson } from './recordExport.js';
 
+/** Room in a reply for its status, headers and framing, beside the file. */
+const REPLY_HEAD_BYTES = 2048;
+
 /** The downloads, by the path's last part. */
 export const EXPORT_FORMATS = {
   fhir: { label: 'FHIR R4 Bundle', type: 'application/fhir+json; charset=utf-8', suffix: 'fhir.json' },
@@ -29,7 +32,12 @@ const fileName = (lovedOne: LovedOneRecord, now: Date, suffix: string) =>
       .replace(/^-|-$/g, '') || 'loved-one'
   }-record-${now.toISOString().slice(0, 10)}.${suffix}`;
 
-export function exportHandlers(h: AppHelpers, db: Db, resolve: (req: HttpRequestEnvelope, lovedOneId: string, path: string) => Promise<ExportContext>) {
+export function exportHandlers(
+  h: AppHelpers,
+  db: Db,
+  maxReplyBytes: number,
+  resolve: (req: HttpRequestEnvelope, lovedOneId: string, path: string) => Promise<ExportContext>,
+) {
   const refused = (caller: SessionCaller, lovedOne: LovedOneRecord) =>
     h.pageFor(
       403,
@@ -116,7 +124,25 @@ export function exportHandlers(h: AppHelpers, db: Db, resolve: (req: HttpRequest
       const by = await aideNamer(db, record.events);
       const body = format === 'fhir' ? recordAsFhir(record, by) : recordAsJson(record, by);
       const f = EXPORT_FORMATS[format];
-      return text(200, JSON.stringify(body, null, 1), f.type, {
+      const file = JSON.stringify(body);
+      // The file travels as one reply, its text escaped inside the reply's JSON: say so plainly
+      // rather than let the bus refuse it.
+      if (Buffer.byteLength(JSON.stringify(file)) + REPLY_HEAD_BYTES > maxReplyBytes)
+        return h.pageFor(
+          413,
+          'The record is too large to download',
+          <>
+            <h1>{lovedOne.displayName}'s record is too large to download in one file</h1>
+            <section class="card">
+              <p>
+                This carecircle sends files of at most {Math.floor(maxReplyBytes / 1024)} KB (its MAX_REPLY_BYTES setting). Ask whoever runs it to raise the
+                limit, or read the record page by page with an assistant (<code>list_care_events</code>).
+              </p>
+            </section>
+          </>,
+          caller,
+        );
+      return text(200, file, f.type, {
         'content-disposition': `attachment; filename="${fileName(lovedOne, now, f.suffix)}"`,
         'cache-control': 'no-store',
         'x-content-type-options': 'nosniff',

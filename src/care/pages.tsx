@@ -18,7 +18,8 @@ import { entryHandlers } from './entryPages.js';
 import { exportHandlers } from './exportPages.js';
 import { vitalsBody } from './vitalsPage.js';
 
-export function carePages(h: AppHelpers, db: Db): RouteHandlers {
+/** `maxReplyBytes`: the largest reply a worker sends (MAX_REPLY_BYTES), which bounds the record's download. */
+export function carePages(h: AppHelpers, db: Db, maxReplyBytes = Infinity): RouteHandlers {
   const notFound = (caller: SessionCaller) =>
     h.pageFor(
       404,
@@ -63,7 +64,7 @@ export function carePages(h: AppHelpers, db: Db): RouteHandlers {
     const now = new Date();
     return { caller, member: membership.member, lovedOne, clock: await h.clockFor(caller, req, now), now };
   });
-  const exports = exportHandlers(h, db, async (req, lovedOneId, path) => {
+  const exports = exportHandlers(h, db, maxReplyBytes, async (req, lovedOneId, path) => {
     const caller = await h.currentCaller(req);
     if (!caller) return h.signedOutPage(path);
     const membership = await h.store.workspaceOf(caller.uid);
