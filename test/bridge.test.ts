@@ -423,7 +423,7 @@ describe.concurrent('stdio bridge', () => {
       expect(out.stdout).not.toContain(who.apiKey);
       expect(out.code).toBe(0);
       expect(out.stdout).toMatch(/server reached: .*, the family workspace endpoint\n/);
-      expect(out.stdout).toContain('usable with this key: all 15 listed (a read-only key is shown no write tools)');
+      expect(out.stdout).toContain('usable with this key: all 16 listed (a read-only key is shown no write tools)');
       expect(out.stdout).toContain('Verdict: READY (16 of 16 tools usable with this key).');
       expect(out.stdout).not.toContain('WARN');
     });
