@@ -244,12 +244,12 @@ describe('carecircle-mcp --login', () => {
     expect(out.code).toBe(0);
     expect(out.stdout).toContain('usable with this sign-in: ping, get_user_profile\n');
     expect(out.stdout).toContain(
-      'WARN  refused with this sign-in: list_loved_ones (needs care_circle:read), list_care_events (needs care_circle:read), list_medications (needs care_circle:read), update_medication (needs care_circle:write), add_appointment (needs care_circle:write), list_appointments (needs care_circle:read), add_task (needs care_circle:write), update_task (needs care_circle:write), list_tasks (needs care_circle:read), add_care_note (needs care_circle:write), log_medication_dose (needs care_circle:write), record_vital (needs care_circle:write), retract_entry (needs care_circle:write)',
+      'WARN  refused with this sign-in: list_loved_ones (needs care_circle:read), list_care_events (needs care_circle:read), get_health_summary (needs care_circle:read), list_medications (needs care_circle:read), update_medication (needs care_circle:write), add_appointment (needs care_circle:write), list_appointments (needs care_circle:read), add_task (needs care_circle:write), update_task (needs care_circle:write), list_tasks (needs care_circle:read), add_care_note (needs care_circle:write), log_medication_dose (needs care_circle:write), record_vital (needs care_circle:write), retract_entry (needs care_circle:write)',
     );
     expect(out.stdout).toMatch(
       /fix: run carecircle-mcp --login http:\/\/127\.0\.0\.1:\d+ again in a terminal and tick care_circle:read and care_circle:write on the consent page/,
     );
-    expect(out.stdout).toContain('Verdict: READY (2 of 15 tools usable with this sign-in).');
+    expect(out.stdout).toContain('Verdict: READY (2 of 16 tools usable with this sign-in).');
   });
 
   it('when a key is configured as well, then the key is used and the token file is never read, and --login refuses to start', async () => {

@@ -14,6 +14,7 @@ const TOOLS = [
   'add_appointment',
   'add_care_note',
   'add_task',
+  'get_health_summary',
   'get_user_profile',
   'list_appointments',
   'list_care_events',

@@ -19,6 +19,7 @@ const TOOLS = [
   'add_appointment',
   'add_care_note',
   'add_task',
+  'get_health_summary',
   'get_user_profile',
   'list_appointments',
   'list_care_events',
@@ -416,14 +417,14 @@ describe.concurrent('stdio bridge', () => {
       expect(out.stdout).toMatch(/ok {4}server reached: carecircle-workspace \S+ \(MCP 2025-06-18/);
       expect(out.stdout).toMatch(/ok {4}key accepted: pong from .* via=api-key/);
       expect(out.stdout).toContain(
-        `ok    15 tools: ping, get_user_profile, list_loved_ones, list_care_events, list_medications, update_medication, add_care_note, log_medication_dose, record_vital, retract_entry, add_appointment, list_appointments, add_task, update_task, list_tasks`,
+        `ok    16 tools: ping, get_user_profile, list_loved_ones, list_care_events, get_health_summary, list_medications, update_medication, add_care_note, log_medication_dose, record_vital, retract_entry, add_appointment, list_appointments, add_task, update_task, list_tasks`,
       );
       expect(out.stdout).toMatch(/Verdict: READY/);
       expect(out.stdout).not.toContain(who.apiKey);
       expect(out.code).toBe(0);
       expect(out.stdout).toMatch(/server reached: .*, the family workspace endpoint\n/);
-      expect(out.stdout).toContain('usable with this key: all 15 listed (a read-only key is shown no write tools)');
-      expect(out.stdout).toContain('Verdict: READY (15 of 15 tools usable with this key).');
+      expect(out.stdout).toContain('usable with this key: all 16 listed (a read-only key is shown no write tools)');
+      expect(out.stdout).toContain('Verdict: READY (16 of 16 tools usable with this key).');
       expect(out.stdout).not.toContain('WARN');
     });
 

@@ -53,6 +53,7 @@ describe('MCP 2026-07-28 and the 2025 era, through the SDK v2 client', () => {
       })),
     );
     CALLS.list_medications = { lovedOneId };
+    CALLS.get_health_summary = { lovedOneId };
     CALLS.update_medication = { lovedOneId, action: 'add', medication: { name: 'Metformin', times: ['08:00'], timeZone: 'UTC' } };
     // The appointment and task tools need the loved one, and update_task a task to take.
     const soon = new Date(Date.now() + 86_400_000).toISOString();
@@ -76,7 +77,7 @@ describe('MCP 2026-07-28 and the 2025 era, through the SDK v2 client', () => {
     endpoints = [
       { name: 'directory', url: `${svc.urls.site}/api/mcp`, headers: {}, tools: 3 },
       { name: 'sandbox', url: `${svc.config.appUrl}/api/mcp/public`, headers: {}, tools: 1 },
-      { name: 'workspace', url: `${svc.config.appUrl}/api/mcp`, headers: { authorization: `Bearer ${apiKey}` }, tools: 15 },
+      { name: 'workspace', url: `${svc.config.appUrl}/api/mcp`, headers: { authorization: `Bearer ${apiKey}` }, tools: 16 },
     ];
   });
   afterAll(async () => {

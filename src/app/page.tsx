@@ -16,16 +16,19 @@ export interface PageOptions {
   siteUrl: string;
 }
 
-const csp = (formAction?: string): string =>
+/** The app pages' CSP; `formTargets` are the origins (or schemes) beyond its own a form's answer may lead to. */
+export const appPageCsp = (formTargets: readonly string[]): string =>
   contentSecurityPolicy({
     script: "'self'",
     style: "'self'",
     img: "'self' data:",
     connect: "'self'",
-    formTargets: formAction ? [formAction] : [],
+    formTargets,
     frameAncestors: "'none'",
     baseUri: "'none'",
   });
+
+const csp = (formAction?: string): string => appPageCsp(formAction ? [formAction] : []);
 
 function header(signedInAs: string | undefined) {
   return (

@@ -71,14 +71,18 @@ export function VitalChart({ series, id, clock }: { series: VitalSeries; id: str
   const lastAt = series.readings.at(-1)!.at;
   const x = (d: Date) => round(PAD.left + ((d.getTime() - t0) / span) * (W - PAD.left - PAD.right));
   const y = (v: number) => round(H - PAD.bottom - ((v - lo) / (hi - lo)) * (H - PAD.top - PAD.bottom));
-  const lines: { cls: string; label: string; points: { at: Date; v: number }[] }[] = [
-    { cls: 'series-a', label: series.kind.pair?.[0] ?? series.kind.label, points: series.readings.map((r) => ({ at: r.at, v: r.value })) },
+  const lines: { cls: string; label: string; points: { at: Date; v: number; portal?: string }[] }[] = [
+    {
+      cls: 'series-a',
+      label: series.kind.pair?.[0] ?? series.kind.label,
+      points: series.readings.map((r) => ({ at: r.at, v: r.value, ...(r.portal ? { portal: r.portal } : {}) })),
+    },
   ];
   if (series.kind.pair)
     lines.push({
       cls: 'series-b',
       label: series.kind.pair[1],
-      points: series.readings.flatMap((r) => (r.second === undefined ? [] : [{ at: r.at, v: r.second }])),
+      points: series.readings.flatMap((r) => (r.second === undefined ? [] : [{ at: r.at, v: r.second, ...(r.portal ? { portal: r.portal } : {}) }])),
     });
   const unit = series.unit ? ` ${series.unit}` : '';
   return (
@@ -106,7 +110,7 @@ export function VitalChart({ series, id, clock }: { series: VitalSeries; id: str
           {l.points.length > 1 ? <polyline class="line" points={l.points.map((p) => `${x(p.at)},${y(p.v)}`).join(' ')} /> : null}
           {l.points.map((p) => (
             <circle class="dot" cx={x(p.at)} cy={y(p.v)} r="4">
-              <title>{`${l.label} ${fmt(p.v)}${unit}, ${clock.dayTime(p.at)}`}</title>
+              <title>{`${l.label} ${fmt(p.v)}${unit}, ${clock.dayTime(p.at)}${p.portal ? `, from ${p.portal}'s portal` : ''}`}</title>
             </circle>
           ))}
         </g>

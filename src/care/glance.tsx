@@ -1,5 +1,7 @@
-// The parts that are read at a glance: the block of what needs attention, and today's doses by
-// time with their state, shared by the loved one's page and the medications page.
+// The parts that are read at a glance: the block of what needs attention, today's doses by time
+// with their state (shared by the loved one's page and the medications page), and the conditions
+// and allergies a connected health portal lists.
+import type { PortalAllergy, PortalCondition } from '../family/portalRecords.js';
 import type { AttentionItem } from './attention.js';
 import { rowTime, type DoseRow } from './doses.js';
 import type { Clock } from './time.js';
@@ -74,6 +76,59 @@ export function AttentionBlock({ items, clock, now, dayLabel }: { items: Attenti
           Nothing needs attention: no flagged notes in the last 3 days, and no dose refused or missed today as of {clock.time(now)}.
         </p>
       )}
+    </section>
+  );
+}
+
+const STATUS_WORDS: Record<string, string> = {
+  active: 'active',
+  inactive: 'inactive',
+  resolved: 'resolved',
+  remission: 'in remission',
+  recurrence: 'recurred',
+  relapse: 'relapsed',
+};
+const statusAside = (s: string) => (s === 'active' || s === 'unknown' ? '' : ` (${STATUS_WORDS[s] ?? s})`);
+const fromWords = (portals: string[]) => `From ${[...new Set(portals)].map((p) => `${p}'s portal`).join(' and ')}`;
+
+/** The conditions and allergies from the loved one's health-system portal, each with where it came from. */
+export function HealthRecordBlock({ conditions, allergies, portalHref }: { conditions: PortalCondition[]; allergies: PortalAllergy[]; portalHref: string }) {
+  return (
+    <section class="card health-record" id="health-record" aria-labelledby="health-record-title">
+      <h2 id="health-record-title">Conditions and allergies</h2>
+      <h3>Conditions</h3>
+      {conditions.length ? (
+        <ul id="conditions">
+          {conditions.map((c) => (
+            <li>
+              <strong>{c.name}</strong>
+              {statusAside(c.clinicalStatus)}
+              {c.onset ? `, since ${c.onset.slice(0, 10)}` : ''} <span class="muted">{`from ${c.portal}'s portal`}</span>
+            </li>
+          ))}
+        </ul>
+      ) : (
+        <p class="muted">No conditions on the portal's record.</p>
+      )}
+      <h3>Allergies</h3>
+      {allergies.length ? (
+        <ul id="allergies">
+          {allergies.map((a) => (
+            <li>
+              <strong>{a.substance}</strong>
+              {statusAside(a.clinicalStatus)}
+              {a.reaction ? `: ${a.reaction}` : ''}
+              {a.criticality === 'high' ? ', high risk' : ''} <span class="muted">{`from ${a.portal}'s portal`}</span>
+            </li>
+          ))}
+        </ul>
+      ) : (
+        <p class="muted">No allergies on the portal's record.</p>
+      )}
+      <p class="muted">
+        {fromWords([...conditions.map((c) => c.portal), ...allergies.map((a) => a.portal)])}, as the clinicians recorded them.{' '}
+        <a href={portalHref}>Health portals</a>
+      </p>
     </section>
   );
 }

@@ -4,9 +4,11 @@
 // the doses scheduled but not recorded and the refusals among them.
 import type { Db } from 'mongodb';
 import type { MedicationList } from '../family/medications.js';
+import { portalMedicationsOf } from '../family/portalRecords.js';
 import type { WorkspaceStore } from '../family/records.js';
 import { dayHeading } from './describe.js';
 import { doseRows, listDoseRows, rowTime, todaysDoses, type DoseRow } from './doses.js';
+import { ClinicianListBlock } from './clinicianList.js';
 import { DoseList } from './glance.js';
 import { CareNav, PeriodForm, periodOf, ZoneNote, type CareView } from './parts.js';
 import { aideNamer } from './people.js';
@@ -35,11 +37,14 @@ export async function medicationsBody(store: WorkspaceStore, db: Db, list: Medic
   const startOfToday = clock.startOf(clock.isoDay(now))!;
   // The daily times are read from at least two weeks, whatever period is shown.
   const readFrom = new Date(Math.min(period.since.getTime(), startOfToday.getTime() - SCHEDULE_DAYS * 86_400_000));
-  const [doses, notes, meds] = await Promise.all([
+  const [doses, notes, meds, portal] = await Promise.all([
     store.listCareEvents(lovedOne._id, { since: readFrom, types: ['med_administered', 'med_refused', 'med_missed'], limit: MAX_EVENTS }),
     store.listCareEvents(lovedOne._id, { since: period.since, types: ['note_added'], limit: MAX_EVENTS }),
     list.list(lovedOne._id),
+    // The clinicians' list as it stands, however long ago it was written.
+    store.listCareEvents(lovedOne._id, { types: ['portal_medication'], limit: MAX_EVENTS }),
   ]);
+  const clinicians = portalMedicationsOf(portal.events);
   const aide = await aideNamer(db, [...doses.events, ...notes.events]);
   const rows = doseRows(doses.events, notes.events, clock, period.since, now, aide);
   const guessed = todaysDoses(rows, clock, now);
@@ -79,6 +84,7 @@ export async function medicationsBody(store: WorkspaceStore, db: Db, list: Medic
           )}
           <ZoneNote clock={clock} now={now} />
         </section>
+        {clinicians.length ? <ClinicianListBlock family={meds} portal={clinicians} lovedOneId={lovedOne._id} /> : null}
         <section class="card" id="medications" aria-labelledby="meds-history-title">
           <h2 id="meds-history-title">Earlier doses</h2>
           <PeriodForm action={action} current={period.key} />

@@ -15,9 +15,11 @@ import { CARE_ROUTES } from './routes.js';
 import type { CareView } from './parts.js';
 import { timelineBody } from './timeline.js';
 import { entryHandlers } from './entryPages.js';
+import { exportHandlers } from './exportPages.js';
 import { vitalsBody } from './vitalsPage.js';
 
-export function carePages(h: AppHelpers, db: Db): RouteHandlers {
+/** `maxReplyBytes`: the largest reply a worker sends (MAX_REPLY_BYTES), which bounds the record's download. */
+export function carePages(h: AppHelpers, db: Db, maxReplyBytes = Infinity): RouteHandlers {
   const notFound = (caller: SessionCaller) =>
     h.pageFor(
       404,
@@ -62,7 +64,18 @@ export function carePages(h: AppHelpers, db: Db): RouteHandlers {
     const now = new Date();
     return { caller, member: membership.member, lovedOne, clock: await h.clockFor(caller, req, now), now };
   });
+  const exports = exportHandlers(h, db, maxReplyBytes, async (req, lovedOneId, path) => {
+    const caller = await h.currentCaller(req);
+    if (!caller) return h.signedOutPage(path);
+    const membership = await h.store.workspaceOf(caller.uid);
+    if (!membership) return redirect('/onboarding');
+    const lovedOne = await h.store.lovedOneIn(membership.workspace._id, lovedOneId);
+    if (!lovedOne) return notFound(caller);
+    return { caller, member: membership.member, lovedOne };
+  });
   return handlers(CARE_ROUTES)
+    .on('careExport', 'GET', exports.page)
+    .on('careExportFile', 'GET', exports.file)
     .on('careAdd', 'GET', entries.addGet)
     .on('careAdd', 'POST', entries.addPost)
     .on('careEntry', 'GET', entries.show)

@@ -1,5 +1,5 @@
 // The care pages' routes on the app host: a loved one's timeline, medications (today's doses and
-// the medication list with its forms), vital signs, and the family's own entries.
+// the medication list with its forms), vital signs, the family's own entries, and the record's download.
 import { appPage } from '../app/routeTable.js';
 import { defineRoutes } from '../slice/contract.js';
 
@@ -16,4 +16,7 @@ export const CARE_ROUTES = defineRoutes({
   careEntry: appPage('/care/:lovedOneId/entries/:entryId', ['GET']),
   careEntryCorrect: appPage('/care/:lovedOneId/entries/:entryId/correct', ['GET', 'POST']),
   careEntryWithdraw: appPage('/care/:lovedOneId/entries/:entryId/withdraw', ['GET', 'POST']),
+  // The whole record, for the primary caregiver: a page saying what it holds, then the file (fhir or json).
+  careExport: appPage('/care/:lovedOneId/export', ['GET']),
+  careExportFile: appPage('/care/:lovedOneId/export/:format', ['GET']),
 });

@@ -11,5 +11,5 @@ export const careSlice = defineSlice({
   routes: CARE_ROUTES,
   // The medication list: its versions, read by loved one and medication.
   indexes: { [MEDICATIONS]: MEDICATION_INDEXES },
-  serve: (ctx) => carePages(appHelpers(ctx.config, ctx.db, ctx.credentials, ctx.timelines), ctx.db),
+  serve: (ctx) => carePages(appHelpers(ctx.config, ctx.db, ctx.credentials, ctx.timelines), ctx.db, ctx.config.maxReplyBytes),
 });

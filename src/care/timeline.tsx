@@ -1,4 +1,5 @@
-// A loved one's page: what needs attention first, then today (doses and visits), then the timeline
+// A loved one's page: what needs attention first, then today (doses and visits), the conditions and
+// allergies a connected health portal lists, then the timeline
 // of partner events, inbox mail and the family's own entries, newest first under a heading per
 // day in the viewer's zone, filtered by kind, by who wrote it and by day, one page at a time.
 import type { Db } from 'mongodb';
@@ -8,13 +9,15 @@ import { doseItems, FLAGGED_WINDOW_MS, flaggedItems, readingItems, visitItems, t
 import { dayHeading, describe, EntryView, EVENT_GROUPS, ReadingsView, timelineDays } from './describe.js';
 import { doseRows, listDoseRows, todaysDoses } from './doses.js';
 import { MedicationList } from '../family/medications.js';
-import { AttentionBlock, DoseList } from './glance.js';
+import { allergiesOf, conditionsOf } from '../family/portalRecords.js';
+import { AttentionBlock, DoseList, HealthRecordBlock } from './glance.js';
 import { CareNav, ZoneNote, type CareView } from './parts.js';
 import { aideNamer } from './people.js';
 import { CursorRefused } from '../store/timeline/port.js';
 import { comingUp, ComingUpBlock } from './comingUp.js';
 import type { CareEventQuery } from '../family/careEvents.js';
 import { AddCard } from './entryPages.js';
+import { canManage } from '../family/circle.js';
 
 /** Who wrote an event, for the timeline's filter: the agency (partner events) or the family. */
 export const WRITERS: Record<string, { label: string; source: CareEventRecord['source'] }> = {
@@ -36,7 +39,7 @@ const familyRanges = (): FamilyRange[] => [];
 async function glance(store: WorkspaceStore, db: Db, v: CareView) {
   const { lovedOne, clock, now } = v;
   const today = clock.startOf(clock.isoDay(now))!;
-  const [recent, scheduled, meds] = await Promise.all([
+  const [recent, scheduled, meds, record] = await Promise.all([
     store.listCareEvents(lovedOne._id, { since: new Date(Math.min(today.getTime(), now.getTime() - FLAGGED_WINDOW_MS)), limit: MAX_RECENT }),
     store.listCareEvents(lovedOne._id, {
       since: new Date(today.getTime() - SCHEDULE_DAYS * 86_400_000),
@@ -44,6 +47,8 @@ async function glance(store: WorkspaceStore, db: Db, v: CareView) {
       limit: MAX_RECENT,
     }),
     new MedicationList(db).list(lovedOne._id),
+    // The portal's conditions and allergies as they stand, however long ago they were written.
+    store.listCareEvents(lovedOne._id, { types: ['portal_condition', 'portal_allergy'], limit: MAX_RECENT }),
   ]);
   const aide = await aideNamer(db, [...recent.events, ...scheduled.events]);
   const todays = recent.events.filter((e) => e.occurredAt >= today);
@@ -81,7 +86,7 @@ async function glance(store: WorkspaceStore, db: Db, v: CareView) {
     ...visitItems(scheduled.events, clock, now),
   ].sort((a, b) => b.at.getTime() - a.at.getTime());
   const visits = todays.filter((e) => e.eventType === 'visit_started' || e.eventType === 'visit_ended').reverse();
-  return { aide, attention, doses, visits };
+  return { aide, attention, doses, visits, conditions: conditionsOf(record.events), allergies: allergiesOf(record.events) };
 }
 
 function Today({
@@ -167,8 +172,20 @@ export async function timelineBody(store: WorkspaceStore, db: Db, v: CareView) {
           <>
             <AttentionBlock items={top.attention} clock={clock} now={now} dayLabel={dayLabel} />
             <Today doses={top.doses} visits={top.visits} v={v} aide={aide} medsHref={`${action}/medications`} />
+            {top.conditions.length || top.allergies.length ? (
+              <HealthRecordBlock conditions={top.conditions} allergies={top.allergies} portalHref={`${action}/portal`} />
+            ) : null}
             {plans ? <ComingUpBlock plans={plans} lovedOne={lovedOne} clock={clock} /> : null}
             <AddCard lovedOne={lovedOne} member={membership?.member ?? null} clock={clock} now={now} />
+            {membership && canManage(membership.member) ? (
+              <section class="card" id="record-download" aria-labelledby="record-download-title">
+                <h2 id="record-download-title">Take the record with you</h2>
+                <p>
+                  <a href={`${action}/export`}>Download {lovedOne.displayName}'s whole record</a> as FHIR R4 or plain JSON, for a new doctor or another health
+                  app.
+                </p>
+              </section>
+            ) : null}
           </>
         ) : null}
         <section class="card" aria-labelledby="timeline-title">

@@ -2,6 +2,7 @@
 // connecting, confirming the patient and disconnecting are the primary caregiver's, a sync any writer's.
 import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js';
 import type { AppHelpers } from '../app/helpers.js';
+import { appPageCsp } from '../app/page.js';
 import type { SessionCaller } from '../auth/sessions.js';
 import type { Config } from '../config.js';
 import { canManage, canWrite } from '../family/circle.js';
@@ -34,9 +35,13 @@ export function portalPages(h: AppHelpers, parts: PortalParts): RouteHandlers {
   const ctx: PortalContext = { store, timelines: parts.timelines, issuerOf, clock: parts.clock };
   const home = (id: string) => `/care/${encodeURIComponent(id)}/portal`;
 
+  // Connect (and sign in again) answers with a redirect to the portal's sign-in, which Chromium
+  // checks against the form's page's form-action: any https origin may be a portal's (and, as
+  // checkBaseUrl allows, http ones outside production).
+  const csp = appPageCsp(config.nodeEnv === 'production' ? ['https:'] : ['https:', 'http:']);
   // A portal that is busy or away is worth asking again in a minute.
   const page = (caller: SessionCaller, status: number, title: string, body: Markup) =>
-    h.pageFor(status, title, body, caller, status === 503 ? { 'retry-after': '60' } : {});
+    h.pageFor(status, title, body, caller, { 'content-security-policy': csp, ...(status === 503 ? { 'retry-after': '60' } : {}) });
   const problem = (caller: SessionCaller, status: number, message: string, lovedOneId?: string, heading = 'The portal could not be connected') =>
     page(
       caller,

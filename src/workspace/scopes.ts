@@ -9,6 +9,7 @@ export const TOOL_SCOPES = {
   get_user_profile: 'profile:read',
   list_loved_ones: 'care_circle:read',
   list_care_events: 'care_circle:read',
+  get_health_summary: 'care_circle:read',
   list_medications: 'care_circle:read',
   update_medication: 'care_circle:write',
   add_appointment: 'care_circle:write',

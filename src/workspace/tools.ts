@@ -12,6 +12,7 @@ import { careEventsOutput, lovedOnesOutput, pingOutput, profileOutput } from './
 import { CursorRefused } from '../store/timeline/port.js';
 import { MEDICATION_TOOLS, medicationTools, type MedicationToolDeps } from './medicationTools.js';
 import { ENTRY_TOOLS, entryTools, type ClientNamer } from './entryTools.js';
+import { SUMMARY_TOOLS, summaryTools } from './summaryTool.js';
 
 export const DEFAULT_EVENTS_LIMIT = 20;
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
@@ -51,6 +52,7 @@ export const WORKSPACE_TOOLS = {
     annotations: READ_ONLY,
     output: careEventsOutput,
   },
+  ...SUMMARY_TOOLS,
   ...MEDICATION_TOOLS,
   // The tools that add to the record, declared beside their implementation.
   ...ENTRY_TOOLS,
@@ -213,6 +215,7 @@ export function workspaceTools(
         return { structured: { count: events.length, events, byLovedOne } };
       },
     }),
+    ...summaryTools(store, medications.medications),
     ...medicationTools({ store, ...medications }),
     ...entryTools(store, clientName),
   ];
