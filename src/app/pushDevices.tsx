@@ -35,14 +35,14 @@ export function pushDevicesSection(devices: PushDevice[], thisDevice: string | u
         carecircle can tell you on your phone or computer when something needs attention: a missed dose, a reading out of range, a fall. Each browser you turn
         this on in is listed here; the notification says what happened and opens the loved one's page.
       </p>
-      <div id="push-opt-in" data-vapid-key={vapidPublicKey}>
+      <p id="push-opt-in" data-vapid-key={vapidPublicKey}>
         <button type="button" id="push-enable" disabled>
           Notify me in this browser
         </button>{' '}
         <span id="push-status" role="status">
           Turning notifications on needs JavaScript, which has not run on this page.
         </span>
-      </div>
+      </p>
       {devices.length ? (
         <div class="scroll">
           <table id="push-devices" class="stack">

@@ -195,7 +195,7 @@ export function settingsRoutes(
         <section class="card" id="delete-account">
           <h2>Leave carecircle</h2>
           <p>
-            Deleting your account removes your profile, keys and connected apps; what you added to a loved one's record stays with the family.{' '}
+            Deleting your account removes your profile, keys, connected apps and notifications; what you added to a loved one's record stays with the family.{' '}
             <a href="/settings/delete-account">Delete my account</a>
           </p>
         </section>
