@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/log.js';
 import { PushMessageError, pushSender, type PushSender } from '../src/push/send.js';
-import { PUSH_SUBSCRIPTIONS, subscriptionInput, type PushSubscriptionRecord } from '../src/push/subscriptions.js';
+import { MAX_DEVICES, PUSH_SUBSCRIPTIONS, subscriptionInput, type PushSubscriptionRecord } from '../src/push/subscriptions.js';
 import { resolveVapid, VAPID_FILE, VapidError } from '../src/push/vapid.js';
 import { signIn } from './harness/identity.js';
 import { startPushService, type PushService } from './harness/pushService.js';
@@ -254,6 +254,21 @@ describe('push - subscribing', () => {
     });
     expect(await off.json()).toEqual({ unsubscribed: true, id });
     expect(await subscriptions().findOne({ _id: id })).toBeNull();
+  });
+
+  it('when a person already receives on 20 browsers, then a 21st is refused naming the limit; the same browser again is still fine', async () => {
+    const cookie = await signIn(svc, 'push-many@example.com');
+    const first = pushes.subscriber();
+    expect((await subscribe(cookie, { endpoint: first.endpoint, keys: first.keys })).status).toBe(201);
+    for (let i = 1; i < MAX_DEVICES; i++) {
+      const s = pushes.subscriber();
+      expect((await subscribe(cookie, { endpoint: s.endpoint, keys: s.keys })).status).toBe(201);
+    }
+    const extra = pushes.subscriber();
+    const refused = await subscribe(cookie, { endpoint: extra.endpoint, keys: extra.keys });
+    expect(refused.status).toBe(400);
+    expect(refused.json).toMatchObject({ code: 'VALIDATION_FAILED', message: expect.stringContaining(`as many browsers as a person may (${MAX_DEVICES})`) });
+    expect((await subscribe(cookie, { endpoint: first.endpoint, keys: first.keys })).status).toBe(200);
   });
 
   it('when the store holds a subscription, then its key is the endpoint hash, never the endpoint', async () => {
