@@ -1,6 +1,12 @@
+import { createECDH } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { allowedOrigins, ConfigError, configMarkdownTable, loadConfig } from './config.js';
+
+/** A fixed VAPID pair: the private scalar 1, 8, 15, …, and its public point. */
+const vapidEcdh = createECDH('prime256v1');
+vapidEcdh.setPrivateKey(Buffer.from(Array.from({ length: 32 }, (_, i) => i * 7 + 1)));
+const VAPID = { VAPID_PUBLIC_KEY: vapidEcdh.getPublicKey('base64url'), VAPID_PRIVATE_KEY: vapidEcdh.getPrivateKey('base64url') };
 
 describe('config', () => {
   it('when nothing is set, then every default parses (npm start needs no configuration)', () => {
@@ -42,6 +48,8 @@ describe('config', () => {
       DATA_KEY: Buffer.from(Array.from({ length: 32 }, (_, i) => i * 7 + 1)).toString('base64'),
       MONGO_URL: 'mongodb://db.internal/carecircle',
       NATS_URL: 'nats://bus.internal:4222',
+      ...VAPID,
+      VAPID_SUBJECT: 'mailto:ops@carecircle.example',
     };
     const problemsOf = (env: Record<string, string>): string[] => {
       try {
@@ -63,12 +71,23 @@ describe('config', () => {
 
     it('when production runs on every development default, then one error names each variable at once', () => {
       const problems = problemsOf({ NODE_ENV: 'production' });
-      for (const name of ['DEV_IDP', 'IDP_ISSUER', 'IDP_JWKS_URL', 'IDP_LOGIN_URL', 'NEWSLETTER_SECRET', 'DATA_KEY', 'MONGO_URL', 'NATS_URL'])
+      for (const name of [
+        'DEV_IDP',
+        'IDP_ISSUER',
+        'IDP_JWKS_URL',
+        'IDP_LOGIN_URL',
+        'NEWSLETTER_SECRET',
+        'DATA_KEY',
+        'VAPID_PUBLIC_KEY',
+        'VAPID_SUBJECT',
+        'MONGO_URL',
+        'NATS_URL',
+      ])
         expect(
           problems.filter((p) => p.startsWith(name)),
           name,
         ).toHaveLength(1);
-      expect(problems).toHaveLength(8);
+      expect(problems).toHaveLength(10);
     });
 
     it('when production has bad values and refused settings together, then both are in the one message', () => {
@@ -155,6 +174,25 @@ describe('config', () => {
         'smtp://relay.internal:25',
       ])
         expect(problemsOf({ ...ready, SMTP_URL: allowed }), allowed).toEqual([]);
+    });
+
+    it('when a VAPID pair is given in part or its halves do not match, then start-up is refused in any environment, never repeating the private key', () => {
+      const other = createECDH('prime256v1');
+      other.generateKeys();
+      expect(problemsOf({ VAPID_PUBLIC_KEY: VAPID.VAPID_PUBLIC_KEY })).toEqual([
+        'VAPID_PRIVATE_KEY is unset while VAPID_PUBLIC_KEY is set: set both halves of the pair, or neither',
+      ]);
+      expect(problemsOf({ VAPID_PRIVATE_KEY: VAPID.VAPID_PRIVATE_KEY })).toEqual([
+        'VAPID_PUBLIC_KEY is unset while VAPID_PRIVATE_KEY is set: set both halves of the pair, or neither',
+      ]);
+      const mismatched = problemsOf({ VAPID_PUBLIC_KEY: other.getPublicKey('base64url'), VAPID_PRIVATE_KEY: VAPID.VAPID_PRIVATE_KEY });
+      expect(mismatched).toEqual(['VAPID_PUBLIC_KEY does not belong to VAPID_PRIVATE_KEY: set both from the same pair (npx web-push generate-vapid-keys)']);
+      expect(problemsOf({ VAPID_PRIVATE_KEY: 'short', VAPID_SUBJECT: 'ops@example.org' })).toEqual([
+        'VAPID_PRIVATE_KEY: must be 32 bytes as base64url without padding (43 characters)',
+        'VAPID_SUBJECT="ops@example.org": must be a mailto: address or an https: URL',
+      ]);
+      expect(problemsOf(VAPID)).toEqual([]);
+      expect(JSON.stringify(problemsOf({ ...ready, VAPID_PUBLIC_KEY: '' }))).not.toContain(VAPID.VAPID_PRIVATE_KEY);
     });
 
     it('when NODE_ENV is not production, then none of this applies', () => {

@@ -1,4 +1,5 @@
 // The one configuration schema: every key with its environment variable, default and doc.
+import { createECDH } from 'node:crypto';
 import { z } from 'zod';
 import { TENANTS } from './tenants.js';
 
@@ -7,6 +8,8 @@ export interface ConfigKey {
   doc: string;
   schema: z.ZodType;
   default?: string;
+  /** A secret: a value that does not parse is named, never repeated. */
+  secret?: true;
 }
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -366,6 +369,29 @@ export const CONFIG_KEYS = {
       .regex(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/_-]{43}=?)$/, 'must be 32 bytes: base64 or 64 hex characters')
       .optional(),
   },
+  vapidPublicKey: {
+    env: 'VAPID_PUBLIC_KEY',
+    doc: 'Public half of the VAPID key pair that signs web push messages (RFC 8292): the uncompressed P-256 point, 65 bytes as base64url (npx web-push generate-vapid-keys). Browsers tie each push subscription to it: changing it ends every subscription. Unset (with VAPID_PRIVATE_KEY): a pair is generated once in DATA_DIR/vapid.json. NODE_ENV=production refuses it unset.',
+    schema: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{87}$/, 'must be 65 bytes as base64url without padding (87 characters)')
+      .optional(),
+  },
+  vapidPrivateKey: {
+    env: 'VAPID_PRIVATE_KEY',
+    doc: 'Private half of the VAPID key pair: the P-256 scalar, 32 bytes as base64url. Set both or neither; it must match VAPID_PUBLIC_KEY. Never logged.',
+    secret: true,
+    schema: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{43}$/, 'must be 32 bytes as base64url without padding (43 characters)')
+      .optional(),
+  },
+  vapidSubject: {
+    env: 'VAPID_SUBJECT',
+    doc: 'How a push service reaches the operator, sent in every VAPID token: a mailto: address or an https: URL. Empty: mailto: with the address in MAIL_FROM; required when NODE_ENV=production.',
+    schema: z.string().regex(/^(mailto:[^\s@]+@[^\s@]+|https:\/\/\S+)?$/, 'must be a mailto: address or an https: URL'),
+    default: '',
+  },
   fhirIssuers: {
     env: 'FHIR_ISSUERS',
     doc: 'Health-system portals a family can connect a loved one to (SMART on FHIR, docs/portal.md): a JSON array of {"name", "url" (the FHIR base URL), "clientId", optional "clientSecret" (then a confidential client)}. Empty: none listed; a family may still enter a FHIR base URL, which uses FHIR_CLIENT_ID.',
@@ -564,6 +590,12 @@ function productionProblems(parsed: Partial<Config>, failed: ReadonlySet<string>
     problems.push('DATA_KEY is unset: partner secrets need an encryption key kept outside the database; set DATA_KEY=$(openssl rand -base64 32)');
   else if (judged('dataKey') && isDegenerateKey(parsed.dataKey!))
     problems.push('DATA_KEY is one byte value repeated (all zeros, say): a placeholder, not a key; set 32 random bytes, DATA_KEY=$(openssl rand -base64 32)');
+  if (judged('vapidPublicKey') && judged('vapidPrivateKey') && !parsed.vapidPublicKey && !parsed.vapidPrivateKey)
+    problems.push(
+      'VAPID_PUBLIC_KEY and VAPID_PRIVATE_KEY are unset: web push needs a key pair kept outside the data directory, the same on every process; set both from npx web-push generate-vapid-keys',
+    );
+  if (judged('vapidSubject') && !parsed.vapidSubject)
+    problems.push('VAPID_SUBJECT is empty: push services need a way to reach the operator; set it to mailto:ops@your-domain or an https: URL');
   if (judged('mcpAllowedOrigins') && parsed.mcpAllowedOrigins?.includes('*'))
     problems.push(
       "MCP_ALLOWED_ORIGINS=*: any web page could call the MCP endpoints from its visitors' browsers, and the Origin check against DNS rebinding would be off; allowed: a comma-separated list of origins such as https://app.carecircle.example, or empty for the site, app and apex origins",
@@ -585,6 +617,26 @@ function productionProblems(parsed: Partial<Config>, failed: ReadonlySet<string>
   return problems;
 }
 
+/**
+ * A VAPID pair given in part, or whose halves do not belong together, in any environment: a
+ * mismatched pair signs tokens that every push service refuses. The private key is never repeated.
+ */
+function vapidPairProblems(parsed: Partial<Config>, failed: ReadonlySet<string>): string[] {
+  if (failed.has('vapidPublicKey') || failed.has('vapidPrivateKey')) return [];
+  const { vapidPublicKey: pub, vapidPrivateKey: priv } = parsed;
+  if (!pub && !priv) return [];
+  if (!pub) return ['VAPID_PUBLIC_KEY is unset while VAPID_PRIVATE_KEY is set: set both halves of the pair, or neither'];
+  if (!priv) return ['VAPID_PRIVATE_KEY is unset while VAPID_PUBLIC_KEY is set: set both halves of the pair, or neither'];
+  try {
+    const ecdh = createECDH('prime256v1');
+    ecdh.setPrivateKey(Buffer.from(priv, 'base64url'));
+    if (ecdh.getPublicKey('base64url') === pub) return [];
+  } catch {
+    return ['VAPID_PRIVATE_KEY is not a P-256 private key: generate a pair with npx web-push generate-vapid-keys'];
+  }
+  return ['VAPID_PUBLIC_KEY does not belong to VAPID_PRIVATE_KEY: set both from the same pair (npx web-push generate-vapid-keys)'];
+}
+
 /** Parse the environment once; every bad value, and everything production refuses, stops start-up in one message naming each variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const out: Record<string, unknown> = {};
@@ -597,9 +649,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (parsed.success) out[name] = parsed.data;
     else {
       failed.add(name);
-      problems.push(`${key.env}=${JSON.stringify(raw ?? '')}: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
+      const shown = key.secret ? '' : `=${JSON.stringify(raw ?? '')}`;
+      problems.push(`${key.env}${shown}: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
     }
   }
+  problems.push(...vapidPairProblems(out as Partial<Config>, failed));
   problems.push(...productionProblems(out as Partial<Config>, failed));
   if (problems.length) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
   return Object.freeze(out) as Config;

@@ -3,6 +3,7 @@
 // listed here) fits 375 px with no horizontal scroll, passes axe-core with no serious or critical
 // violation, starts with a skip link, captions its tables and scopes their headers, and is saved
 // as a screenshot.
+import { createECDH } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -28,7 +29,7 @@ export function appPages(): { name: string; path: string }[] {
         if (
           /^\/(api|assets|\.well-known|downloads)\//.test(path) ||
           path === '/api/mcp' ||
-          ['/signin', '/auth/callback'].includes(path) ||
+          ['/signin', '/auth/callback', '/sw.js'].includes(path) ||
           path.includes('/attachments/') ||
           path.startsWith('/calendar/')
         )
@@ -106,6 +107,14 @@ beforeAll(async () => {
   await page.goto(`${svc.config.appUrl}/settings`);
   const revokeHref = (await page.getAttribute('#keys a[href$="/revoke"]', 'href'))!;
   samples['settingsKeysRevoke:id'] = decodeURIComponent(revokeHref.split('/').at(-2)!);
+  // A browser that receives notifications, so Settings lists it and its removal confirmation opens.
+  const browserKey = createECDH('prime256v1');
+  browserKey.generateKeys();
+  const subscribed = await page.request.post(`${svc.config.appUrl}/api/push/subscriptions`, {
+    headers: { origin: new URL(svc.config.appUrl).origin },
+    data: { endpoint: 'http://127.0.0.1:9/push/a11y', keys: { p256dh: browserKey.getPublicKey('base64url'), auth: 'AAECAwQFBgcICQoLDA0ODw' } },
+  });
+  samples['settingsDevicesRemove:id'] = ((await subscribed.json()) as { id: string }).id;
   // A sibling in the family circle (their remove and hand-over pages) and an invitation still open.
   const invite = async (email: string) => {
     await page.goto(`${svc.config.appUrl}/family`);

@@ -30,7 +30,19 @@ describe('production start', () => {
     });
     expect(code).toBe(1);
     expect(stderr.match(/invalid configuration/g)).toHaveLength(1);
-    for (const name of ['DEV_IDP', 'IDP_ISSUER', 'IDP_JWKS_URL', 'IDP_LOGIN_URL', 'SITE_URL', 'NEWSLETTER_SECRET', 'DATA_KEY', 'MONGO_URL', 'NATS_URL'])
+    for (const name of [
+      'DEV_IDP',
+      'IDP_ISSUER',
+      'IDP_JWKS_URL',
+      'IDP_LOGIN_URL',
+      'SITE_URL',
+      'NEWSLETTER_SECRET',
+      'DATA_KEY',
+      'VAPID_PUBLIC_KEY',
+      'VAPID_SUBJECT',
+      'MONGO_URL',
+      'NATS_URL',
+    ])
       expect(stderr, name).toMatch(new RegExp(`^  ${name}\\b`, 'm'));
     expect(stderr).not.toContain('listening');
   });
@@ -54,6 +66,9 @@ describe('production start', () => {
       SMTP_URL: 'smtp://mailer:hunter2@smtp.example:587',
       MONGO_URL: 'mongodb://db.invalid/carecircle',
       NATS_URL: 'nats://bus.invalid:4222',
+      VAPID_PUBLIC_KEY: 'BM3F09zz8qfr5NODUl00zUj-qoWZhpPmiOnrTzlJgAjmm-P3LRHEWLc4L5jzGmu4R9T3nTwanK7JvW8mvvYMbEM',
+      VAPID_PRIVATE_KEY: 'nk3K3YulUwZBB8sLugPpTWi6ZJmE-3z7csTee5zbfGg',
+      VAPID_SUBJECT: 'mailto:ops@carecircle.example',
     });
     expect(code).toBe(1);
     expect(stderr.match(/invalid configuration/g)).toHaveLength(1);
@@ -63,6 +78,7 @@ describe('production start', () => {
     for (const line of lines) expect(line).toMatch(/allowed: |set at least 32 random characters|set 32 random bytes/);
     expect(stderr).toMatch(/^ {2}APP_URL=.* has a path and a query: /m);
     expect(stderr).not.toContain('hunter2');
+    expect(stderr).not.toContain('nk3K3YulUwZBB8sLugPpTWi6ZJmE');
     expect(stderr).not.toContain('listening');
   });
 });

@@ -1,6 +1,6 @@
 // Deleting one's own carecircle account from Settings: a page that says what goes and what stays,
-// then, confirmed, the memberships end, the API keys and app grants are revoked, every session
-// ends and the profile is removed. What the person wrote stays in the family's record, shown as
+// then, confirmed, the memberships end, the API keys and app grants are revoked, no browser gets
+// notifications any more, every session ends and the profile is removed. What the person wrote stays in the family's record, shown as
 // written by "a former member". A primary caregiver first hands the workspace over.
 import type { Credentials } from '../auth/credentials.js';
 import type { Db } from 'mongodb';
@@ -11,6 +11,7 @@ import { FamilyCircle } from '../family/circle.js';
 import { redirect } from '../http/page.js';
 import type { KeyStore } from '../keys/keys.js';
 import { OAuthStore } from '../oauth/store.js';
+import { PushSubscriptions } from '../push/subscriptions.js';
 import { revokeCredentialsOf } from './familyAccess.js';
 import { noticeBody } from './familyPages.js';
 import type { AppHelpers } from './helpers.js';
@@ -20,6 +21,7 @@ export function accountRoutes(routes: AppRouteBuilder, h: AppHelpers, deps: { co
   const circle = new FamilyCircle(deps.db, deps.credentials);
   const oauth = new OAuthStore(deps.db, deps.credentials);
   const sessions = new SessionStore(deps.db, deps.credentials);
+  const pushes = new PushSubscriptions(deps.db);
   const path = '/settings/delete-account';
   const settingsLink = { href: '/settings', label: 'Back to Settings' };
 
@@ -89,15 +91,20 @@ export function accountRoutes(routes: AppRouteBuilder, h: AppHelpers, deps: { co
       const membership = await h.store.workspaceOf(caller.uid);
       if (membership) await circle.remove(membership.workspace._id, caller.uid);
       await revokeCredentialsOf(caller.uid, { keys: deps.keys, oauth });
+      await pushes.removeAll(caller.uid);
       await h.store.deleteUser(caller.uid);
       await sessions.revokeAllOf(caller.uid);
       return h.pageFor(
         200,
         'Account deleted',
-        noticeBody('Your account is deleted', 'Your profile, keys, connected apps and sessions are gone. Thank you for helping look after someone.', {
-          href: '/',
-          label: 'carecircle home',
-        }),
+        noticeBody(
+          'Your account is deleted',
+          'Your profile, keys, connected apps, notifications and sessions are gone. Thank you for helping look after someone.',
+          {
+            href: '/',
+            label: 'carecircle home',
+          },
+        ),
         null,
         { 'set-cookie': clearedSessionCookie(deps.config) },
       );

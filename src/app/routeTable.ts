@@ -51,6 +51,15 @@ export const APP_ROUTES = defineRoutes({
   settingsAppsRevoke: appPage('/settings/apps/:id/revoke', ['GET', 'POST']),
   // Deleting one's own account: a page saying what goes and what stays, then the confirmed post.
   settingsDeleteAccount: appPage('/settings/delete-account', ['GET', 'POST']),
+  // Web push (./pushDevices.tsx): a browser leaving the list, after a confirmation; works without script.
+  settingsDevicesRemove: appPage('/settings/devices/:id/remove', ['GET', 'POST']),
+  // The service worker that shows notifications, at the root so its scope is the whole app.
+  serviceWorker: appPage('/sw.js', ['GET']),
+  // The Settings script's opt-in, imported by app.js on the Settings page.
+  pushJs: appPage('/assets/push.js', ['GET']),
+  // A browser's push subscription, posted by the Settings script; the user agent names the device in the list.
+  apiPushSubscriptions: { ...appPage('/api/push/subscriptions', ['POST']), forwardHeaders: ['cookie', 'origin', 'accept', 'user-agent'] },
+  apiPushUnsubscribe: appPage('/api/push/subscriptions/unsubscribe', ['POST']),
   family: appPage('/family', ['GET']),
   familyInvites: appPage('/family/invites', ['POST']),
   familyInviteRevoke: appPage('/family/invites/:id/revoke', ['POST']),

@@ -20,6 +20,7 @@ import { canManage } from '../family/circle.js';
 import { editingRoutes } from './editing.js';
 import { errorBox, settingsRoutes, zoneDetectForm } from './settings.js';
 import { accountRoutes } from './account.js';
+import { pushDevicesRoutes } from './pushDevices.js';
 import { appHelpers, type AppHelpers } from './helpers.js';
 import { APP_ROUTES, type AppRouteBuilder } from './routeTable.js';
 import { AuditLog } from '../workspace/audit.js';
@@ -36,6 +37,8 @@ export interface AppRoutesDeps {
   db: Db;
   credentials: Credentials;
   timelines: Timelines;
+  /** The browser's applicationServerKey for web push (the VAPID public key). */
+  vapidPublicKey: string;
   /** More of the app slice's routes, built elsewhere (Connected apps). */
   extend?: (routes: AppRouteBuilder, helpers: AppHelpers) => void;
 }
@@ -197,7 +200,8 @@ export function appRoutes(deps: AppRoutesDeps): RouteHandlers {
       return redirect('/');
     });
   appApiRoutes(routes, helpers, { keys, audit, store, db });
-  settingsRoutes(routes, helpers, { config, db, credentials, keys, audit });
+  settingsRoutes(routes, helpers, { config, db, credentials, keys, audit, vapidPublicKey: deps.vapidPublicKey });
+  pushDevicesRoutes(routes, helpers, { config, db });
   accountRoutes(routes, helpers, { config, db, credentials, keys });
   editingRoutes(routes, helpers, db, credentials);
   deps.extend?.(routes, helpers);

@@ -1,6 +1,6 @@
 // Settings on the app host: MCP API keys (minted by post/redirect/get and shown once, revoked
 // after a confirmation that names the key, removed once revoked), connecting an assistant, the
-// person's time zone, connected apps and recent MCP activity. Everything acts for the caller only.
+// browsers that receive notifications, the person's time zone, connected apps and recent MCP activity. Everything acts for the caller only.
 import type { Credentials } from '../auth/credentials.js';
 import type { Db } from 'mongodb';
 import type { SessionCaller } from '../auth/sessions.js';
@@ -20,6 +20,7 @@ import { activityRows } from './activityRows.js';
 import { connectBody } from './connect.js';
 import { connectedAppsSection } from './connectedApps.js';
 import { Flashes } from './flash.js';
+import { pushDevicesFor, pushDevicesSection } from './pushDevices.js';
 import type { AppHelpers } from './helpers.js';
 import { keyLabel, keyRows } from './keyRows.js';
 import type { AppRouteBuilder } from './routeTable.js';
@@ -119,7 +120,7 @@ const waitingSection = (rows: PendingRow[], clock: Clock, who: (r: PendingRow) =
 export function settingsRoutes(
   routes: AppRouteBuilder,
   h: AppHelpers,
-  deps: { config: Config; db: Db; credentials: Credentials; keys: KeyStore; audit: AuditLog },
+  deps: { config: Config; db: Db; credentials: Credentials; keys: KeyStore; audit: AuditLog; vapidPublicKey: string },
 ): void {
   const { config, db, keys, audit } = deps;
   const oauthApps = new OAuthStore(db, deps.credentials);
@@ -127,7 +128,7 @@ export function settingsRoutes(
   const pending = new PendingStore(db);
 
   const settingsPage = async (caller: SessionCaller, req: HttpRequestEnvelope, errors: { keys?: Markup; zone?: Markup } = {}, status = 200) => {
-    const [list, activity, apps, user, clock, waiting] = await Promise.all([
+    const [list, activity, apps, user, clock, waiting, push] = await Promise.all([
       keys.list(caller.uid),
       // More than are shown: protocol notifications among them are left out.
       audit.recent(caller.uid, RECENT_ACTIVITY_ROWS),
@@ -135,6 +136,7 @@ export function settingsRoutes(
       h.store.user(caller.uid),
       h.clockFor(caller, req),
       pending.waiting(caller.uid, Date.now()),
+      pushDevicesFor(db, caller, req),
     ]);
     const names = {
       keys: new Map(list.map((k) => [k.id, k])),
@@ -177,6 +179,7 @@ export function settingsRoutes(
           </form>
           {keyRows(list, clock)}
         </section>
+        {pushDevicesSection(push.devices, push.thisDevice, deps.vapidPublicKey, clock)}
         {zoneSection(clock, !!user?.timeZone, errors.zone)}
         <section class="card">
           <h2 id="calendar">Calendar feed</h2>
@@ -192,7 +195,7 @@ export function settingsRoutes(
         <section class="card" id="delete-account">
           <h2>Leave carecircle</h2>
           <p>
-            Deleting your account removes your profile, keys and connected apps; what you added to a loved one's record stays with the family.{' '}
+            Deleting your account removes your profile, keys, connected apps and notifications; what you added to a loved one's record stays with the family.{' '}
             <a href="/settings/delete-account">Delete my account</a>
           </p>
         </section>

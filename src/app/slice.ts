@@ -5,17 +5,20 @@ import { familyRoutes } from './family.js';
 import { FLASH_INDEXES } from './flash.js';
 import { APP_ROUTES } from './routeTable.js';
 import { appRoutes } from './routes.js';
+import { PUSH_INDEXES } from '../push/subscriptions.js';
+import { resolveVapid } from '../push/vapid.js';
 
 export const appSlice = defineSlice({
   name: 'app',
   routes: APP_ROUTES,
-  indexes: FLASH_INDEXES,
+  indexes: { ...FLASH_INDEXES, ...PUSH_INDEXES },
   serve: (ctx) =>
     appRoutes({
       config: ctx.config,
       db: ctx.db,
       credentials: ctx.credentials,
       timelines: ctx.timelines,
+      vapidPublicKey: resolveVapid(ctx.config, ctx.log).publicKey,
       extend: (routes, helpers) => {
         connectedAppsRoutes(routes, helpers, ctx.db, ctx.credentials);
         familyRoutes(routes, helpers, { config: ctx.config, db: ctx.db, credentials: ctx.credentials });

@@ -1,6 +1,7 @@
-// carecircle app pages: finish a sign-in, copy buttons (keys, configurations, inbox addresses), and
-// the browser's time zone. Pages work without it (copy buttons stay hidden, the text stays
-// selectable) except for the sign-in callback, which must read the token from the URL fragment.
+// carecircle app pages: finish a sign-in, copy buttons (keys, configurations, inbox addresses),
+// the browser's time zone, and loading the notifications opt-in on Settings. Pages work without it
+// (copy buttons stay hidden, the text stays selectable) except for the sign-in callback, which must
+// read the token from the URL fragment.
 (function () {
   'use strict';
 
@@ -121,5 +122,16 @@
     var callback = document.getElementById('signin-callback');
     if (callback) finishSignIn(callback);
     document.querySelectorAll('button[data-copy]').forEach(wireCopy);
+    // Settings → Notifications: the opt-in lives in its own module, loaded only where it is offered.
+    var pushOptIn = document.getElementById('push-opt-in');
+    if (pushOptIn)
+      import('/assets/push.js').then(
+        function (m) {
+          m.wirePush(pushOptIn);
+        },
+        function () {
+          document.getElementById('push-status').textContent = 'Notifications could not be set up on this page; reload to try again.';
+        },
+      );
   });
 })();

@@ -1,0 +1,186 @@
+// Web push in headless Chromium: the Settings script registers the service worker at the root,
+// asks for permission, subscribes with carecircle's VAPID public key and posts the subscription;
+// a message sent through our loopback push service is shown by the service worker.
+//
+// Headless Chromium cannot subscribe for real: its push service is Google's (FCM), and
+// pushManager.subscribe answers "AbortError: Registration failed - permission denied" even with
+// notifications granted. So the page's PushManager.subscribe hands back a subscription built in
+// the page from keys this test made, with an endpoint on our own push service; everything else is
+// the browser's own: the permission prompt, the service worker, the page's POST, and the push
+// event, which DevTools delivers to the registered worker (ServiceWorker.deliverPushMessage).
+import { createECDH, randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../src/log.js';
+import { pushSender } from '../src/push/send.js';
+import { newPage, screenshot, signInWithBrowser, useServiceWithBrowser } from './harness/browser.js';
+import { startPushService, type PushService } from './harness/pushService.js';
+
+const vapid = createECDH('prime256v1');
+vapid.setPrivateKey(randomBytes(32));
+const run = useServiceWithBrowser({
+  env: {
+    VAPID_PUBLIC_KEY: vapid.getPublicKey('base64url'),
+    VAPID_PRIVATE_KEY: vapid.getPrivateKey('base64url'),
+    VAPID_SUBJECT: 'mailto:ops@carecircle.example',
+  },
+});
+const app = (path: string) => `${run.svc.config.appUrl}${path}`;
+
+/** Stands in for the browser's push service registration: records the key the page subscribed with. */
+function stubSubscribe(subscription: { endpoint: string; keys: { p256dh: string; auth: string } }) {
+  const key = 'cc-test-subscription';
+  const toB64url = (buffer: ArrayBuffer) =>
+    btoa(String.fromCharCode(...new Uint8Array(buffer)))
+      .replace(/\+/g, '-')
+      .replace(/\//g, '_')
+      .replace(/=+$/, '');
+  const made = () => ({
+    endpoint: subscription.endpoint,
+    expirationTime: null,
+    toJSON: () => ({ endpoint: subscription.endpoint, expirationTime: null, keys: subscription.keys }),
+    unsubscribe: async () => {
+      localStorage.removeItem(key);
+      return true;
+    },
+  });
+  PushManager.prototype.subscribe = async function (options?: PushSubscriptionOptionsInit) {
+    const serverKey = options?.applicationServerKey;
+    localStorage.setItem(key, serverKey instanceof Uint8Array ? toB64url(serverKey.buffer as ArrayBuffer) : String(serverKey));
+    return made() as unknown as PushSubscription;
+  };
+  PushManager.prototype.getSubscription = async function () {
+    return (localStorage.getItem(key) ? made() : null) as unknown as PushSubscription;
+  };
+}
+
+describe('web push in Chromium', () => {
+  it('when a caregiver turns notifications on in Settings, then the worker is registered, the subscription is posted with our VAPID key, this browser is listed, and a push shows its notification', async () => {
+    const pushes: PushService = await startPushService();
+    const { page, errors } = await newPage(run.browser);
+    try {
+      const origin = new URL(run.svc.config.appUrl).origin;
+      await page.context().grantPermissions(['notifications'], { origin });
+      const subscriber = pushes.subscriber();
+      await page.addInitScript(stubSubscribe, { endpoint: subscriber.endpoint, keys: subscriber.keys });
+      await signInWithBrowser(page, app('/settings'), 'push-browser@example.com');
+
+      // The script took over the button, and the worker is active for the whole app.
+      await page.locator('#push-enable:not([disabled])', { hasText: 'Notify me in this browser' }).waitFor();
+      const worker = await page.evaluate(async () => {
+        const reg = await navigator.serviceWorker.ready;
+        return { script: reg.active?.scriptURL, scope: reg.scope };
+      });
+      expect(worker).toEqual({ script: app('/sw.js'), scope: app('/') });
+      expect(await page.locator('#push-devices').count()).toBe(0);
+      await screenshot(page, 'push-settings-off');
+
+      await Promise.all([page.waitForEvent('load'), page.click('#push-enable')]);
+      await page.locator('#push-devices .this-device').waitFor();
+      expect(await page.evaluate(() => localStorage.getItem('cc-test-subscription'))).toBe(vapid.getPublicKey('base64url'));
+      expect(await page.textContent('#push-devices')).toContain('Chrome on Linux (this browser)');
+      await page.locator('#push-enable', { hasText: 'Stop notifications in this browser' }).waitFor();
+      await screenshot(page, 'push-settings-on');
+
+      // A message to this person arrives at the push service, decrypts, and the worker shows it.
+      const db = run.svc.store.db;
+      const { uid } = (await db.collection('push_subscriptions').findOne({ endpoint: subscriber.endpoint }))!;
+      const outcomes = await pushSender(run.svc.config, db, createLogger('silent')).sendPush(uid as string, {
+        title: 'Missed dose',
+        body: 'The 8:00 dose is not marked taken.',
+        url: '/settings#notifications',
+        tag: 'dose',
+      });
+      expect(outcomes).toMatchObject([{ status: 'sent', statusCode: 201 }]);
+      const payload = pushes.received.find((r) => r.subscriberId === subscriber.id)!.payload;
+      expect(payload).toEqual({ title: 'Missed dose', body: 'The 8:00 dose is not marked taken.', url: app('/settings#notifications'), tag: 'dose' });
+
+      const cdp = await page.context().newCDPSession(page);
+      const registered = new Promise<string>((resolve) =>
+        cdp.on('ServiceWorker.workerRegistrationUpdated', (e) => {
+          const reg = e.registrations.find((r) => r.scopeURL === app('/') && !r.isDeleted);
+          if (reg) resolve(reg.registrationId);
+        }),
+      );
+      await cdp.send('ServiceWorker.enable');
+      const registrationId = await registered;
+      await cdp.send('ServiceWorker.deliverPushMessage', { origin, registrationId, data: JSON.stringify(payload) });
+      await expect
+        .poll(() =>
+          page.evaluate(async () => {
+            const reg = await navigator.serviceWorker.ready;
+            return (await reg.getNotifications()).map((n) => ({ title: n.title, body: n.body, tag: n.tag, url: (n.data as { url: string }).url }));
+          }),
+        )
+        .toEqual([{ title: 'Missed dose', body: 'The 8:00 dose is not marked taken.', tag: 'dose', url: app('/settings#notifications') }]);
+
+      // A push naming another site opens home instead.
+      await cdp.send('ServiceWorker.deliverPushMessage', {
+        origin,
+        registrationId,
+        data: JSON.stringify({ title: 'Elsewhere', body: '', url: 'https://evil.example/', tag: 'other' }),
+      });
+      await expect
+        .poll(() =>
+          page.evaluate(async () => {
+            const reg = await navigator.serviceWorker.ready;
+            return (await reg.getNotifications({ tag: 'other' })).map((n) => (n.data as { url: string }).url);
+          }),
+        )
+        .toEqual([app('/')]);
+
+      // Turning it off here forgets this browser on the server too.
+      await Promise.all([page.waitForEvent('load'), page.click('#push-enable')]);
+      await page.locator('#push-devices-none').waitFor();
+      expect(await db.collection('push_subscriptions').countDocuments({ endpoint: subscriber.endpoint })).toBe(0);
+      expect(errors).toEqual([]);
+    } finally {
+      await page.context().close();
+      await pushes.close();
+    }
+  });
+
+  it('when JavaScript is off, then Settings says turning notifications on needs it, and a browser is still removed by its confirmation form', async () => {
+    const context = await run.browser.newContext({ javaScriptEnabled: false });
+    const page = await context.newPage();
+    try {
+      await page.goto(app('/settings'));
+      await Promise.all([page.waitForURL(/\/dev\/login/), page.click('#signin')]);
+      await page.fill('#email', 'push-no-script@example.com');
+      await page.click('button[type=submit]');
+      // Without script the provider's answer comes back as a form to send.
+      await Promise.all([page.waitForURL(app('/settings')), page.click('#form-post button')]);
+      expect(await page.textContent('#push-status')).toContain('Turning notifications on needs JavaScript');
+      expect(await page.isDisabled('#push-enable')).toBe(true);
+
+      // A browser subscribed elsewhere: another User-Agent, the same person's session, not this browser's cookies.
+      const other = createECDH('prime256v1');
+      other.generateKeys();
+      const session = (await context.cookies(app('/'))).find((c) => c.name === 'cc_session')!;
+      const posted = await fetch(app('/api/push/subscriptions'), {
+        method: 'POST',
+        headers: {
+          cookie: `cc_session=${session.value}`,
+          origin: new URL(run.svc.config.appUrl).origin,
+          'content-type': 'application/json',
+          'user-agent': 'Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) Version/18.0 Mobile Safari/604.1',
+        },
+        body: JSON.stringify({
+          endpoint: 'https://web.push.apple.com/QGhlbGxv',
+          keys: { p256dh: other.getPublicKey('base64url'), auth: randomBytes(16).toString('base64url') },
+        }),
+      });
+      expect(posted.status).toBe(201);
+      await page.goto(app('/settings'));
+      expect(await page.textContent('#push-devices')).toContain('Safari on iOS');
+      expect(await page.textContent('#push-devices')).not.toContain('this browser');
+      await Promise.all([page.waitForURL(/\/settings\/devices\/[0-9a-f]+\/remove$/), page.click('#push-devices a.button')]);
+      expect(await page.textContent('h1')).toBe('Stop notifications on Safari on iOS?');
+      await screenshot(page, 'push-remove-confirm');
+      await Promise.all([page.waitForURL(app('/settings#notifications')), page.click('#confirm button')]);
+      expect(await page.locator('#push-devices').count()).toBe(0);
+      expect(await page.textContent('#push-devices-none')).toContain('No browser receives notifications yet.');
+    } finally {
+      await context.close();
+    }
+  });
+});
