@@ -31,6 +31,7 @@ import type { WriteMachinery } from '../rpc/writes.js';
 import type { ToolDefinition, WriteReport } from '../rpc/tool.js';
 import { resolveDataKey } from '../partner/secretBox.js';
 import { MongoIdempotencyStore, PendingStore, requestStates } from './writeStore.js';
+import { busAnswers } from '../rpc/answers.js';
 
 /** Who a write came from, for its idempotency: the person and the credential they used. */
 export const callerKeyOf = (caller: unknown): string => {
@@ -38,14 +39,18 @@ export const callerKeyOf = (caller: unknown): string => {
   return `${c.uid}/${c.keyId ?? c.clientId ?? c.via}`;
 };
 
-/** The workspace's write machinery over its store, with confirmations signed under a key derived from DATA_KEY. */
-export function workspaceWrites(config: Config, db: Db, log: Logger, clock: () => number = Date.now): WriteMachinery {
+/**
+ * The workspace's write machinery over its store, with confirmations signed under a key derived from
+ * DATA_KEY, and answers to questions asked on a call's stream routed over the bus.
+ */
+export function workspaceWrites(config: Config, db: Db, log: Logger, bus: Bus, clock: () => number = Date.now): WriteMachinery {
   return {
     callerKey: callerKeyOf,
     idempotency: new MongoIdempotencyStore(db),
     pending: new PendingStore(db),
     states: requestStates(resolveDataKey(config, log)),
     approveAt: `${config.appUrl}/settings#waiting`,
+    elicitation: { timeoutMs: config.mcpElicitationTimeoutMs, answers: busAnswers(bus, config.busNamespace) },
     clock,
   };
 }
@@ -131,7 +136,7 @@ export function workspaceEndpoint(
     [...(seams.tools?.(store, medications) ?? workspaceTools(store, medications, clientName)), ...planTools(store, db, credentials)],
     config.maxReplyBytes,
     log,
-    workspaceWrites(config, db, log, seams.clock),
+    workspaceWrites(config, db, log, bus, seams.clock),
     new PlansStore(db),
   );
   const sessionPolicy = perMinute(config.rateMcpSessionPerMin);
@@ -168,7 +173,13 @@ export function workspaceEndpoint(
     try {
       reply = await server.handlePost(
         { method: req.method, headers: req.headers, body: req.body },
-        { requestId: req.requestId, clientIp: req.clientIp, caller, reportWrite: (id, report) => writes.set(id, report) },
+        {
+          requestId: req.requestId,
+          clientIp: req.clientIp,
+          caller,
+          reportWrite: (id, report) => writes.set(id, report),
+          ...(req.answer ? { answer: req.answer } : {}),
+        },
       );
     } finally {
       // A batch refused as too large is audited too, each message as failed.
