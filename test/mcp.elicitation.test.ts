@@ -217,3 +217,72 @@ describe('confirmation in the assistant - who may answer', () => {
     expect((await answer(question.id, bearer(fam.apiKey))).status).toBe(404);
   });
 });
+
+/** A form post from one of the app's pages. */
+const formPost = (cookie: string, path: string, form: Record<string, string> = {}) =>
+  fetch(`${svc.config.appUrl}${path}`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie, origin: new URL(svc.config.appUrl).origin, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(form).toString(),
+  });
+
+/** The form action of the one change waiting in Settings. */
+async function waitingAction(cookie: string, decision: 'approve' | 'decline'): Promise<string> {
+  const page = await (await fetch(`${svc.config.appUrl}/settings`, { headers: { cookie } })).text();
+  return new RegExp(`action="(/settings/waiting/[^"]+/${decision})"`).exec(page)![1]!;
+}
+
+describe('a change approved in the app', () => {
+  it("when the person approves a waiting change in Settings, then it is made there, its audit row names who approved it, and the assistant's identical call gets that result", async () => {
+    const fam = await caregiver();
+    const asked = await postJson(mcp, rpc('tools/call', stop(fam)), bearer(fam.apiKey));
+    expect(asked.json.result.content[0].text).toMatch(/^Waiting for the person to approve/);
+    const approved = await formPost(fam.cookie, await waitingAction(fam.cookie, 'approve'));
+    expect(approved.status).toBe(303);
+    // Made on approval, before the assistant calls again.
+    expect(await statusOf(fam.medicationId)).toBe('stopped');
+    const page = await (await fetch(`${svc.config.appUrl}/settings`, { headers: { cookie: fam.cookie } })).text();
+    expect(page).not.toContain('Approve: Stop Metformin');
+
+    const again = await postJson(mcp, rpc('tools/call', stop(fam), 2), bearer(fam.apiKey));
+    expect(again.json.result.isError).toBeUndefined();
+    expect(again.json.result.structuredContent).toMatchObject({ action: 'stop', medication: { medicationId: fam.medicationId, status: 'stopped' } });
+    // Added, then stopped once: no second version from the assistant's call.
+    expect(await svc.store.db.collection(MEDICATIONS).countDocuments({ medicationId: fam.medicationId })).toBe(2);
+    await vi.waitFor(async () => {
+      const rows = (await new AuditLog(svc.timelines).recent(fam.uid, 50)).filter((r) => r.confirmation === 'approved_in_app');
+      expect(rows).toEqual([
+        expect.objectContaining({ tool: 'update_medication', success: true, approvedBy: `${fam.uid}@example.com`, targets: expect.any(Array) }),
+      ]);
+    });
+  });
+
+  it('when the medication was changed after the assistant asked, then approving is refused with the reason and nothing is changed', async () => {
+    const fam = await caregiver();
+    const change = {
+      ...stop(fam),
+      arguments: { lovedOneId: fam.lovedOneId, action: 'change', medicationId: fam.medicationId, medication: { strength: '1000 mg' } },
+    };
+    await postJson(mcp, rpc('tools/call', change), bearer(fam.apiKey));
+    const action = await waitingAction(fam.cookie, 'approve');
+    // Meanwhile someone stops it in the app.
+    expect((await formPost(fam.cookie, `/care/${fam.lovedOneId}/medication-list/${fam.medicationId}/stop`, { version: '1' })).status).toBe(303);
+    const refused = await formPost(fam.cookie, action);
+    expect(refused.status).toBe(409);
+    expect(await refused.text()).toMatch(/has changed since your assistant asked/);
+    const versions = await svc.store.db.collection<{ version: number; strength?: string }>(MEDICATIONS).find({ medicationId: fam.medicationId }).toArray();
+    expect(versions.map((v) => v.strength)).toEqual(['500 mg', '500 mg']);
+    // Gone from the list; approving it again finds nothing.
+    expect((await formPost(fam.cookie, action)).status).toBe(404);
+  });
+
+  it('when the person declines a waiting change, then it leaves the list and nothing is made', async () => {
+    const fam = await caregiver();
+    await postJson(mcp, rpc('tools/call', stop(fam)), bearer(fam.apiKey));
+    expect((await formPost(fam.cookie, await waitingAction(fam.cookie, 'decline'))).status).toBe(303);
+    const page = await (await fetch(`${svc.config.appUrl}/settings`, { headers: { cookie: fam.cookie } })).text();
+    expect(page).not.toContain('Approve: Stop Metformin');
+    expect(await statusOf(fam.medicationId)).toBe('active');
+  });
+});

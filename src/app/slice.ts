@@ -5,6 +5,7 @@ import { familyRoutes } from './family.js';
 import { FLASH_INDEXES } from './flash.js';
 import { APP_ROUTES } from './routeTable.js';
 import { appRoutes } from './routes.js';
+import { workspaceApprovals } from '../workspace/approvals.js';
 
 export const appSlice = defineSlice({
   name: 'app',
@@ -16,6 +17,7 @@ export const appSlice = defineSlice({
       db: ctx.db,
       credentials: ctx.credentials,
       timelines: ctx.timelines,
+      approvals: workspaceApprovals(ctx.config, ctx.db, ctx.credentials, ctx.timelines, ctx.log, ctx.bus, { clock: ctx.clock }),
       extend: (routes, helpers) => {
         connectedAppsRoutes(routes, helpers, ctx.db, ctx.credentials);
         familyRoutes(routes, helpers, { config: ctx.config, db: ctx.db, credentials: ctx.credentials });

@@ -529,8 +529,9 @@ export class McpServer {
 
     const question = !answered && tool.confirm ? await tool.confirm(args, ctx) : undefined;
     if (question) {
-      const asked = await this.ask(w, { tool: tool.name, callerKey, digest, question, now }, params, ctx);
+      const asked = await this.ask(w, { tool, args, callerKey, digest, question, now }, params, ctx);
       report.confirmation = asked.outcome;
+      if (asked.madeInApp !== undefined) return this.replay(asked.madeInApp, report);
       if (asked.reply) return asked.reply;
     }
     const first = await w.idempotency.claim(id, digest, now);
@@ -551,6 +552,54 @@ export class McpServer {
     await w.idempotency.complete(id, JSON.stringify({ reply: ran.reply, targets: report.targets }));
     if (report.confirmation === 'approved_in_app') await w.pending.used(pendingIdOf(callerKey, digest));
     return ran.reply;
+  }
+
+  /**
+   * A change the person approved in the app, made there as their assistant would have made it: run
+   * under the assistant's idempotency claim, so its later identical call gets this result and the
+   * change is made once. Refused (nothing made) when the tool refuses it or what the question was
+   * about changed since (`basis`); undefined when this server has no such tool.
+   */
+  async applyApproved(
+    change: { tool: string; args: unknown; caller: unknown; basis?: string },
+    ctx: Pick<CallContext, 'requestId' | 'clientIp'>,
+  ): Promise<{ made: true; result: string; targets: readonly string[] } | { made: false; reason: string; stale: boolean } | undefined> {
+    const w = this.options.writes;
+    const tool = this.tools.get(change.tool);
+    if (!w || !tool) return undefined;
+    const full: CallContext = { ...ctx, caller: change.caller, protocolVersion: NEWEST_LEGACY_VERSION };
+    const args = tool.input.safeParse(change.args);
+    if (!args.success) return { made: false, stale: true, reason: 'The change no longer fits what carecircle accepts; nothing was changed.' };
+    if (tool.basis && (await tool.basis(args.data, full)) !== change.basis)
+      return {
+        made: false,
+        stale: true,
+        reason:
+          'What this change was about has changed since your assistant asked (someone changed it in the meantime), so nothing was changed. Ask your assistant again if it is still wanted.',
+      };
+    const now = (w.clock ?? Date.now)();
+    const id = `${w.callerKey(change.caller)}:${argumentDigest(tool.name, args.data)}`;
+    const first = await w.idempotency.claim(id, argumentDigest(tool.name, args.data), now);
+    if (first) {
+      if (first.result === undefined) throw writeInProgress();
+      return { made: true, result: first.result, targets: (JSON.parse(first.result) as { targets: string[] }).targets };
+    }
+    let ran;
+    try {
+      ran = await this.runTool(tool, args.data, full);
+    } catch (err) {
+      await w.idempotency.release(id).catch(() => undefined);
+      throw err;
+    }
+    if (!ran.result) {
+      await w.idempotency.release(id);
+      const content = ran.reply.content as { text?: string }[] | undefined;
+      return { made: false, stale: false, reason: content?.[0]?.text ?? 'carecircle could not make this change; nothing was changed.' };
+    }
+    const targets = ran.result.targets ?? idsIn(ran.result.structured);
+    const result = JSON.stringify({ reply: ran.reply, targets });
+    await w.idempotency.complete(id, result);
+    return { made: true, result, targets };
   }
 
   /** The person's answer to an `input_required` question, once its requestState checks out and is used up. */
@@ -611,11 +660,12 @@ export class McpServer {
    */
   private async ask(
     w: WriteMachinery,
-    asked: { tool: string; callerKey: string; digest: string; question: string; now: number },
+    asked: { tool: ToolDefinition; args: unknown; callerKey: string; digest: string; question: string; now: number },
     params: Record<string, unknown>,
     ctx: CallContext,
-  ): Promise<{ outcome: ConfirmationOutcome; reply?: Record<string, unknown> }> {
-    const { tool, callerKey, digest, question, now } = asked;
+  ): Promise<{ outcome: ConfirmationOutcome; reply?: Record<string, unknown>; madeInApp?: string }> {
+    const { callerKey, digest, question, now } = asked;
+    const tool = asked.tool.name;
     if (ctx.modern && canElicit(params))
       return {
         outcome: 'asked',
@@ -660,7 +710,20 @@ export class McpServer {
       });
       return { outcome: 'asked', reply: {} };
     }
-    const change = await w.pending.park({ caller: ctx.caller, callerKey, tool, digest, question, now });
+    const basis = await asked.tool.basis?.(asked.args, ctx);
+    const change = await w.pending.park({
+      caller: ctx.caller,
+      callerKey,
+      tool,
+      digest,
+      question,
+      args: asked.args,
+      now,
+      ...(basis !== undefined ? { basis } : {}),
+    });
+    // Approved and made in the app already: this call gets what the approval made.
+    if (change.status === 'applied' && change.result !== undefined) return { outcome: 'approved_in_app', madeInApp: change.result };
+    if (change.status === 'applying') throw writeInProgress();
     if (change.status === 'approved') return { outcome: 'approved_in_app' };
     if (change.status === 'declined') {
       await w.pending.used(change.id);

@@ -82,6 +82,12 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> extends ToolDec
    * else a change the person approves in the app); the handler never asks.
    */
   confirm?: (args: z.output<S>, ctx: CallContext) => Promise<string | undefined> | string | undefined;
+  /**
+   * With `confirm`: what the question was about as it stood when asked (a medication's version, an
+   * entry's state). A change approved later in the app is applied only while this is unchanged;
+   * otherwise it is refused as stale, since the person approved something that is no longer so.
+   */
+  basis?: (args: z.output<S>, ctx: CallContext) => Promise<string | undefined>;
 }
 
 /** Helps TypeScript infer a tool's argument type from its schema. */
@@ -90,7 +96,7 @@ export const defineTool = <S extends z.ZodType>(tool: ToolDefinition<S>): ToolDe
 /** A declared tool with its arguments and handler; infers the argument type from the schema. */
 export const implementTool = <S extends z.ZodType>(
   declaration: ToolDeclaration,
-  impl: Pick<ToolDefinition<S>, 'input' | 'accept' | 'handler' | 'confirm'>,
+  impl: Pick<ToolDefinition<S>, 'input' | 'accept' | 'handler' | 'confirm' | 'basis'>,
 ): ToolDefinition => ({ ...declaration, ...impl }) as unknown as ToolDefinition;
 
 /** JSON Schema of a tool's arguments, generated once from zod. */

@@ -71,12 +71,25 @@ export interface IdempotencyStore {
 /** A change waiting for the person in the app, for clients that cannot ask them. */
 export interface PendingChange {
   id: string;
-  status: 'waiting' | 'approved' | 'declined';
+  /** `applied`: approved in the app and made there; `result` is its first reply and targets. */
+  status: 'waiting' | 'approved' | 'declined' | 'applying' | 'applied';
+  result?: string;
 }
 
 export interface PendingChanges {
   /** The change for this caller, tool and arguments, recorded as waiting when there is none. */
-  park(change: { caller: unknown; callerKey: string; tool: string; digest: string; question: string; now: number }): Promise<PendingChange>;
+  park(change: {
+    caller: unknown;
+    callerKey: string;
+    tool: string;
+    digest: string;
+    question: string;
+    /** The arguments, to apply the change when the person approves it in the app. */
+    args: unknown;
+    /** The tool's `basis` when asked, checked again on approval. */
+    basis?: string;
+    now: number;
+  }): Promise<PendingChange>;
   /** Mark an approved change as used, so one approval applies one write. */
   used(id: string): Promise<void>;
 }

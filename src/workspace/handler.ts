@@ -114,20 +114,17 @@ export interface WorkspaceSeams {
   tools?: (store: WorkspaceStore, medications: Omit<MedicationToolDeps, 'store'>) => ToolDefinition[];
 }
 
-/** Authenticate first, then the session caller's rate limit, then MCP, then the audit rows. */
-export function workspaceEndpoint(
+/** The workspace's MCP server with its tools and write machinery, over the family records. */
+export function workspaceServer(
   config: Config,
   db: Db,
   credentials: Credentials,
   timelines: Timelines,
   log: Logger,
   bus: Bus,
-  limiter: Limiter,
   seams: WorkspaceSeams = {},
-): RouteHandler {
+): { server: McpServer; store: WorkspaceStore } {
   const store = new WorkspaceStore(db, credentials, config.inboxDomain, timelines);
-  const keys = new KeyStore(db, credentials);
-  const audit = auditWriter(timelines, bus, config.busNamespace, log);
   // Whose assistant wrote a change: the connected app's own name, or the API key's name.
   const clientName = clientNamer(db, credentials);
   const medications = { medications: new MedicationList(db), clientName };
@@ -139,6 +136,23 @@ export function workspaceEndpoint(
     workspaceWrites(config, db, log, bus, seams.clock),
     new PlansStore(db),
   );
+  return { server, store };
+}
+
+/** Authenticate first, then the session caller's rate limit, then MCP, then the audit rows. */
+export function workspaceEndpoint(
+  config: Config,
+  db: Db,
+  credentials: Credentials,
+  timelines: Timelines,
+  log: Logger,
+  bus: Bus,
+  limiter: Limiter,
+  seams: WorkspaceSeams = {},
+): RouteHandler {
+  const { server, store } = workspaceServer(config, db, credentials, timelines, log, bus, seams);
+  const keys = new KeyStore(db, credentials);
+  const audit = auditWriter(timelines, bus, config.busNamespace, log);
   const sessionPolicy = perMinute(config.rateMcpSessionPerMin);
   return async (req, _params, reqLog) => {
     // A refusal answers the message it refuses: a single message gets its id back.
