@@ -42,7 +42,13 @@ export async function streamQuestion(
     requestId: ctx.state.requestId,
   };
   const waiting = awaitAnswer(deps.bus, deps.config.busNamespace, question.key, question.timeoutMs);
-  await waiting.ready;
+  try {
+    await waiting.ready;
+  } catch (err) {
+    // The bus is down: no answer could reach this stream, so the question is not sent at all.
+    waiting.stop();
+    throw err;
+  }
 
   const stream = new PassThrough();
   ctx.status = 200;
