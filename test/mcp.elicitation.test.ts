@@ -5,12 +5,13 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { MEDICATIONS } from '../src/family/medications.js';
 import { KeyStore } from '../src/keys/keys.js';
 import { AuditLog } from '../src/workspace/audit.js';
 import { family, TEST_DATA_KEY, type Family } from './ingest.fixtures.js';
 import { postJson, rpc, startTestService, type TestService } from './harness/service.js';
+import { freshDatabaseUrl } from './harness/servers.js';
 
 /** Short enough for the test of no answer; far longer than a loopback answer takes. */
 const WAIT_MS = 3_000;
@@ -174,26 +175,36 @@ async function* sseMessages(body: ReadableStream<Uint8Array>): AsyncGenerator<an
   }
 }
 
+/** initialize declaring elicitation, then a tools/call stopping the medication: its event stream and first event. */
+async function askedOnStream(url: string, apiKey: string, fam: { lovedOneId: string; medicationId: string }, id = 41) {
+  const init = await postJson(
+    url,
+    rpc('initialize', { protocolVersion: '2025-06-18', capabilities: { elicitation: {} }, clientInfo: { name: 'raw', version: '1' } }),
+    bearer(apiKey),
+  );
+  const session = init.headers.get('mcp-session-id')!;
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...bearer(apiKey),
+      'mcp-session-id': session,
+      'mcp-protocol-version': '2025-06-18',
+    },
+    body: JSON.stringify(rpc('tools/call', stop(fam), id)),
+  });
+  const events = sseMessages(res.body!);
+  return { session, res, events, question: (await events.next()).value };
+}
+
 describe('confirmation in the assistant - who may answer', () => {
   it('when someone else, or an id not issued, answers the question, then it is refused and the asked caller can still answer once', async () => {
     const fam = await caregiver();
     const other = await caregiver();
-    const init = await postJson(
-      mcp,
-      rpc('initialize', { protocolVersion: '2025-06-18', capabilities: { elicitation: {} }, clientInfo: { name: 'raw', version: '1' } }),
-      bearer(fam.apiKey),
-    );
-    const session = init.headers.get('mcp-session-id')!;
+    const { session, res, events, question } = await askedOnStream(mcp, fam.apiKey, fam);
     expect(session).toBeTruthy();
-    const headers = { ...bearer(fam.apiKey), 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
-    const res = await fetch(mcp, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
-      body: JSON.stringify(rpc('tools/call', stop(fam), 41)),
-    });
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
-    const events = sseMessages(res.body!);
-    const question = (await events.next()).value;
     expect(question).toMatchObject({ jsonrpc: '2.0', method: 'elicitation/create', params: { message: 'Stop Metformin 500 mg for Rose Test?' } });
     const answer = (id: unknown, who: Record<string, string>) =>
       postJson(mcp, { jsonrpc: '2.0', id, result: { action: 'accept', content: { confirm: true } } }, { ...who, 'mcp-protocol-version': '2025-06-18' });
@@ -284,5 +295,39 @@ describe('a change approved in the app', () => {
     const page = await (await fetch(`${svc.config.appUrl}/settings`, { headers: { cookie: fam.cookie } })).text();
     expect(page).not.toContain('Approve: Stop Metformin');
     expect(await statusOf(fam.medicationId)).toBe('active');
+  });
+});
+
+describe('confirmation in the assistant - across gateways', () => {
+  it('when the answer is posted to another gateway than the one holding the stream, then it reaches the waiting call over NATS and the change is made', async () => {
+    const mongoUrl = freshDatabaseUrl(inject('mongoUrl'));
+    const env = { DATA_KEY: TEST_DATA_KEY, BUS_NAMESPACE: `elicit${process.pid}` };
+    const started: TestService[] = [];
+    try {
+      for (const role of ['worker', 'gateway', 'gateway'] as const) started.push(await startTestService({ nats: true, role, mongoUrl, env }));
+      const [worker, one, two] = started as [TestService, TestService, TestService];
+      const fam = await family(worker.store.db, worker.credentials, worker.config);
+      const apiKey = (await new KeyStore(worker.store.db, worker.credentials).mint(fam.uid, 'Claude', 'read-write')).plaintext;
+      const added = await postJson(
+        `${one.urls.app}/api/mcp`,
+        rpc('tools/call', {
+          name: 'update_medication',
+          arguments: { lovedOneId: fam.lovedOneId, action: 'add', medication: { name: 'Metformin', strength: '500 mg', times: ['08:00'], timeZone: 'UTC' } },
+        }),
+        bearer(apiKey),
+      );
+      const medicationId = JSON.parse(added.json.result.content.at(-1).text).medication.medicationId as string;
+      const { events, question } = await askedOnStream(`${one.urls.app}/api/mcp`, apiKey, { lovedOneId: fam.lovedOneId, medicationId });
+      expect(question.method).toBe('elicitation/create');
+      const answered = await postJson(
+        `${two.urls.app}/api/mcp`,
+        { jsonrpc: '2.0', id: question.id, result: { action: 'accept', content: { confirm: true } } },
+        { ...bearer(apiKey), 'mcp-protocol-version': '2025-06-18' },
+      );
+      expect(answered.status).toBe(202);
+      expect((await events.next()).value).toMatchObject({ id: 41, result: { structuredContent: { medication: { status: 'stopped' } } } });
+    } finally {
+      for (const s of started.reverse()) await s.stop();
+    }
   });
 });
