@@ -207,6 +207,12 @@ export const CONFIG_KEYS = {
     schema: positiveInt,
     default: '50',
   },
+  mcpElicitationTimeoutMs: {
+    env: 'MCP_ELICITATION_TIMEOUT_MS',
+    doc: 'How long the workspace MCP endpoint keeps a tools/call stream open for the person to answer a confirmation asked in their assistant (elicitation/create, 2025-era clients); then nothing is changed and the call says so.',
+    schema: positiveInt,
+    default: '300000',
+  },
   maxReplyBytes: {
     env: 'MAX_REPLY_BYTES',
     doc: "Largest reply a worker sends, in bytes of JSON; a larger one is refused with 413 saying to send fewer items per batch or a smaller limit. A JSON-RPC batch stops at the first reply that passes it, without running the rest. The NATS server's max_payload applies as well, whichever is smaller.",

@@ -6,7 +6,6 @@ import { createInterface } from 'node:readline';
 import { once } from 'node:events';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
@@ -368,71 +367,64 @@ describe('write tools - confirmation in 2026-07-28 (input_required)', () => {
 describe('write tools - confirmation for 2025 clients (a change waiting in the app)', () => {
   const args = { medicationId: 'med_2', name: 'Lisinopril 10 mg' };
 
-  async function sdkClient(token: string, elicitation: boolean) {
-    const asked: string[] = [];
-    const client = new Client({ name: 'writes-test', version: '1.0.0' }, { capabilities: elicitation ? { elicitation: {} } : {} });
-    if (elicitation)
-      client.setRequestHandler(ElicitRequestSchema, async (req) => {
-        asked.push(req.params.message);
-        return { action: 'accept', content: { approve: true } };
-      });
+  /** An SDK 1.x client that did not declare elicitation: it cannot ask the person itself. */
+  async function sdkClient(token: string) {
+    const client = new Client({ name: 'writes-test', version: '1.0.0' }, { capabilities: {} });
     await client.connect(new StreamableHTTPClientTransport(new URL(mcp), { requestInit: { headers: bearer(token) } }));
-    return { client, asked };
+    return { client };
   }
 
-  for (const elicitation of [true, false])
-    it(`when a 2025 client ${elicitation ? 'with' : 'without'} elicitation asks for a change, then it waits for the person in Settings, and once approved the next call applies it once`, async () => {
-      const w = await writer(`pending-${elicitation}@example.com`);
-      const { client, asked } = await sdkClient(w.writeKey, elicitation);
-      const before = applied.length;
-      try {
-        const waiting = await client.callTool({ name: 'stop_test_medication', arguments: args });
-        expect(waiting.isError).toBe(true);
-        expect((waiting.content as { text: string }[])[0]!.text).toMatch(
-          /Waiting for the person to approve: "Stop Lisinopril 10 mg for Ada\?" Nothing is changed yet/,
-        );
-        // Asking again does not make a second waiting change.
-        await client.callTool({ name: 'stop_test_medication', arguments: args });
-        expect(applied.length).toBe(before);
+  // A client that declared elicitation is asked in the assistant instead (mcp.elicitation.test.ts).
+  it('when a 2025 client without elicitation asks for a change, then it waits for the person in Settings, and once approved the next call applies it once', async () => {
+    const w = await writer('pending-false@example.com');
+    const { client } = await sdkClient(w.writeKey);
+    const before = applied.length;
+    try {
+      const waiting = await client.callTool({ name: 'stop_test_medication', arguments: args });
+      expect(waiting.isError).toBe(true);
+      expect((waiting.content as { text: string }[])[0]!.text).toMatch(
+        /Waiting for the person to approve: "Stop Lisinopril 10 mg for Ada\?" Nothing is changed yet/,
+      );
+      // Asking again does not make a second waiting change.
+      await client.callTool({ name: 'stop_test_medication', arguments: args });
+      expect(applied.length).toBe(before);
 
-        const settings = await fetch(`${svc.urls.app}/settings`, { headers: { cookie: w.cookie } });
-        const page = await settings.text();
-        expect(page.match(/Approve: Stop Lisinopril 10 mg for Ada\?/g)).toHaveLength(1);
-        const action = /action="(\/settings\/waiting\/[^"]+\/approve)"/.exec(page)![1]!;
-        const approve = await fetch(`${svc.urls.app}${action}`, {
-          method: 'POST',
-          redirect: 'manual',
-          headers: { cookie: w.cookie, origin: new URL(svc.config.appUrl).origin, 'content-type': 'application/x-www-form-urlencoded' },
-          body: '',
-        });
-        expect(approve.status).toBe(303);
-        const after = await (await fetch(`${svc.urls.app}/settings`, { headers: { cookie: w.cookie } })).text();
-        expect(after).not.toContain('Approve: Stop Lisinopril');
-        // The assistant's two calls are in the recent activity as waiting for the person (rows land within a moment).
-        await vi.waitFor(async () => {
-          const page = await (await fetch(`${svc.urls.app}/settings`, { headers: { cookie: w.cookie } })).text();
-          expect(page.match(/Waiting for you<\/td>/g)).toHaveLength(2);
-        });
+      const settings = await fetch(`${svc.urls.app}/settings`, { headers: { cookie: w.cookie } });
+      const page = await settings.text();
+      expect(page.match(/Approve: Stop Lisinopril 10 mg for Ada\?/g)).toHaveLength(1);
+      const action = /action="(\/settings\/waiting\/[^"]+\/approve)"/.exec(page)![1]!;
+      const approve = await fetch(`${svc.urls.app}${action}`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie: w.cookie, origin: new URL(svc.config.appUrl).origin, 'content-type': 'application/x-www-form-urlencoded' },
+        body: '',
+      });
+      expect(approve.status).toBe(303);
+      const after = await (await fetch(`${svc.urls.app}/settings`, { headers: { cookie: w.cookie } })).text();
+      expect(after).not.toContain('Approve: Stop Lisinopril');
+      // The assistant's two calls are in the recent activity as waiting for the person (rows land within a moment).
+      await vi.waitFor(async () => {
+        const page = await (await fetch(`${svc.urls.app}/settings`, { headers: { cookie: w.cookie } })).text();
+        expect(page.match(/Waiting for you<\/td>/g)).toHaveLength(2);
+      });
 
-        const done = await client.callTool({ name: 'stop_test_medication', arguments: args });
-        expect(done.structuredContent).toEqual({ medicationId: 'med_2', stopped: true });
-        const again = await client.callTool({ name: 'stop_test_medication', arguments: args });
-        expect(again.structuredContent).toEqual(done.structuredContent);
-        expect(applied.length).toBe(before + 1);
-        // This endpoint answers each POST alone: the client is never sent elicitation/create.
-        expect(asked).toEqual([]);
-        // An answer posted again finds nothing waiting.
-        const twice = await fetch(`${svc.urls.app}${action}`, {
-          method: 'POST',
-          redirect: 'manual',
-          headers: { cookie: w.cookie, origin: new URL(svc.config.appUrl).origin, 'content-type': 'application/x-www-form-urlencoded' },
-          body: '',
-        });
-        expect(twice.status).toBe(404);
-      } finally {
-        await client.close();
-      }
-    });
+      const done = await client.callTool({ name: 'stop_test_medication', arguments: args });
+      expect(done.structuredContent).toEqual({ medicationId: 'med_2', stopped: true });
+      const again = await client.callTool({ name: 'stop_test_medication', arguments: args });
+      expect(again.structuredContent).toEqual(done.structuredContent);
+      expect(applied.length).toBe(before + 1);
+      // An answer posted again finds nothing waiting.
+      const twice = await fetch(`${svc.urls.app}${action}`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie: w.cookie, origin: new URL(svc.config.appUrl).origin, 'content-type': 'application/x-www-form-urlencoded' },
+        body: '',
+      });
+      expect(twice.status).toBe(404);
+    } finally {
+      await client.close();
+    }
+  });
 
   it('when the person declines in Settings, then the next call is told so and nothing is applied', async () => {
     const w = await writer('pending-decline@example.com');

@@ -66,6 +66,10 @@ export function resultWords(row: Pick<AuditRow, 'success' | 'confirmation' | 're
     case 'declined':
     case 'declined_in_app':
       return 'You declined';
+    case 'cancelled':
+      return 'You closed the question; nothing changed';
+    case 'unanswered':
+      return 'No answer in time; nothing changed';
     case 'refused':
       return 'Refused: an old or altered answer';
   }

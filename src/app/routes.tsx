@@ -19,6 +19,7 @@ import { homeBody } from './home.js';
 import { canManage } from '../family/circle.js';
 import { editingRoutes } from './editing.js';
 import { errorBox, settingsRoutes, zoneDetectForm } from './settings.js';
+import type { Approvals } from '../workspace/approvals.js';
 import { accountRoutes } from './account.js';
 import { pushDevicesRoutes } from './pushDevices.js';
 import { appHelpers, type AppHelpers } from './helpers.js';
@@ -41,6 +42,8 @@ export interface AppRoutesDeps {
   vapidPublicKey: string;
   /** More of the app slice's routes, built elsewhere (Connected apps). */
   extend?: (routes: AppRouteBuilder, helpers: AppHelpers) => void;
+  /** Makes a change waiting in Settings when the person approves it (the workspace's write tools). */
+  approvals?: Approvals;
 }
 
 export function appRoutes(deps: AppRoutesDeps): RouteHandlers {
@@ -200,7 +203,15 @@ export function appRoutes(deps: AppRoutesDeps): RouteHandlers {
       return redirect('/');
     });
   appApiRoutes(routes, helpers, { keys, audit, store, db });
-  settingsRoutes(routes, helpers, { config, db, credentials, keys, audit, vapidPublicKey: deps.vapidPublicKey });
+  settingsRoutes(routes, helpers, {
+    config,
+    db,
+    credentials,
+    keys,
+    audit,
+    vapidPublicKey: deps.vapidPublicKey,
+    ...(deps.approvals ? { approvals: deps.approvals } : {}),
+  });
   pushDevicesRoutes(routes, helpers, { config, db });
   accountRoutes(routes, helpers, { config, db, credentials, keys });
   editingRoutes(routes, helpers, db, credentials);

@@ -13,6 +13,7 @@ import { type KeyStore, MAX_KEYS_PER_USER, TooManyKeys } from '../keys/keys.js';
 import { OAuthStore } from '../oauth/store.js';
 import type { AuditLog } from '../workspace/audit.js';
 import { PendingStore, type PendingRow } from '../workspace/writeStore.js';
+import type { Approvals } from '../workspace/approvals.js';
 import { friendlyIssues, keyInput, revokeKey } from './actions.js';
 import { bridgeBundle } from './bridgeDownload.js';
 import { RECENT_ACTIVITY_ROWS } from '../workspace/activity.js';
@@ -120,7 +121,7 @@ const waitingSection = (rows: PendingRow[], clock: Clock, who: (r: PendingRow) =
 export function settingsRoutes(
   routes: AppRouteBuilder,
   h: AppHelpers,
-  deps: { config: Config; db: Db; credentials: Credentials; keys: KeyStore; audit: AuditLog; vapidPublicKey: string },
+  deps: { config: Config; db: Db; credentials: Credentials; keys: KeyStore; audit: AuditLog; vapidPublicKey: string; approvals?: Approvals },
 ): void {
   const { config, db, keys, audit } = deps;
   const oauthApps = new OAuthStore(db, deps.credentials);
@@ -304,8 +305,28 @@ export function settingsRoutes(
       const caller = await h.currentCaller(req);
       if (!caller) return redirect('/signin?next=/settings');
       const decision = params.decision === 'approve' ? 'approved' : params.decision === 'decline' ? 'declined' : undefined;
+      // Approved: made here and now, as the person's assistant asked; refused with the reason when it cannot be.
+      const approval =
+        decision === 'approved' && deps.approvals
+          ? await deps.approvals.approve(caller.uid, params.id ?? '', caller.name?.trim() || caller.email, { requestId: req.requestId, clientIp: req.clientIp })
+          : undefined;
+      if (approval?.outcome === 'refused')
+        return h.pageFor(
+          409,
+          'Not changed',
+          <>
+            <h1>Not changed</h1>
+            <section class="card">
+              <p id="approval-refused">{approval.reason}</p>
+              <p>
+                Back to <a href="/settings">Settings</a>.
+              </p>
+            </section>
+          </>,
+          caller,
+        );
       // Someone else's change, one already answered or expired, or a made-up decision: nothing to do here.
-      if (!decision || !(await pending.decide(caller.uid, params.id ?? '', decision, Date.now())))
+      if (!decision || approval?.outcome === 'gone' || (!approval && !(await pending.decide(caller.uid, params.id ?? '', decision, Date.now()))))
         return h.pageFor(
           404,
           'No such change',

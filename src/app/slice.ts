@@ -7,6 +7,7 @@ import { APP_ROUTES } from './routeTable.js';
 import { appRoutes } from './routes.js';
 import { PUSH_INDEXES } from '../push/subscriptions.js';
 import { resolveVapid } from '../push/vapid.js';
+import { workspaceApprovals } from '../workspace/approvals.js';
 
 export const appSlice = defineSlice({
   name: 'app',
@@ -19,6 +20,7 @@ export const appSlice = defineSlice({
       credentials: ctx.credentials,
       timelines: ctx.timelines,
       vapidPublicKey: resolveVapid(ctx.config, ctx.log).publicKey,
+      approvals: workspaceApprovals(ctx.config, ctx.db, ctx.credentials, ctx.timelines, ctx.log, ctx.bus, { clock: ctx.clock }),
       extend: (routes, helpers) => {
         connectedAppsRoutes(routes, helpers, ctx.db, ctx.credentials);
         familyRoutes(routes, helpers, { config: ctx.config, db: ctx.db, credentials: ctx.credentials });

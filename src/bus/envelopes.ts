@@ -14,6 +14,17 @@ export const httpRequestEnvelope = z.object({
   requestId: z.string(),
   /** The requester passes a JSON body on as it is: the worker sends it encoded (RawJson, see replies.ts). */
   encodedBody: z.boolean().optional(),
+  /**
+   * Only from the gateway holding a tools/call's event stream, never from the client: the answer to
+   * the question the worker put on it (`elicit` below), routed to that gateway over the bus.
+   */
+  answer: z
+    .object({
+      question: z.string(),
+      action: z.enum(['accept', 'decline', 'cancel', 'unanswered']),
+      content: z.record(z.string(), z.unknown()).optional(),
+    })
+    .optional(),
 });
 export type HttpRequestEnvelope = z.infer<typeof httpRequestEnvelope>;
 
@@ -26,6 +37,11 @@ export const httpReplyEnvelope = z.object({
   raw: z.boolean().optional(),
   /** A raw body that is base64 of bytes (a download): the gateway sends the bytes. */
   base64: z.boolean().optional(),
+  /**
+   * Instead of a body: an event stream to open, a JSON-RPC request to send on it, and how long to wait
+   * for the client's answer before the request goes back to a worker with it (as `answer` above).
+   */
+  elicit: z.object({ key: z.string(), request: z.record(z.string(), z.unknown()), timeoutMs: z.number().int().positive() }).optional(),
 });
 export type HttpReplyEnvelope = z.input<typeof httpReplyEnvelope>;
 

@@ -138,7 +138,13 @@ export class MemoryBus implements Bus {
     let set = this.listeners.get(subject);
     if (!set) this.listeners.set(subject, (set = new Set()));
     set.add(handler);
-    return { drain: async () => void set.delete(handler) };
+    return {
+      drain: async () => {
+        set.delete(handler);
+        // A subject subscribed once (a reply's own subject) leaves nothing behind.
+        if (!set.size && this.listeners.get(subject) === set) this.listeners.delete(subject);
+      },
+    };
   }
 
   async close(): Promise<void> {

@@ -5,6 +5,8 @@
 const NAMES = {
   ingestEvents: 'cc.ingest.events',
   opsSandboxCreated: 'ops.sandbox.created',
+  /** `.<key>`: a person's answer on its way to the tools/call stream waiting for it. */
+  mcpAnswers: 'cc.mcp.answers',
 } as const;
 
 export type Subjects = { readonly [K in keyof typeof NAMES]: string };

@@ -29,6 +29,8 @@ export interface ForwardedRequest {
   body: unknown;
   clientIp: string;
   requestId: string;
+  /** The person's answer to the question a worker put on this call's stream (questionStream.ts). */
+  answer?: HttpRequestEnvelope['answer'];
 }
 
 /** forwardRequest for a request already taken apart. */
@@ -48,6 +50,7 @@ export function forwardPlain(deps: GatewayDeps, request: ForwardedRequest, subje
     clientIp: request.clientIp,
     requestId: request.requestId,
     encodedBody: true,
+    ...(request.answer ? { answer: request.answer } : {}),
   };
   return forward(deps.bus, subject, envelope, {
     timeoutMs: deps.config.busTimeoutMs,

@@ -14,6 +14,7 @@ import type { GatewayDeps } from './context.js';
 import { WorkerFailedError } from '../bus/forward.js';
 import { edgeAnswer } from './failures.js';
 import { emptyBody, forwardRequest, replyBody } from './forward.js';
+import { streamQuestion } from './questionStream.js';
 
 declare module 'koa' {
   interface DefaultState {
@@ -201,6 +202,10 @@ export function read_json_rpc_body(limit: number, maxDepth: number) {
 export function forward_to_workers(deps: GatewayDeps, subject: string, forwardHeaders: readonly string[]) {
   return async (ctx: Context): Promise<void> => {
     const reply = await forwardRequest(deps, ctx, subject, forwardHeaders, true);
+    if (reply.elicit)
+      return streamQuestion(deps, ctx, { ...reply, elicit: reply.elicit }, subject, forwardHeaders, (err) =>
+        rpcErrorBody(edgeFailure(deps, err, ctx.state.requestId).error, messageIdOf(ctx.state.rpcBody)),
+      );
     ctx.status = reply.status;
     for (const [k, v] of Object.entries(reply.headers)) ctx.set(k, v);
     if (reply.body !== undefined) replyBody(ctx, reply.raw ? String(reply.body) : reply.body);

@@ -44,6 +44,8 @@ import {
   RequestStateError,
   writeInProgress,
   type ConfirmationOutcome,
+  type ElicitAnswer,
+  type ElicitQuestion,
   type WriteMachinery,
 } from './writes.js';
 
@@ -169,6 +171,7 @@ export class McpServer {
   async handlePost(call: HttpCall, ctx: Omit<CallContext, 'protocolVersion'>): Promise<HttpReplyEnvelope> {
     const headerVersion = call.headers['mcp-protocol-version'];
     const body = call.body;
+    if (isRpcResponse(body)) return this.takeAnswer(body, ctx);
     const single = Array.isArray(body) ? undefined : parseRpcRequest(body);
     // The era is the body's: a request carrying the per-request envelope is 2026-07-28 traffic.
     if (single?.success) {
@@ -202,9 +205,61 @@ export class McpServer {
     }
 
     if (!single?.success) return this.errorReply(salvageId(body), invalidRequest(describeIssues(single!.error!)));
-    const reply = await this.answerMessage(single.data, full, false);
+    // A single message may be answered on an event stream, with a question for the person first.
+    let question: ElicitQuestion | undefined;
+    const sessionId = call.headers['mcp-session-id'];
+    const reply = await this.answerMessage(single.data, { ...full, ...(sessionId ? { sessionId } : {}), streamQuestion: (q) => void (question = q) }, false);
     if (reply === null) return { status: this.options.notificationStatus, headers: {} };
-    return singleReply(reply);
+    if (question && 'result' in reply) return { status: 200, headers: {}, elicit: question };
+    const answered = singleReply(reply);
+    if (single.data.method === 'initialize' && 'result' in reply) {
+      const session = await this.sessionFor(single.data.params, full);
+      if (session) answered.headers = { ...answered.headers, 'mcp-session-id': session };
+    }
+    return answered;
+  }
+
+  /**
+   * What a 2025-era client declared at initialize, kept where it carries it: a signed Mcp-Session-Id,
+   * issued only to a client that can be asked (elicitation) by a server with write tools.
+   */
+  private async sessionFor(params: Record<string, unknown> | undefined, ctx: CallContext): Promise<string | undefined> {
+    const w = this.options.writes;
+    const caps = params?.capabilities;
+    if (!w?.elicitation || ctx.caller === undefined || !isPlainObject(caps) || !isPlainObject(caps.elicitation)) return undefined;
+    return w.states.sealSession(w.callerKey(ctx.caller), { elicitation: true }, (w.clock ?? Date.now)());
+  }
+
+  /**
+   * A client's JSON-RPC response: its answer to a question this server put on a tools/call's stream.
+   * The question's id is sealed and bound to the caller, so only the caller who was asked can answer;
+   * the answer then goes to the stream waiting for it, wherever that is (202), or finds none (404).
+   */
+  private async takeAnswer(body: Record<string, unknown>, ctx: Omit<CallContext, 'protocolVersion'>): Promise<HttpReplyEnvelope> {
+    const w = this.options.writes;
+    const notAsked = (why: string) =>
+      this.errorReply(null, new RpcError(RPC.INVALID_REQUEST, `No question is waiting for this answer: ${why}`, { hint: ANSWER_HINT }, 404));
+    if (!w?.elicitation || ctx.caller === undefined) return notAsked('this endpoint asks no questions of this caller');
+    if (typeof body.id !== 'string') return notAsked("the id is not one of this server's questions");
+    const claims = await w.states.openQuestion(body.id, w.callerKey(ctx.caller), (w.clock ?? Date.now)());
+    if (!claims) return notAsked("the id is not one of this server's questions for this caller, or it has expired");
+    const result = body.result;
+    const action =
+      isPlainObject(result) && ['accept', 'decline', 'cancel'].includes(result.action as string)
+        ? (result.action as 'accept' | 'decline' | 'cancel')
+        : undefined;
+    if ('result' in body && !action)
+      return this.errorReply(
+        null,
+        new RpcError(RPC.INVALID_PARAMS, 'Invalid params: result.action must be "accept", "decline" or "cancel"', { hint: ANSWER_HINT }, 400),
+      );
+    // An error in place of a result (the client could not show it) counts as the person dismissing it.
+    const content = isPlainObject(result) && isPlainObject(result.content) ? result.content : undefined;
+    // One answer per question: a second is refused here, without waiting to learn nobody takes it.
+    if (await w.idempotency.claim(`answer:${claims.jti}`, claims.digest, (w.clock ?? Date.now)())) return notAsked('it was answered already');
+    const delivered = await w.elicitation.answers.deliver(claims.jti, { action: action ?? 'cancel', ...(content ? { content } : {}) });
+    if (!delivered) return notAsked('it was answered already, or the call stopped waiting');
+    return { status: 202, headers: {} };
   }
 
   /** A 2026-07-28 request: checked against its headers, answered statelessly. */
@@ -457,6 +512,14 @@ export class McpServer {
       if (err instanceof RequestStateError) report.confirmation = 'refused';
       throw err;
     }
+    if (!ctx.modern && ctx.answer) {
+      try {
+        answered = await this.answeredOnStream(w, { tool: tool.name, callerKey, digest, now }, ctx.answer);
+      } catch (err) {
+        if (err instanceof RequestStateError) report.confirmation = 'refused';
+        throw err;
+      }
+    }
     if (answered) report.confirmation = answered.outcome;
     if (answered?.reply) return answered.reply;
     const id = `${callerKey}:${digest}`;
@@ -466,8 +529,9 @@ export class McpServer {
 
     const question = !answered && tool.confirm ? await tool.confirm(args, ctx) : undefined;
     if (question) {
-      const asked = await this.ask(w, { tool: tool.name, callerKey, digest, question, now }, params, ctx);
+      const asked = await this.ask(w, { tool, args, callerKey, digest, question, now }, params, ctx);
       report.confirmation = asked.outcome;
+      if (asked.madeInApp !== undefined) return this.replay(asked.madeInApp, report);
       if (asked.reply) return asked.reply;
     }
     const first = await w.idempotency.claim(id, digest, now);
@@ -488,6 +552,54 @@ export class McpServer {
     await w.idempotency.complete(id, JSON.stringify({ reply: ran.reply, targets: report.targets }));
     if (report.confirmation === 'approved_in_app') await w.pending.used(pendingIdOf(callerKey, digest));
     return ran.reply;
+  }
+
+  /**
+   * A change the person approved in the app, made there as their assistant would have made it: run
+   * under the assistant's idempotency claim, so its later identical call gets this result and the
+   * change is made once. Refused (nothing made) when the tool refuses it or what the question was
+   * about changed since (`basis`); undefined when this server has no such tool.
+   */
+  async applyApproved(
+    change: { tool: string; args: unknown; caller: unknown; basis?: string },
+    ctx: Pick<CallContext, 'requestId' | 'clientIp'>,
+  ): Promise<{ made: true; result: string; targets: readonly string[] } | { made: false; reason: string; stale: boolean } | undefined> {
+    const w = this.options.writes;
+    const tool = this.tools.get(change.tool);
+    if (!w || !tool) return undefined;
+    const full: CallContext = { ...ctx, caller: change.caller, protocolVersion: NEWEST_LEGACY_VERSION };
+    const args = tool.input.safeParse(change.args);
+    if (!args.success) return { made: false, stale: true, reason: 'The change no longer fits what carecircle accepts; nothing was changed.' };
+    if (tool.basis && (await tool.basis(args.data, full)) !== change.basis)
+      return {
+        made: false,
+        stale: true,
+        reason:
+          'What this change was about has changed since your assistant asked (someone changed it in the meantime), so nothing was changed. Ask your assistant again if it is still wanted.',
+      };
+    const now = (w.clock ?? Date.now)();
+    const id = `${w.callerKey(change.caller)}:${argumentDigest(tool.name, args.data)}`;
+    const first = await w.idempotency.claim(id, argumentDigest(tool.name, args.data), now);
+    if (first) {
+      if (first.result === undefined) throw writeInProgress();
+      return { made: true, result: first.result, targets: (JSON.parse(first.result) as { targets: string[] }).targets };
+    }
+    let ran;
+    try {
+      ran = await this.runTool(tool, args.data, full);
+    } catch (err) {
+      await w.idempotency.release(id).catch(() => undefined);
+      throw err;
+    }
+    if (!ran.result) {
+      await w.idempotency.release(id);
+      const content = ran.reply.content as { text?: string }[] | undefined;
+      return { made: false, stale: false, reason: content?.[0]?.text ?? 'carecircle could not make this change; nothing was changed.' };
+    }
+    const targets = ran.result.targets ?? idsIn(ran.result.structured);
+    const result = JSON.stringify({ reply: ran.reply, targets });
+    await w.idempotency.complete(id, result);
+    return { made: true, result, targets };
   }
 
   /** The person's answer to an `input_required` question, once its requestState checks out and is used up. */
@@ -511,6 +623,27 @@ export class McpServer {
     return { outcome: 'declined', reply: notDone('Not done: the person did not approve this change. Nothing was changed.') };
   }
 
+  /** The answer a gateway brought back from the call's stream, once the question it answers checks out and is used up. */
+  private async answeredOnStream(
+    w: WriteMachinery,
+    bound: { tool: string; callerKey: string; digest: string; now: number },
+    answer: ElicitAnswer,
+  ): Promise<{ outcome: ConfirmationOutcome; reply?: Record<string, unknown> }> {
+    const claims = await w.states.openQuestion(answer.question, bound.callerKey, bound.now);
+    if (!claims) throw new RequestStateError('invalid');
+    if (claims.tool !== bound.tool || claims.digest !== bound.digest) throw new RequestStateError('mismatch');
+    if (await w.idempotency.claim(`state:${claims.jti}`, bound.digest, bound.now)) throw new RequestStateError('replayed');
+    if (answer.action === 'accept' && answer.content?.confirm === true) return { outcome: 'confirmed' };
+    const text = {
+      accept: 'Not done: the person did not confirm this change. Nothing was changed.',
+      decline: 'Not done: the person declined this change. Nothing was changed.',
+      cancel: 'Not done: the person dismissed the question without answering. Nothing was changed.',
+      unanswered: 'Not done: the person did not answer in time. Nothing was changed; call again to ask them afresh.',
+    }[answer.action];
+    const outcome = answer.action === 'cancel' ? 'cancelled' : answer.action === 'unanswered' ? 'unanswered' : 'declined';
+    return { outcome, reply: notDone(text) };
+  }
+
   private replay(stored: string | undefined, report: WriteReport): Record<string, unknown> {
     if (stored === undefined) throw writeInProgress();
     const first = JSON.parse(stored) as { reply: Record<string, unknown>; targets: string[] };
@@ -521,17 +654,18 @@ export class McpServer {
 
   /**
    * Ask the person. 2026-07-28 clients that can elicit get `input_required` and answer by calling
-   * again with `inputResponses` and the signed `requestState`; every other client (this server
-   * answers each POST on its own, so it cannot send `elicitation/create` mid-call) leaves the change
-   * waiting for the person in the app.
+   * again with `inputResponses` and the signed `requestState`; 2025-era clients that declared
+   * elicitation (their session id says so) get `elicitation/create` on the call's event stream; every
+   * other client leaves the change waiting for the person in the app.
    */
   private async ask(
     w: WriteMachinery,
-    asked: { tool: string; callerKey: string; digest: string; question: string; now: number },
+    asked: { tool: ToolDefinition; args: unknown; callerKey: string; digest: string; question: string; now: number },
     params: Record<string, unknown>,
     ctx: CallContext,
-  ): Promise<{ outcome: ConfirmationOutcome; reply?: Record<string, unknown> }> {
-    const { tool, callerKey, digest, question, now } = asked;
+  ): Promise<{ outcome: ConfirmationOutcome; reply?: Record<string, unknown>; madeInApp?: string }> {
+    const { callerKey, digest, question, now } = asked;
+    const tool = asked.tool.name;
     if (ctx.modern && canElicit(params))
       return {
         outcome: 'asked',
@@ -554,7 +688,42 @@ export class McpServer {
           requestState: await w.states.seal({ callerKey, tool, digest }, now),
         },
       };
-    const change = await w.pending.park({ caller: ctx.caller, callerKey, tool, digest, question, now });
+    // A 2025-era client that declared elicitation is asked on this call's own event stream.
+    if (!ctx.modern && w.elicitation && ctx.streamQuestion && ctx.sessionId && (await w.states.openSession(ctx.sessionId, callerKey, now)).elicitation) {
+      const { token, jti } = await w.states.sealQuestion({ callerKey, tool, digest }, now, w.elicitation.timeoutMs);
+      ctx.streamQuestion({
+        key: jti,
+        timeoutMs: w.elicitation.timeoutMs,
+        request: {
+          jsonrpc: '2.0',
+          id: token,
+          method: 'elicitation/create',
+          params: {
+            message: question,
+            requestedSchema: {
+              type: 'object',
+              properties: { confirm: { type: 'boolean', title: 'Confirm', description: question, default: false } },
+              required: ['confirm'],
+            },
+          },
+        },
+      });
+      return { outcome: 'asked', reply: {} };
+    }
+    const basis = await asked.tool.basis?.(asked.args, ctx);
+    const change = await w.pending.park({
+      caller: ctx.caller,
+      callerKey,
+      tool,
+      digest,
+      question,
+      args: asked.args,
+      now,
+      ...(basis !== undefined ? { basis } : {}),
+    });
+    // Approved and made in the app already: this call gets what the approval made.
+    if (change.status === 'applied' && change.result !== undefined) return { outcome: 'approved_in_app', madeInApp: change.result };
+    if (change.status === 'applying') throw writeInProgress();
     if (change.status === 'approved') return { outcome: 'approved_in_app' };
     if (change.status === 'declined') {
       await w.pending.used(change.id);
@@ -588,6 +757,13 @@ function canElicit(params: Record<string, unknown>): boolean {
   const caps = isPlainObject(params._meta) ? params._meta[META.clientCapabilities] : undefined;
   return isPlainObject(caps) && caps.elicitation !== undefined && caps.elicitation !== null;
 }
+
+/** A JSON-RPC response (no method; an id and a result or an error) posted by a client. */
+function isRpcResponse(body: unknown): body is Record<string, unknown> {
+  return isPlainObject(body) && body.method === undefined && 'id' in body && ('result' in body || 'error' in body);
+}
+
+const ANSWER_HINT = 'Answer an elicitation/create request of this server on the stream it came on, with its id, within its time.';
 
 /** A write not made (declined, or waiting for the person): told to the model as a result it can read. */
 const notDone = (text: string) => ({ content: [{ type: 'text', text }], isError: true });

@@ -1,5 +1,6 @@
 // How a tool is declared once by its slice and implemented beside it; its schemas as clients see them.
 import { z } from 'zod';
+import type { ElicitAnswer, ElicitQuestion } from './writes.js';
 
 /** Whether a caller holds an OAuth scope: the one question the server asks of a declared `scope`. */
 export type ScopeCheck = (caller: unknown, scope: string) => boolean;
@@ -14,6 +15,12 @@ export interface CallContext {
   caller?: unknown;
   /** Told, for each write tool call (by JSON-RPC id), what it changed and how it was confirmed: for the audit log. */
   reportWrite?: (id: unknown, report: WriteReport) => void;
+  /** A 2025-era request's `Mcp-Session-Id`: what its client declared at initialize (rpc/writes.ts). */
+  sessionId?: string;
+  /** A single 2025-era message, whose reply may be an event stream: where a question for the person goes. */
+  streamQuestion?: (question: ElicitQuestion) => void;
+  /** The person's answer to the question this call put on its stream, handed back by the gateway. */
+  answer?: ElicitAnswer;
 }
 
 /** What one write tool call did, for its audit row. */
@@ -21,7 +28,7 @@ export interface WriteReport {
   tool: string;
   /** The records it added or changed (ids), when it applied. */
   targets: readonly string[];
-  /** not_needed, asked (input_required sent), confirmed, declined, refused (a bad requestState), waiting_in_app, approved_in_app, declined_in_app. */
+  /** not_needed, asked (input_required or elicitation/create sent), confirmed, declined, cancelled, unanswered, refused (a bad requestState or question id), waiting_in_app, approved_in_app, declined_in_app. */
   confirmation: string;
   /** Answered with the first result of the same write, without applying it again. */
   replayed: boolean;
@@ -75,6 +82,12 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> extends ToolDec
    * else a change the person approves in the app); the handler never asks.
    */
   confirm?: (args: z.output<S>, ctx: CallContext) => Promise<string | undefined> | string | undefined;
+  /**
+   * With `confirm`: what the question was about as it stood when asked (a medication's version, an
+   * entry's state). A change approved later in the app is applied only while this is unchanged;
+   * otherwise it is refused as stale, since the person approved something that is no longer so.
+   */
+  basis?: (args: z.output<S>, ctx: CallContext) => Promise<string | undefined>;
 }
 
 /** Helps TypeScript infer a tool's argument type from its schema. */
@@ -83,7 +96,7 @@ export const defineTool = <S extends z.ZodType>(tool: ToolDefinition<S>): ToolDe
 /** A declared tool with its arguments and handler; infers the argument type from the schema. */
 export const implementTool = <S extends z.ZodType>(
   declaration: ToolDeclaration,
-  impl: Pick<ToolDefinition<S>, 'input' | 'accept' | 'handler' | 'confirm'>,
+  impl: Pick<ToolDefinition<S>, 'input' | 'accept' | 'handler' | 'confirm' | 'basis'>,
 ): ToolDefinition => ({ ...declaration, ...impl }) as unknown as ToolDefinition;
 
 /** JSON Schema of a tool's arguments, generated once from zod. */

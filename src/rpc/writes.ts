@@ -1,6 +1,6 @@
 // What every write tool goes through on an MCP server: applied once per caller, arguments and ten
 // minutes, and, when it asks a question, applied only after the person approved it.
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { RPC } from './codes.js';
 import { RpcError } from './errors.js';
@@ -16,7 +16,35 @@ export const IDEMPOTENCY_KEY_META = 'io.carecircle/idempotency-key';
 export const CONFIRM_INPUT = 'confirm';
 
 /** How a write's confirmation ended, as its audit row records it. */
-export type ConfirmationOutcome = 'not_needed' | 'asked' | 'confirmed' | 'declined' | 'refused' | 'waiting_in_app' | 'approved_in_app' | 'declined_in_app';
+export type ConfirmationOutcome =
+  'not_needed' | 'asked' | 'confirmed' | 'declined' | 'cancelled' | 'unanswered' | 'refused' | 'waiting_in_app' | 'approved_in_app' | 'declined_in_app';
+
+/**
+ * The person's answer to an `elicitation/create` sent to a 2025-era client on the tools/call's event
+ * stream, as the gateway holding that stream hands it back: `unanswered` when none came in time.
+ */
+export interface ElicitAnswer {
+  /** The question's id (a token sealed by `RequestStates.sealQuestion`). */
+  question: string;
+  action: 'accept' | 'decline' | 'cancel' | 'unanswered';
+  content?: Record<string, unknown>;
+}
+
+/** A question to put on the call's event stream instead of a reply (HttpReplyEnvelope.elicit). */
+export interface ElicitQuestion {
+  /** Where the answer is routed over the bus: the question token's unguessable id. */
+  key: string;
+  /** The `elicitation/create` request, its id the sealed question token. */
+  request: Record<string, unknown>;
+  /** How long the stream waits for the answer before the write is given up. */
+  timeoutMs: number;
+}
+
+/** Carries a 2025-era client's answer, posted to any process, to the call waiting for it. */
+export interface AnswerRoute {
+  /** True once the waiting call took it; false when nothing waits under that key (answered, or timed out). */
+  deliver(key: string, answer: Omit<ElicitAnswer, 'question'>): Promise<boolean>;
+}
 
 /** The same write already stored: its first result, replayed. */
 export interface StoredWrite {
@@ -43,12 +71,25 @@ export interface IdempotencyStore {
 /** A change waiting for the person in the app, for clients that cannot ask them. */
 export interface PendingChange {
   id: string;
-  status: 'waiting' | 'approved' | 'declined';
+  /** `applied`: approved in the app and made there; `result` is its first reply and targets. */
+  status: 'waiting' | 'approved' | 'declined' | 'applying' | 'applied';
+  result?: string;
 }
 
 export interface PendingChanges {
   /** The change for this caller, tool and arguments, recorded as waiting when there is none. */
-  park(change: { caller: unknown; callerKey: string; tool: string; digest: string; question: string; now: number }): Promise<PendingChange>;
+  park(change: {
+    caller: unknown;
+    callerKey: string;
+    tool: string;
+    digest: string;
+    question: string;
+    /** The arguments, to apply the change when the person approves it in the app. */
+    args: unknown;
+    /** The tool's `basis` when asked, checked again on approval. */
+    basis?: string;
+    now: number;
+  }): Promise<PendingChange>;
   /** Mark an approved change as used, so one approval applies one write. */
   used(id: string): Promise<void>;
 }
@@ -63,6 +104,11 @@ export interface WriteMachinery {
   states: RequestStates;
   /** Where the person approves a waiting change, in plain words for the tool result. */
   approveAt: string;
+  /**
+   * Asking a 2025-era client that declared `elicitation` at initialize, on the tools/call's event
+   * stream; absent: those clients leave the change waiting in the app like every other.
+   */
+  elicitation?: { timeoutMs: number; answers: AnswerRoute };
   clock?: () => number;
 }
 
@@ -120,6 +166,18 @@ export class RequestStateError extends RpcError {
   }
 }
 
+const QUESTION_TYP = 'carecircle-elicitation';
+const SESSION_TYP = 'carecircle-mcp-session';
+/** A client keeps its session id as long as it runs; a week covers any one conversation. */
+const SESSION_TTL_SEC = 7 * 86_400;
+
+/** Two strings compared in constant time (their lengths are no secret). */
+function sameText(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'utf8');
+  const y = Buffer.from(b, 'utf8');
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
 /** What a signed requestState binds: who, what, with which arguments, until when, and its one use. */
 export interface StateClaims {
   callerKey: string;
@@ -149,6 +207,57 @@ export class RequestStates {
       .setIssuedAt(iat)
       .setExpirationTime(iat + Math.ceil(this.ttlMs / 1000))
       .sign(this.key);
+  }
+
+  /**
+   * The id of an `elicitation/create` put to a 2025-era client: bound like a requestState, but of its
+   * own type, so neither can stand in for the other, and good until the wait for it is over.
+   */
+  sealQuestion(claims: Omit<StateClaims, 'jti'>, now: number, waitMs: number): Promise<{ token: string; jti: string }> {
+    const iat = Math.floor(now / 1000);
+    const jti = randomUUID();
+    return (
+      new SignJWT({ c: claims.callerKey, t: claims.tool, d: claims.digest })
+        .setProtectedHeader({ alg: 'HS256', typ: QUESTION_TYP })
+        .setJti(jti)
+        .setIssuedAt(iat)
+        // A minute past the wait: the gateway's own "no answer" arrives after it and must still open.
+        .setExpirationTime(iat + Math.ceil(waitMs / 1000) + 60)
+        .sign(this.key)
+        .then((token) => ({ token, jti }))
+    );
+  }
+
+  /** A question's claims, opened by the caller answering it: undefined when not ours, expired or another caller's. */
+  async openQuestion(token: string, callerKey: string, now: number): Promise<StateClaims | undefined> {
+    const payload = await this.verify(token, QUESTION_TYP, now).catch(() => undefined);
+    if (!payload || typeof payload.jti !== 'string' || typeof payload.t !== 'string' || typeof payload.d !== 'string') return undefined;
+    if (typeof payload.c !== 'string' || !sameText(payload.c, callerKey)) return undefined;
+    return { callerKey, tool: payload.t, digest: payload.d, jti: payload.jti };
+  }
+
+  /**
+   * A 2025-era `Mcp-Session-Id` saying what the client declared at initialize (this server keeps no
+   * session): signed, bound to the caller, carried by the client on every later request.
+   */
+  sealSession(callerKey: string, capabilities: { elicitation: boolean }, now: number): Promise<string> {
+    const iat = Math.floor(now / 1000);
+    return new SignJWT({ c: callerKey, e: capabilities.elicitation })
+      .setProtectedHeader({ alg: 'HS256', typ: SESSION_TYP })
+      .setIssuedAt(iat)
+      .setExpirationTime(iat + SESSION_TTL_SEC)
+      .sign(this.key);
+  }
+
+  /** What a session id says the client declared; nothing for an id not ours, expired or another caller's. */
+  async openSession(token: string, callerKey: string, now: number): Promise<{ elicitation: boolean }> {
+    const payload = await this.verify(token, SESSION_TYP, now).catch(() => undefined);
+    if (!payload || typeof payload.c !== 'string' || !sameText(payload.c, callerKey)) return { elicitation: false };
+    return { elicitation: payload.e === true };
+  }
+
+  private async verify(token: string, typ: string, now: number) {
+    return (await jwtVerify(token, this.key, { algorithms: ['HS256'], typ, currentDate: new Date(now), clockTolerance: 0 })).payload;
   }
 
   /** The state's claims once its signature, expiry and binding check out; a RequestStateError otherwise. */

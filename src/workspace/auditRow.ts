@@ -21,8 +21,10 @@ export interface AuditRow {
   clientId?: string;
   /** A write tool call: the records it added or changed (ids). */
   targets?: string[];
-  /** A write tool call: how the person confirmed it (not_needed, asked, confirmed, declined, refused, waiting_in_app, approved_in_app, declined_in_app). */
+  /** A write tool call: how the person confirmed it (not_needed, asked, confirmed, declined, cancelled, unanswered, refused, waiting_in_app, approved_in_app, declined_in_app). */
   confirmation?: string;
+  /** A write made on the person's approval in the app: who approved it (their name). */
+  approvedBy?: string;
   /** A write answered with its first result, not applied again. */
   replayed?: boolean;
   at: Date;

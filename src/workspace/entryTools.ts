@@ -217,6 +217,12 @@ export function entryTools(store: WorkspaceStore, clientName: ClientNamer): Tool
         if (!s || !entry) return undefined; // the handler refuses it, with the reason
         return `Withdraw "${careWords(entry, UTC_WORDS).line}" from ${s.lovedOne.displayName}'s care record, giving the reason "${reason}"?`;
       },
+      // The entry as the person saw it: edited or withdrawn since, an approval is stale.
+      basis: async ({ lovedOneId: id, entryId }, ctx) => {
+        const s = await scope(ctx, id).catch(() => null);
+        const entry = s ? await entries.entry(s.lovedOne, entryId) : null;
+        return entry ? `${entry._id}>${entry.supersededBy ?? ''}` : 'none';
+      },
       handler: guarded('retract_entry', async ({ lovedOneId: id, entryId, reason }, ctx) => {
         const s = await scope(ctx, id);
         const entry = await entries.entry(s.lovedOne, entryId);

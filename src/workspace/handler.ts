@@ -31,6 +31,7 @@ import type { WriteMachinery } from '../rpc/writes.js';
 import type { ToolDefinition, WriteReport } from '../rpc/tool.js';
 import { resolveDataKey } from '../partner/secretBox.js';
 import { MongoIdempotencyStore, PendingStore, requestStates } from './writeStore.js';
+import { busAnswers } from '../rpc/answers.js';
 
 /** Who a write came from, for its idempotency: the person and the credential they used. */
 export const callerKeyOf = (caller: unknown): string => {
@@ -38,14 +39,18 @@ export const callerKeyOf = (caller: unknown): string => {
   return `${c.uid}/${c.keyId ?? c.clientId ?? c.via}`;
 };
 
-/** The workspace's write machinery over its store, with confirmations signed under a key derived from DATA_KEY. */
-export function workspaceWrites(config: Config, db: Db, log: Logger, clock: () => number = Date.now): WriteMachinery {
+/**
+ * The workspace's write machinery over its store, with confirmations signed under a key derived from
+ * DATA_KEY, and answers to questions asked on a call's stream routed over the bus.
+ */
+export function workspaceWrites(config: Config, db: Db, log: Logger, bus: Bus, clock: () => number = Date.now): WriteMachinery {
   return {
     callerKey: callerKeyOf,
     idempotency: new MongoIdempotencyStore(db),
     pending: new PendingStore(db),
     states: requestStates(resolveDataKey(config, log)),
     approveAt: `${config.appUrl}/settings#waiting`,
+    elicitation: { timeoutMs: config.mcpElicitationTimeoutMs, answers: busAnswers(bus, config.busNamespace) },
     clock,
   };
 }
@@ -109,6 +114,31 @@ export interface WorkspaceSeams {
   tools?: (store: WorkspaceStore, medications: Omit<MedicationToolDeps, 'store'>) => ToolDefinition[];
 }
 
+/** The workspace's MCP server with its tools and write machinery, over the family records. */
+export function workspaceServer(
+  config: Config,
+  db: Db,
+  credentials: Credentials,
+  timelines: Timelines,
+  log: Logger,
+  bus: Bus,
+  seams: WorkspaceSeams = {},
+): { server: McpServer; store: WorkspaceStore } {
+  const store = new WorkspaceStore(db, credentials, config.inboxDomain, timelines);
+  // Whose assistant wrote a change: the connected app's own name, or the API key's name.
+  const clientName = clientNamer(db, credentials);
+  const medications = { medications: new MedicationList(db), clientName };
+  const server = createWorkspaceServer(
+    store,
+    [...(seams.tools?.(store, medications) ?? workspaceTools(store, medications, clientName)), ...planTools(store, db, credentials)],
+    config.maxReplyBytes,
+    log,
+    workspaceWrites(config, db, log, bus, seams.clock),
+    new PlansStore(db),
+  );
+  return { server, store };
+}
+
 /** Authenticate first, then the session caller's rate limit, then MCP, then the audit rows. */
 export function workspaceEndpoint(
   config: Config,
@@ -120,20 +150,9 @@ export function workspaceEndpoint(
   limiter: Limiter,
   seams: WorkspaceSeams = {},
 ): RouteHandler {
-  const store = new WorkspaceStore(db, credentials, config.inboxDomain, timelines);
+  const { server, store } = workspaceServer(config, db, credentials, timelines, log, bus, seams);
   const keys = new KeyStore(db, credentials);
   const audit = auditWriter(timelines, bus, config.busNamespace, log);
-  // Whose assistant wrote a change: the connected app's own name, or the API key's name.
-  const clientName = clientNamer(db, credentials);
-  const medications = { medications: new MedicationList(db), clientName };
-  const server = createWorkspaceServer(
-    store,
-    [...(seams.tools?.(store, medications) ?? workspaceTools(store, medications, clientName)), ...planTools(store, db, credentials)],
-    config.maxReplyBytes,
-    log,
-    workspaceWrites(config, db, log, seams.clock),
-    new PlansStore(db),
-  );
   const sessionPolicy = perMinute(config.rateMcpSessionPerMin);
   return async (req, _params, reqLog) => {
     // A refusal answers the message it refuses: a single message gets its id back.
@@ -168,7 +187,13 @@ export function workspaceEndpoint(
     try {
       reply = await server.handlePost(
         { method: req.method, headers: req.headers, body: req.body },
-        { requestId: req.requestId, clientIp: req.clientIp, caller, reportWrite: (id, report) => writes.set(id, report) },
+        {
+          requestId: req.requestId,
+          clientIp: req.clientIp,
+          caller,
+          reportWrite: (id, report) => writes.set(id, report),
+          ...(req.answer ? { answer: req.answer } : {}),
+        },
       );
     } finally {
       // A batch refused as too large is audited too, each message as failed.

@@ -276,6 +276,13 @@ export function medicationTools({ store, medications, clientName }: MedicationTo
         const fields = Object.keys(args.medication ?? {}).join(', ');
         return `Change ${words(m.current)} for ${lovedOne.displayName} (${fields})?`;
       },
+      // The version the person was asked about: a change made since makes an approval stale.
+      basis: async (args, ctx) => {
+        if (args.action === 'add' || !args.medicationId) return undefined;
+        const { lovedOne } = await lovedOneOf(ctx, args.lovedOneId);
+        const m = await medications.one(lovedOne._id, args.medicationId);
+        return m ? `${m.current.medicationId}@${m.current.version}` : 'none';
+      },
       handler: async (args, ctx) => {
         const { lovedOne, member } = await lovedOneOf(ctx, args.lovedOneId);
         if (!canWrite(member)) throw readOnly();

@@ -22,7 +22,8 @@ const routes = defineRoutes({
     // callers share a bucket per credential; session-cookie callers (in-app agents) have a bucket
     // per person, taken by the worker once it has read the session (workspace/handler.ts).
     rate: { bucket: 'mcp-key', by: 'credential', policy: (c) => perMinute(c.rateMcpKeyPerMin) },
-    forwardHeaders: ['authorization', 'cookie', ...MCP_REQUEST_HEADERS],
+    // Mcp-Session-Id carries what a 2025-era client declared at initialize (rpc/writes.ts).
+    forwardHeaders: ['authorization', 'cookie', 'mcp-session-id', ...MCP_REQUEST_HEADERS],
   },
 });
 

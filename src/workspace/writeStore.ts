@@ -96,7 +96,16 @@ export interface PendingRow {
   /** Who asked: the key's id or the connected app's client id, to name it on the page. */
   keyId?: string;
   clientId?: string;
-  status: 'waiting' | 'approved' | 'declined';
+  /** The caller as verified when it asked, and the write's idempotency scope and digest: to apply it on approval. */
+  caller?: WorkspaceCaller;
+  callerKey?: string;
+  digest?: string;
+  /** The arguments, as JSON (a row stored before changes were applied on approval has none). */
+  args?: string;
+  basis?: string;
+  /** `applying` while the approval makes it; `applied` once made, with its first reply and targets. */
+  status: 'waiting' | 'approved' | 'declined' | 'applying' | 'applied';
+  result?: string;
   createdAt: Date;
   expiresAt: Date;
 }
@@ -108,7 +117,7 @@ export class PendingStore implements PendingChanges {
     this.rows = db.collection<PendingRow>(MCP_PENDING_CHANGES);
   }
 
-  async park(change: { caller: unknown; callerKey: string; tool: string; digest: string; question: string; now: number }): Promise<PendingChange> {
+  async park(change: Parameters<PendingChanges['park']>[0]): Promise<PendingChange> {
     const caller = change.caller as WorkspaceCaller;
     const id = pendingIdOf(change.callerKey, change.digest);
     const row: PendingRow = {
@@ -119,6 +128,19 @@ export class PendingStore implements PendingChanges {
       question: change.question,
       ...(caller.keyId ? { keyId: caller.keyId } : {}),
       ...(caller.clientId ? { clientId: caller.clientId } : {}),
+      caller: {
+        uid: caller.uid,
+        email: caller.email,
+        tenant: caller.tenant,
+        via: caller.via,
+        scopes: caller.scopes,
+        ...(caller.keyId ? { keyId: caller.keyId } : {}),
+        ...(caller.clientId ? { clientId: caller.clientId } : {}),
+      },
+      callerKey: change.callerKey,
+      digest: change.digest,
+      args: JSON.stringify(change.args),
+      ...(change.basis !== undefined ? { basis: change.basis } : {}),
       status: 'waiting',
       createdAt: new Date(change.now),
       expiresAt: new Date(change.now + PENDING_TTL_MS),
@@ -131,7 +153,7 @@ export class PendingStore implements PendingChanges {
         if (!isDuplicateKey(err)) throw err;
       }
       const found = await this.rows.findOne({ _id: id });
-      if (found && found.expiresAt.getTime() > change.now) return { id, status: found.status };
+      if (found && found.expiresAt.getTime() > change.now) return { id, status: found.status, ...(found.result !== undefined ? { result: found.result } : {}) };
       if (found) await this.rows.deleteOne({ _id: id, expiresAt: found.expiresAt });
     }
     return { id, status: 'waiting' };
@@ -148,6 +170,28 @@ export class PendingStore implements PendingChanges {
       .sort({ createdAt: -1 })
       .limit(50)
       .toArray();
+  }
+
+  /**
+   * A waiting change of this person's, taken to be applied (`applying`), so a second approval finds
+   * nothing; null when there is none.
+   */
+  async take(uid: string, id: string, now: number): Promise<PendingRow | null> {
+    const taken = await this.rows.updateOne({ _id: id, uid, status: 'waiting', expiresAt: { $gt: new Date(now) } }, { $set: { status: 'applying' } });
+    return taken.modifiedCount === 1 ? this.rows.findOne({ _id: id }) : null;
+  }
+
+  /** The change made on approval: later identical calls get `result` until the change expires. */
+  async applied(id: string, result: string): Promise<void> {
+    await this.rows.updateOne({ _id: id, status: 'applying' }, { $set: { status: 'applied', result } });
+  }
+
+  /**
+   * An approval that did not make the change here: back to waiting (it could not finish for now), or
+   * approved, for the assistant's next identical call to make.
+   */
+  async untake(id: string, status: 'waiting' | 'approved'): Promise<void> {
+    await this.rows.updateOne({ _id: id, status: 'applying' }, { $set: { status } });
   }
 
   /** The person's answer; false when there is no such waiting change of theirs. */
