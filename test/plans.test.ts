@@ -299,10 +299,12 @@ describe('plans - workspace MCP tools', () => {
       },
     );
     const text = prompt.json.result.messages[0].content.text as string;
-    expect(text).toContain('Appointments this week and next (1):');
-    expect(text).toMatch(/Dentist \(coming\)/);
-    expect(text).toContain('Tasks the family did (1):');
-    expect(text).toContain('Pick up prescriptions');
+    expect(text).toContain('Appointments in the next 7 days (1):');
+    expect(text).toMatch(/: Dentist\n|: Dentist$/);
+    // The task done is in the week's record, once; the coming appointment is listed as coming, once.
+    expect(text).toMatch(/: Sam \d+ did: Pick up prescriptions/);
+    expect(text.match(/Pick up prescriptions/g)).toHaveLength(1);
+    expect(text.match(/Dentist/g)).toHaveLength(1);
   });
 
   it('when arguments are out of bounds, the caller may only read, or the ids are foreign, then each is refused plainly', async () => {
@@ -328,5 +330,85 @@ describe('plans - workspace MCP tools', () => {
     ).task;
     const crossed = await mcp(other.carer.apiKey, 'update_task', { lovedOneId: other.carer.lovedOneId, taskId: mine.id, action: 'take' });
     expect(crossed.json.error.code).toBe(RPC.NOT_AUTHORIZED);
+  });
+});
+
+describe('plans - on the care timeline', () => {
+  it('when an appointment is added, then changed, and a task is marked done, then list_care_events and the app timeline show each once, the appointment at its new time', async () => {
+    const { carer, sib } = await family();
+    const start = wallToInstant(ZONE, dayAhead(4), '09:15')!.toISOString();
+    const added = structured(
+      await mcp(sib.apiKey, 'add_appointment', {
+        lovedOneId: carer.lovedOneId,
+        title: 'Cardiology',
+        withWhom: 'Dr Lee',
+        place: 'Northside',
+        start,
+        timeZone: ZONE,
+        takenBy: sib.uid,
+      }),
+    ).appointment;
+    // Moved in the app to 16:00 the same day.
+    const moved = await post(
+      carer.cookie,
+      `/care/${carer.lovedOneId}/appointments/${added.id}`,
+      appointment({ title: 'Cardiology', withWhom: 'Dr Lee', place: 'Northside', day: dayAhead(4), startTime: '16:00', endTime: '17:00', takenBy: sib.uid }),
+    );
+    expect(moved.status, moved.html).toBe(303);
+    const newStart = wallToInstant(ZONE, dayAhead(4), '16:00')!.toISOString();
+    const due = new Date(Date.now() + 86_400_000).toISOString();
+    const task = structured(await mcp(carer.apiKey, 'add_task', { lovedOneId: carer.lovedOneId, title: 'groceries', due })).task;
+    expect((await post(sib.cookie, `/care/${carer.lovedOneId}/tasks/${task.id}/done`)).status).toBe(303);
+
+    const list = async (args: Record<string, unknown> = {}) =>
+      structured(await mcp(carer.apiKey, 'list_care_events', { lovedOneId: carer.lovedOneId, ...args })).events;
+    const events = await list();
+    const appointments = events.filter((e: any) => e.eventType === 'appointment');
+    expect(appointments).toHaveLength(1);
+    expect(appointments[0]).toMatchObject({
+      id: `${added.id}.v1`,
+      source: 'family',
+      occurredAt: newStart,
+      payload: { title: 'Cardiology', with_whom: 'Dr Lee', place: 'Northside', start: newStart, status: 'scheduled', taken_by: sib.uid },
+      author: { name: 'Test Caregiver', via: 'app' },
+      supersedes: `${added.id}.v0`,
+    });
+    const done = events.filter((e: any) => e.eventType === 'task_done');
+    expect(done).toHaveLength(1);
+    expect(done[0]).toMatchObject({ id: `${task.id}.done`, source: 'family', payload: { title: 'groceries' }, author: { uid: sib.uid, via: 'app' } });
+    // Stable ids, filtered by type and by who wrote them like every entry.
+    expect((await list()).map((e: any) => e.id)).toEqual(events.map((e: any) => e.id));
+    expect((await list({ types: ['task_done'] })).map((e: any) => e.id)).toEqual([`${task.id}.done`]);
+    expect((await list({ writtenBy: 'family' })).map((e: any) => e.eventType).sort()).toEqual(['appointment', 'task_done']);
+    expect(await list({ writtenBy: 'agency' })).toEqual([]);
+
+    // The timeline resource says it in words.
+    const resource = await postJson(`${svc.config.appUrl}/api/mcp`, rpc('resources/read', { uri: `carecircle://loved-ones/${carer.lovedOneId}/timeline` }), {
+      authorization: `Bearer ${carer.apiKey}`,
+    });
+    const text = resource.json.result.contents[0].text as string;
+    expect(text).toMatch(/: Cardiology with Dr Lee at Northside, Sam \d+ taking Rosa\n/);
+    expect(text).toMatch(/: Sam \d+ did: groceries/);
+    expect(text.match(/Cardiology/g)).toHaveLength(1);
+
+    // The app's timeline: once, at its new time, under the group's filter and the family's.
+    const page = (await get(carer.cookie, `/care/${carer.lovedOneId}`)).text;
+    const timeline = page.slice(page.indexOf('id="timeline"'));
+    expect(timeline.match(/Cardiology with Dr Lee at Northside/g)).toHaveLength(1);
+    expect(timeline).toContain(`id="entry-${added.id}.v1"`);
+    expect(timeline).toContain(`datetime="${newStart}"`);
+    expect(timeline).toMatch(/Sam \d+ did: groceries/);
+    const plansOnly = (await get(carer.cookie, `/care/${carer.lovedOneId}?type=plans&by=family`)).text;
+    expect(plansOnly).toContain('Cardiology with Dr Lee at Northside');
+    expect(plansOnly).toMatch(/Sam \d+ did: groceries/);
+    const notes = (await get(carer.cookie, `/care/${carer.lovedOneId}?type=notes`)).text;
+    expect(notes).not.toContain('did: groceries');
+    const agency = (await get(carer.cookie, `/care/${carer.lovedOneId}?by=agency`)).text;
+    expect(agency).not.toContain('Cardiology with Dr Lee');
+
+    // Cancelled: still once, saying so.
+    expect((await post(carer.cookie, `/care/${carer.lovedOneId}/appointments/${added.id}/cancel`, { reason: 'Clinic called' })).status).toBe(303);
+    const after = (await list({ types: ['appointment'] })) as any[];
+    expect(after.map((e) => [e.id, e.payload.status])).toEqual([[`${added.id}.v2`, 'cancelled']]);
   });
 });

@@ -1,8 +1,12 @@
 // Appointments and shared tasks of a loved one, and the one place that reads and writes them: every
-// change keeps a history row saying who made it and how (in the app, or through an assistant).
+// change keeps a history row saying who made it and how (in the app, or through an assistant), and
+// is filed on the loved one's care timeline: an appointment at its start time, a task when done.
 import type { Collection, Db, IndexDescription } from 'mongodb';
 import { isDuplicateKey } from '../store/errors.js';
 import { newId } from '../store/ids.js';
+import { AlreadySuperseded, RecordNotFound, type Timeline, type Timelines } from '../store/timeline/port.js';
+import { CARE_EVENT_STREAM, type CareEventRecord } from './careEvents.js';
+import { WORKSPACE_COLLECTIONS, type LovedOneRecord, type UserRecord } from './records.js';
 
 export const APPOINTMENTS = 'plan_appointments';
 export const TASKS = 'plan_tasks';
@@ -116,20 +120,115 @@ export class TaskRefused extends Error {
 
 export type TaskMove = 'take' | 'hand_back' | 'done';
 
+/** The care event of an appointment's version: one id per (appointment, sequence), so filing a
+ *  version again changes nothing. */
+export const appointmentEventId = (appointmentId: string, sequence: number): string => `${appointmentId}.v${sequence}`;
+/** The care event of a task done: a task is done once. */
+export const taskDoneEventId = (taskId: string): string => `${taskId}.done`;
+
 export class PlansStore {
   private readonly appointments: Collection<AppointmentRecord>;
   private readonly tasks: Collection<TaskRecord>;
   private readonly claims: Collection<Claim>;
   private readonly changes: Collection<PlanChange>;
+  private readonly users: Collection<UserRecord>;
+  private readonly lovedOnes: Collection<LovedOneRecord>;
+  private readonly timeline?: Timeline<CareEventRecord>;
 
+  /** `timelines`: where changes are filed; a store without them only reads. */
   constructor(
     db: Db,
     private readonly clock: () => number = Date.now,
+    timelines?: Timelines,
   ) {
     this.appointments = db.collection(APPOINTMENTS);
     this.tasks = db.collection(TASKS);
     this.claims = db.collection(TASK_CLAIMS);
     this.changes = db.collection(PLAN_CHANGES);
+    this.users = db.collection(WORKSPACE_COLLECTIONS.users);
+    this.lovedOnes = db.collection(WORKSPACE_COLLECTIONS.lovedOnes);
+    if (timelines) this.timeline = timelines.of(CARE_EVENT_STREAM);
+  }
+
+  private filed(): Timeline<CareEventRecord> {
+    if (!this.timeline) throw new Error('PlansStore: a store that writes needs the timelines to file changes on');
+    return this.timeline;
+  }
+
+  /** The care event of an appointment as it now is, by whoever made this version. */
+  private async appointmentEvent(a: AppointmentRecord, by: Author): Promise<CareEventRecord> {
+    const [lovedOne, taker] = await Promise.all([
+      this.lovedOnes.findOne({ _id: a.lovedOneId }, { projection: { firstName: 1 } }),
+      a.takenBy ? this.users.findOne({ _id: a.takenBy }, { projection: { name: 1, email: 1 } }) : null,
+    ]);
+    return {
+      _id: appointmentEventId(a._id, a.sequence),
+      lovedOneId: a.lovedOneId,
+      workspaceId: a.workspaceId,
+      source: 'family',
+      author: by,
+      eventType: 'appointment',
+      occurredAt: a.start,
+      receivedAt: new Date(this.clock()),
+      payload: {
+        appointment_id: a._id,
+        title: a.title,
+        ...(a.withWhom ? { with_whom: a.withWhom } : {}),
+        ...(a.place ? { place: a.place } : {}),
+        start: a.start.toISOString(),
+        end: a.end.toISOString(),
+        time_zone: a.timeZone,
+        ...(a.takenBy ? { taken_by: a.takenBy, taken_by_name: taker?.name ?? taker?.email ?? 'a former member' } : {}),
+        ...(lovedOne ? { loved_one_name: lovedOne.firstName } : {}),
+        ...(a.notes ? { notes: a.notes } : {}),
+        status: a.status,
+        ...(a.cancelReason ? { cancel_reason: a.cancelReason } : {}),
+      },
+      provenance: { plan: 'appointment', id: a._id, version: a.sequence },
+    };
+  }
+
+  /**
+   * File an appointment's version on the timeline, superseding the version listed before it, so the
+   * appointment is listed once, as it now is. The supersession's claim orders two changes made at
+   * once: a version finding a newer one already filed stays out of the listing; one finding an older
+   * version still listed (or none, for an appointment from before they were filed) takes its place.
+   */
+  private async fileAppointment(a: AppointmentRecord, by: Author): Promise<void> {
+    const timeline = this.filed();
+    const newer = await this.appointmentEvent(a, by);
+    const versionOf = (eventId: string) => Number(/\.v(\d+)$/.exec(eventId)?.[1] ?? -1);
+    for (let prev = a.sequence - 1, steps = 0; prev >= 0 && steps < 100; steps++) {
+      try {
+        await timeline.supersede(a.lovedOneId, appointmentEventId(a._id, prev), newer);
+        return;
+      } catch (err) {
+        if (err instanceof RecordNotFound) prev--;
+        else if (err instanceof AlreadySuperseded && versionOf(err.by) < a.sequence && versionOf(err.by) > prev) prev = versionOf(err.by);
+        else if (err instanceof AlreadySuperseded)
+          return; // this version, filed already, or a newer one
+        else throw err;
+      }
+    }
+    await timeline.append([newer]);
+  }
+
+  /** File a task's being done, at the time it was done, in the name of whoever did it. */
+  private async fileTaskDone(t: TaskRecord, by: Author): Promise<void> {
+    await this.filed().append([
+      {
+        _id: taskDoneEventId(t._id),
+        lovedOneId: t.lovedOneId,
+        workspaceId: t.workspaceId,
+        source: 'family',
+        author: by,
+        eventType: 'task_done',
+        occurredAt: t.doneAt ?? new Date(this.clock()),
+        receivedAt: new Date(this.clock()),
+        payload: { task_id: t._id, title: t.title, due: t.due.toISOString(), time_zone: t.timeZone },
+        provenance: { plan: 'task', id: t._id, version: 0 },
+      },
+    ]);
   }
 
   private async note(change: Omit<PlanChange, '_id' | 'at'>): Promise<void> {
@@ -152,8 +251,10 @@ export class PlansStore {
       createdAt: now,
       updatedAt: now,
     };
+    this.filed();
     await this.appointments.insertOne(record);
     await this.note({ workspaceId: where.workspaceId, recordId: record._id, kind: 'appointment', action: 'added', by });
+    await this.fileAppointment(record, by);
     return record;
   }
 
@@ -169,20 +270,27 @@ export class PlansStore {
     const unset: Record<string, ''> = Object.fromEntries(
       (['withWhom', 'place', 'takenBy', 'notes'] as const).filter((k) => fields[k] === undefined).map((k) => [k, ''] as const),
     );
-    await this.appointments.updateOne(
+    this.filed();
+    // The record as this change left it (its sequence included): what the timeline files.
+    const after = await this.appointments.findOneAndUpdate(
       { _id: current._id },
       { $set: { ...fields, updatedAt: new Date(this.clock()) }, $inc: { sequence: 1 }, ...(Object.keys(unset).length ? { $unset: unset } : {}) },
+      { returnDocument: 'after' },
     );
     await this.note({ workspaceId: current.workspaceId, recordId: current._id, kind: 'appointment', action: 'changed', by, before });
+    if (after) await this.fileAppointment(after, by);
   }
 
   async cancelAppointment(current: AppointmentRecord, by: Author, reason?: string): Promise<void> {
     if (current.status === 'cancelled') return;
-    await this.appointments.updateOne(
+    this.filed();
+    const after = await this.appointments.findOneAndUpdate(
       { _id: current._id },
       { $set: { status: 'cancelled', updatedAt: new Date(this.clock()), ...(reason ? { cancelReason: reason } : {}) }, $inc: { sequence: 1 } },
+      { returnDocument: 'after' },
     );
     await this.note({ workspaceId: current.workspaceId, recordId: current._id, kind: 'appointment', action: 'cancelled', by });
+    if (after) await this.fileAppointment(after, by);
   }
 
   /** Scheduled appointments of a loved one from `since` on, soonest first. */
@@ -250,8 +358,13 @@ export class PlansStore {
    */
   async move(task: TaskRecord, move: TaskMove, by: Author, nameOf: (uid: string) => Promise<string>): Promise<TaskRecord> {
     const now = new Date(this.clock());
+    this.filed();
     if (task.state === 'done') {
-      if (move === 'done' && task.doneBy === by.uid) return task;
+      // Filed again (changing nothing when it was): a repeat finishes what a cut-short first try began.
+      if (move === 'done' && task.doneBy === by.uid) {
+        await this.fileTaskDone(task, by);
+        return task;
+      }
       throw new TaskRefused('This task is already done.');
     }
     if (move === 'hand_back') {
@@ -284,7 +397,9 @@ export class PlansStore {
     }
     await this.tasks.updateOne({ _id: task._id, round: task.round }, { $set: { state: 'done', takenBy: by.uid, doneBy: by.uid, doneAt: now, updatedAt: now } });
     await this.note({ workspaceId: task.workspaceId, recordId: task._id, kind: 'task', action: 'done', by });
-    return { ...task, state: 'done', takenBy: by.uid, doneBy: by.uid, doneAt: now, updatedAt: now };
+    const done: TaskRecord = { ...task, state: 'done', takenBy: by.uid, doneBy: by.uid, doneAt: now, updatedAt: now };
+    await this.fileTaskDone(done, by);
+    return done;
   }
 
   /** Everything planned for a loved one, with its history: they are being removed. */

@@ -36,7 +36,7 @@ const faultBox = (faults: FieldFault[]) => errorBox(faults.map((f) => f.message)
 const invalid = (faults: FieldFault[], field: string) => (faults.some((f) => f.field === field) ? 'true' : undefined);
 
 export function planPages(h: AppHelpers, db: Db, credentials: Credentials) {
-  const plans = new PlansStore(db);
+  const plans = new PlansStore(db, Date.now, h.timelines);
   const circle = new FamilyCircle(db, credentials);
   const form = (req: HttpRequestEnvelope) => (req.body ?? {}) as Record<string, unknown>;
   const field = (raw: Record<string, unknown>, name: string) => (typeof raw[name] === 'string' ? (raw[name] as string) : '');

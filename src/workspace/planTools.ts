@@ -114,7 +114,7 @@ const readerRefusal = (workspace: string) =>
   });
 
 export function planTools(store: WorkspaceStore, db: Db, credentials: Credentials, clock: () => number = Date.now): ToolDefinition[] {
-  const plans = new PlansStore(db, clock);
+  const plans = new PlansStore(db, clock, store.timelines);
   const circle = new FamilyCircle(db, credentials, clock);
 
   /** The loved one in the caller's workspace (a foreign id is refused as unknown ones are), and whether they may write. */

@@ -47,7 +47,7 @@ export const WORKSPACE_TOOLS = {
     scope: TOOL_SCOPES.list_care_events,
     title: 'List recent care events',
     description:
-      'Care events (visits, notes, medications, vitals, forwarded mail, and what the family added: source "family", with author), newest first: for one loved one when lovedOneId is given, otherwise for each loved one in your workspace (limit applies per loved one). writtenBy (with lovedOneId) keeps only what the agency sent, what the family added, or inbox mail. Narrow by time with since/until (ISO 8601; since inclusive, until exclusive) and by event type with types. When more events match, the result has nextCursor: call again with the same arguments and cursor set to it for the next page.',
+      'Care events (visits, notes, medications, vitals, forwarded mail, and what the family added: source "family", with author; the family\'s appointments at their start time, eventType "appointment", listed once as they now are, and tasks when done, "task_done"), newest first (an appointment still to come is listed first): for one loved one when lovedOneId is given, otherwise for each loved one in your workspace (limit applies per loved one). writtenBy (with lovedOneId) keeps only what the agency sent, what the family added, or inbox mail. Narrow by time with since/until (ISO 8601; since inclusive, until exclusive) and by event type with types. When more events match, the result has nextCursor: call again with the same arguments and cursor set to it for the next page.',
     annotations: READ_ONLY,
     output: careEventsOutput,
   },
