@@ -412,3 +412,65 @@ describe('plans - on the care timeline', () => {
     expect(after.map((e) => [e.id, e.payload.status])).toEqual([[`${added.id}.v2`, 'cancelled']]);
   });
 });
+
+describe("plans - the loved one's time zone", () => {
+  it('when a loved one is added without a zone, then theirs is the adding caregiver’s, and new appointments, tasks and medications default to it in the forms and the tools', async () => {
+    const email = `zone${Date.now()}@example.com`;
+    const cookie = await signIn(svc, email);
+    expect((await post(cookie, '/settings/time-zone', { timeZone: 'America/Chicago' })).status).toBe(303);
+    const ws = await appCall(svc, cookie, 'POST', '/api/workspace', { familyName: 'Zone family', firstName: 'Ines', lastName: 'Ortiz' });
+    expect(ws.status).toBe(201);
+    expect(ws.json.lovedOne.timeZone).toBe('America/Chicago');
+    const given = await appCall(svc, cookie, 'POST', '/api/workspace/loved-ones', { firstName: 'Tomas', lastName: 'Ortiz', timeZone: 'Europe/Lisbon' });
+    expect(given.json).toMatchObject({ timeZone: 'Europe/Lisbon' });
+    const lisbon = given.json.id as string;
+    const key = (await appCall(svc, cookie, 'POST', '/api/keys', { name: 'z', access: 'read-write' })).json.apiKey as string;
+
+    // The person now lives elsewhere: what is new for Tomas is still meant in Lisbon.
+    expect((await post(cookie, '/settings/time-zone', { timeZone: 'Asia/Tokyo' })).status).toBe(303);
+    expect((await get(cookie, `/care/${lisbon}/appointments`)).text).toMatch(/id="timeZone"[^>]*value="Europe\/Lisbon"/);
+    expect((await get(cookie, `/care/${lisbon}/tasks`)).text).toMatch(/id="timeZone"[^>]*value="Europe\/Lisbon"/);
+    expect((await get(cookie, `/care/${lisbon}/medication-list/new`)).text).toMatch(/id="med-timeZone"[^>]*value="Europe\/Lisbon"/);
+    const start = new Date(Date.now() + 2 * 86_400_000).toISOString();
+    const appt = structured(await mcp(key, 'add_appointment', { lovedOneId: lisbon, title: 'Physio', start })).appointment;
+    expect(appt.timeZone).toBe('Europe/Lisbon');
+    const task = structured(await mcp(key, 'add_task', { lovedOneId: lisbon, title: 'Laundry', due: start })).task;
+    expect(task.timeZone).toBe('Europe/Lisbon');
+    // A tool argument may still name another zone.
+    expect(structured(await mcp(key, 'add_task', { lovedOneId: lisbon, title: 'Call', due: start, timeZone: 'America/New_York' })).task.timeZone).toBe(
+      'America/New_York',
+    );
+    const med = await mcp(key, 'update_medication', { lovedOneId: lisbon, action: 'add', medication: { name: 'Metformin', times: ['08:00'] } });
+    expect(med.status, med.text).toBe(200);
+    expect(structured(med).medication.schedule.timeZone).toBe('Europe/Lisbon');
+    const listed = structured(await mcp(key, 'list_loved_ones', {})).lovedOnes;
+    expect(listed.map((l: any) => l.timeZone)).toEqual(['America/Chicago', 'Europe/Lisbon']);
+
+    // Changed on their edit page: new things follow, what was planned keeps its own zone.
+    const edited = await post(cookie, `/workspace/loved-ones/${lisbon}/edit`, { firstName: 'Tomas', lastName: 'Ortiz', timeZone: 'Atlantic/Azores' });
+    expect(edited.status, edited.html).toBe(303);
+    expect(structured(await mcp(key, 'add_task', { lovedOneId: lisbon, title: 'Pharmacy', due: start })).task.timeZone).toBe('Atlantic/Azores');
+    const tasks = structured(await mcp(key, 'list_tasks', { lovedOneId: lisbon })).tasks;
+    expect(tasks.find((t: any) => t.title === 'Laundry').timeZone).toBe('Europe/Lisbon');
+  });
+
+  it('when a loved one’s zone is not a real one, then it is refused naming the field, in the API, the add form and the edit page', async () => {
+    const cookie = await signIn(svc, `badzone${Date.now()}@example.com`);
+    const ws = await appCall(svc, cookie, 'POST', '/api/workspace', { familyName: 'Bad zone', firstName: 'Ana', lastName: 'Lima', timeZone: 'Mars/Olympus' });
+    expect(ws.status).toBe(400);
+    expect(ws.json.code).toBe('VALIDATION_FAILED');
+    expect(ws.json.message).toMatch(/timeZone: must be an IANA time zone/);
+    expect((await appCall(svc, cookie, 'POST', '/api/workspace', { familyName: 'Good zone', firstName: 'Ana', lastName: 'Lima' })).status).toBe(201);
+    const more = await appCall(svc, cookie, 'POST', '/api/workspace/loved-ones', { firstName: 'Rui', lastName: 'Lima', timeZone: 'Europe/Nowhere' });
+    expect(more.status).toBe(400);
+    expect(more.json.message).toMatch(/timeZone: must be an IANA time zone/);
+    const form = await post(cookie, '/workspace/loved-ones', { firstName: 'Rui', lastName: 'Lima', timeZone: 'Europe/Nowhere' });
+    expect(form.status).toBe(400);
+    expect(form.html).toContain('The time zone must be an IANA time zone, e.g. America/New_York.');
+    expect(form.html).toMatch(/id="timeZone"[^>]*value="Europe\/Nowhere"/);
+    const id = (await appCall(svc, cookie, 'GET', '/api/workspace')).json.lovedOnes[0].id as string;
+    const edit = await post(cookie, `/workspace/loved-ones/${id}/edit`, { firstName: 'Ana', lastName: 'Lima', timeZone: 'Nowhere' });
+    expect(edit.status).toBe(400);
+    expect(edit.html).toContain('The time zone must be an IANA time zone');
+  });
+});

@@ -9,6 +9,7 @@ import type { AppHelpers } from '../app/helpers.js';
 import { errorBox } from '../app/settings.js';
 import { CareNav, ZoneNote } from '../care/parts.js';
 import type { Clock } from '../care/time.js';
+import { plannedZone } from '../family/changes.js';
 import { canWrite, FamilyCircle } from '../family/circle.js';
 import type { LovedOneRecord, MemberRecord, WorkspaceRecord } from '../family/records.js';
 import type { Markup } from '../http/html.js';
@@ -157,7 +158,7 @@ export function planPages(h: AppHelpers, db: Db, credentials: Credentials) {
         type="text"
         required
         maxLength={64}
-        value={values.timeZone ?? a.clock.zone}
+        value={values.timeZone ?? plannedZone(a.lovedOne, a.clock.zone)}
         aria-invalid={invalid(faults, 'timeZone')}
       />
       <label for="takenBy">Who is taking {a.lovedOne.firstName}</label>
@@ -402,7 +403,7 @@ export function planPages(h: AppHelpers, db: Db, credentials: Credentials) {
                 type="text"
                 required
                 maxLength={64}
-                value={due.timeZone || a.clock.zone}
+                value={due.timeZone || plannedZone(a.lovedOne, a.clock.zone)}
                 aria-invalid={invalid(faults, 'timeZone')}
               />
               <label for="notes">Notes (optional)</label>

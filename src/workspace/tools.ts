@@ -38,7 +38,8 @@ export const WORKSPACE_TOOLS = {
     name: 'list_loved_ones',
     scope: TOOL_SCOPES.list_loved_ones,
     title: 'List loved ones',
-    description: 'The loved ones (ids and names) in your family workspace. Use an id with list_care_events.',
+    description:
+      "The loved ones (ids, names and time zones) in your family workspace. Use an id with list_care_events; new medications, appointments and tasks are meant in the loved one's time zone unless you name another.",
     annotations: READ_ONLY,
     output: lovedOnesOutput,
   },
@@ -142,7 +143,14 @@ export function workspaceTools(
         return {
           structured: {
             workspaceId: membership?.workspace._id ?? null,
-            lovedOnes: lovedOnes.map((l) => ({ id: l._id, name: l.displayName, firstName: l.firstName, lastName: l.lastName, inboxAddress: l.inboxAddress })),
+            lovedOnes: lovedOnes.map((l) => ({
+              id: l._id,
+              name: l.displayName,
+              firstName: l.firstName,
+              lastName: l.lastName,
+              inboxAddress: l.inboxAddress,
+              ...(l.timeZone ? { timeZone: l.timeZone } : {}),
+            })),
           },
         };
       },
