@@ -366,12 +366,12 @@ describe('plans - on the care timeline', () => {
     const appointments = events.filter((e: any) => e.eventType === 'appointment');
     expect(appointments).toHaveLength(1);
     expect(appointments[0]).toMatchObject({
-      id: `${added.id}.v1`,
+      id: expect.stringMatching(new RegExp(`^${added.id}\\.v1\\.`)),
       source: 'family',
       occurredAt: newStart,
       payload: { title: 'Cardiology', with_whom: 'Dr Lee', place: 'Northside', start: newStart, status: 'scheduled', taken_by: sib.uid },
       author: { name: 'Test Caregiver', via: 'app' },
-      supersedes: `${added.id}.v0`,
+      supersedes: expect.stringMatching(new RegExp(`^${added.id}\\.v0\\.`)),
     });
     const done = events.filter((e: any) => e.eventType === 'task_done');
     expect(done).toHaveLength(1);
@@ -395,7 +395,7 @@ describe('plans - on the care timeline', () => {
     const page = (await get(carer.cookie, `/care/${carer.lovedOneId}`)).text;
     const timeline = page.slice(page.indexOf('id="timeline"'));
     expect(timeline.match(/Cardiology with Dr Lee at Northside/g)).toHaveLength(1);
-    expect(timeline).toContain(`id="entry-${added.id}.v1"`);
+    expect(timeline).toContain(`id="entry-${appointments[0].id}"`);
     expect(timeline).toContain(`datetime="${newStart}"`);
     expect(timeline).toMatch(/Sam \d+ did: groceries/);
     const plansOnly = (await get(carer.cookie, `/care/${carer.lovedOneId}?type=plans&by=family`)).text;
@@ -409,7 +409,29 @@ describe('plans - on the care timeline', () => {
     // Cancelled: still once, saying so.
     expect((await post(carer.cookie, `/care/${carer.lovedOneId}/appointments/${added.id}/cancel`, { reason: 'Clinic called' })).status).toBe(303);
     const after = (await list({ types: ['appointment'] })) as any[];
-    expect(after.map((e) => [e.id, e.payload.status])).toEqual([[`${added.id}.v2`, 'cancelled']]);
+    expect(after.map((e) => [e.id.split('.')[1], e.payload.status, e.supersedes])).toEqual([['v2', 'cancelled', appointments[0].id]]);
+  });
+  it('when two members change one appointment at the same moment, then one is saved and the other refused, and the timeline lists it once, as the store holds it', async () => {
+    const { carer, sib } = await family();
+    const base = `/care/${carer.lovedOneId}/appointments`;
+    expect((await post(sib.cookie, base, appointment({ title: 'Eye exam' }))).status).toBe(303);
+    const id = /appointments\/(apt_[A-Za-z0-9]+)"/.exec((await get(carer.cookie, base)).text)![1]!;
+    for (let round = 0; round < 4; round++) {
+      const [a, b] = await Promise.all([
+        post(carer.cookie, `${base}/${id}`, appointment({ title: 'Eye exam', startTime: '10:00', endTime: '11:00' })),
+        post(sib.cookie, `${base}/${id}`, appointment({ title: 'Eye exam', startTime: '12:00', endTime: '13:00' })),
+      ]);
+      // One is filed; the other, made from the same version, is refused and says so (unless it came after).
+      expect([303, 409]).toContain(a.status);
+      expect([303, 409]).toContain(b.status);
+      expect([a.status, b.status]).toContain(303);
+      for (const r of [a, b]) if (r.status === 409) expect(r.html).toContain('Someone else changed “Eye exam” just now');
+      const listed = structured(await mcp(carer.apiKey, 'list_care_events', { lovedOneId: carer.lovedOneId, types: ['appointment'] })).events;
+      const stored = await svc.store.db.collection('plan_appointments').findOne<{ eventId: string; start: Date }>({ _id: id } as never);
+      expect(listed).toHaveLength(1);
+      expect(listed[0].id).toBe(stored!.eventId);
+      expect(listed[0].occurredAt).toBe(stored!.start.toISOString());
+    }
   });
 });
 

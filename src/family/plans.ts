@@ -1,10 +1,11 @@
 // Appointments and shared tasks of a loved one, and the one place that reads and writes them: every
 // change keeps a history row saying who made it and how (in the app, or through an assistant), and
 // is filed on the loved one's care timeline: an appointment at its start time, a task when done.
+import { createHash } from 'node:crypto';
 import type { Collection, Db, IndexDescription } from 'mongodb';
 import { isDuplicateKey } from '../store/errors.js';
 import { newId } from '../store/ids.js';
-import { AlreadySuperseded, RecordNotFound, type Timeline, type Timelines } from '../store/timeline/port.js';
+import { AlreadySuperseded, type Timeline, type Timelines } from '../store/timeline/port.js';
 import { CARE_EVENT_STREAM, type CareEventRecord } from './careEvents.js';
 import { WORKSPACE_COLLECTIONS, type LovedOneRecord, type UserRecord } from './records.js';
 
@@ -46,6 +47,9 @@ export interface AppointmentRecord extends AppointmentFields {
   status: 'scheduled' | 'cancelled';
   /** Counts every change: the iCalendar SEQUENCE, so subscribed calendars take the latest. */
   sequence: number;
+  /** The care event this version is listed as on the loved one's timeline; absent on an
+   *  appointment from before they were filed, until its first change. */
+  eventId?: string;
   createdBy: Author;
   createdAt: Date;
   updatedAt: Date;
@@ -107,6 +111,14 @@ export const PLAN_INDEXES: Record<string, IndexDescription[]> = {
   [PLAN_CHANGES]: [{ key: { recordId: 1, at: 1 }, name: 'by_record' }],
 };
 
+/** A change to an appointment made from a version someone else changed first. */
+export class AppointmentChanged extends Error {
+  override name = 'AppointmentChanged';
+  constructor() {
+    super('Someone else changed this appointment just now; look at it again.');
+  }
+}
+
 /** A take refused: someone else holds the task, or it is done. */
 export class TaskRefused extends Error {
   override name = 'TaskRefused';
@@ -120,9 +132,11 @@ export class TaskRefused extends Error {
 
 export type TaskMove = 'take' | 'hand_back' | 'done';
 
-/** The care event of an appointment's version: one id per (appointment, sequence), so filing a
- *  version again changes nothing. */
-export const appointmentEventId = (appointmentId: string, sequence: number): string => `${appointmentId}.v${sequence}`;
+/** The care event of an appointment's version: one id per (appointment, sequence, who made it), so
+ *  the same person's change sent twice is filed once, and two people's changes of one version are
+ *  two claims, of which one wins. Without `uid`: a version from before versions were filed. */
+export const appointmentEventId = (appointmentId: string, sequence: number, uid?: string): string =>
+  `${appointmentId}.v${sequence}${uid === undefined ? '' : `.${createHash('sha256').update(uid).digest('base64url').slice(0, 8)}`}`;
 /** The care event of a task done: a task is done once. */
 export const taskDoneEventId = (taskId: string): string => `${taskId}.done`;
 
@@ -156,13 +170,13 @@ export class PlansStore {
   }
 
   /** The care event of an appointment as it now is, by whoever made this version. */
-  private async appointmentEvent(a: AppointmentRecord, by: Author): Promise<CareEventRecord> {
+  private async appointmentEvent(a: AppointmentRecord, by: Author, id = appointmentEventId(a._id, a.sequence, by.uid)): Promise<CareEventRecord> {
     const [lovedOne, taker] = await Promise.all([
       this.lovedOnes.findOne({ _id: a.lovedOneId }, { projection: { firstName: 1 } }),
       a.takenBy ? this.users.findOne({ _id: a.takenBy }, { projection: { name: 1, email: 1 } }) : null,
     ]);
     return {
-      _id: appointmentEventId(a._id, a.sequence),
+      _id: id,
       lovedOneId: a.lovedOneId,
       workspaceId: a.workspaceId,
       source: 'family',
@@ -189,28 +203,24 @@ export class PlansStore {
   }
 
   /**
-   * File an appointment's version on the timeline, superseding the version listed before it, so the
-   * appointment is listed once, as it now is. The supersession's claim orders two changes made at
-   * once: a version finding a newer one already filed stays out of the listing; one finding an older
-   * version still listed (or none, for an appointment from before they were filed) takes its place.
+   * Take the appointment from the version it was read at to `next`, on the timeline first: the
+   * supersession of the read version is a claim (an insert on a unique id, atomic on FerretDB v1,
+   * where a conditional update is read-then-write), so of two changes made from one version one
+   * is filed and the other refused, and the store is written only by the one that was filed. An
+   * appointment from before they were filed is filed as it was read, so there is one to supersede.
    */
-  private async fileAppointment(a: AppointmentRecord, by: Author): Promise<void> {
+  private async claimVersion(current: AppointmentRecord, next: AppointmentRecord, by: Author): Promise<string> {
     const timeline = this.filed();
-    const newer = await this.appointmentEvent(a, by);
-    const versionOf = (eventId: string) => Number(/\.v(\d+)$/.exec(eventId)?.[1] ?? -1);
-    for (let prev = a.sequence - 1, steps = 0; prev >= 0 && steps < 100; steps++) {
-      try {
-        await timeline.supersede(a.lovedOneId, appointmentEventId(a._id, prev), newer);
-        return;
-      } catch (err) {
-        if (err instanceof RecordNotFound) prev--;
-        else if (err instanceof AlreadySuperseded && versionOf(err.by) < a.sequence && versionOf(err.by) > prev) prev = versionOf(err.by);
-        else if (err instanceof AlreadySuperseded)
-          return; // this version, filed already, or a newer one
-        else throw err;
-      }
+    const read = current.eventId ?? appointmentEventId(current._id, current.sequence);
+    if (!(await timeline.get(current.lovedOneId, read))) await timeline.append([await this.appointmentEvent(current, current.createdBy, read)]);
+    const newer = await this.appointmentEvent(next, by);
+    try {
+      await timeline.supersede(current.lovedOneId, read, newer);
+    } catch (err) {
+      if (err instanceof AlreadySuperseded) throw new AppointmentChanged();
+      throw err;
     }
-    await timeline.append([newer]);
+    return newer._id;
   }
 
   /** File a task's being done, at the time it was done, in the name of whoever did it. */
@@ -241,20 +251,22 @@ export class PlansStore {
 
   async addAppointment(where: { workspaceId: string; lovedOneId: string }, fields: AppointmentFields, by: Author): Promise<AppointmentRecord> {
     const now = new Date(this.clock());
+    const id = newId('apt');
     const record: AppointmentRecord = {
-      _id: newId('apt'),
+      _id: id,
       ...where,
       ...fields,
       status: 'scheduled',
       sequence: 0,
+      eventId: appointmentEventId(id, 0, by.uid),
       createdBy: by,
       createdAt: now,
       updatedAt: now,
     };
-    this.filed();
+    const timeline = this.filed();
     await this.appointments.insertOne(record);
     await this.note({ workspaceId: where.workspaceId, recordId: record._id, kind: 'appointment', action: 'added', by });
-    await this.fileAppointment(record, by);
+    await timeline.append([await this.appointmentEvent(record, by, record.eventId)]);
     return record;
   }
 
@@ -270,27 +282,28 @@ export class PlansStore {
     const unset: Record<string, ''> = Object.fromEntries(
       (['withWhom', 'place', 'takenBy', 'notes'] as const).filter((k) => fields[k] === undefined).map((k) => [k, ''] as const),
     );
-    this.filed();
-    // The record as this change left it (its sequence included): what the timeline files.
-    const after = await this.appointments.findOneAndUpdate(
+    const updatedAt = new Date(this.clock());
+    const sequence = current.sequence + 1;
+    const kept = Object.fromEntries(Object.entries(current).filter(([k]) => !(k in unset))) as AppointmentRecord;
+    const eventId = await this.claimVersion(current, { ...kept, ...fields, sequence, updatedAt }, by);
+    await this.appointments.updateOne(
       { _id: current._id },
-      { $set: { ...fields, updatedAt: new Date(this.clock()) }, $inc: { sequence: 1 }, ...(Object.keys(unset).length ? { $unset: unset } : {}) },
-      { returnDocument: 'after' },
+      { $set: { ...fields, sequence, updatedAt, eventId }, ...(Object.keys(unset).length ? { $unset: unset } : {}) },
     );
     await this.note({ workspaceId: current.workspaceId, recordId: current._id, kind: 'appointment', action: 'changed', by, before });
-    if (after) await this.fileAppointment(after, by);
   }
 
   async cancelAppointment(current: AppointmentRecord, by: Author, reason?: string): Promise<void> {
     if (current.status === 'cancelled') return;
-    this.filed();
-    const after = await this.appointments.findOneAndUpdate(
-      { _id: current._id },
-      { $set: { status: 'cancelled', updatedAt: new Date(this.clock()), ...(reason ? { cancelReason: reason } : {}) }, $inc: { sequence: 1 } },
-      { returnDocument: 'after' },
-    );
+    const cancelled = {
+      status: 'cancelled' as const,
+      sequence: current.sequence + 1,
+      updatedAt: new Date(this.clock()),
+      ...(reason ? { cancelReason: reason } : {}),
+    };
+    const eventId = await this.claimVersion(current, { ...current, ...cancelled }, by);
+    await this.appointments.updateOne({ _id: current._id }, { $set: { ...cancelled, eventId } });
     await this.note({ workspaceId: current.workspaceId, recordId: current._id, kind: 'appointment', action: 'cancelled', by });
-    if (after) await this.fileAppointment(after, by);
   }
 
   /** Scheduled appointments of a loved one from `since` on, soonest first. */

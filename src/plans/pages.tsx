@@ -15,7 +15,17 @@ import type { LovedOneRecord, MemberRecord, WorkspaceRecord } from '../family/re
 import type { Markup } from '../http/html.js';
 import { redirect } from '../http/page.js';
 import { appointmentFromForm, instantToWall, taskFromForm, TEXT_LIMITS, type FieldFault } from '../family/planInput.js';
-import { authorWords, PlansStore, TaskRefused, type AppointmentRecord, type Author, type PlanChange, type TaskMove, type TaskRecord } from '../family/plans.js';
+import {
+  AppointmentChanged,
+  authorWords,
+  PlansStore,
+  TaskRefused,
+  type AppointmentRecord,
+  type Author,
+  type PlanChange,
+  type TaskMove,
+  type TaskRecord,
+} from '../family/plans.js';
 
 export interface PlanAccess {
   caller: SessionCaller;
@@ -100,6 +110,18 @@ export function planPages(h: AppHelpers, db: Db, credentials: Credentials) {
         uid ? (members.find((m) => m.uid === uid)?.name ?? members.find((m) => m.uid === uid)?.email ?? 'a former member') : '',
     };
   };
+
+  /** Two changes from one version: the one filed first stands, and this one is shown what it is now. */
+  const changedFirst = (a: PlanAccess, x: AppointmentRecord) =>
+    simple(
+      a.caller,
+      409,
+      'Someone else changed it first',
+      <p id="changed-first">
+        Someone else changed “{x.title}” just now, so your change was not saved.{' '}
+        <a href={`${base(a.lovedOne)}/appointments/${encodeURIComponent(x._id)}`}>See it as it is now</a> and change it again if you still need to.
+      </p>,
+    );
 
   const notFound = (a: PlanAccess, what: string) =>
     simple(
@@ -466,7 +488,12 @@ export function planPages(h: AppHelpers, db: Db, credentials: Credentials) {
       const members = (await circle.members(a.workspace._id)).map((m) => m.uid);
       const checked = appointmentFromForm(raw, a.now.getTime(), members);
       if (!checked.ok) return editPage(a, x, formValues(raw), checked.faults, 400);
-      if (x.status === 'scheduled') await plans.changeAppointment(x, checked.value, appAuthor(a.caller));
+      try {
+        if (x.status === 'scheduled') await plans.changeAppointment(x, checked.value, appAuthor(a.caller));
+      } catch (err) {
+        if (err instanceof AppointmentChanged) return changedFirst(a, x);
+        throw err;
+      }
       return redirect(`${base(a.lovedOne)}/appointments`);
     },
     appointmentCancelGet: async (req: HttpRequestEnvelope, p: Record<string, string>) => {
@@ -502,7 +529,12 @@ export function planPages(h: AppHelpers, db: Db, credentials: Credentials) {
       const x = await plans.appointment(a.lovedOne._id, p.appointmentId ?? '');
       if (!x) return notFound(a, 'appointment');
       const reason = field(form(req), 'reason').trim().slice(0, 200);
-      await plans.cancelAppointment(x, appAuthor(a.caller), reason || undefined);
+      try {
+        await plans.cancelAppointment(x, appAuthor(a.caller), reason || undefined);
+      } catch (err) {
+        if (err instanceof AppointmentChanged) return changedFirst(a, x);
+        throw err;
+      }
       return redirect(`${base(a.lovedOne)}/appointments`);
     },
     tasksGet: async (req: HttpRequestEnvelope, p: Record<string, string>) => {
