@@ -42,6 +42,7 @@ group('care catalogue - one declaration of each care-event type', () => {
       notes: { label: 'Notes', types: ['note_added', 'day_noted', 'entry_withdrawn'] },
       mail: { label: 'Inbox mail', types: ['inbox_message'] },
       results: { label: 'Test results', types: ['portal_result'] },
+      plans: { label: 'Appointments and tasks', types: ['appointment', 'task_done'] },
     });
   });
 

@@ -299,10 +299,12 @@ describe('plans - workspace MCP tools', () => {
       },
     );
     const text = prompt.json.result.messages[0].content.text as string;
-    expect(text).toContain('Appointments this week and next (1):');
-    expect(text).toMatch(/Dentist \(coming\)/);
-    expect(text).toContain('Tasks the family did (1):');
-    expect(text).toContain('Pick up prescriptions');
+    expect(text).toContain('Appointments in the next 7 days (1):');
+    expect(text).toMatch(/: Dentist\n|: Dentist$/);
+    // The task done is in the week's record, once; the coming appointment is listed as coming, once.
+    expect(text).toMatch(/: Sam \d+ did: Pick up prescriptions/);
+    expect(text.match(/Pick up prescriptions/g)).toHaveLength(1);
+    expect(text.match(/Dentist/g)).toHaveLength(1);
   });
 
   it('when arguments are out of bounds, the caller may only read, or the ids are foreign, then each is refused plainly', async () => {
@@ -328,5 +330,169 @@ describe('plans - workspace MCP tools', () => {
     ).task;
     const crossed = await mcp(other.carer.apiKey, 'update_task', { lovedOneId: other.carer.lovedOneId, taskId: mine.id, action: 'take' });
     expect(crossed.json.error.code).toBe(RPC.NOT_AUTHORIZED);
+  });
+});
+
+describe('plans - on the care timeline', () => {
+  it('when an appointment is added, then changed, and a task is marked done, then list_care_events and the app timeline show each once, the appointment at its new time', async () => {
+    const { carer, sib } = await family();
+    const start = wallToInstant(ZONE, dayAhead(4), '09:15')!.toISOString();
+    const added = structured(
+      await mcp(sib.apiKey, 'add_appointment', {
+        lovedOneId: carer.lovedOneId,
+        title: 'Cardiology',
+        withWhom: 'Dr Lee',
+        place: 'Northside',
+        start,
+        timeZone: ZONE,
+        takenBy: sib.uid,
+      }),
+    ).appointment;
+    // Moved in the app to 16:00 the same day.
+    const moved = await post(
+      carer.cookie,
+      `/care/${carer.lovedOneId}/appointments/${added.id}`,
+      appointment({ title: 'Cardiology', withWhom: 'Dr Lee', place: 'Northside', day: dayAhead(4), startTime: '16:00', endTime: '17:00', takenBy: sib.uid }),
+    );
+    expect(moved.status, moved.html).toBe(303);
+    const newStart = wallToInstant(ZONE, dayAhead(4), '16:00')!.toISOString();
+    const due = new Date(Date.now() + 86_400_000).toISOString();
+    const task = structured(await mcp(carer.apiKey, 'add_task', { lovedOneId: carer.lovedOneId, title: 'groceries', due })).task;
+    expect((await post(sib.cookie, `/care/${carer.lovedOneId}/tasks/${task.id}/done`)).status).toBe(303);
+
+    const list = async (args: Record<string, unknown> = {}) =>
+      structured(await mcp(carer.apiKey, 'list_care_events', { lovedOneId: carer.lovedOneId, ...args })).events;
+    const events = await list();
+    const appointments = events.filter((e: any) => e.eventType === 'appointment');
+    expect(appointments).toHaveLength(1);
+    expect(appointments[0]).toMatchObject({
+      id: expect.stringMatching(new RegExp(`^${added.id}\\.v1\\.`)),
+      source: 'family',
+      occurredAt: newStart,
+      payload: { title: 'Cardiology', with_whom: 'Dr Lee', place: 'Northside', start: newStart, status: 'scheduled', taken_by: sib.uid },
+      author: { name: 'Test Caregiver', via: 'app' },
+      supersedes: expect.stringMatching(new RegExp(`^${added.id}\\.v0\\.`)),
+    });
+    const done = events.filter((e: any) => e.eventType === 'task_done');
+    expect(done).toHaveLength(1);
+    expect(done[0]).toMatchObject({ id: `${task.id}.done`, source: 'family', payload: { title: 'groceries' }, author: { uid: sib.uid, via: 'app' } });
+    // Stable ids, filtered by type and by who wrote them like every entry.
+    expect((await list()).map((e: any) => e.id)).toEqual(events.map((e: any) => e.id));
+    expect((await list({ types: ['task_done'] })).map((e: any) => e.id)).toEqual([`${task.id}.done`]);
+    expect((await list({ writtenBy: 'family' })).map((e: any) => e.eventType).sort()).toEqual(['appointment', 'task_done']);
+    expect(await list({ writtenBy: 'agency' })).toEqual([]);
+
+    // The timeline resource says it in words.
+    const resource = await postJson(`${svc.config.appUrl}/api/mcp`, rpc('resources/read', { uri: `carecircle://loved-ones/${carer.lovedOneId}/timeline` }), {
+      authorization: `Bearer ${carer.apiKey}`,
+    });
+    const text = resource.json.result.contents[0].text as string;
+    expect(text).toMatch(/: Cardiology with Dr Lee at Northside, Sam \d+ taking Rosa\n/);
+    expect(text).toMatch(/: Sam \d+ did: groceries/);
+    expect(text.match(/Cardiology/g)).toHaveLength(1);
+
+    // The app's timeline: once, at its new time, under the group's filter and the family's.
+    const page = (await get(carer.cookie, `/care/${carer.lovedOneId}`)).text;
+    const timeline = page.slice(page.indexOf('id="timeline"'));
+    expect(timeline.match(/Cardiology with Dr Lee at Northside/g)).toHaveLength(1);
+    expect(timeline).toContain(`id="entry-${appointments[0].id}"`);
+    expect(timeline).toContain(`datetime="${newStart}"`);
+    expect(timeline).toMatch(/Sam \d+ did: groceries/);
+    const plansOnly = (await get(carer.cookie, `/care/${carer.lovedOneId}?type=plans&by=family`)).text;
+    expect(plansOnly).toContain('Cardiology with Dr Lee at Northside');
+    expect(plansOnly).toMatch(/Sam \d+ did: groceries/);
+    const notes = (await get(carer.cookie, `/care/${carer.lovedOneId}?type=notes`)).text;
+    expect(notes).not.toContain('did: groceries');
+    const agency = (await get(carer.cookie, `/care/${carer.lovedOneId}?by=agency`)).text;
+    expect(agency).not.toContain('Cardiology with Dr Lee');
+
+    // Cancelled: still once, saying so.
+    expect((await post(carer.cookie, `/care/${carer.lovedOneId}/appointments/${added.id}/cancel`, { reason: 'Clinic called' })).status).toBe(303);
+    const after = (await list({ types: ['appointment'] })) as any[];
+    expect(after.map((e) => [e.id.split('.')[1], e.payload.status, e.supersedes])).toEqual([['v2', 'cancelled', appointments[0].id]]);
+  });
+  it('when two members change one appointment at the same moment, then one is saved and the other refused, and the timeline lists it once, as the store holds it', async () => {
+    const { carer, sib } = await family();
+    const base = `/care/${carer.lovedOneId}/appointments`;
+    expect((await post(sib.cookie, base, appointment({ title: 'Eye exam' }))).status).toBe(303);
+    const id = /appointments\/(apt_[A-Za-z0-9]+)"/.exec((await get(carer.cookie, base)).text)![1]!;
+    for (let round = 0; round < 4; round++) {
+      const [a, b] = await Promise.all([
+        post(carer.cookie, `${base}/${id}`, appointment({ title: 'Eye exam', startTime: '10:00', endTime: '11:00' })),
+        post(sib.cookie, `${base}/${id}`, appointment({ title: 'Eye exam', startTime: '12:00', endTime: '13:00' })),
+      ]);
+      // One is filed; the other, made from the same version, is refused and says so (unless it came after).
+      expect([303, 409]).toContain(a.status);
+      expect([303, 409]).toContain(b.status);
+      expect([a.status, b.status]).toContain(303);
+      for (const r of [a, b]) if (r.status === 409) expect(r.html).toContain('Someone else changed “Eye exam” just now');
+      const listed = structured(await mcp(carer.apiKey, 'list_care_events', { lovedOneId: carer.lovedOneId, types: ['appointment'] })).events;
+      const stored = await svc.store.db.collection('plan_appointments').findOne<{ eventId: string; start: Date }>({ _id: id } as never);
+      expect(listed).toHaveLength(1);
+      expect(listed[0].id).toBe(stored!.eventId);
+      expect(listed[0].occurredAt).toBe(stored!.start.toISOString());
+    }
+  });
+});
+
+describe("plans - the loved one's time zone", () => {
+  it('when a loved one is added without a zone, then theirs is the adding caregiver’s, and new appointments, tasks and medications default to it in the forms and the tools', async () => {
+    const email = `zone${Date.now()}@example.com`;
+    const cookie = await signIn(svc, email);
+    expect((await post(cookie, '/settings/time-zone', { timeZone: 'America/Chicago' })).status).toBe(303);
+    const ws = await appCall(svc, cookie, 'POST', '/api/workspace', { familyName: 'Zone family', firstName: 'Ines', lastName: 'Ortiz' });
+    expect(ws.status).toBe(201);
+    expect(ws.json.lovedOne.timeZone).toBe('America/Chicago');
+    const given = await appCall(svc, cookie, 'POST', '/api/workspace/loved-ones', { firstName: 'Tomas', lastName: 'Ortiz', timeZone: 'Europe/Lisbon' });
+    expect(given.json).toMatchObject({ timeZone: 'Europe/Lisbon' });
+    const lisbon = given.json.id as string;
+    const key = (await appCall(svc, cookie, 'POST', '/api/keys', { name: 'z', access: 'read-write' })).json.apiKey as string;
+
+    // The person now lives elsewhere: what is new for Tomas is still meant in Lisbon.
+    expect((await post(cookie, '/settings/time-zone', { timeZone: 'Asia/Tokyo' })).status).toBe(303);
+    expect((await get(cookie, `/care/${lisbon}/appointments`)).text).toMatch(/id="timeZone"[^>]*value="Europe\/Lisbon"/);
+    expect((await get(cookie, `/care/${lisbon}/tasks`)).text).toMatch(/id="timeZone"[^>]*value="Europe\/Lisbon"/);
+    expect((await get(cookie, `/care/${lisbon}/medication-list/new`)).text).toMatch(/id="med-timeZone"[^>]*value="Europe\/Lisbon"/);
+    const start = new Date(Date.now() + 2 * 86_400_000).toISOString();
+    const appt = structured(await mcp(key, 'add_appointment', { lovedOneId: lisbon, title: 'Physio', start })).appointment;
+    expect(appt.timeZone).toBe('Europe/Lisbon');
+    const task = structured(await mcp(key, 'add_task', { lovedOneId: lisbon, title: 'Laundry', due: start })).task;
+    expect(task.timeZone).toBe('Europe/Lisbon');
+    // A tool argument may still name another zone.
+    expect(structured(await mcp(key, 'add_task', { lovedOneId: lisbon, title: 'Call', due: start, timeZone: 'America/New_York' })).task.timeZone).toBe(
+      'America/New_York',
+    );
+    const med = await mcp(key, 'update_medication', { lovedOneId: lisbon, action: 'add', medication: { name: 'Metformin', times: ['08:00'] } });
+    expect(med.status, med.text).toBe(200);
+    expect(structured(med).medication.schedule.timeZone).toBe('Europe/Lisbon');
+    const listed = structured(await mcp(key, 'list_loved_ones', {})).lovedOnes;
+    expect(listed.map((l: any) => l.timeZone)).toEqual(['America/Chicago', 'Europe/Lisbon']);
+
+    // Changed on their edit page: new things follow, what was planned keeps its own zone.
+    const edited = await post(cookie, `/workspace/loved-ones/${lisbon}/edit`, { firstName: 'Tomas', lastName: 'Ortiz', timeZone: 'Atlantic/Azores' });
+    expect(edited.status, edited.html).toBe(303);
+    expect(structured(await mcp(key, 'add_task', { lovedOneId: lisbon, title: 'Pharmacy', due: start })).task.timeZone).toBe('Atlantic/Azores');
+    const tasks = structured(await mcp(key, 'list_tasks', { lovedOneId: lisbon })).tasks;
+    expect(tasks.find((t: any) => t.title === 'Laundry').timeZone).toBe('Europe/Lisbon');
+  });
+
+  it('when a loved one’s zone is not a real one, then it is refused naming the field, in the API, the add form and the edit page', async () => {
+    const cookie = await signIn(svc, `badzone${Date.now()}@example.com`);
+    const ws = await appCall(svc, cookie, 'POST', '/api/workspace', { familyName: 'Bad zone', firstName: 'Ana', lastName: 'Lima', timeZone: 'Mars/Olympus' });
+    expect(ws.status).toBe(400);
+    expect(ws.json.code).toBe('VALIDATION_FAILED');
+    expect(ws.json.message).toMatch(/timeZone: must be an IANA time zone/);
+    expect((await appCall(svc, cookie, 'POST', '/api/workspace', { familyName: 'Good zone', firstName: 'Ana', lastName: 'Lima' })).status).toBe(201);
+    const more = await appCall(svc, cookie, 'POST', '/api/workspace/loved-ones', { firstName: 'Rui', lastName: 'Lima', timeZone: 'Europe/Nowhere' });
+    expect(more.status).toBe(400);
+    expect(more.json.message).toMatch(/timeZone: must be an IANA time zone/);
+    const form = await post(cookie, '/workspace/loved-ones', { firstName: 'Rui', lastName: 'Lima', timeZone: 'Europe/Nowhere' });
+    expect(form.status).toBe(400);
+    expect(form.html).toContain('The time zone must be an IANA time zone, e.g. America/New_York.');
+    expect(form.html).toMatch(/id="timeZone"[^>]*value="Europe\/Nowhere"/);
+    const id = (await appCall(svc, cookie, 'GET', '/api/workspace')).json.lovedOnes[0].id as string;
+    const edit = await post(cookie, `/workspace/loved-ones/${id}/edit`, { firstName: 'Ana', lastName: 'Lima', timeZone: 'Nowhere' });
+    expect(edit.status).toBe(400);
+    expect(edit.html).toContain('The time zone must be an IANA time zone');
   });
 });

@@ -4,14 +4,25 @@ import { z } from 'zod';
 import type { SessionCaller } from '../auth/sessions.js';
 import { ApiProblem } from '../http/reply.js';
 import { KeyNotFound, type KeyStore } from '../keys/keys.js';
+import { knownZone } from '../family/changes.js';
 
 const name = z.string().trim().min(1, 'is required').max(60, 'must be at most 60 characters');
+/** A loved one's IANA zone; left out (or blank in a form), the adding caregiver's own. */
+const lovedOneZone = z.preprocess(
+  (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+  z
+    .string()
+    .trim()
+    .refine((zone) => knownZone(zone) !== null, 'must be an IANA time zone, e.g. America/New_York')
+    .optional(),
+);
 export const workspaceInput = z.object({
   familyName: z.string().trim().min(1, 'is required').max(120, 'must be at most 120 characters'),
   firstName: name,
   lastName: name,
+  timeZone: lovedOneZone,
 });
-export const lovedOneInput = z.object({ firstName: name, lastName: name });
+export const lovedOneInput = z.object({ firstName: name, lastName: name, timeZone: lovedOneZone });
 export const keyInput = z.object({
   name: z.string().trim().max(60, 'must be at most 60 characters').optional().default(''),
   // Read-only unless the person chooses writing: an assistant adds to the record only when asked to.
@@ -34,6 +45,7 @@ export function friendlyIssues(err: z.ZodError): string[] {
     const field = FIELD_WORDS[String(issue.path[0] ?? '')] ?? 'this field';
     if (issue.code === 'too_small' || (issue.code === 'invalid_type' && issue.input === undefined)) return `Please enter ${field}.`;
     if (issue.code === 'too_big') return `${field[0]!.toUpperCase()}${field.slice(1)} can be at most ${String(issue.maximum)} characters.`;
+    if (issue.code === 'custom') return `${field[0]!.toUpperCase()}${field.slice(1)} ${issue.message}.`;
     return `Please check ${field}.`;
   });
 }

@@ -1,7 +1,7 @@
 // The app's JSON API behind the session cookie: the workspace, its loved ones, MCP API keys and
 // recent MCP activity, for the app's own pages and in-app agents.
 import type { Db } from 'mongodb';
-import { duplicateLovedOne } from '../family/changes.js';
+import { duplicateLovedOne, knownZone } from '../family/changes.js';
 import type { AuditLog } from '../workspace/audit.js';
 import { canManage } from '../family/circle.js';
 import type { WorkspaceStore } from '../family/records.js';
@@ -30,7 +30,14 @@ export function appApiRoutes(routes: AppRouteBuilder, helpers: AppHelpers, deps:
           role: membership.member.role,
           familyMemberCount: await store.memberCount(membership.workspace._id),
         },
-        lovedOnes: lovedOnes.map((l) => ({ id: l._id, name: l.displayName, firstName: l.firstName, lastName: l.lastName, inboxAddress: l.inboxAddress })),
+        lovedOnes: lovedOnes.map((l) => ({
+          id: l._id,
+          name: l.displayName,
+          firstName: l.firstName,
+          lastName: l.lastName,
+          inboxAddress: l.inboxAddress,
+          ...(l.timeZone ? { timeZone: l.timeZone } : {}),
+        })),
       });
     })
     .on('apiWorkspace', 'POST', async (req) => {
@@ -51,7 +58,7 @@ export function appApiRoutes(routes: AppRouteBuilder, helpers: AppHelpers, deps:
           400,
           'VALIDATION_FAILED',
           `Invalid body: ${describeIssues(input.error)}`,
-          'Send familyName (1-120 chars), firstName and lastName (1-60 chars each).',
+          "Send familyName (1-120 chars), firstName and lastName (1-60 chars each), and optionally the loved one's timeZone (an IANA name such as America/New_York; default yours).",
         );
       }
       // With an Idempotency-Key, a retry of the same request gets the first answer, not a 409.
@@ -71,7 +78,7 @@ export function appApiRoutes(routes: AppRouteBuilder, helpers: AppHelpers, deps:
           400,
           'VALIDATION_FAILED',
           `Invalid body: ${describeIssues(input.error)}`,
-          'Send firstName and lastName (1-60 chars each), and allowDuplicate: true to add a second loved one of the same name.',
+          'Send firstName and lastName (1-60 chars each), optionally timeZone (an IANA name such as America/New_York; default yours), and allowDuplicate: true to add a second loved one of the same name.',
         );
       const existing =
         (req.body as { allowDuplicate?: unknown } | undefined)?.allowDuplicate === true
@@ -84,8 +91,10 @@ export function appApiRoutes(routes: AppRouteBuilder, helpers: AppHelpers, deps:
           `${existing.displayName} is already in this workspace`,
           'Send "allowDuplicate": true to add a second loved one of the same name.',
         );
-      const l = await store.addLovedOne(membership.workspace._id, input.data, false);
-      return json(201, { id: l._id, name: l.displayName, inboxAddress: l.inboxAddress });
+      // Their zone, unless given, is the adding caregiver's.
+      const timeZone = input.data.timeZone ?? (knownZone((await store.user(caller.uid))?.timeZone ?? '') || undefined);
+      const l = await store.addLovedOne(membership.workspace._id, { ...input.data, timeZone }, false);
+      return json(201, { id: l._id, name: l.displayName, inboxAddress: l.inboxAddress, ...(l.timeZone ? { timeZone: l.timeZone } : {}) });
     })
     .on('apiKeys', 'GET', async (req) => json(200, { keys: await keys.list((await requireCaller(req)).uid) }))
     .on('apiKeys', 'POST', async (req) => {

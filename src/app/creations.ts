@@ -6,6 +6,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
 import type { SessionCaller } from '../auth/sessions.js';
+import { knownZone } from '../family/changes.js';
 import type { WorkspaceStore } from '../family/records.js';
 import { isDuplicateKey } from '../store/errors.js';
 import { newId } from '../store/ids.js';
@@ -19,7 +20,7 @@ const TOKEN = /^[\x21-\x7e]{1,200}$/;
 /** What the first attempt answered: a repeat of the submission gets the same. */
 export interface CreatedWorkspace {
   workspace: { id: string; name: string };
-  lovedOne: { id: string; name: string; inboxAddress: string };
+  lovedOne: { id: string; name: string; inboxAddress: string; timeZone?: string };
 }
 
 interface CreationClaim {
@@ -37,6 +38,8 @@ export interface WorkspaceInput {
   familyName: string;
   firstName: string;
   lastName: string;
+  /** The loved one's IANA zone; without one, the creating caregiver's. */
+  timeZone?: string | undefined;
 }
 
 export type CreationOutcome = { created: CreatedWorkspace } | 'has_workspace';
@@ -106,10 +109,17 @@ export class WorkspaceCreations {
   /** Every step takes the given ids, so a step an earlier attempt did is found, not done twice. */
   private async write(caller: SessionCaller, input: WorkspaceInput, ids: { workspaceId: string; lovedOneId: string }): Promise<CreatedWorkspace> {
     const workspace = await this.store.createWorkspace({ id: ids.workspaceId, name: input.familyName, owner: caller, sandbox: false });
-    const lovedOne = await this.store.addLovedOne(workspace._id, input, false, new Date(this.clock()), ids.lovedOneId);
+    // The loved one's zone, unless given, is the creating caregiver's (Settings; their browser's at first sign-in).
+    const timeZone = input.timeZone ?? (knownZone((await this.store.user(caller.uid))?.timeZone ?? '') || undefined);
+    const lovedOne = await this.store.addLovedOne(workspace._id, { ...input, timeZone }, false, new Date(this.clock()), ids.lovedOneId);
     return {
       workspace: { id: workspace._id, name: workspace.name },
-      lovedOne: { id: lovedOne._id, name: lovedOne.displayName, inboxAddress: lovedOne.inboxAddress },
+      lovedOne: {
+        id: lovedOne._id,
+        name: lovedOne.displayName,
+        inboxAddress: lovedOne.inboxAddress,
+        ...(lovedOne.timeZone ? { timeZone: lovedOne.timeZone } : {}),
+      },
     };
   }
 }

@@ -28,6 +28,17 @@ const nameFields = (values: { firstName?: string; lastName?: string }) => (
   </>
 );
 
+/** The loved one's zone: new medications, appointments and tasks are meant in it. */
+const zoneField = (value: string, placeholder: string) => (
+  <>
+    <label for="timeZone">Their time zone</label>
+    <input id="timeZone" name="timeZone" type="text" maxLength={64} value={value} placeholder={placeholder} aria-describedby="timeZone-hint" />
+    <p class="muted" id="timeZone-hint">
+      A place name such as America/New_York. New medicines, appointments and tasks are meant in it; what is already planned keeps its own.
+    </p>
+  </>
+);
+
 const back = (
   <p>
     <a href="/">Back to the workspace</a>
@@ -37,6 +48,9 @@ const back = (
 export function editingRoutes(routes: AppRouteBuilder, h: AppHelpers, db: Db, credentials: Credentials): void {
   const shares = new FamilyShares(db, credentials);
   const form = (req: HttpRequestEnvelope) => (req.body ?? {}) as Record<string, unknown>;
+  /** The zone the caller's own times are shown in: a new loved one's, unless the form names another. */
+  const callerZone = async (req: HttpRequestEnvelope, caller: SessionCaller) => (await h.clockFor(caller, req)).zone;
+
   const page = (caller: SessionCaller, status: number, title: string, body: Markup) =>
     h.pageFor(
       status,
@@ -99,19 +113,20 @@ export function editingRoutes(routes: AppRouteBuilder, h: AppHelpers, db: Db, cr
     </>
   );
 
-  const editForm = (l: LovedOneRecord, values: { firstName?: string; lastName?: string }, error: Markup = null) => (
+  const editForm = (l: LovedOneRecord, values: { firstName?: string; lastName?: string; timeZone?: string }, zone: string, error: Markup = null) => (
     <>
       {error}
       <form method="post" action={`/workspace/loved-ones/${encodeURIComponent(l._id)}/edit`}>
         {nameFields(values)}
-        <button type="submit">Save the names</button>
+        {zoneField(values.timeZone ?? l.timeZone ?? zone, zone)}
+        <button type="submit">Save</button>
       </form>
       <p class="muted">The private inbox address stays the same, so mail forwarded to it keeps arriving.</p>
       {back}
     </>
   );
 
-  const addAnyway = (first: string, last: string, existing: LovedOneRecord) => (
+  const addAnyway = (first: string, last: string, zone: string | undefined, existing: LovedOneRecord) => (
     <>
       <p class="notice" id="duplicate">
         {existing.displayName} is already in your workspace. Adding {first} {last} again makes a second loved one with their own timeline and inbox address.
@@ -119,6 +134,7 @@ export function editingRoutes(routes: AppRouteBuilder, h: AppHelpers, db: Db, cr
       <form method="post" action="/workspace/loved-ones">
         <input type="hidden" name="firstName" value={first} />
         <input type="hidden" name="lastName" value={last} />
+        {zone ? <input type="hidden" name="timeZone" value={zone} /> : null}
         <input type="hidden" name="anyway" value="yes" />
         <button type="submit" class="secondary" id="create-anyway">
           Create anyway: a second {first} {last}
@@ -158,6 +174,7 @@ export function editingRoutes(routes: AppRouteBuilder, h: AppHelpers, db: Db, cr
             {errorBox(friendlyIssues(input.error))}
             <form method="post" action="/workspace/loved-ones">
               {nameFields({ firstName: String(form(req).firstName ?? ''), lastName: String(form(req).lastName ?? '') })}
+              {zoneField(String(form(req).timeZone ?? ''), await callerZone(req, m.caller))}
               <button type="submit">Add</button>
             </form>
             {back}
@@ -165,23 +182,30 @@ export function editingRoutes(routes: AppRouteBuilder, h: AppHelpers, db: Db, cr
         );
       const { firstName, lastName } = input.data;
       const existing = form(req).anyway === 'yes' ? null : await duplicateLovedOne(db, m.workspace._id, input.data);
-      if (existing) return page(m.caller, 200, `${existing.displayName} is already here`, addAnyway(firstName, lastName, existing));
-      await h.store.addLovedOne(m.workspace._id, input.data, false);
+      if (existing) return page(m.caller, 200, `${existing.displayName} is already here`, addAnyway(firstName, lastName, input.data.timeZone, existing));
+      // Their zone, unless given, is the adding caregiver's.
+      await h.store.addLovedOne(m.workspace._id, { ...input.data, timeZone: input.data.timeZone ?? (await callerZone(req, m.caller)) }, false);
       return redirect('/');
     })
     .on('lovedOneEdit', 'GET', async (req, params) => {
       const id = params.id ?? '';
       const m = await managedLovedOne(req, id, `/workspace/loved-ones/${encodeURIComponent(id)}/edit`, false);
       if (!('caller' in m)) return m;
-      return page(m.caller, 200, `Edit ${m.lovedOne.displayName}`, editForm(m.lovedOne, m.lovedOne));
+      return page(m.caller, 200, `Edit ${m.lovedOne.displayName}`, editForm(m.lovedOne, m.lovedOne, await callerZone(req, m.caller)));
     })
     .on('lovedOneEdit', 'POST', async (req, params) => {
       const id = params.id ?? '';
       const m = await managedLovedOne(req, id, `/workspace/loved-ones/${encodeURIComponent(id)}/edit`, true);
       if (!('caller' in m)) return m;
       const input = lovedOneInput.safeParse(form(req));
-      const values = { firstName: String(form(req).firstName ?? ''), lastName: String(form(req).lastName ?? '') };
-      if (!input.success) return page(m.caller, 400, `Edit ${m.lovedOne.displayName}`, editForm(m.lovedOne, values, errorBox(friendlyIssues(input.error))));
+      const values = { firstName: String(form(req).firstName ?? ''), lastName: String(form(req).lastName ?? ''), timeZone: String(form(req).timeZone ?? '') };
+      if (!input.success)
+        return page(
+          m.caller,
+          400,
+          `Edit ${m.lovedOne.displayName}`,
+          editForm(m.lovedOne, values, await callerZone(req, m.caller), errorBox(friendlyIssues(input.error))),
+        );
       await renameLovedOne(db, credentials, m.workspace._id, m.lovedOne._id, input.data);
       return redirect('/');
     })

@@ -54,6 +54,8 @@ export function homeBody(name: string, lovedOnes: LovedOneRecord[], appUrl: stri
             <input id="firstName" name="firstName" type="text" required maxLength={60} />
             <label for="lastName">Last name</label>
             <input id="lastName" name="lastName" type="text" required maxLength={60} />
+            <label for="timeZone">Their time zone (optional: yours when left empty)</label>
+            <input id="timeZone" name="timeZone" type="text" maxLength={64} placeholder="America/New_York" />
             <button type="submit">Add</button>
           </form>
         ) : null}

@@ -1,6 +1,7 @@
 // Times for the viewer: in the person's own zone (Settings; the browser's at first sign-in), else
 // the `tz` cookie the app's script sets from the browser, else UTC; the zone's name always shows.
 import { readCookie } from '../auth/sessions.js';
+import { wallTimeToInstant } from '../family/instant.js';
 
 export const TZ_COOKIE = 'tz';
 
@@ -38,23 +39,8 @@ export function clockIn(zone: string, now = new Date()): Clock {
   const dayThisYear = new Intl.DateTimeFormat('en-US', { timeZone: zone, weekday: 'short', month: 'short', day: 'numeric' });
   const dayOtherYear = new Intl.DateTimeFormat('en-US', { timeZone: zone, weekday: 'short', month: 'short', day: 'numeric', year: 'numeric' });
   const iso = new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit' });
-  const parts = new Intl.DateTimeFormat('en-US', {
-    timeZone: zone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: 'numeric',
-    day: 'numeric',
-    hour: 'numeric',
-    minute: 'numeric',
-    second: 'numeric',
-  });
   const zoneName = new Intl.DateTimeFormat('en-US', { timeZone: zone, timeZoneName: 'short' });
   const year = iso.format(now).slice(0, 4);
-  /** How far the zone's wall clock is ahead of UTC at instant t, in ms. */
-  const offset = (t: number) => {
-    const p = Object.fromEntries(parts.formatToParts(new Date(t)).map((x) => [x.type, x.value]));
-    return Date.UTC(Number(p.year), Number(p.month) - 1, Number(p.day), Number(p.hour) % 24, Number(p.minute), Number(p.second)) - Math.floor(t / 1000) * 1000;
-  };
   const clock: Clock = {
     zone,
     time: (d) => lower(time.format(d)),
@@ -62,15 +48,8 @@ export function clockIn(zone: string, now = new Date()): Clock {
     dayTime: (d) => `${clock.day(d)}, ${clock.time(d)}`,
     isoDay: (d) => iso.format(d),
     zoneName: (d) => zoneName.formatToParts(d).find((p) => p.type === 'timeZoneName')?.value ?? zone,
-    startOf: (isoDay) => {
-      const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(isoDay);
-      if (!m) return null;
-      const wall = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
-      if (Number.isNaN(wall)) return null;
-      // Twice: the offset at the first guess may differ from the offset at midnight (a DST change).
-      const first = wall - offset(wall);
-      return new Date(wall - offset(first));
-    },
+    // A day that starts with a skipped midnight (zones that change at 00:00) starts when the clocks jump.
+    startOf: (isoDay) => wallTimeToInstant(zone, isoDay, '00:00', 'after'),
   };
   return clock;
 }

@@ -1,7 +1,17 @@
 // Each care event on the timeline, in the catalogue's words, under a heading for its day in the
 // reader's zone: its time once, the line, and readings taken together as one entry. A type this
 // version does not know is shown plainly as "other update" with its fields, never dropped.
-import { CARE_GROUPS, careWords, flaggableText, flaggedReasons, typeLabel, typesIn, type AideNamer, type CareGroup } from '../family/careEventTypes.js';
+import {
+  CARE_GROUPS,
+  careWords,
+  flaggableText,
+  flaggedReasons,
+  isPlanEvent,
+  typeLabel,
+  typesIn,
+  type AideNamer,
+  type CareGroup,
+} from '../family/careEventTypes.js';
 import type { CareEventRecord } from '../family/records.js';
 import type { Clock } from './time.js';
 
@@ -116,7 +126,7 @@ export function EntryView({ entry, event, clock }: { entry: Entry; event: CareEv
         </dl>
       ) : null}
       {entry.link ? <a href={entry.link.href}>{entry.link.text}</a> : null}
-      {event.source === 'family' ? (
+      {event.source === 'family' && !isPlanEvent(event.eventType) ? (
         <p class="entry-family">
           {event.supersedes ? (event.eventType === 'entry_withdrawn' ? 'Withdrawn. ' : 'Corrected. ') : null}
           <a href={`/care/${encodeURIComponent(event.lovedOneId)}/entries/${encodeURIComponent(event._id)}`}>

@@ -332,8 +332,9 @@ export function medicationListRoutes(h: AppHelpers, list: MedicationList) {
 
   const withMedication = async (c: Ctx, params: Record<string, string>) => list.one(c.lovedOne._id, params.medicationId ?? '');
 
-  /** The zone a new medication's times are meant in: the list's, else the viewer's. */
-  const zoneFor = async (c: Ctx) => (await list.list(c.lovedOne._id))[0]?.current.schedule.timeZone ?? c.clock.zone;
+  /** The zone a new medication's times are meant in: the loved one's; for a loved one without one
+   *  yet, the list's, else the viewer's. */
+  const zoneFor = async (c: Ctx) => c.lovedOne.timeZone ?? (await list.list(c.lovedOne._id))[0]?.current.schedule.timeZone ?? c.clock.zone;
 
   const formPage = (
     c: Ctx,

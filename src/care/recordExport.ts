@@ -7,6 +7,7 @@ import { careWords, type AideNamer, type WordsClock } from '../family/careEventT
 import { MedicationList, amountOf, changedByWords, type Medication, type MedicationVersion } from '../family/medications.js';
 import { PlansStore, type AppointmentRecord, type TaskRecord } from '../family/plans.js';
 import type { CareEventRecord, LovedOneRecord, WorkspaceStore } from '../family/records.js';
+import { portalProvenance } from '../family/careEvents.js';
 import { vitalKind } from '../family/vitalKinds.js';
 import { clockIn } from './time.js';
 
@@ -143,9 +144,9 @@ const bpComponents = (systolic: number, diastolic: number | undefined, unit: unk
 /** What every resource made from a care event carries: its id, where it came from, the loved one. */
 function fromEvent(e: CareEventRecord): { id: string; identifier: { system: string; value: string }[]; meta?: Record<string, unknown> } {
   const identifier = [{ system: `${ID_SYSTEM}:care-event`, value: e._id }];
-  if (!e.provenance) return { id: fhirId(e._id), identifier };
+  const p = portalProvenance(e);
+  if (!p) return { id: fhirId(e._id), identifier };
   // A portal record keeps the portal's own id and version beside carecircle's.
-  const p = e.provenance;
   return {
     id: fhirId(e._id),
     identifier: [...identifier, { system: p.portal, value: `${p.resourceType}/${p.id}` }],

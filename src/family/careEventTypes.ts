@@ -23,6 +23,7 @@ export const CARE_GROUPS = {
   notes: { label: 'Notes', counted: ['note', 'notes'] },
   mail: { label: 'Inbox mail', counted: ['inbox message', 'inbox messages'] },
   results: { label: 'Test results', counted: ['test result', 'test results'] },
+  plans: { label: 'Appointments and tasks', counted: ['appointment or task', 'appointments and tasks'] },
   other: { label: 'Other', counted: ['other event', 'other events'] },
 } as const satisfies Record<string, { label: string; counted: readonly [string, string] }>;
 
@@ -274,6 +275,39 @@ export const CARE_EVENT_TYPES = {
       };
     },
   },
+  /** An appointment the family keeps (src/family/plans.ts), filed at its start time; each change
+   *  supersedes the version before it, a cancellation too, so the timeline shows it once, as it now is. */
+  appointment: {
+    group: 'plans',
+    counted: ['appointment', 'appointments'],
+    words: (e, clock, by) => {
+      const p = e.payload;
+      const what = [str(p.title, 'An appointment'), str(p.with_whom) && `with ${str(p.with_whom)}`, str(p.place) && `at ${str(p.place)}`]
+        .filter(Boolean)
+        .join(' ');
+      const taking = str(p.taken_by_name) ? `, ${str(p.taken_by_name)} taking ${str(p.loved_one_name, 'them')}` : '';
+      const cancelled = p.status === 'cancelled';
+      const line = `${what}${taking}${cancelled ? ' (cancelled)' : ''}`;
+      const version = e.provenance && 'plan' in e.provenance ? e.provenance.version : 0;
+      const reason = str(p.cancel_reason);
+      return {
+        summary: `${line} at ${clock.time(e.occurredAt)}`,
+        detail: cancelled ? `Cancelled by ${by}${reason ? `: ${reason}` : ''}` : `${version ? 'Changed' : 'Added'} by ${by}`,
+        link: { href: `/care/${encodeURIComponent(e.lovedOneId)}/appointments`, text: 'All appointments' },
+        line,
+      };
+    },
+  },
+  /** A shared task a member finished, filed when it was marked done. */
+  task_done: {
+    group: 'plans',
+    counted: ['task done', 'tasks done'],
+    words: (e, clock) => {
+      const who = e.author && !e.author.former ? e.author.name : 'A former member';
+      const line = `${who} did: ${str(e.payload.title, 'a task')}`;
+      return { summary: `${line} at ${clock.time(e.occurredAt)}`, link: { href: `/care/${encodeURIComponent(e.lovedOneId)}/tasks`, text: 'All tasks' }, line };
+    },
+  },
   /** A vital sign from the loved one's health-system portal (src/portal), units as the portal sent them. */
   portal_vital: { group: 'vitals', words: (e) => portalWords(e, `${str(e.payload.name, 'A vital sign')} ${str(e.payload.value)}`.trim()) },
   /** A laboratory result from the portal. */
@@ -300,6 +334,10 @@ export const countedAs = (type: string): readonly [string, string] => {
   const t = known(type);
   return t?.counted ?? CARE_GROUPS[t?.group ?? 'other'].counted;
 };
+
+/** What the family's plans file on the timeline (an appointment, a task done): changed on their own
+ *  pages, never corrected or withdrawn as an entry. */
+export const isPlanEvent = (type: string): boolean => type === 'appointment' || type === 'task_done';
 
 /** Doses that were due and not given (missed or refused): an assistant's summary names each. */
 export const isDoseNotGiven = (type: string): boolean => type === 'med_missed' || type === 'med_refused';

@@ -15,6 +15,24 @@ export interface EntryAuthor {
   former?: true;
 }
 
+export interface PortalProvenance {
+  portal: string;
+  resourceType: string;
+  id: string;
+  versionId: string;
+}
+
+export interface PlanProvenance {
+  plan: 'appointment' | 'task';
+  id: string;
+  /** The appointment's `sequence` when filed; a task's done event is its only version (0). */
+  version: number;
+}
+
+/** The provenance of a record a portal sent (the others are the family's plans). */
+export const portalProvenance = (e: { provenance?: PortalProvenance | PlanProvenance }): PortalProvenance | undefined =>
+  e.provenance && 'portal' in e.provenance ? e.provenance : undefined;
+
 export interface CareEventRecord {
   _id: string;
   lovedOneId: string;
@@ -29,8 +47,9 @@ export interface CareEventRecord {
   receivedAt: Date;
   payload: Record<string, unknown>;
   sourceEventId?: string;
-  /** A portal record's origin: the portal (its FHIR base URL), the resource and its version. */
-  provenance?: { portal: string; resourceType: string; id: string; versionId: string };
+  /** Where the event came from: a portal record (the portal's FHIR base URL, the resource and its
+   *  version), or an appointment or task of the family's plans and the version of it filed. */
+  provenance?: PortalProvenance | PlanProvenance;
   /** The partner's subject of a partner event: what the partner's purge deletes by. */
   subjectRef?: string;
   /** The event this one corrects or withdraws. */

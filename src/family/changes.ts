@@ -21,6 +21,11 @@ export function knownZone(zone: string): string | null {
   }
 }
 
+/** The zone new medications, appointments and tasks of a loved one are meant in, unless one names
+ *  another: the loved one's, else (a loved one from before they had one) the person's own, else UTC. */
+export const plannedZone = (lovedOne: { timeZone?: string | undefined }, personZone: string | null | undefined): string =>
+  (lovedOne.timeZone && knownZone(lovedOne.timeZone)) || (personZone && knownZone(personZone)) || 'UTC';
+
 /** The zone a person chose (or their browser gave at first sign-in); null when there is none yet. */
 export async function userTimeZone(db: Db, uid: string): Promise<string | null> {
   const user = await users(db).findOne({ _id: uid }, { projection: { timeZone: 1 } });
@@ -40,17 +45,25 @@ export async function renameWorkspace(db: Db, credentials: Credentials, workspac
   await familyChanged(credentials, 'workspace', [workspaceId]);
 }
 
-/** New names for a loved one; the inbox address stays, so mail already forwarded keeps arriving. */
+/** New names for a loved one, and their time zone when given (what is already planned keeps its
+ *  own); the inbox address stays, so mail already forwarded keeps arriving. */
 export async function renameLovedOne(
   db: Db,
   credentials: Credentials,
   workspaceId: string,
   lovedOneId: string,
-  name: { firstName: string; lastName: string },
+  name: { firstName: string; lastName: string; timeZone?: string | undefined },
 ): Promise<boolean> {
   const r = await lovedOnes(db).updateOne(
     { _id: lovedOneId, workspaceId },
-    { $set: { firstName: name.firstName, lastName: name.lastName, displayName: `${name.firstName} ${name.lastName}` } },
+    {
+      $set: {
+        firstName: name.firstName,
+        lastName: name.lastName,
+        displayName: `${name.firstName} ${name.lastName}`,
+        ...(name.timeZone ? { timeZone: name.timeZone } : {}),
+      },
+    },
   );
   if (r.matchedCount === 1) await familyChanged(credentials, 'lovedOne', [lovedOneId]);
   return r.matchedCount === 1;

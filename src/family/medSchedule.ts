@@ -6,6 +6,7 @@
 // these weekdays", which needs no RRULE (no intervals, counts or monthly rules), and rrule's own
 // time-zone support returns wall times dressed as UTC dates that still need this same conversion.
 // The zone database is the runtime's, so daylight-saving changes follow it.
+import { wallTimeToInstant } from './instant.js';
 import type { CareEventRecord } from './records.js';
 
 export const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
@@ -67,12 +68,6 @@ const wall = (zone: string, t: number) =>
       .map((x) => [x.type, x.value]),
   );
 
-/** How far `zone`'s wall clock is ahead of UTC at instant t, in ms. */
-function offsetAt(zone: string, t: number): number {
-  const p = wall(zone, t);
-  return Date.UTC(Number(p.year), Number(p.month) - 1, Number(p.day), Number(p.hour) % 24, Number(p.minute), Number(p.second)) - Math.floor(t / 1000) * 1000;
-}
-
 /** "2026-11-01" in `zone` at instant d. */
 export function dayIn(zone: string, d: Date): string {
   const p = wall(zone, d.getTime());
@@ -83,22 +78,13 @@ export function dayIn(zone: string, d: Date): string {
 export const weekdayOf = (isoDay: string): Weekday => WEEKDAYS[(new Date(`${isoDay}T00:00:00Z`).getUTCDay() + 6) % 7]!;
 
 /**
- * The instant a wall-clock time falls on a calendar day in a zone. A time the spring change skips
- * (2:30 am on Mar 8, 2026 in New York) is taken an hour later, when the clocks read it after the
- * jump; a time the autumn change repeats (1:30 am on Nov 1) is the first of the two, as calendars do.
+ * The instant a wall-clock time falls on a calendar day in a zone. A dose must fall due that day
+ * whatever the clocks do, so a time the spring change skips (2:30 am on Mar 8, 2026 in New York) is
+ * taken an hour later, when the clocks read it after the jump; a time the autumn change repeats
+ * (1:30 am on Nov 1) is the first of the two, as calendars do.
  */
 export function wallInstant(zone: string, isoDay: string, hhmm: string): Date {
-  const [y, mo, d] = isoDay.split('-').map(Number) as [number, number, number];
-  const [h, mi] = hhmm.split(':').map(Number) as [number, number];
-  const local = Date.UTC(y, mo - 1, d, h, mi);
-  // The offsets either side of the day's change (if any): before it, then after it.
-  const before = offsetAt(zone, local - 86_400_000);
-  const after = offsetAt(zone, local + 86_400_000);
-  const earlier = local - Math.max(before, after);
-  const later = local - Math.min(before, after);
-  for (const t of [earlier, later]) if (offsetAt(zone, t) === local - t) return new Date(t);
-  // Skipped by the spring change: read the wall time with the offset from before it.
-  return new Date(local - before);
+  return wallTimeToInstant(zone, isoDay, hhmm, 'after')!;
 }
 
 /** The instants a medication falls due on a calendar day of its zone, earliest first. */

@@ -1,6 +1,7 @@
 // What an appointment or a task may say, checked the same way for the app's forms and the MCP tools:
 // each fault names its field, and a time outside sensible bounds names the bound.
 import { knownZone } from './changes.js';
+import { wallTimeToInstant } from './instant.js';
 import type { AppointmentFields, TaskFields } from './plans.js';
 
 const DAY_MS = 86_400_000;
@@ -23,30 +24,11 @@ export interface FieldFault {
 
 export type Checked<T> = { ok: true; value: T } | { ok: false; faults: FieldFault[] };
 
-/** The instant a wall-clock time in a zone names; null when the zone skips it (clocks going forward). */
+/** The instant a wall-clock time in a zone names; null when the zone skips it (clocks going
+ *  forward): a person typed it and can pick another, where moving it silently would put the
+ *  appointment at a time nobody chose. A repeated time is the first of the two. */
 export function wallToInstant(zone: string, day: string, time: string): Date | null {
-  const d = /^(\d{4})-(\d{2})-(\d{2})$/.exec(day);
-  const t = /^(\d{2}):(\d{2})$/.exec(time);
-  if (!d || !t) return null;
-  const wall = Date.UTC(Number(d[1]), Number(d[2]) - 1, Number(d[3]), Number(t[1]), Number(t[2]));
-  if (Number.isNaN(wall)) return null;
-  const parts = new Intl.DateTimeFormat('en-US', {
-    timeZone: zone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: 'numeric',
-    day: 'numeric',
-    hour: 'numeric',
-    minute: 'numeric',
-  });
-  const wallAt = (ms: number) => {
-    const p = Object.fromEntries(parts.formatToParts(new Date(ms)).map((x) => [x.type, x.value]));
-    return Date.UTC(Number(p.year), Number(p.month) - 1, Number(p.day), Number(p.hour) % 24, Number(p.minute));
-  };
-  // Twice: the offset at the first guess may differ from the offset at the answer (a DST change).
-  let guess = wall - (wallAt(wall) - wall);
-  guess = wall - (wallAt(guess) - guess);
-  return wallAt(guess) === wall ? new Date(guess) : null;
+  return wallTimeToInstant(zone, day, time, 'refuse');
 }
 
 /** "YYYY-MM-DD" and "HH:MM" of an instant in a zone, for a form's inputs. */

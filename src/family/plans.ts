@@ -1,8 +1,13 @@
 // Appointments and shared tasks of a loved one, and the one place that reads and writes them: every
-// change keeps a history row saying who made it and how (in the app, or through an assistant).
+// change keeps a history row saying who made it and how (in the app, or through an assistant), and
+// is filed on the loved one's care timeline: an appointment at its start time, a task when done.
+import { createHash } from 'node:crypto';
 import type { Collection, Db, IndexDescription } from 'mongodb';
 import { isDuplicateKey } from '../store/errors.js';
 import { newId } from '../store/ids.js';
+import { AlreadySuperseded, type Timeline, type Timelines } from '../store/timeline/port.js';
+import { CARE_EVENT_STREAM, type CareEventRecord } from './careEvents.js';
+import { WORKSPACE_COLLECTIONS, type LovedOneRecord, type UserRecord } from './records.js';
 
 export const APPOINTMENTS = 'plan_appointments';
 export const TASKS = 'plan_tasks';
@@ -42,6 +47,9 @@ export interface AppointmentRecord extends AppointmentFields {
   status: 'scheduled' | 'cancelled';
   /** Counts every change: the iCalendar SEQUENCE, so subscribed calendars take the latest. */
   sequence: number;
+  /** The care event this version is listed as on the loved one's timeline; absent on an
+   *  appointment from before they were filed, until its first change. */
+  eventId?: string;
   createdBy: Author;
   createdAt: Date;
   updatedAt: Date;
@@ -103,6 +111,14 @@ export const PLAN_INDEXES: Record<string, IndexDescription[]> = {
   [PLAN_CHANGES]: [{ key: { recordId: 1, at: 1 }, name: 'by_record' }],
 };
 
+/** A change to an appointment made from a version someone else changed first. */
+export class AppointmentChanged extends Error {
+  override name = 'AppointmentChanged';
+  constructor() {
+    super('Someone else changed this appointment just now; look at it again.');
+  }
+}
+
 /** A take refused: someone else holds the task, or it is done. */
 export class TaskRefused extends Error {
   override name = 'TaskRefused';
@@ -116,20 +132,113 @@ export class TaskRefused extends Error {
 
 export type TaskMove = 'take' | 'hand_back' | 'done';
 
+/** The care event of an appointment's version: one id per (appointment, sequence, who made it), so
+ *  the same person's change sent twice is filed once, and two people's changes of one version are
+ *  two claims, of which one wins. Without `uid`: a version from before versions were filed. */
+export const appointmentEventId = (appointmentId: string, sequence: number, uid?: string): string =>
+  `${appointmentId}.v${sequence}${uid === undefined ? '' : `.${createHash('sha256').update(uid).digest('base64url').slice(0, 8)}`}`;
+/** The care event of a task done: a task is done once. */
+export const taskDoneEventId = (taskId: string): string => `${taskId}.done`;
+
 export class PlansStore {
   private readonly appointments: Collection<AppointmentRecord>;
   private readonly tasks: Collection<TaskRecord>;
   private readonly claims: Collection<Claim>;
   private readonly changes: Collection<PlanChange>;
+  private readonly users: Collection<UserRecord>;
+  private readonly lovedOnes: Collection<LovedOneRecord>;
+  private readonly timeline?: Timeline<CareEventRecord>;
 
+  /** `timelines`: where changes are filed; a store without them only reads. */
   constructor(
     db: Db,
     private readonly clock: () => number = Date.now,
+    timelines?: Timelines,
   ) {
     this.appointments = db.collection(APPOINTMENTS);
     this.tasks = db.collection(TASKS);
     this.claims = db.collection(TASK_CLAIMS);
     this.changes = db.collection(PLAN_CHANGES);
+    this.users = db.collection(WORKSPACE_COLLECTIONS.users);
+    this.lovedOnes = db.collection(WORKSPACE_COLLECTIONS.lovedOnes);
+    if (timelines) this.timeline = timelines.of(CARE_EVENT_STREAM);
+  }
+
+  private filed(): Timeline<CareEventRecord> {
+    if (!this.timeline) throw new Error('PlansStore: a store that writes needs the timelines to file changes on');
+    return this.timeline;
+  }
+
+  /** The care event of an appointment as it now is, by whoever made this version. */
+  private async appointmentEvent(a: AppointmentRecord, by: Author, id = appointmentEventId(a._id, a.sequence, by.uid)): Promise<CareEventRecord> {
+    const [lovedOne, taker] = await Promise.all([
+      this.lovedOnes.findOne({ _id: a.lovedOneId }, { projection: { firstName: 1 } }),
+      a.takenBy ? this.users.findOne({ _id: a.takenBy }, { projection: { name: 1, email: 1 } }) : null,
+    ]);
+    return {
+      _id: id,
+      lovedOneId: a.lovedOneId,
+      workspaceId: a.workspaceId,
+      source: 'family',
+      author: by,
+      eventType: 'appointment',
+      occurredAt: a.start,
+      receivedAt: new Date(this.clock()),
+      payload: {
+        appointment_id: a._id,
+        title: a.title,
+        ...(a.withWhom ? { with_whom: a.withWhom } : {}),
+        ...(a.place ? { place: a.place } : {}),
+        start: a.start.toISOString(),
+        end: a.end.toISOString(),
+        time_zone: a.timeZone,
+        ...(a.takenBy ? { taken_by: a.takenBy, taken_by_name: taker?.name ?? taker?.email ?? 'a former member' } : {}),
+        ...(lovedOne ? { loved_one_name: lovedOne.firstName } : {}),
+        ...(a.notes ? { notes: a.notes } : {}),
+        status: a.status,
+        ...(a.cancelReason ? { cancel_reason: a.cancelReason } : {}),
+      },
+      provenance: { plan: 'appointment', id: a._id, version: a.sequence },
+    };
+  }
+
+  /**
+   * Take the appointment from the version it was read at to `next`, on the timeline first: the
+   * supersession of the read version is a claim (an insert on a unique id, atomic on FerretDB v1,
+   * where a conditional update is read-then-write), so of two changes made from one version one
+   * is filed and the other refused, and the store is written only by the one that was filed. An
+   * appointment from before they were filed is filed as it was read, so there is one to supersede.
+   */
+  private async claimVersion(current: AppointmentRecord, next: AppointmentRecord, by: Author): Promise<string> {
+    const timeline = this.filed();
+    const read = current.eventId ?? appointmentEventId(current._id, current.sequence);
+    if (!(await timeline.get(current.lovedOneId, read))) await timeline.append([await this.appointmentEvent(current, current.createdBy, read)]);
+    const newer = await this.appointmentEvent(next, by);
+    try {
+      await timeline.supersede(current.lovedOneId, read, newer);
+    } catch (err) {
+      if (err instanceof AlreadySuperseded) throw new AppointmentChanged();
+      throw err;
+    }
+    return newer._id;
+  }
+
+  /** File a task's being done, at the time it was done, in the name of whoever did it. */
+  private async fileTaskDone(t: TaskRecord, by: Author): Promise<void> {
+    await this.filed().append([
+      {
+        _id: taskDoneEventId(t._id),
+        lovedOneId: t.lovedOneId,
+        workspaceId: t.workspaceId,
+        source: 'family',
+        author: by,
+        eventType: 'task_done',
+        occurredAt: t.doneAt ?? new Date(this.clock()),
+        receivedAt: new Date(this.clock()),
+        payload: { task_id: t._id, title: t.title, due: t.due.toISOString(), time_zone: t.timeZone },
+        provenance: { plan: 'task', id: t._id, version: 0 },
+      },
+    ]);
   }
 
   private async note(change: Omit<PlanChange, '_id' | 'at'>): Promise<void> {
@@ -142,18 +251,22 @@ export class PlansStore {
 
   async addAppointment(where: { workspaceId: string; lovedOneId: string }, fields: AppointmentFields, by: Author): Promise<AppointmentRecord> {
     const now = new Date(this.clock());
+    const id = newId('apt');
     const record: AppointmentRecord = {
-      _id: newId('apt'),
+      _id: id,
       ...where,
       ...fields,
       status: 'scheduled',
       sequence: 0,
+      eventId: appointmentEventId(id, 0, by.uid),
       createdBy: by,
       createdAt: now,
       updatedAt: now,
     };
+    const timeline = this.filed();
     await this.appointments.insertOne(record);
     await this.note({ workspaceId: where.workspaceId, recordId: record._id, kind: 'appointment', action: 'added', by });
+    await timeline.append([await this.appointmentEvent(record, by, record.eventId)]);
     return record;
   }
 
@@ -169,19 +282,27 @@ export class PlansStore {
     const unset: Record<string, ''> = Object.fromEntries(
       (['withWhom', 'place', 'takenBy', 'notes'] as const).filter((k) => fields[k] === undefined).map((k) => [k, ''] as const),
     );
+    const updatedAt = new Date(this.clock());
+    const sequence = current.sequence + 1;
+    const kept = Object.fromEntries(Object.entries(current).filter(([k]) => !(k in unset))) as AppointmentRecord;
+    const eventId = await this.claimVersion(current, { ...kept, ...fields, sequence, updatedAt }, by);
     await this.appointments.updateOne(
       { _id: current._id },
-      { $set: { ...fields, updatedAt: new Date(this.clock()) }, $inc: { sequence: 1 }, ...(Object.keys(unset).length ? { $unset: unset } : {}) },
+      { $set: { ...fields, sequence, updatedAt, eventId }, ...(Object.keys(unset).length ? { $unset: unset } : {}) },
     );
     await this.note({ workspaceId: current.workspaceId, recordId: current._id, kind: 'appointment', action: 'changed', by, before });
   }
 
   async cancelAppointment(current: AppointmentRecord, by: Author, reason?: string): Promise<void> {
     if (current.status === 'cancelled') return;
-    await this.appointments.updateOne(
-      { _id: current._id },
-      { $set: { status: 'cancelled', updatedAt: new Date(this.clock()), ...(reason ? { cancelReason: reason } : {}) }, $inc: { sequence: 1 } },
-    );
+    const cancelled = {
+      status: 'cancelled' as const,
+      sequence: current.sequence + 1,
+      updatedAt: new Date(this.clock()),
+      ...(reason ? { cancelReason: reason } : {}),
+    };
+    const eventId = await this.claimVersion(current, { ...current, ...cancelled }, by);
+    await this.appointments.updateOne({ _id: current._id }, { $set: { ...cancelled, eventId } });
     await this.note({ workspaceId: current.workspaceId, recordId: current._id, kind: 'appointment', action: 'cancelled', by });
   }
 
@@ -250,8 +371,13 @@ export class PlansStore {
    */
   async move(task: TaskRecord, move: TaskMove, by: Author, nameOf: (uid: string) => Promise<string>): Promise<TaskRecord> {
     const now = new Date(this.clock());
+    this.filed();
     if (task.state === 'done') {
-      if (move === 'done' && task.doneBy === by.uid) return task;
+      // Filed again (changing nothing when it was): a repeat finishes what a cut-short first try began.
+      if (move === 'done' && task.doneBy === by.uid) {
+        await this.fileTaskDone(task, by);
+        return task;
+      }
       throw new TaskRefused('This task is already done.');
     }
     if (move === 'hand_back') {
@@ -284,7 +410,9 @@ export class PlansStore {
     }
     await this.tasks.updateOne({ _id: task._id, round: task.round }, { $set: { state: 'done', takenBy: by.uid, doneBy: by.uid, doneAt: now, updatedAt: now } });
     await this.note({ workspaceId: task.workspaceId, recordId: task._id, kind: 'task', action: 'done', by });
-    return { ...task, state: 'done', takenBy: by.uid, doneBy: by.uid, doneAt: now, updatedAt: now };
+    const done: TaskRecord = { ...task, state: 'done', takenBy: by.uid, doneBy: by.uid, doneAt: now, updatedAt: now };
+    await this.fileTaskDone(done, by);
+    return done;
   }
 
   /** Everything planned for a loved one, with its history: they are being removed. */

@@ -1,7 +1,7 @@
 // What a loved one's health-system portal records say now, read from the care timeline: the
 // conditions, allergies and medication list of the clinicians, vital signs by LOINC code, and the
 // clinicians' medication list set beside the family's schedule, the differences in words.
-import type { CareEventRecord } from './careEvents.js';
+import { portalProvenance, type CareEventRecord } from './careEvents.js';
 import { VITAL_KINDS, type VitalKind } from './vitalKinds.js';
 
 /** The portal event types the health summary and the loved one's page read. */
@@ -23,7 +23,8 @@ function latest(events: readonly CareEventRecord[], type: string): CareEventReco
   const seen = new Set<string>();
   return events.filter((e) => {
     if (e.eventType !== type) return false;
-    const key = e.provenance ? `${e.provenance.portal}|${e.provenance.resourceType}/${e.provenance.id}` : e._id;
+    const p = portalProvenance(e);
+    const key = p ? `${p.portal}|${p.resourceType}/${p.id}` : e._id;
     if (seen.has(key)) return false;
     seen.add(key);
     return true;
@@ -98,7 +99,7 @@ export function portalMedicationsOf(events: readonly CareEventRecord[]): PortalM
       name: str(e.payload.medication) ?? 'A medication',
       status: str(e.payload.status) ?? 'unknown',
       ...(str(e.payload.dosage) ? { dosage: str(e.payload.dosage)! } : {}),
-      resource: str(e.payload.resource) ?? e.provenance?.resourceType ?? 'MedicationRequest',
+      resource: str(e.payload.resource) ?? portalProvenance(e)?.resourceType ?? 'MedicationRequest',
       portal: portalName(e),
       recordId: e._id,
     }))

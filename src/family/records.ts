@@ -58,6 +58,10 @@ export interface LovedOneRecord {
   inboxAddress: string;
   sandbox: boolean;
   createdAt: Date;
+  /** Their IANA zone: where new medications, appointments and tasks are meant unless one names
+   *  another. Set when they are added (the adding caregiver's, unless given) or on their edit page;
+   *  loved ones added before it existed have none until then. */
+  timeZone?: string;
 }
 
 export {
@@ -245,7 +249,7 @@ export class WorkspaceStore {
    *  that workspace already under the id is the one an earlier attempt wrote. */
   async addLovedOne(
     workspaceId: string,
-    name: { firstName: string; lastName: string },
+    name: { firstName: string; lastName: string; timeZone?: string | undefined },
     sandbox: boolean,
     now = new Date(),
     id?: string,
@@ -259,6 +263,7 @@ export class WorkspaceStore {
       inboxAddress: `${inboxSlug(name.firstName, name.lastName)}@${this.inboxDomain}`,
       sandbox,
       createdAt: now,
+      ...(name.timeZone ? { timeZone: name.timeZone } : {}),
     };
     try {
       await this.lovedOnes.insertOne(lovedOne);

@@ -9,12 +9,23 @@ import type { AppHelpers } from '../app/helpers.js';
 import { errorBox } from '../app/settings.js';
 import { CareNav, ZoneNote } from '../care/parts.js';
 import type { Clock } from '../care/time.js';
+import { plannedZone } from '../family/changes.js';
 import { canWrite, FamilyCircle } from '../family/circle.js';
 import type { LovedOneRecord, MemberRecord, WorkspaceRecord } from '../family/records.js';
 import type { Markup } from '../http/html.js';
 import { redirect } from '../http/page.js';
 import { appointmentFromForm, instantToWall, taskFromForm, TEXT_LIMITS, type FieldFault } from '../family/planInput.js';
-import { authorWords, PlansStore, TaskRefused, type AppointmentRecord, type Author, type PlanChange, type TaskMove, type TaskRecord } from '../family/plans.js';
+import {
+  AppointmentChanged,
+  authorWords,
+  PlansStore,
+  TaskRefused,
+  type AppointmentRecord,
+  type Author,
+  type PlanChange,
+  type TaskMove,
+  type TaskRecord,
+} from '../family/plans.js';
 
 export interface PlanAccess {
   caller: SessionCaller;
@@ -36,7 +47,7 @@ const faultBox = (faults: FieldFault[]) => errorBox(faults.map((f) => f.message)
 const invalid = (faults: FieldFault[], field: string) => (faults.some((f) => f.field === field) ? 'true' : undefined);
 
 export function planPages(h: AppHelpers, db: Db, credentials: Credentials) {
-  const plans = new PlansStore(db);
+  const plans = new PlansStore(db, Date.now, h.timelines);
   const circle = new FamilyCircle(db, credentials);
   const form = (req: HttpRequestEnvelope) => (req.body ?? {}) as Record<string, unknown>;
   const field = (raw: Record<string, unknown>, name: string) => (typeof raw[name] === 'string' ? (raw[name] as string) : '');
@@ -100,6 +111,18 @@ export function planPages(h: AppHelpers, db: Db, credentials: Credentials) {
     };
   };
 
+  /** Two changes from one version: the one filed first stands, and this one is shown what it is now. */
+  const changedFirst = (a: PlanAccess, x: AppointmentRecord) =>
+    simple(
+      a.caller,
+      409,
+      'Someone else changed it first',
+      <p id="changed-first">
+        Someone else changed “{x.title}” just now, so your change was not saved.{' '}
+        <a href={`${base(a.lovedOne)}/appointments/${encodeURIComponent(x._id)}`}>See it as it is now</a> and change it again if you still need to.
+      </p>,
+    );
+
   const notFound = (a: PlanAccess, what: string) =>
     simple(
       a.caller,
@@ -157,7 +180,7 @@ export function planPages(h: AppHelpers, db: Db, credentials: Credentials) {
         type="text"
         required
         maxLength={64}
-        value={values.timeZone ?? a.clock.zone}
+        value={values.timeZone ?? plannedZone(a.lovedOne, a.clock.zone)}
         aria-invalid={invalid(faults, 'timeZone')}
       />
       <label for="takenBy">Who is taking {a.lovedOne.firstName}</label>
@@ -402,7 +425,7 @@ export function planPages(h: AppHelpers, db: Db, credentials: Credentials) {
                 type="text"
                 required
                 maxLength={64}
-                value={due.timeZone || a.clock.zone}
+                value={due.timeZone || plannedZone(a.lovedOne, a.clock.zone)}
                 aria-invalid={invalid(faults, 'timeZone')}
               />
               <label for="notes">Notes (optional)</label>
@@ -465,7 +488,12 @@ export function planPages(h: AppHelpers, db: Db, credentials: Credentials) {
       const members = (await circle.members(a.workspace._id)).map((m) => m.uid);
       const checked = appointmentFromForm(raw, a.now.getTime(), members);
       if (!checked.ok) return editPage(a, x, formValues(raw), checked.faults, 400);
-      if (x.status === 'scheduled') await plans.changeAppointment(x, checked.value, appAuthor(a.caller));
+      try {
+        if (x.status === 'scheduled') await plans.changeAppointment(x, checked.value, appAuthor(a.caller));
+      } catch (err) {
+        if (err instanceof AppointmentChanged) return changedFirst(a, x);
+        throw err;
+      }
       return redirect(`${base(a.lovedOne)}/appointments`);
     },
     appointmentCancelGet: async (req: HttpRequestEnvelope, p: Record<string, string>) => {
@@ -501,7 +529,12 @@ export function planPages(h: AppHelpers, db: Db, credentials: Credentials) {
       const x = await plans.appointment(a.lovedOne._id, p.appointmentId ?? '');
       if (!x) return notFound(a, 'appointment');
       const reason = field(form(req), 'reason').trim().slice(0, 200);
-      await plans.cancelAppointment(x, appAuthor(a.caller), reason || undefined);
+      try {
+        await plans.cancelAppointment(x, appAuthor(a.caller), reason || undefined);
+      } catch (err) {
+        if (err instanceof AppointmentChanged) return changedFirst(a, x);
+        throw err;
+      }
       return redirect(`${base(a.lovedOne)}/appointments`);
     },
     tasksGet: async (req: HttpRequestEnvelope, p: Record<string, string>) => {

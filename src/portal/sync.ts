@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { CareEventRecord } from '../family/records.js';
+import type { PortalProvenance } from '../family/careEvents.js';
 import { CARE_EVENT_STREAM } from '../family/records.js';
 import type { Timelines } from '../store/timeline/port.js';
 import type { ConnectionRecord, PortalPatient, PortalStore } from './connections.js';
@@ -171,8 +172,10 @@ const when = (...vs: unknown[]): Date | undefined => {
   return undefined;
 };
 
+type PortalEvent = CareEventRecord & { provenance: PortalProvenance };
+
 /** One resource as a care event: its own payload, its provenance, and an id from the (portal, resource, version) triple. */
-export function toCareEvent(c: ConnectionRecord, r: FhirResource, category: string | undefined, now: Date): CareEventRecord {
+export function toCareEvent(c: ConnectionRecord, r: FhirResource, category: string | undefined, now: Date): PortalEvent {
   const versionId = r.meta?.versionId ?? r.meta?.lastUpdated ?? '1';
   const provenance = { portal: c.base, resourceType: r.resourceType, id: r.id, versionId };
   const _id = `portal_${createHash('sha256')
@@ -231,15 +234,15 @@ export async function syncConnection(ctx: PortalContext, c: ConnectionRecord): P
       [`MedicationRequest?patient=${patient}`, 'the medication list', undefined],
     ];
     const now = new Date(ctx.clock());
-    const events: CareEventRecord[] = [];
+    const events: PortalEvent[] = [];
     for (const [query, what, category] of reads) for (const r of await searchAll(ctx, c, query, what)) events.push(toCareEvent(c, r, category, now));
 
     const timeline = ctx.timelines.of(CARE_EVENT_STREAM);
     const result: SyncResult = { imported: 0, superseded: 0, unchanged: 0 };
     for (const e of events) {
-      const key = `${c._id}|${e.provenance!.resourceType}/${e.provenance!.id}`;
+      const key = `${c._id}|${e.provenance.resourceType}/${e.provenance.id}`;
       const known = await ctx.store.resources.findOne({ _id: key });
-      if (known?.versionId === e.provenance!.versionId) {
+      if (known?.versionId === e.provenance.versionId) {
         result.unchanged++;
         continue;
       }
@@ -250,7 +253,7 @@ export async function syncConnection(ctx: PortalContext, c: ConnectionRecord): P
         await timeline.append([e]);
         result.imported++;
       }
-      await ctx.store.resources.replaceOne({ _id: key }, { connectionId: c._id, recordId: e._id, versionId: e.provenance!.versionId }, { upsert: true });
+      await ctx.store.resources.replaceOne({ _id: key }, { connectionId: c._id, recordId: e._id, versionId: e.provenance.versionId }, { upsert: true });
     }
     await ctx.store.update(c._id, { lastSync: { at: now, ...result } }, ['lastError']);
     return result;

@@ -38,7 +38,7 @@ export class CareReader {
     return lovedOne;
   }
 
-  events(lovedOne: LovedOneRecord, q: { since?: Date; limit: number }) {
+  events(lovedOne: LovedOneRecord, q: { since?: Date; until?: Date; limit: number }) {
     return this.store.listCareEvents(lovedOne._id, q);
   }
 

@@ -3,6 +3,7 @@
 // and asks the person first before a change or a stop.
 import { z } from 'zod';
 import { authorOf } from '../family/careEventTypes.js';
+import { plannedZone } from '../family/changes.js';
 import { canWrite } from '../family/circle.js';
 import {
   changedByWords,
@@ -17,7 +18,7 @@ import {
   amountOf,
 } from '../family/medications.js';
 import { todaysListDoses, WEEKDAYS } from '../family/medSchedule.js';
-import type { LovedOneRecord, WorkspaceStore, CareEventRecord } from '../family/records.js';
+import type { WorkspaceStore, CareEventRecord } from '../family/records.js';
 import { RPC } from '../rpc/codes.js';
 import { RpcError, ToolError } from '../rpc/errors.js';
 import { implementTool, type CallContext, type ToolDeclaration, type ToolDefinition } from '../rpc/mcp.js';
@@ -149,7 +150,7 @@ const updateInput = z
     medication: changeFields
       .optional()
       .describe(
-        'For add: the medication (name, timeZone, and times or asNeeded required). For change: only the fields that change. strength "500 mg", dose "1 tablet", form "tablet", route "by mouth", times ["08:00","20:00"], days ["mon","thu"], startDate/stopDate YYYY-MM-DD, graceMinutes 5-240.',
+        'For add: the medication (name, and times or asNeeded, required; timeZone defaults to the loved one\'s). For change: only the fields that change. strength "500 mg", dose "1 tablet", form "tablet", route "by mouth", times ["08:00","20:00"], days ["mon","thu"], startDate/stopDate YYYY-MM-DD, graceMinutes 5-240.',
       ),
     reason: z.string().max(300).optional().describe('For stop: why, in a few words.'),
   })
@@ -160,7 +161,8 @@ const updateInput = z
       ctx.addIssue({ code: 'custom', path: ['medicationId'], message: 'is not taken with add (a new medication gets its own id)' });
     if (a.action !== 'stop' && !a.medication) ctx.addIssue({ code: 'custom', path: ['medication'], message: `is required to ${a.action} a medication` });
     if (a.action === 'add' && a.medication) {
-      const parsed = medicationFieldsInput.safeParse(a.medication);
+      // Without a timeZone, the loved one's is taken (the handler knows them); one given must be real.
+      const parsed = medicationFieldsInput.safeParse({ timeZone: 'UTC', ...a.medication });
       if (!parsed.success)
         for (const i of parsed.error.issues) ctx.addIssue({ code: 'custom', path: ['medication', ...i.path.map(String)], message: i.message });
     }
@@ -295,7 +297,7 @@ export function medicationTools({ store, medications, clientName }: MedicationTo
           summary: text,
         });
         if (args.action === 'add') {
-          const v = await medications.add(lovedOne, changed(stub(lovedOne), args.medication!), by);
+          const v = await medications.add(lovedOne, changed(stub(plannedZone(lovedOne, user?.timeZone)), args.medication!), by);
           return result(v, `Added ${words(v)} to ${lovedOne.displayName}'s medication list.`);
         }
         const m = await medications.one(lovedOne._id, args.medicationId!);
@@ -317,6 +319,7 @@ export function medicationTools({ store, medications, clientName }: MedicationTo
   ];
 }
 
-/** An empty medication to add onto: every field of a new one comes from the caller. */
-const stub = (lovedOne: LovedOneRecord): MedicationVersion =>
-  ({ lovedOneId: lovedOne._id, name: '', schedule: { asNeeded: false, times: [], days: [], timeZone: '' } }) as unknown as MedicationVersion;
+/** An empty medication to add onto: every field of a new one comes from the caller, but for the
+ *  zone, which is the loved one's unless the caller names another. */
+const stub = (timeZone: string): MedicationVersion =>
+  ({ name: '', schedule: { asNeeded: false, times: [], days: [], timeZone } }) as unknown as MedicationVersion;

@@ -15,7 +15,17 @@ export const profileOutput = z.object({
 
 export const lovedOnesOutput = z.object({
   workspaceId: z.string().nullable(),
-  lovedOnes: z.array(z.object({ id: z.string(), name: z.string(), firstName: z.string(), lastName: z.string(), inboxAddress: z.string() })),
+  lovedOnes: z.array(
+    z.object({
+      id: z.string(),
+      name: z.string(),
+      firstName: z.string(),
+      lastName: z.string(),
+      inboxAddress: z.string(),
+      /** Their IANA zone: new medications, appointments and tasks are meant in it unless they name another. */
+      timeZone: z.string().optional(),
+    }),
+  ),
 });
 
 const event = z.object({

@@ -3,6 +3,7 @@
 import type { Db } from 'mongodb';
 import { z } from 'zod';
 import type { Credentials } from '../auth/credentials.js';
+import { plannedZone } from '../family/changes.js';
 import { canWrite, FamilyCircle } from '../family/circle.js';
 import { PlansStore, TaskRefused, type AppointmentRecord, type Author, type TaskRecord } from '../family/plans.js';
 import type { LovedOneRecord, MemberRecord, WorkspaceStore } from '../family/records.js';
@@ -51,7 +52,7 @@ export const PLAN_TOOLS = {
     scope: TOOL_SCOPES.add_appointment,
     title: 'Add an appointment',
     description:
-      "Add an appointment for a loved one: what it is, with whom, where, start (and end, default one hour later) as ISO 8601 with an offset, the loved one's time zone (IANA, default yours from Settings), who is taking them (a member's uid from get_user_profile or list_appointments) and notes. It appears on the loved one's page and in every member's calendar feed.",
+      "Add an appointment for a loved one: what it is, with whom, where, start (and end, default one hour later) as ISO 8601 with an offset, the time zone (IANA; default the loved one's), who is taking them (a member's uid from get_user_profile or list_appointments) and notes. It appears on the loved one's page and in every member's calendar feed.",
     annotations: ADDS,
     output: z.object({ appointment: appointmentView }),
   },
@@ -99,7 +100,12 @@ const instant = (what: string) =>
     .describe(`${what} (ISO 8601 with an offset).`);
 
 const lovedOneId = z.string().min(1).max(64).describe('The loved one (an id from list_loved_ones).');
-const zone = z.string().min(1).max(64).optional().describe("The loved one's IANA time zone, e.g. America/New_York (default: yours from Settings, else UTC).");
+const zone = z
+  .string()
+  .min(1)
+  .max(64)
+  .optional()
+  .describe("The IANA time zone the times are meant in, e.g. America/New_York (default: the loved one's, from list_loved_ones).");
 
 /** Faults from the shared checks, as the tools' invalid-arguments error naming each field. */
 const invalid = (tool: string, faults: FieldFault[]) =>
@@ -114,7 +120,7 @@ const readerRefusal = (workspace: string) =>
   });
 
 export function planTools(store: WorkspaceStore, db: Db, credentials: Credentials, clock: () => number = Date.now): ToolDefinition[] {
-  const plans = new PlansStore(db, clock);
+  const plans = new PlansStore(db, clock, store.timelines);
   const circle = new FamilyCircle(db, credentials, clock);
 
   /** The loved one in the caller's workspace (a foreign id is refused as unknown ones are), and whether they may write. */
@@ -142,7 +148,9 @@ export function planTools(store: WorkspaceStore, db: Db, credentials: Credential
     return { uid: c.uid, name, via: 'assistant', client: c.clientId ?? 'an API key' };
   };
 
-  const zoneFor = async (ctx: CallContext, given: string | undefined) => given ?? (await store.user(callerOf(ctx).uid))?.timeZone ?? 'UTC';
+  /** The zone the arguments name, else the loved one's, else (a loved one without one yet) the caller's. */
+  const zoneFor = async (ctx: CallContext, lovedOne: LovedOneRecord, given: string | undefined) =>
+    given ?? plannedZone(lovedOne, (await store.user(callerOf(ctx).uid))?.timeZone);
 
   const showAppointment = (a: AppointmentRecord, nameOf: (uid: string) => string): z.infer<typeof appointmentView> => ({
     id: a._id,
@@ -190,7 +198,7 @@ export function planTools(store: WorkspaceStore, db: Db, credentials: Credential
       handler: async (args, ctx) => {
         const { lovedOne } = await where(ctx, args.lovedOneId, true);
         const members = (await circle.members(lovedOne.workspaceId)).map((m) => m.uid);
-        const checked = appointmentFromTool({ ...args, timeZone: await zoneFor(ctx, args.timeZone) }, clock(), members);
+        const checked = appointmentFromTool({ ...args, timeZone: await zoneFor(ctx, lovedOne, args.timeZone) }, clock(), members);
         if (!checked.ok) throw invalid('add_appointment', checked.faults);
         const a = await plans.addAppointment({ workspaceId: lovedOne.workspaceId, lovedOneId: lovedOne._id }, checked.value, await author(ctx));
         return {
@@ -231,7 +239,7 @@ export function planTools(store: WorkspaceStore, db: Db, credentials: Credential
         .strict(),
       handler: async (args, ctx) => {
         const { lovedOne } = await where(ctx, args.lovedOneId, true);
-        const checked = taskFromTool({ ...args, timeZone: await zoneFor(ctx, args.timeZone) }, clock());
+        const checked = taskFromTool({ ...args, timeZone: await zoneFor(ctx, lovedOne, args.timeZone) }, clock());
         if (!checked.ok) throw invalid('add_task', checked.faults);
         const t = await plans.addTask({ workspaceId: lovedOne.workspaceId, lovedOneId: lovedOne._id }, checked.value, await author(ctx));
         return { summary: `Added the task “${t.title}” for ${lovedOne.displayName}.`, structured: { task: showTask(t, await names(lovedOne.workspaceId)) } };

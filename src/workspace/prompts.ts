@@ -1,5 +1,6 @@
 // The workspace's prompt: a weekly care summary for one loved one, built from the last 7 days of
-// that loved one's care events in plain words. Read-only: it only reads what the tools read.
+// that loved one's care events in plain words (the family's appointments and tasks done among them)
+// and the coming week's appointments. Read-only: it only reads what the tools read.
 import type { PromptDeclaration, PromptDefinition } from '../rpc/mcp.js';
 import type { PlansStore } from '../family/plans.js';
 import type { WorkspaceStore } from '../family/records.js';
@@ -31,7 +32,8 @@ export function workspacePrompts(store: WorkspaceStore, clock: () => number = Da
         const words = await reader.wordsFor(ctx);
         const now = new Date(clock());
         const since = new Date(now.getTime() - SUMMARY_DAYS * 86_400_000);
-        const { events, nextCursor } = await reader.events(lovedOne, { since, limit: SUMMARY_MAX_EVENTS });
+        // Until now: an appointment still to come is filed at its start, and is listed below as coming.
+        const { events, nextCursor } = await reader.events(lovedOne, { since, until: now, limit: SUMMARY_MAX_EVENTS });
         const name = lovedOne.displayName;
         const period = `from ${words.day(since)} to ${words.day(now)} (times in ${words.zone})`;
         // Listed apart as well as in place: a dose not given is what a family most needs to hear of.
@@ -44,7 +46,7 @@ export function workspacePrompts(store: WorkspaceStore, clock: () => number = Da
               ...(notGiven.length ? ['', `Doses missed or refused (${notGiven.length}):`, ...notGiven.map(words.line)] : []),
             ].join('\n')
           : `Nothing was recorded for ${name} ${period}.`;
-        const planned = plans ? await planLines(plans, lovedOne._id, since, now, words) : '';
+        const planned = plans ? await planLines(plans, lovedOne._id, now, words) : '';
         const ask = `Please write a short weekly care summary of ${name} for the family, in plain words: how the week went, medications given, every dose missed or refused (what, when and why, if the record says), any vital-sign readings worth a look, visits and notes, appointments and the tasks the family did. Give times as written, in ${words.zone}. Do not guess at anything that is not in the record.`;
         return {
           description: `Weekly care summary for ${name}`,
@@ -55,21 +57,15 @@ export function workspacePrompts(store: WorkspaceStore, clock: () => number = Da
   ];
 }
 
-/** The week's and the next week's appointments, and the tasks done this week, as lines. */
-async function planLines(plans: PlansStore, lovedOneId: string, since: Date, now: Date, words: ZoneWords): Promise<string> {
-  const [appointments, done] = await Promise.all([
-    plans.between(lovedOneId, since, new Date(now.getTime() + SUMMARY_DAYS * 86_400_000), 50),
-    plans.doneSince(lovedOneId, since, 50),
-  ]);
-  const at = (d: Date) => `${words.day(d)}, ${words.time(d)}`;
+/** The appointments of the coming week: the week's own appointments and tasks done are in the record. */
+async function planLines(plans: PlansStore, lovedOneId: string, now: Date, words: ZoneWords): Promise<string> {
+  const coming = await plans.between(lovedOneId, now, new Date(now.getTime() + SUMMARY_DAYS * 86_400_000), 50);
   const lines = [
-    ...(appointments.length ? ['', `Appointments this week and next (${appointments.length}):`] : []),
-    ...appointments.map(
+    ...(coming.length ? ['', `Appointments in the next ${SUMMARY_DAYS} days (${coming.length}):`] : []),
+    ...coming.map(
       (a) =>
-        `- ${at(a.start)}: ${a.title}${a.withWhom ? ` with ${a.withWhom}` : ''}${a.place ? ` at ${a.place}` : ''}${a.status === 'cancelled' ? ' (cancelled)' : a.start > now ? ' (coming)' : ''}`,
+        `- ${words.day(a.start)}, ${words.time(a.start)}: ${a.title}${a.withWhom ? ` with ${a.withWhom}` : ''}${a.place ? ` at ${a.place}` : ''}${a.status === 'cancelled' ? ' (cancelled)' : ''}`,
     ),
-    ...(done.length ? ['', `Tasks the family did (${done.length}):`] : []),
-    ...done.map((t) => `- ${at(t.doneAt ?? t.updatedAt)}: ${t.title}`),
   ];
   return lines.join('\n');
 }

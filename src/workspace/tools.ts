@@ -39,7 +39,8 @@ export const WORKSPACE_TOOLS = {
     name: 'list_loved_ones',
     scope: TOOL_SCOPES.list_loved_ones,
     title: 'List loved ones',
-    description: 'The loved ones (ids and names) in your family workspace. Use an id with list_care_events.',
+    description:
+      "The loved ones (ids, names and time zones) in your family workspace. Use an id with list_care_events; new medications, appointments and tasks are meant in the loved one's time zone unless you name another.",
     annotations: READ_ONLY,
     output: lovedOnesOutput,
   },
@@ -48,7 +49,7 @@ export const WORKSPACE_TOOLS = {
     scope: TOOL_SCOPES.list_care_events,
     title: 'List recent care events',
     description:
-      'Care events (visits, notes, medications, vitals, forwarded mail, and what the family added: source "family", with author), newest first: for one loved one when lovedOneId is given, otherwise for each loved one in your workspace (limit applies per loved one). writtenBy (with lovedOneId) keeps only what the agency sent, what the family added, or inbox mail. Narrow by time with since/until (ISO 8601; since inclusive, until exclusive) and by event type with types. When more events match, the result has nextCursor: call again with the same arguments and cursor set to it for the next page.',
+      'Care events (visits, notes, medications, vitals, forwarded mail, and what the family added: source "family", with author; the family\'s appointments at their start time, eventType "appointment", listed once as they now are, and tasks when done, "task_done"), newest first (an appointment still to come is listed first): for one loved one when lovedOneId is given, otherwise for each loved one in your workspace (limit applies per loved one). writtenBy (with lovedOneId) keeps only what the agency sent, what the family added, or inbox mail. Narrow by time with since/until (ISO 8601; since inclusive, until exclusive) and by event type with types. When more events match, the result has nextCursor: call again with the same arguments and cursor set to it for the next page.',
     annotations: READ_ONLY,
     output: careEventsOutput,
   },
@@ -144,7 +145,14 @@ export function workspaceTools(
         return {
           structured: {
             workspaceId: membership?.workspace._id ?? null,
-            lovedOnes: lovedOnes.map((l) => ({ id: l._id, name: l.displayName, firstName: l.firstName, lastName: l.lastName, inboxAddress: l.inboxAddress })),
+            lovedOnes: lovedOnes.map((l) => ({
+              id: l._id,
+              name: l.displayName,
+              firstName: l.firstName,
+              lastName: l.lastName,
+              inboxAddress: l.inboxAddress,
+              ...(l.timeZone ? { timeZone: l.timeZone } : {}),
+            })),
           },
         };
       },
