@@ -2,7 +2,6 @@
 // resource type (Observation twice, by category), each resource version one record with its provenance.
 import { createHash } from 'node:crypto';
 import type { CareEventRecord } from '../family/records.js';
-import type { ConnectionRecord } from './connections.js';
 
 /** The resource types read (Patient at connect, the rest at each sync), each with the scope that grants it. */
 export const PORTAL_RESOURCES = [
@@ -212,8 +211,16 @@ function eventOf(
   }
 }
 
+/** The connection a resource came through: the portal (its name and base URL) and the loved one. */
+export interface PortalSource {
+  name: string;
+  base: string;
+  lovedOneId: string;
+  workspaceId: string;
+}
+
 /** One resource as a care event: its own payload, its provenance, and an id from the (portal, resource, version) triple. */
-export function toCareEvent(c: ConnectionRecord, r: FhirResource, category: string | undefined, now: Date): CareEventRecord | null {
+export function toCareEvent(c: PortalSource, r: FhirResource, category: string | undefined, now: Date): CareEventRecord | null {
   const event = eventOf(c.name, r, category);
   if (!event) return null;
   const versionId = r.meta?.versionId ?? r.meta?.lastUpdated ?? '1';
