@@ -376,10 +376,6 @@ describe('portal', () => {
     const signIn = await connected();
     await post(signIn.cookie, `${signIn.base}/${signIn.key}/confirm`);
     const connections = db().collection('portal_connections');
-    // Both last tried a day ago; one needs the family to sign in again.
-    const dayAgo = new Date(Date.now() - 86_400_000);
-    await connections.updateOne({ lovedOneId: due.lovedOneId }, { $set: { lastTriedAt: dayAgo } });
-    await connections.updateOne({ lovedOneId: signIn.lovedOneId }, { $set: { lastTriedAt: dayAgo, status: 'needs_sign_in' } });
     await smart.repo.createResource(
       {
         resourceType: 'Immunization',
@@ -392,8 +388,12 @@ describe('portal', () => {
     );
     // A second cron process on the same database: both tick at once, and only the leader sweeps.
     const other = await startTestService({ role: 'cron', mongoUrl: svc.mongoUrl, env: { ...(await surfaceEnv()), ...portalEnv } });
-    const asked = smart.calls.length;
     try {
+      const asked = smart.calls.length;
+      // Both last tried a day ago; one needs the family to sign in again.
+      const dayAgo = new Date(Date.now() - 86_400_000);
+      await connections.updateOne({ lovedOneId: due.lovedOneId }, { $set: { lastTriedAt: dayAgo } });
+      await connections.updateOne({ lovedOneId: signIn.lovedOneId }, { $set: { lastTriedAt: dayAgo, status: 'needs_sign_in' } });
       await Promise.all([svc.cron!.tick(), other.cron!.tick()]);
       expect(smart.calls.slice(asked).filter((call) => call.startsWith('GET /Immunization'))).toHaveLength(1);
       expect((await listed(due.lovedOneId)).some((r) => r.provenance.id === 'imm-sweep')).toBe(true);
