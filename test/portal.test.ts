@@ -1,7 +1,7 @@
 // The patient-portal lane against a real SMART on FHIR server on loopback (test/harness/smartServer.ts):
 // the launch, the patient confirmation, the import into the timeline, tokens over time, and refusals.
 import { MongoClient } from 'mongodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { passThroughCredentials } from '../src/auth/credentials.js';
 import { createLogger } from '../src/log.js';
 import { resolveDataKey, SecretBox } from '../src/partner/secretBox.js';
@@ -296,6 +296,31 @@ describe('portal', () => {
     expect(await busy.text()).toContain('portal is busy; try Sync now again in a few minutes');
   });
 
+  it('portal - a sync longer than the gateway waits goes on in the background: Sync now answers, the page says it is running, then what it did', async () => {
+    const c = await connected();
+    await post(c.cookie, `${c.base}/${c.key}/confirm`);
+    // A gateway on the same database that waits 4 s for a worker: the answer comes after 2.5 s at most.
+    const impatient = await startTestService({ mongoUrl: svc.mongoUrl, env: { ...portalEnv, BUS_TIMEOUT_MS: '4000' } });
+    try {
+      const origin = new URL(impatient.config.appUrl).origin;
+      const send = (path: string, method = 'GET') =>
+        fetch(`${impatient.urls.app}${path}`, { method, redirect: 'manual', headers: { cookie: c.cookie, ...(method === 'POST' ? { origin } : {}) } });
+      // The portal asks for an 8 s wait, which the sync honours.
+      smart.failNext('Condition', 1, 429, '8');
+      const sync = await send(`${c.base}/${c.key}/sync`, 'POST');
+      expect(sync.status).toBe(303);
+      const page = await (await send(c.base)).text();
+      expect(page).toMatch(/Syncing now \(started \d\d:\d\d UTC\); reload this page for the outcome/);
+      // Sync now again while it runs starts no second sync.
+      const asked = smart.calls.length;
+      expect((await send(`${c.base}/${c.key}/sync`, 'POST')).status).toBe(303);
+      expect(smart.calls.length).toBe(asked);
+      await vi.waitFor(async () => expect(await (await send(c.base)).text()).toContain('Last sync: Nothing new.'), { timeout: 30_000, interval: 500 });
+    } finally {
+      await impatient.stop();
+    }
+  });
+
   it('portal - tokens are refreshed before expiry and the rotated refresh token replaces the old one', async () => {
     const c = await connected();
     await post(c.cookie, `${c.base}/${c.key}/confirm`);
@@ -387,7 +412,7 @@ describe('portal', () => {
       { assignedId: true },
     );
     // A second cron process on the same database: both tick at once, and only the leader sweeps.
-    const other = await startTestService({ role: 'cron', mongoUrl: svc.mongoUrl, env: { ...(await surfaceEnv()), ...portalEnv } });
+    const other = await startTestService({ role: 'cron', mongoUrl: svc.mongoUrl, env: portalEnv });
     try {
       const asked = smart.calls.length;
       // Both last tried a day ago; one needs the family to sign in again.
