@@ -1,6 +1,6 @@
 // Benchmarks you can run beside a running carecircle: every server on a free loopback port, the
 // load from a process of its own, every figure side by side in one run and summed up as ratios.
-//   npm run bench                      every part: directory, workspace, ingest, bridge, growth
+//   npm run bench                      every part: directory, workspace, ingest, bridge, growth, portal
 //   npm run bench -- <part> [<part>…]  only those parts
 // BENCH_REQUESTS, BENCH_SECONDS, BENCH_CONCURRENCY (and the rest in scripts/bench/knobs.ts) tune it;
 // NATS_URL / MONGO_URL use running servers instead of starting nats-server and FerretDB.
@@ -11,6 +11,7 @@ import { benchBridge } from './bench/bridge.js';
 import { benchDirectory } from './bench/directory.js';
 import { benchGrowth } from './bench/growth.js';
 import { benchIngest } from './bench/ingest.js';
+import { benchPortal } from './bench/portal.js';
 import { benchWorkspace } from './bench/workspace.js';
 import { startInfra, type Infra } from './bench/infra.js';
 import { KNOBS } from './bench/knobs.js';
@@ -22,6 +23,7 @@ const PARTS: Record<string, (infra: Infra) => Promise<void>> = {
   ingest: benchIngest,
   bridge: benchBridge,
   growth: benchGrowth,
+  portal: benchPortal,
 };
 
 const asked = process.argv.slice(2);

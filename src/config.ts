@@ -432,6 +432,12 @@ export const CONFIG_KEYS = {
     schema: z.string().max(500),
     default: '',
   },
+  portalSyncInterval: {
+    env: 'PORTAL_SYNC_INTERVAL',
+    doc: 'How often the cron leader syncs each connected health-system portal (docs/portal.md), asking only for what changed: a number with s, m, h or d. A connection that needs the family to sign in again is left until they do.',
+    schema: duration.pipe(z.number().min(60_000, 'must be at least 1m')),
+    default: '4h',
+  },
   ingestDedupeDays: {
     env: 'INGEST_DEDUPE_DAYS',
     doc: 'Days a partner event id (or body hash) is remembered for de-duplication; older occurred_at values are refused. At least 30.',

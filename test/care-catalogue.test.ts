@@ -36,13 +36,14 @@ group('care catalogue - one declaration of each care-event type', () => {
 
   it('when the app filters by group, then each group holds the catalogue’s types of that group', () => {
     expect(EVENT_GROUPS).toEqual({
-      visits: { label: 'Visits', types: ['visit_started', 'visit_ended'] },
+      visits: { label: 'Visits', types: ['visit_started', 'visit_ended', 'portal_encounter', 'portal_appointment'] },
       medications: { label: 'Medications', types: ['med_administered', 'med_missed', 'med_refused', 'portal_medication'] },
       vitals: { label: 'Vital signs', types: ['vital_recorded', 'portal_vital'] },
       notes: { label: 'Notes', types: ['note_added', 'day_noted', 'entry_withdrawn'] },
       mail: { label: 'Inbox mail', types: ['inbox_message'] },
       results: { label: 'Test results', types: ['portal_result'] },
       plans: { label: 'Appointments and tasks', types: ['appointment', 'task_done'] },
+      record: { label: 'Health record', types: ['portal_condition', 'portal_allergy', 'portal_immunization'] },
     });
   });
 
@@ -78,6 +79,28 @@ group('care catalogue - one declaration of each care-event type', () => {
     expect(eventLine(refused)).toBe('- Mon, Nov 23, 2026, 10:15 am: Lisinopril 10 mg refused, reported by Ben: felt sick');
     expect(parseEvent({ institution_id: 'i', subject_ref: 's', event_type: 'med_missed', occurred_at: '2026-11-23T10:15:00Z', payload: {} }).ok).toBe(true);
     expect(tally([event('med_administered', {}), missed, missed, refused])).toBe('1 medication given, 2 doses missed, 1 dose refused');
+  });
+
+  it('when a portal record is worded, then each type says what it is and which portal it came from, and the tally counts it by its kind', () => {
+    const from = { portal_name: 'Northside Health' };
+    const lines = [
+      event('portal_condition', { ...from, name: 'Type 2 diabetes mellitus', clinical_status: 'active', onset: '2019-03-02', code: '44054006' }),
+      event('portal_allergy', { ...from, substance: 'Penicillin', clinical_status: 'active', criticality: 'high', reaction: 'Hives' }),
+      event('portal_encounter', { ...from, kind: 'Office visit', status: 'finished', reason: 'Blood pressure check', place: 'Northside Clinic' }),
+      event('portal_appointment', { ...from, description: 'Cardiology follow-up', status: 'booked', start: '2026-11-23T10:15:00Z', place: 'Northside Clinic' }),
+      event('portal_immunization', { ...from, vaccine: 'Influenza vaccine', status: 'completed' }),
+      event('portal_medication', { ...from, medication: 'Aspirin 81 mg', status: 'active', resource: 'MedicationStatement' }),
+    ];
+    expect(lines.map((e) => eventLine(e))).toEqual([
+      "- Mon, Nov 23, 2026, 10:15 am: Condition: Type 2 diabetes mellitus (active, since 2019-03-02), from Northside Health's portal",
+      "- Mon, Nov 23, 2026, 10:15 am: Allergy to Penicillin (high risk), from Northside Health's portal",
+      "- Mon, Nov 23, 2026, 10:15 am: Office visit at Northside Clinic, from Northside Health's portal",
+      "- Mon, Nov 23, 2026, 10:15 am: Appointment: Cardiology follow-up at Northside Clinic (booked), from Northside Health's portal",
+      "- Mon, Nov 23, 2026, 10:15 am: Immunization: Influenza vaccine, from Northside Health's portal",
+      "- Mon, Nov 23, 2026, 10:15 am: Aspirin 81 mg reported as taken, from Northside Health's portal",
+    ]);
+    expect(describe(lines[1]!, utc).detail).toBe('Reaction: Hives');
+    expect(tally(lines)).toBe("1 condition, 1 allergy, 1 clinic visit, 1 appointment, 1 immunization, 1 medication on the clinicians' list");
   });
 
   it('when the workspace words an event in a chosen zone, then the day and time are that zone’s', () => {

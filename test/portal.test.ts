@@ -1,7 +1,7 @@
 // The patient-portal lane against a real SMART on FHIR server on loopback (test/harness/smartServer.ts):
 // the launch, the patient confirmation, the import into the timeline, tokens over time, and refusals.
 import { MongoClient } from 'mongodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { passThroughCredentials } from '../src/auth/credentials.js';
 import { createLogger } from '../src/log.js';
 import { resolveDataKey, SecretBox } from '../src/partner/secretBox.js';
@@ -9,13 +9,15 @@ import { PortalStore } from '../src/portal/connections.js';
 import { portalSweepJob } from '../src/portal/sweep.js';
 import { caregiverWithKey, signIn } from './harness/identity.js';
 import { surfaceEnv, startTestService, type TestService } from './harness/service.js';
-import { startSmartServer, type SmartServer } from './harness/smartServer.js';
+import { ROSA_RECORDS, startSmartServer, type SmartServer } from './harness/smartServer.js';
 
 let svc: TestService;
 let smart: SmartServer;
 let v1: SmartServer;
 let bare: SmartServer;
 let mongo: MongoClient;
+/** What the service was configured with, for a second cron process beside it. */
+let portalEnv: Record<string, string>;
 
 beforeAll(async () => {
   const surfaces = await surfaceEnv();
@@ -23,14 +25,25 @@ beforeAll(async () => {
   // Access tokens live 30 s, inside the minute before expiry in which carecircle renews them: every sync refreshes.
   [smart, v1, bare] = await Promise.all([
     startSmartServer({ clientId: 'carecircle', redirectUri, accessTokenTtl: 30 }),
-    startSmartServer({ clientId: 'carecircle-v1', redirectUri, v1Only: true, clientSecret: 'portal-secret-of-at-least-some-length' }),
+    // An older server: v1 scopes, no appointments (its CapabilityStatement says so), no time on its Bundles.
+    startSmartServer({
+      clientId: 'carecircle-v1',
+      redirectUri,
+      v1Only: true,
+      clientSecret: 'portal-secret-of-at-least-some-length',
+      unsupported: ['Appointment'],
+      noBundleTime: true,
+    }),
     startSmartServer({ clientId: 'carecircle', redirectUri, noSmart: true }),
   ]);
   const issuers = [
     { name: 'Northside Health', url: smart.fhirBase, clientId: 'carecircle' },
     { name: 'Lakeside Clinic', url: v1.fhirBase, clientId: 'carecircle-v1', clientSecret: 'portal-secret-of-at-least-some-length' },
   ];
-  svc = await startTestService({ env: { ...surfaces, FHIR_ISSUERS: JSON.stringify(issuers), FHIR_CLIENT_ID: 'carecircle' } });
+  // A first sync reads a few dozen pages of three: under a loaded test machine that can take longer
+  // than the gateway's usual wait, after which "Sync now" would answer while the sync goes on.
+  portalEnv = { FHIR_ISSUERS: JSON.stringify(issuers), FHIR_CLIENT_ID: 'carecircle', BUS_TIMEOUT_MS: '30000', GATEWAY_RETRY_WINDOW_MS: '40000' };
+  svc = await startTestService({ env: { ...surfaces, ...portalEnv } });
   mongo = await MongoClient.connect(svc.mongoUrl);
 }, 60_000);
 
@@ -76,14 +89,22 @@ async function connected(issuer = '0', portal = smart) {
 }
 
 describe('portal', () => {
-  it('portal - the whole launch: PKCE and SMART v2 scopes, the patient confirmed side by side, then every page of records on the timeline', async () => {
+  it('portal - the whole launch: PKCE and SMART v2 scopes, the patient confirmed side by side, then every page of every record type on the timeline', async () => {
     const c = await connected();
     const q = c.authorize.searchParams;
     expect(q.get('code_challenge_method')).toBe('S256');
     expect(q.get('code_challenge')).toMatch(/^[\w-]{43}$/);
     expect(q.get('aud')).toBe(smart.fhirBase);
     expect(q.get('scope')!.split(' ')).toEqual(
-      expect.arrayContaining(['openid', 'fhirUser', 'launch/patient', 'offline_access', 'patient/Observation.rs', 'patient/MedicationRequest.rs']),
+      expect.arrayContaining([
+        'openid',
+        'fhirUser',
+        'launch/patient',
+        'offline_access',
+        ...['Observation', 'MedicationRequest', 'MedicationStatement', 'Condition', 'AllergyIntolerance', 'Encounter', 'Appointment', 'Immunization'].map(
+          (type) => `patient/${type}.rs`,
+        ),
+      ]),
     );
 
     // Nothing is imported before the primary caregiver says the portal's patient is the loved one.
@@ -100,39 +121,136 @@ describe('portal', () => {
     const confirm = await post(c.cookie, `${c.base}/${c.key}/confirm`);
     expect(confirm.status, confirm.text).toBe(303);
     const records = await listed(c.lovedOneId);
-    // Four vital signs (two pages of three), two results, two medications; nothing of the other patient.
-    expect(records.map((r) => r.provenance.id).sort()).toEqual(['a1c-1', 'hr-1', 'hr-2', 'k-1', 'med-metoprolol', 'med-warfarin', 'temp-1', 'wt-1']);
+    // Every record of Rosa's, over several pages of three; nothing of the other patient.
+    expect(records.map((r) => r.provenance.id).sort()).toEqual(ROSA_RECORDS);
     expect(smart.calls.some((call) => call.includes('category=vital-signs') && call.includes('_offset=3'))).toBe(true);
-    const hr = records.find((r) => r.provenance.id === 'hr-2')!;
-    expect(hr).toMatchObject({ eventType: 'portal_vital', source: 'portal', provenance: { portal: smart.fhirBase, resourceType: 'Observation', id: 'hr-2' } });
-    expect(hr.payload).toMatchObject({ loinc: '8867-4', amount: 76, unit: '/min' });
+    const one = (id: string) => records.find((r) => r.provenance.id === id)!;
+    expect(one('hr-2')).toMatchObject({
+      eventType: 'portal_vital',
+      source: 'portal',
+      provenance: { portal: smart.fhirBase, resourceType: 'Observation', id: 'hr-2' },
+    });
+    expect(one('hr-2').payload).toMatchObject({ loinc: '8867-4', amount: 76, unit: '/min' });
+    expect(one('bp-12').payload).toMatchObject({ name: 'Blood pressure', value: '137/82 mm[Hg]' });
+    expect(one('med-warfarin').payload).toEqual({
+      portal_name: 'Northside Health',
+      medication: 'Warfarin 2 mg tablet',
+      status: 'stopped',
+      dosage: 'One tablet by mouth every evening',
+      resource: 'MedicationRequest',
+    });
+    expect(one('ms-aspirin')).toMatchObject({
+      eventType: 'portal_medication',
+      payload: { medication: 'Aspirin 81 mg tablet', resource: 'MedicationStatement' },
+    });
+    expect(one('cond-diabetes')).toMatchObject({
+      eventType: 'portal_condition',
+      payload: { portal_name: 'Northside Health', name: 'Type 2 diabetes mellitus', clinical_status: 'active', onset: '2019-03-02', code: '44054006' },
+    });
+    expect(one('allergy-penicillin')).toMatchObject({
+      eventType: 'portal_allergy',
+      payload: { substance: 'Penicillin', clinical_status: 'active', criticality: 'high', reaction: 'Hives, Swelling of the lips' },
+    });
+    expect(one('enc-office')).toMatchObject({
+      eventType: 'portal_encounter',
+      occurredAt: new Date('2026-09-01T15:00:00Z'),
+      payload: { kind: 'Office visit', status: 'finished', reason: 'Blood pressure check', place: 'Northside Clinic, Suite 200' },
+    });
+    expect(one('enc-emergency').payload).toMatchObject({ kind: 'Emergency visit', place: 'Northside Hospital' });
+    expect(one('appt-cardiology')).toMatchObject({
+      eventType: 'portal_appointment',
+      occurredAt: new Date('2026-12-10T16:00:00Z'),
+      payload: {
+        description: 'Cardiology follow-up',
+        status: 'booked',
+        start: '2026-12-10T16:00:00.000Z',
+        end: '2026-12-10T16:30:00.000Z',
+        place: 'Northside Clinic',
+      },
+    });
+    expect(one('imm-flu')).toMatchObject({
+      eventType: 'portal_immunization',
+      payload: { vaccine: 'Influenza vaccine, 2026-2027 season', status: 'completed' },
+    });
 
     const timeline = await get(c.cookie, `/care/${c.lovedOneId}?days=365`);
     expect(timeline.text).toContain("Heart rate 76 /min, from Northside Health's portal");
     expect(timeline.text).toContain("Warfarin 2 mg tablet (stopped) on the clinicians' list, from Northside Health's portal");
+    expect(timeline.text).toContain("Aspirin 81 mg tablet reported as taken, from Northside Health's portal");
     expect(timeline.text).toContain('Hemoglobin A1c 6.9 %');
+    expect(timeline.text).toContain("Condition: Pneumonia (resolved, since 2026-02-03), from Northside Health's portal");
+    expect(timeline.text).toContain("Office visit at Northside Clinic, Suite 200, from Northside Health's portal");
+    expect(timeline.text).toContain("Appointment: Diabetic eye exam at Northside Clinic (cancelled), from Northside Health's portal");
+    expect(timeline.text).toContain("Immunization: Influenza vaccine, 2026-2027 season, from Northside Health's portal");
+
+    // The portal page says what the sync did, in words.
+    expect((await get(c.cookie, c.base)).text).toContain(`Last sync: ${ROSA_RECORDS.length} new records.`);
 
     // A second sync changes nothing.
     await post(c.cookie, `${c.base}/${c.key}/sync`);
-    expect(await portalRecords(c.lovedOneId)).toHaveLength(8);
+    expect(await portalRecords(c.lovedOneId)).toHaveLength(ROSA_RECORDS.length);
   });
 
-  it('portal - a fixture change is a new version: the re-sync supersedes the earlier record', async () => {
+  it('portal - an incremental sync asks only for what changed: a changed record supersedes the earlier one, an added one is filed', async () => {
     const c = await connected();
     await post(c.cookie, `${c.base}/${c.key}/confirm`);
     const obs = await smart.repo.readResource('Observation', 'hr-2');
     await smart.repo.updateResource({ ...obs, valueQuantity: { value: 81, unit: '/min', system: 'http://unitsofmeasure.org', code: '/min' } } as never);
+    await smart.repo.createResource(
+      {
+        resourceType: 'Condition',
+        id: 'cond-new',
+        clinicalStatus: { coding: [{ code: 'active' }] },
+        code: { text: 'Osteoarthritis of the knee' },
+        subject: { reference: 'Patient/rosa' },
+        recordedDate: '2026-11-20',
+      } as never,
+      { assignedId: true },
+    );
+    const asked = smart.calls.length;
     try {
       expect((await post(c.cookie, `${c.base}/${c.key}/sync`)).status).toBe(303);
+      // Every search carried the time of the last sync, on the portal's clock.
+      const searches = smart.calls.slice(asked).filter((call) => !call.includes('_offset=') || call.includes('_offset=0'));
+      expect(searches).toHaveLength(9);
+      for (const call of searches) expect(call).toMatch(/_lastUpdated=gt\d{4}-\d\d-\d\dT[\d:.]+Z/);
       const versions = (await portalRecords(c.lovedOneId)).filter((r) => r.provenance.id === 'hr-2');
       expect(versions).toHaveLength(2);
       const [old, now] = [versions.find((v) => v.supersededBy)!, versions.find((v) => !v.supersededBy)!];
       expect(now.payload.amount).toBe(81);
       expect(now.supersedes).toBe(old._id);
       expect((await listed(c.lovedOneId)).filter((r) => r.provenance.id === 'hr-2')).toHaveLength(1);
+      expect((await listed(c.lovedOneId)).find((r) => r.provenance.id === 'cond-new')?.payload).toMatchObject({ name: 'Osteoarthritis of the knee' });
+      expect(await portalRecords(c.lovedOneId)).toHaveLength(ROSA_RECORDS.length + 2);
+      expect((await get(c.cookie, c.base)).text).toContain('Last sync: 1 new record, 1 updated.');
     } finally {
       await smart.repo.updateResource(obs);
+      await smart.repo.deleteResource('Condition', 'cond-new');
     }
+  });
+
+  it('portal - a sync with nothing changed makes at most one request per resource type', async () => {
+    const c = await connected();
+    await post(c.cookie, `${c.base}/${c.key}/confirm`);
+    const asked = smart.calls.length;
+    expect((await post(c.cookie, `${c.base}/${c.key}/sync`)).status).toBe(303);
+    const calls = smart.calls.slice(asked);
+    // Counted at the server: one search per read (Observation twice, by category), no second page, no second CapabilityStatement.
+    const perRead: Record<string, string[]> = {};
+    for (const call of calls) (perRead[`${/^GET \/(\w+)\?/.exec(call)?.[1]}${/category=([\w-]+)/.exec(call)?.[1] ?? ''}`] ??= []).push(call);
+    expect(Object.keys(perRead).sort()).toEqual([
+      'AllergyIntolerance',
+      'Appointment',
+      'Condition',
+      'Encounter',
+      'Immunization',
+      'MedicationRequest',
+      'MedicationStatement',
+      'Observationlaboratory',
+      'Observationvital-signs',
+    ]);
+    for (const [read, made] of Object.entries(perRead)) expect(made, read).toHaveLength(1);
+    expect((await get(c.cookie, c.base)).text).toContain('Last sync: Nothing new.');
   });
 
   it('portal - a failed page leaves the last complete sync in place and the OperationOutcome is said in plain words', async () => {
@@ -149,6 +267,10 @@ describe('portal', () => {
       expect(sync.text).toContain("Northside Health's portal could not give the medication list: The medication service is down for maintenance");
       expect((await listed(c.lovedOneId)).map((r) => r._id).sort()).toEqual(before);
       expect((await get(c.cookie, c.base)).text).toContain('The medication service is down for maintenance');
+
+      // The failed sync did not move on from the last complete one: the next sync still finds the change.
+      expect((await post(c.cookie, `${c.base}/${c.key}/sync`)).status).toBe(303);
+      expect((await listed(c.lovedOneId)).find((r) => r.provenance.id === 'hr-1')?.payload.amount).toBe(90);
     } finally {
       await smart.repo.updateResource(obs);
     }
@@ -172,6 +294,31 @@ describe('portal', () => {
     expect(busy.status).toBe(503);
     expect(busy.headers.get('retry-after')).toBe('60');
     expect(await busy.text()).toContain('portal is busy; try Sync now again in a few minutes');
+  });
+
+  it('portal - a sync longer than the gateway waits goes on in the background: Sync now answers, the page says it is running, then what it did', async () => {
+    const c = await connected();
+    await post(c.cookie, `${c.base}/${c.key}/confirm`);
+    // A gateway on the same database that waits 4 s for a worker: the answer comes after 2.5 s at most.
+    const impatient = await startTestService({ mongoUrl: svc.mongoUrl, env: { ...portalEnv, BUS_TIMEOUT_MS: '4000' } });
+    try {
+      const origin = new URL(impatient.config.appUrl).origin;
+      const send = (path: string, method = 'GET') =>
+        fetch(`${impatient.urls.app}${path}`, { method, redirect: 'manual', headers: { cookie: c.cookie, ...(method === 'POST' ? { origin } : {}) } });
+      // The portal asks for an 8 s wait, which the sync honours.
+      smart.failNext('Condition', 1, 429, '8');
+      const sync = await send(`${c.base}/${c.key}/sync`, 'POST');
+      expect(sync.status).toBe(303);
+      const page = await (await send(c.base)).text();
+      expect(page).toMatch(/Syncing now \(started \d\d:\d\d UTC\); reload this page for the outcome/);
+      // Sync now again while it runs starts no second sync.
+      const asked = smart.calls.length;
+      expect((await send(`${c.base}/${c.key}/sync`, 'POST')).status).toBe(303);
+      expect(smart.calls.length).toBe(asked);
+      await vi.waitFor(async () => expect(await (await send(c.base)).text()).toContain('Last sync: Nothing new.'), { timeout: 30_000, interval: 500 });
+    } finally {
+      await impatient.stop();
+    }
   });
 
   it('portal - tokens are refreshed before expiry and the rotated refresh token replaces the old one', async () => {
@@ -248,6 +395,47 @@ describe('portal', () => {
     expect(await sweep.run()).toEqual({ removed: 0 });
   });
 
+  it('portal - the scheduled sync runs once under the cron lease, for connections due, and leaves one needing sign-in alone', async () => {
+    const due = await connected();
+    await post(due.cookie, `${due.base}/${due.key}/confirm`);
+    const signIn = await connected();
+    await post(signIn.cookie, `${signIn.base}/${signIn.key}/confirm`);
+    const connections = db().collection('portal_connections');
+    await smart.repo.createResource(
+      {
+        resourceType: 'Immunization',
+        id: 'imm-sweep',
+        status: 'completed',
+        vaccineCode: { text: 'Shingles vaccine' },
+        patient: { reference: 'Patient/rosa' },
+      } as never,
+      { assignedId: true },
+    );
+    // A second cron process on the same database: both tick at once, and only the leader sweeps.
+    const other = await startTestService({ role: 'cron', mongoUrl: svc.mongoUrl, env: portalEnv });
+    try {
+      const asked = smart.calls.length;
+      // Both last tried a day ago; one needs the family to sign in again.
+      const dayAgo = new Date(Date.now() - 86_400_000);
+      await connections.updateOne({ lovedOneId: due.lovedOneId }, { $set: { lastTriedAt: dayAgo } });
+      await connections.updateOne({ lovedOneId: signIn.lovedOneId }, { $set: { lastTriedAt: dayAgo, status: 'needs_sign_in' } });
+      await Promise.all([svc.cron!.tick(), other.cron!.tick()]);
+      expect(smart.calls.slice(asked).filter((call) => call.startsWith('GET /Immunization'))).toHaveLength(1);
+      expect((await listed(due.lovedOneId)).some((r) => r.provenance.id === 'imm-sweep')).toBe(true);
+      expect((await connections.findOne({ lovedOneId: due.lovedOneId }))!.lastTriedAt.getTime()).toBeGreaterThan(dayAgo.getTime());
+      expect((await connections.findOne({ lovedOneId: signIn.lovedOneId }))!.lastTriedAt).toEqual(dayAgo);
+      expect((await listed(signIn.lovedOneId)).some((r) => r.provenance.id === 'imm-sweep')).toBe(false);
+
+      // Synced just now: the next tick leaves it until the interval has passed.
+      const again = smart.calls.length;
+      await Promise.all([svc.cron!.tick(), other.cron!.tick()]);
+      expect(smart.calls.slice(again)).toEqual([]);
+    } finally {
+      await other.stop();
+      await smart.repo.deleteResource('Immunization', 'imm-sweep');
+    }
+  });
+
   it('portal - a tampered state or code is refused and nothing is connected', async () => {
     const who = await caregiverWithKey(svc, 'portal-tamper@example.com');
     const start = await post(who.cookie, `/care/${who.lovedOneId}/portal/connect`, { issuer: '0' });
@@ -280,7 +468,35 @@ describe('portal', () => {
     expect(scopes).toContain('patient/Observation.read');
     expect(scopes.some((s) => s.endsWith('.rs'))).toBe(false);
     expect((await post(c.cookie, `${c.base}/${c.key}/confirm`)).status).toBe(303);
-    expect(await listed(c.lovedOneId)).toHaveLength(8);
+    // Its CapabilityStatement lists no Appointment: none is asked for, and the page says so.
+    expect((await listed(c.lovedOneId)).map((r) => r.provenance.id).sort()).toEqual(ROSA_RECORDS.filter((id) => !id.startsWith('appt-')));
+    expect(v1.calls.some((call) => call.startsWith('GET /Appointment'))).toBe(false);
+    expect((await get(c.cookie, c.base)).text).toContain("Lakeside Clinic's portal does not share appointments.");
+
+    // Its Bundles carry no time: the Date header is the portal's clock for the next sync.
+    const asked = v1.calls.length;
+    expect((await post(c.cookie, `${c.base}/${c.key}/sync`)).status).toBe(303);
+    for (const call of v1.calls.slice(asked)) expect(call).toMatch(/_lastUpdated=gt\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z/);
+  });
+
+  it('portal - a resource type the portal answers it does not serve is skipped, said so on the connection, and the sync completes', async () => {
+    smart.serves.listResources = false;
+    smart.serves.types.delete('Immunization');
+    smart.serves.types.delete('AllergyIntolerance');
+    try {
+      const c = await connected();
+      const confirm = await post(c.cookie, `${c.base}/${c.key}/confirm`);
+      expect(confirm.status, confirm.text).toBe(303);
+      const ids = (await listed(c.lovedOneId)).map((r) => r.provenance.id);
+      expect(ids.sort()).toEqual(ROSA_RECORDS.filter((id) => !id.startsWith('imm-') && !id.startsWith('allergy-')));
+      const page = await get(c.cookie, c.base);
+      expect(page.text).toContain("Northside Health's portal does not share allergies and immunizations.");
+      expect(page.text).toContain('<strong>Connected</strong>');
+      expect(page.text).not.toContain('portal-error');
+    } finally {
+      smart.serves.listResources = true;
+      smart.serves.types.add('Immunization').add('AllergyIntolerance');
+    }
   });
 
   it('portal - a base URL that is not FHIR, or FHIR without SMART sign-in, gets a clear message', async () => {

@@ -34,6 +34,11 @@ export const KNOBS = {
   growthMax: positive('BENCH_GROWTH_MAX', 100_000),
   /** Calls per endpoint and size in the growth part (the first, a warm-up, is not counted). */
   growthCalls: positive('BENCH_GROWTH_CALLS', 7),
+  /** Observations of the portal part's patient, and its other resources (conditions, immunizations, visits…). */
+  portalObservations: positive('BENCH_PORTAL_OBSERVATIONS', 1_000),
+  portalOthers: positive('BENCH_PORTAL_OTHERS', 100),
+  /** Resources per page the portal part's local portal serves. */
+  portalPageSize: positive('BENCH_PORTAL_PAGE', 100),
   /** Log level of the carecircle processes measured (the operator default is info). */
   logLevel: process.env.BENCH_LOG_LEVEL ?? 'info',
 };

@@ -24,6 +24,7 @@ export const CARE_GROUPS = {
   mail: { label: 'Inbox mail', counted: ['inbox message', 'inbox messages'] },
   results: { label: 'Test results', counted: ['test result', 'test results'] },
   plans: { label: 'Appointments and tasks', counted: ['appointment or task', 'appointments and tasks'] },
+  record: { label: 'Health record', counted: ['health-record entry', 'health-record entries'] },
   other: { label: 'Other', counted: ['other event', 'other events'] },
 } as const satisfies Record<string, { label: string; counted: readonly [string, string] }>;
 
@@ -312,13 +313,77 @@ export const CARE_EVENT_TYPES = {
   portal_vital: { group: 'vitals', words: (e) => portalWords(e, `${str(e.payload.name, 'A vital sign')} ${str(e.payload.value)}`.trim()) },
   /** A laboratory result from the portal. */
   portal_result: { group: 'results', words: (e) => portalWords(e, `${str(e.payload.name, 'A test result')} ${str(e.payload.value)}`.trim()) },
-  /** A medication on the clinicians' list in the portal; a stopped one says so. */
+  /** A medication on the clinicians' list in the portal (an order, MedicationRequest) or one the
+   *  loved one reports taking (MedicationStatement); a stopped one says so. */
   portal_medication: {
     group: 'medications',
+    counted: ["medication on the clinicians' list", "medications on the clinicians' list"],
     words: (e) => {
       const status = str(e.payload.status);
-      const what = `${str(e.payload.medication, 'A medication')}${status && status !== 'active' ? ` (${status})` : ''} on the clinicians' list`;
+      const list = e.payload.resource === 'MedicationStatement' ? 'reported as taken' : "on the clinicians' list";
+      const shown = status && status !== 'active' && !(status === 'completed' && e.payload.resource === 'MedicationStatement');
+      const what = `${str(e.payload.medication, 'A medication')}${shown ? ` (${status.replace(/-/g, ' ')})` : ''} ${list}`;
       return { ...portalWords(e, what), ...(str(e.payload.dosage) ? { detail: str(e.payload.dosage) } : {}) };
+    },
+  },
+  /** A condition on the portal's problem list: "Condition: Type 2 diabetes (active, since 2019-03-02)". */
+  portal_condition: {
+    group: 'record',
+    counted: ['condition', 'conditions'],
+    words: (e) => {
+      const status = str(e.payload.clinical_status).replace(/-/g, ' ');
+      const since = str(e.payload.onset);
+      const notes = [status && status !== 'unknown' ? status : '', since ? `since ${since}` : ''].filter(Boolean).join(', ');
+      return portalWords(e, `Condition: ${str(e.payload.name, 'a condition')}${notes ? ` (${notes})` : ''}`);
+    },
+  },
+  /** An allergy or intolerance: "Allergy to penicillin (high risk)", the reaction as its detail. */
+  portal_allergy: {
+    group: 'record',
+    counted: ['allergy', 'allergies'],
+    words: (e) => {
+      const status = str(e.payload.clinical_status).replace(/-/g, ' ');
+      const notes = [str(e.payload.criticality) === 'high' ? 'high risk' : '', status && status !== 'active' && status !== 'unknown' ? status : ''].filter(
+        Boolean,
+      );
+      const reaction = str(e.payload.reaction);
+      return {
+        ...portalWords(e, `Allergy to ${str(e.payload.substance, 'a substance')}${notes.length ? ` (${notes.join(', ')})` : ''}`),
+        ...(reaction ? { detail: `Reaction: ${reaction}` } : {}),
+      };
+    },
+  },
+  /** A visit the health system recorded (an Encounter): "Office visit at Northside Clinic", the reason as its detail. */
+  portal_encounter: {
+    group: 'visits',
+    counted: ['clinic visit', 'clinic visits'],
+    words: (e) => {
+      const status = str(e.payload.status).replace(/-/g, ' ');
+      const place = str(e.payload.place);
+      const reason = str(e.payload.reason);
+      const what = `${str(e.payload.kind, 'Visit')}${place ? ` at ${place}` : ''}${status && status !== 'finished' && status !== 'unknown' ? ` (${status})` : ''}`;
+      return { ...portalWords(e, what), ...(reason ? { detail: `Reason: ${reason}` } : {}) };
+    },
+  },
+  /** An appointment at the health system, at its start: "Appointment: Cardiology follow-up at Northside Clinic (booked)". */
+  portal_appointment: {
+    group: 'visits',
+    counted: ['appointment', 'appointments'],
+    words: (e, clock) => {
+      const status = str(e.payload.status).replace(/-/g, ' ');
+      const place = str(e.payload.place);
+      const end = at(e.payload.end);
+      const what = `Appointment: ${str(e.payload.description, 'an appointment')}${place ? ` at ${place}` : ''}${status ? ` (${status})` : ''}`;
+      return { ...portalWords(e, what), ...(end ? { detail: `Until ${clock.time(end)}` } : {}) };
+    },
+  },
+  /** A vaccine given: "Immunization: Influenza vaccine". */
+  portal_immunization: {
+    group: 'record',
+    counted: ['immunization', 'immunizations'],
+    words: (e) => {
+      const status = str(e.payload.status).replace(/-/g, ' ');
+      return portalWords(e, `Immunization: ${str(e.payload.vaccine, 'a vaccine')}${status && status !== 'completed' ? ` (${status})` : ''}`);
     },
   },
 } as const satisfies Record<string, CareEventType>;

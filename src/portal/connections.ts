@@ -40,6 +40,14 @@ export interface ConnectionRecord {
   lastSync?: { at: Date; imported: number; superseded: number; unchanged: number };
   /** The last sync's failure in words, until a sync succeeds. */
   lastError?: string;
+  /** When a sync last started, finished or not: the scheduled sweep waits an interval after it. */
+  lastTriedAt?: Date;
+  /** Per read (PORTAL_READS' keys), the portal's time its last complete sync began: the next asks only for what changed after it. */
+  cursors?: Record<string, string>;
+  /** The resource types the portal's CapabilityStatement lists (none: it lists none), and when it was read. */
+  capabilities?: { at: Date; types?: string[] };
+  /** What the portal did not share at the last complete sync, in the family's words ("immunizations"). */
+  notShared?: string[];
 }
 
 export interface LaunchRecord {

@@ -16,7 +16,7 @@ import { connectionKey, type ConnectionRecord, type PortalStore } from './connec
 import { disconnect, issuerOf as issuerFor } from './issuers.js';
 import { PORTAL_ROUTES } from './routes.js';
 import { authorizationUrl, checkBaseUrl, checkPublicHost, discover, exchangeCode, launchSecrets, PortalError, type PortalIssuer } from './smart.js';
-import { readPatient, syncConnection, type PortalContext } from './sync.js';
+import { notSharedWords, readPatient, syncConnection, syncing, syncWords, type PortalContext } from './sync.js';
 
 export interface PortalParts {
   config: Config;
@@ -33,6 +33,7 @@ export function portalPages(h: AppHelpers, parts: PortalParts): RouteHandlers {
   const redirectUri = `${config.appUrl}/portal/callback`;
   const issuerOf = issuerFor(config);
   const ctx: PortalContext = { store, timelines: parts.timelines, issuerOf, clock: parts.clock };
+  const answerWithinMs = Math.max(1_000, config.busTimeoutMs - 1_500);
   const home = (id: string) => `/care/${encodeURIComponent(id)}/portal`;
 
   // Connect (and sign in again) answers with a redirect to the portal's sign-in, which Chromium
@@ -97,6 +98,14 @@ export function portalPages(h: AppHelpers, parts: PortalParts): RouteHandlers {
               <strong>{STATUS_WORDS[c.status]}</strong>
               {c.lastSync ? ` · last synced ${c.lastSync.at.toISOString().slice(0, 16).replace('T', ' ')} UTC` : ''}
             </p>
+            {syncing(c, parts.clock()) ? (
+              <p class="portal-outcome" role="status">
+                Syncing now (started {c.lastTriedAt!.toISOString().slice(11, 16)} UTC); reload this page for the outcome.
+              </p>
+            ) : c.lastSync && !c.lastError ? (
+              <p class="portal-outcome">Last sync: {syncWords(c.lastSync)}</p>
+            ) : null}
+            {notSharedWords(c) ? <p class="portal-not-shared">{notSharedWords(c)}</p> : null}
             {c.lastError ? (
               <p role="alert" class="portal-error">
                 {c.lastError}
@@ -227,7 +236,17 @@ export function portalPages(h: AppHelpers, parts: PortalParts): RouteHandlers {
       // Signing in again to the same patient keeps the confirmation; another patient is confirmed anew.
       if (previous && previous.patient.id === patient && previous.status !== 'confirming') c.status = 'active';
       c.patient = await readPatient(ctx, c, patient);
-      await store.save(previous ? { ...c, createdAt: previous.createdAt, ...(previous.lastSync ? { lastSync: previous.lastSync } : {}) } : c);
+      // The same patient keeps where the syncs got to; another starts over.
+      const kept: ConnectionRecord =
+        previous && previous.patient.id === patient
+          ? {
+              ...c,
+              ...(previous.cursors ? { cursors: previous.cursors } : {}),
+              ...(previous.capabilities ? { capabilities: previous.capabilities } : {}),
+              ...(previous.notShared ? { notShared: previous.notShared } : {}),
+            }
+          : c;
+      await store.save(previous ? { ...kept, createdAt: previous.createdAt, ...(previous.lastSync ? { lastSync: previous.lastSync } : {}) } : c);
       log.info({ lovedOneId: launch.lovedOneId, portal: launch.base }, 'portal connected');
       return redirect(`${home(launch.lovedOneId)}#portal-${key}`);
     } catch (err) {
@@ -243,12 +262,28 @@ export function portalPages(h: AppHelpers, parts: PortalParts): RouteHandlers {
     });
 
   const sync = async (s: Scope, c: ConnectionRecord) => {
-    try {
-      await syncConnection(ctx, c);
-      return redirect(`${home(s.lovedOne._id)}#portal-${c.key}`);
-    } catch (err) {
-      return failed(s, err, 'The sync did not finish; the records from the last complete sync stay in place');
+    const back = redirect(`${home(s.lovedOne._id)}#portal-${c.key}`);
+    const running = syncConnection(ctx, c);
+    // The answer must reach the gateway before it stops waiting for a worker: a longer sync (a
+    // first one of a long record, a slow portal) goes on here, and the page says it is running.
+    let timer: NodeJS.Timeout | undefined;
+    const later = new Promise<'later'>((resolve) => (timer = setTimeout(() => resolve('later'), answerWithinMs)));
+    const first = await Promise.race([
+      running.then(
+        () => 'done' as const,
+        (err: unknown) => ({ err }),
+      ),
+      later,
+    ]);
+    clearTimeout(timer);
+    if (first === 'later') {
+      running.catch((err: unknown) => {
+        if (!(err instanceof PortalError)) log.error({ err, portal: c.base }, 'portal sync failed');
+      });
+      return back;
     }
+    if (first !== 'done') return failed(s, first.err, 'The sync did not finish; the records from the last complete sync stay in place');
+    return back;
   };
 
   const confirm = withConnection('manage', async (s, c) => {
@@ -261,6 +296,8 @@ export function portalPages(h: AppHelpers, parts: PortalParts): RouteHandlers {
 
   const syncNow = withConnection('write', async (s, c) => {
     if (c.status !== 'active') return problem(s.caller, 409, `${c.name}: ${STATUS_WORDS[c.status]}.`, s.lovedOne._id);
+    // One already running is left to finish; the page shows it.
+    if (syncing(c, parts.clock())) return redirect(`${home(s.lovedOne._id)}#portal-${c.key}`);
     return sync(s, c);
   });
 

@@ -28,7 +28,8 @@ describe('portal base URL', () => {
   });
 
   it('when a server advertises only SMART v1, then the v1 read scopes are asked, else the v2 ones', () => {
-    expect(scopesFor('v2')).toBe('openid fhirUser launch/patient offline_access patient/Patient.rs patient/Observation.rs patient/MedicationRequest.rs');
-    expect(scopesFor('v1')).toBe('openid fhirUser launch/patient offline_access patient/Patient.read patient/Observation.read patient/MedicationRequest.read');
+    const types = 'Patient Observation MedicationRequest MedicationStatement Condition AllergyIntolerance Encounter Appointment Immunization'.split(' ');
+    expect(scopesFor('v2')).toBe(`openid fhirUser launch/patient offline_access ${types.map((t) => `patient/${t}.rs`).join(' ')}`);
+    expect(scopesFor('v1')).toBe(`openid fhirUser launch/patient offline_access ${types.map((t) => `patient/${t}.read`).join(' ')}`);
   });
 });

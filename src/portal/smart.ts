@@ -4,6 +4,7 @@ import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import * as oidc from 'openid-client';
 import { specialUseAddress } from '../oauth/clientMetadata.js';
+import { PORTAL_RESOURCES } from './resources.js';
 
 /** A portal as configured or entered: its name for the family, FHIR base URL and our client there. */
 export interface PortalIssuer {
@@ -47,9 +48,6 @@ export class PortalError extends Error {
     return this.code === 'UNREACHABLE' || this.code === 'PORTAL_BUSY';
   }
 }
-
-/** The resources read, each with the scope that grants it. */
-export const PORTAL_RESOURCES = ['Patient', 'Observation', 'MedicationRequest'] as const;
 
 export function scopesFor(version: SmartMetadata['scopeVersion']): string {
   const reads = PORTAL_RESOURCES.map((r) => `patient/${r}.${version === 'v2' ? 'rs' : 'read'}`);

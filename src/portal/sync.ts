@@ -1,13 +1,12 @@
 // Reading a loved one's records from their portal and filing them on the care timeline: tokens
-// renewed before they expire, every page read before anything is written (a failed page leaves the
+// renewed before they expire, later syncs asking only for what changed since the portal's own time
+// of the last complete sync, every page read before anything is written (a failed page leaves the
 // last complete sync in place), each resource version one record, a new version superseding the old.
-import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import type { CareEventRecord } from '../family/records.js';
-import type { PortalProvenance } from '../family/careEvents.js';
 import { CARE_EVENT_STREAM } from '../family/records.js';
 import type { Timelines } from '../store/timeline/port.js';
 import type { ConnectionRecord, PortalPatient, PortalStore } from './connections.js';
+import { PORTAL_READS, toCareEvent, type FhirResource, type PortalEvent, type PortalRead } from './resources.js';
 import { PortalError, refreshTokens, type PortalIssuer, type PortalTokens } from './smart.js';
 
 /** Renew this long before the access token expires. */
@@ -17,6 +16,10 @@ const MAX_PAGE_BYTES = 5 * 1024 * 1024;
 /** Waits a busy portal may ask for (Retry-After) before the sync gives up for now. */
 const MAX_WAIT_MS = 30_000;
 const MAX_TRIES = 3;
+/** How long what the portal's CapabilityStatement says it serves is trusted before it is read again. */
+const CAPABILITIES_TTL_MS = 24 * 3_600_000;
+/** Records filed per write. */
+const BATCH = 500;
 
 export interface PortalContext {
   store: PortalStore;
@@ -41,6 +44,7 @@ const resource = z.looseObject({
 });
 const bundle = z.looseObject({
   resourceType: z.literal('Bundle'),
+  meta: z.looseObject({ lastUpdated: z.string().optional() }).optional(),
   link: z
     .array(z.looseObject({ relation: z.string(), url: z.string() }))
     .max(20)
@@ -50,7 +54,13 @@ const bundle = z.looseObject({
     .max(5000)
     .optional(),
 });
-type FhirResource = z.infer<typeof resource> & Record<string, unknown>;
+const capabilityStatement = z.looseObject({
+  resourceType: z.literal('CapabilityStatement'),
+  rest: z
+    .array(z.looseObject({ mode: z.string().optional(), resource: z.array(z.looseObject({ type: z.string() })).optional() }))
+    .max(20)
+    .optional(),
+});
 
 /** An OperationOutcome in plain words: its issues' texts, or its codes. */
 export function outcomeWords(body: unknown): string | undefined {
@@ -91,12 +101,21 @@ const retryAfterMs = (header: string | null, now: number): number => {
   return Number.isNaN(at) ? 1000 : Math.max(0, at - now);
 };
 
-/** One GET at the portal, with the busy answers (429, 503) waited out as Retry-After asks. */
-async function getFhir(ctx: PortalContext, c: ConnectionRecord, url: string, what: string): Promise<unknown> {
+/** A portal's answer: the parsed body, its status and the portal's clock (the Date header). */
+interface FhirAnswer {
+  ok: boolean;
+  status: number;
+  body: unknown;
+  date?: Date;
+}
+
+/** One GET at the portal, with the busy answers (429, 503) waited out as Retry-After asks; `requests` counts what was sent. */
+async function fetchFhir(ctx: PortalContext, c: ConnectionRecord, url: string, what: string, requests: { n: number }): Promise<FhirAnswer> {
   const sleep = ctx.sleep ?? ((ms: number) => new Promise((r) => setTimeout(r, ms)));
   for (let attempt = 1; ; attempt++) {
     const token = await accessToken(ctx, c);
     let res: Response;
+    requests.n++;
     try {
       res = await fetch(url, {
         headers: { accept: 'application/fhir+json', authorization: `Bearer ${token}` },
@@ -121,23 +140,53 @@ async function getFhir(ctx: PortalContext, c: ConnectionRecord, url: string, wha
     } catch {
       throw new PortalError('BAD_BUNDLE', `${c.name}'s portal answered ${res.status} with something that is not FHIR JSON while reading ${what}`);
     }
-    if (res.ok) return body;
     if (res.status === 401)
       throw await needsSignIn(ctx, c, new PortalError('SIGN_IN_AGAIN', `${c.name}'s portal no longer accepts carecircle's sign-in; sign in again`));
-    const words = outcomeWords(body);
-    throw new PortalError('PORTAL_REFUSED', `${c.name}'s portal could not give ${what}${words ? `: ${words}` : ` (it answered ${res.status})`}`);
+    const date = new Date(res.headers.get('date') ?? '');
+    return { ok: res.ok, status: res.status, body, ...(Number.isNaN(date.getTime()) ? {} : { date }) };
   }
 }
 
-/** Every resource of a search, following `next` links on the portal's own origin only (the token goes nowhere else). */
-async function searchAll(ctx: PortalContext, c: ConnectionRecord, query: string, what: string): Promise<FhirResource[]> {
+const refused = (c: ConnectionRecord, what: string, answer: FhirAnswer) => {
+  const words = outcomeWords(answer.body);
+  return new PortalError('PORTAL_REFUSED', `${c.name}'s portal could not give ${what}${words ? `: ${words}` : ` (it answered ${answer.status})`}`);
+};
+
+async function getFhir(ctx: PortalContext, c: ConnectionRecord, url: string, what: string, requests = { n: 0 }): Promise<unknown> {
+  const answer = await fetchFhir(ctx, c, url, what, requests);
+  if (!answer.ok) throw refused(c, what, answer);
+  return answer.body;
+}
+
+/** A search the portal does not serve: it says so with an OperationOutcome and 404 or 400. */
+const notServed = (a: FhirAnswer) => (a.status === 404 || a.status === 400) && operationOutcome.safeParse(a.body).success;
+
+interface SearchResult {
+  found: FhirResource[];
+  /** The portal's time when the search began (the first page's Bundle meta.lastUpdated, else its Date): the next sync asks for what changed after it. */
+  at?: string;
+}
+
+/** Every resource of a search, following `next` links on the portal's own origin only (the token
+ *  goes nowhere else); 'not served' when the portal answers the first page that it does not serve it. */
+async function searchAll(ctx: PortalContext, c: ConnectionRecord, query: string, what: string, requests: { n: number }): Promise<SearchResult | 'not served'> {
   const found: FhirResource[] = [];
   const origin = new URL(c.base).origin;
   let url: string | undefined = `${c.base}/${query}`;
+  let at: string | undefined;
   for (let page = 0; url; page++) {
     if (page >= MAX_PAGES) throw new PortalError('BAD_BUNDLE', `${c.name}'s portal sent more than ${MAX_PAGES} pages of ${what}`);
-    const parsed = bundle.safeParse(await getFhir(ctx, c, url, what));
+    const answer = await fetchFhir(ctx, c, url, what, requests);
+    if (!answer.ok) {
+      if (page === 0 && notServed(answer)) return 'not served';
+      throw refused(c, what, answer);
+    }
+    const parsed = bundle.safeParse(answer.body);
     if (!parsed.success) throw new PortalError('BAD_BUNDLE', `${c.name}'s portal sent ${what} in a shape that is not a FHIR Bundle`);
+    if (page === 0) {
+      const stamped = new Date(parsed.data.meta?.lastUpdated ?? '');
+      at = !Number.isNaN(stamped.getTime()) ? stamped.toISOString() : answer.date?.toISOString();
+    }
     for (const e of parsed.data.entry ?? []) {
       const r = resource.safeParse(e.resource);
       if (r.success && r.data.resourceType !== 'OperationOutcome') found.push(r.data as FhirResource);
@@ -145,7 +194,7 @@ async function searchAll(ctx: PortalContext, c: ConnectionRecord, query: string,
     const next = parsed.data.link?.find((l) => l.relation === 'next')?.url;
     url = next && URL.parse(next)?.origin === origin ? next : undefined;
   }
-  return found;
+  return { found, ...(at ? { at } : {}) };
 }
 
 /** The portal's patient, as the confirmation shows them. */
@@ -158,107 +207,137 @@ export async function readPatient(ctx: PortalContext, c: ConnectionRecord, id: s
   return { id, name: name.slice(0, 200), ...(typeof p.birthDate === 'string' ? { birthDate: p.birthDate.slice(0, 10) } : {}) };
 }
 
-const text = (cc: unknown): string | undefined => {
-  const c = cc as { text?: string; coding?: { display?: string; code?: string }[] } | undefined;
-  return c?.text ?? c?.coding?.find((x) => x.display)?.display ?? c?.coding?.[0]?.code;
-};
-const loinc = (cc: unknown): string | undefined =>
-  (cc as { coding?: { system?: string; code?: string }[] } | undefined)?.coding?.find((x) => x.system === 'http://loinc.org')?.code;
-const when = (...vs: unknown[]): Date | undefined => {
-  for (const v of vs) {
-    const d = typeof v === 'string' ? new Date(v) : undefined;
-    if (d && !Number.isNaN(d.getTime())) return d;
+/** The resource types the portal's CapabilityStatement lists, read at most once a day; undefined
+ *  when it lists none (or cannot be read): then every type is asked and its answer decides. */
+async function servedTypes(ctx: PortalContext, c: ConnectionRecord, now: number, requests: { n: number }): Promise<ConnectionRecord['capabilities']> {
+  if (c.capabilities && now - c.capabilities.at.getTime() < CAPABILITIES_TTL_MS) return c.capabilities;
+  let types: string[] | undefined;
+  try {
+    requests.n++;
+    const res = await fetch(`${c.base}/metadata`, { headers: { accept: 'application/fhir+json' }, redirect: 'error', signal: AbortSignal.timeout(30_000) });
+    const text = await res.text();
+    const parsed = res.ok && text.length <= MAX_PAGE_BYTES ? capabilityStatement.safeParse(JSON.parse(text)) : undefined;
+    const listed = parsed?.success ? (parsed.data.rest ?? []).filter((r) => (r.mode ?? 'server') === 'server').flatMap((r) => r.resource ?? []) : [];
+    if (listed.length) types = [...new Set(listed.map((r) => r.type))];
+  } catch {
+    // A portal whose metadata cannot be read is asked for each type instead.
   }
-  return undefined;
-};
-
-type PortalEvent = CareEventRecord & { provenance: PortalProvenance };
-
-/** One resource as a care event: its own payload, its provenance, and an id from the (portal, resource, version) triple. */
-export function toCareEvent(c: ConnectionRecord, r: FhirResource, category: string | undefined, now: Date): PortalEvent {
-  const versionId = r.meta?.versionId ?? r.meta?.lastUpdated ?? '1';
-  const provenance = { portal: c.base, resourceType: r.resourceType, id: r.id, versionId };
-  const _id = `portal_${createHash('sha256')
-    .update(JSON.stringify([c.lovedOneId, c.base, r.resourceType, r.id, versionId]))
-    .digest('base64url')
-    .slice(0, 32)}`;
-  const base = { _id, lovedOneId: c.lovedOneId, workspaceId: c.workspaceId, source: 'portal' as const, receivedAt: now, provenance };
-  if (r.resourceType === 'MedicationRequest') {
-    const dosage = (r.dosageInstruction as { text?: string }[] | undefined)?.[0]?.text;
-    return {
-      ...base,
-      eventType: 'portal_medication',
-      occurredAt: when(r.authoredOn, r.meta?.lastUpdated) ?? now,
-      payload: {
-        portal_name: c.name,
-        medication: text(r.medicationCodeableConcept) ?? 'A medication',
-        status: String(r.status ?? 'unknown'),
-        ...(dosage ? { dosage } : {}),
-      },
-    };
-  }
-  const q = r.valueQuantity as { value?: number; unit?: string; code?: string } | undefined;
-  const value =
-    q?.value !== undefined
-      ? `${q.value}${(q.unit ?? q.code) ? ` ${q.unit ?? q.code}` : ''}`
-      : (text(r.valueCodeableConcept) ?? (typeof r.valueString === 'string' ? r.valueString : undefined));
-  return {
-    ...base,
-    eventType: category === 'vital-signs' ? 'portal_vital' : 'portal_result',
-    occurredAt: when(r.effectiveDateTime, (r.effectivePeriod as { start?: string } | undefined)?.start, r.issued, r.meta?.lastUpdated) ?? now,
-    payload: {
-      portal_name: c.name,
-      category: category ?? 'observation',
-      name: text(r.code) ?? 'A result',
-      ...(loinc(r.code) ? { loinc: loinc(r.code) } : {}),
-      ...(value ? { value: value.slice(0, 200) } : {}),
-      ...(q?.value !== undefined ? { amount: q.value, unit: q.unit ?? q.code ?? '' } : {}),
-      status: String(r.status ?? 'unknown'),
-    },
-  };
+  return { at: new Date(now), ...(types ? { types } : {}) };
 }
+
+const listWords = (items: string[]) => new Intl.ListFormat('en', { type: 'conjunction' }).format(items);
+
+/** "Northside Health's portal does not share immunizations and appointments." */
+export const notSharedWords = (c: Pick<ConnectionRecord, 'name' | 'notShared'>): string | undefined =>
+  c.notShared?.length ? `${c.name}'s portal does not share ${listWords(c.notShared)}.` : undefined;
+
+/** A completed sync in words: "4 new records, 1 updated; 12 already here." */
+export function syncWords(s: NonNullable<ConnectionRecord['lastSync']>): string {
+  const parts = [
+    s.imported ? `${s.imported} new record${s.imported === 1 ? '' : 's'}` : '',
+    s.superseded ? `${s.superseded} updated` : '',
+    s.unchanged ? `${s.unchanged} already here` : '',
+  ].filter(Boolean);
+  return parts.length ? `${parts.join(', ')}.` : 'Nothing new.';
+}
+
+/** How long a sync that has not finished counts as running (one that died with its process is not waited on after). */
+const RUNNING_FOR_MS = 15 * 60_000;
+
+/** A sync started and neither finished nor failed yet. */
+export const syncing = (c: Pick<ConnectionRecord, 'lastTriedAt' | 'lastSync' | 'lastError'>, now: number): boolean =>
+  !!c.lastTriedAt && !c.lastError && c.lastTriedAt.getTime() > (c.lastSync?.at.getTime() ?? 0) && now - c.lastTriedAt.getTime() < RUNNING_FOR_MS;
 
 export interface SyncResult {
   imported: number;
   superseded: number;
   unchanged: number;
+  /** FHIR requests sent (pages, retries and the CapabilityStatement). */
+  requests: number;
+  /** What the portal does not share, in the family's words. */
+  notShared: string[];
 }
 
-/** Read everything, then file it: a failure before the end writes nothing. */
+/** Read everything (only what changed since the last complete sync, where there was one), then file it: a failure before the end writes nothing. */
 export async function syncConnection(ctx: PortalContext, c: ConnectionRecord): Promise<SyncResult> {
+  const started = ctx.clock();
+  // The last failure is forgotten as the next try starts: until it ends, the page says a sync is running.
+  await ctx.store.update(c._id, { lastTriedAt: new Date(started) }, ['lastError']);
   try {
-    const patient = encodeURIComponent(c.patient.id);
-    const reads: [string, string, string | undefined][] = [
-      [`Observation?patient=${patient}&category=vital-signs`, 'vital signs', 'vital-signs'],
-      [`Observation?patient=${patient}&category=laboratory`, 'test results', 'laboratory'],
-      [`MedicationRequest?patient=${patient}`, 'the medication list', undefined],
-    ];
-    const now = new Date(ctx.clock());
-    const events: PortalEvent[] = [];
-    for (const [query, what, category] of reads) for (const r of await searchAll(ctx, c, query, what)) events.push(toCareEvent(c, r, category, now));
+    const patient = `patient=${encodeURIComponent(c.patient.id)}`;
+    const requests = { n: 0 };
+    const capabilities = await servedTypes(ctx, c, started, requests);
+    const now = new Date(started);
+    const cursors: Record<string, string> = {};
+    const notShared: string[] = [];
+    const events = new Map<string, PortalEvent>();
+    for (const read of PORTAL_READS) {
+      if (capabilities?.types && !capabilities.types.includes(read.type)) {
+        notShared.push(read.what);
+        continue;
+      }
+      const since = c.cursors?.[read.key];
+      const query = (incremental: boolean) =>
+        `${read.type}?${[patient, read.params, incremental && since ? `_lastUpdated=gt${since}` : ''].filter(Boolean).join('&')}`;
+      let result = await searchAll(ctx, c, query(true), read.what, requests);
+      // A portal that cannot search this type by _lastUpdated is asked for all of it.
+      if (result === 'not served' && since) result = await searchAll(ctx, c, query(false), read.what, requests);
+      if (result === 'not served') {
+        notShared.push(read.what);
+        continue;
+      }
+      if (result.at) cursors[read.key] = result.at;
+      for (const r of result.found) file(events, c, r, read, now);
+    }
+    const result = { ...(await fileEvents(ctx, c, [...events.values()])), requests: requests.n, notShared };
+    const lastSync = { at: now, imported: result.imported, superseded: result.superseded, unchanged: result.unchanged };
+    await ctx.store.update(c._id, { lastSync, cursors, notShared, ...(capabilities ? { capabilities } : {}) }, ['lastError']);
+    Object.assign(c, { lastSync, cursors, notShared, capabilities });
+    return result;
+  } catch (err) {
+    const words = err instanceof PortalError ? err.message : 'The sync stopped on a fault in carecircle; try Sync now again later';
+    await ctx.store.update(c._id, { lastError: words }).catch(() => undefined);
+    throw err;
+  }
+}
 
-    const timeline = ctx.timelines.of(CARE_EVENT_STREAM);
-    const result: SyncResult = { imported: 0, superseded: 0, unchanged: 0 };
-    for (const e of events) {
-      const key = `${c._id}|${e.provenance.resourceType}/${e.provenance.id}`;
-      const known = await ctx.store.resources.findOne({ _id: key });
-      if (known?.versionId === e.provenance.versionId) {
+/** One resource's event, keyed by the resource: a resource seen twice in one sync is filed once. */
+function file(events: Map<string, PortalEvent>, c: ConnectionRecord, r: FhirResource, read: PortalRead, now: Date) {
+  const e = toCareEvent(c, r, read.category, now);
+  if (e) events.set(`${c._id}|${r.resourceType}/${r.id}`, e);
+}
+
+/** New resources appended in batches, new versions superseding their earlier record, then what is filed remembered. */
+async function fileEvents(ctx: PortalContext, c: ConnectionRecord, events: PortalEvent[]): Promise<Omit<SyncResult, 'requests' | 'notShared'>> {
+  const timeline = ctx.timelines.of(CARE_EVENT_STREAM);
+  const result = { imported: 0, superseded: 0, unchanged: 0 };
+  const keyOf = (e: PortalEvent) => `${c._id}|${e.provenance.resourceType}/${e.provenance.id}`;
+  for (let i = 0; i < events.length; i += BATCH) {
+    const batch = events.slice(i, i + BATCH);
+    const known = new Map((await ctx.store.resources.find({ _id: { $in: batch.map(keyOf) } }).toArray()).map((k) => [k._id, k]));
+    const fresh: PortalEvent[] = [];
+    const filed: PortalEvent[] = [];
+    for (const e of batch) {
+      const before = known.get(keyOf(e));
+      if (before?.versionId === e.provenance.versionId) {
         result.unchanged++;
         continue;
       }
-      if (known && (await timeline.get(c.lovedOneId, known.recordId))) {
-        await timeline.supersede(c.lovedOneId, known.recordId, e);
+      if (before && (await timeline.get(c.lovedOneId, before.recordId))) {
+        await timeline.supersede(c.lovedOneId, before.recordId, e);
         result.superseded++;
-      } else {
-        await timeline.append([e]);
-        result.imported++;
-      }
-      await ctx.store.resources.replaceOne({ _id: key }, { connectionId: c._id, recordId: e._id, versionId: e.provenance.versionId }, { upsert: true });
+      } else fresh.push(e);
+      filed.push(e);
     }
-    await ctx.store.update(c._id, { lastSync: { at: now, ...result } }, ['lastError']);
-    return result;
-  } catch (err) {
-    if (err instanceof PortalError) await ctx.store.update(c._id, { lastError: err.message });
-    throw err;
+    if (fresh.length) await timeline.append(fresh);
+    result.imported += fresh.length;
+    if (filed.length)
+      await ctx.store.resources.bulkWrite(
+        filed.map((e) => ({
+          replaceOne: { filter: { _id: keyOf(e) }, replacement: { connectionId: c._id, recordId: e._id, versionId: e.provenance.versionId }, upsert: true },
+        })),
+        { ordered: false },
+      );
   }
+  return result;
 }

@@ -11,7 +11,17 @@ import { exportJWK, generateKeyPair } from 'jose';
 import Provider, { type Adapter, type AdapterPayload, type Configuration } from 'oidc-provider';
 
 /** The resources a patient-access token may read here, in SMART v2 and v1 form. */
-const RESOURCES = ['Patient', 'Observation', 'MedicationRequest'] as const;
+const RESOURCES = [
+  'Patient',
+  'Observation',
+  'MedicationRequest',
+  'MedicationStatement',
+  'Condition',
+  'AllergyIntolerance',
+  'Encounter',
+  'Appointment',
+  'Immunization',
+] as const;
 const V2_SCOPES = RESOURCES.map((r) => `patient/${r}.rs`);
 const V1_SCOPES = RESOURCES.map((r) => `patient/${r}.read`);
 
@@ -29,6 +39,10 @@ export interface SmartServerOptions {
   accessTokenTtl?: number;
   /** A FHIR server without SMART sign-in: no .well-known/smart-configuration. */
   noSmart?: boolean;
+  /** Resource types this server does not serve: left out of its CapabilityStatement, their searches answered 404 with an OperationOutcome. */
+  unsupported?: string[];
+  /** Send searches without the Bundle's meta.lastUpdated (the Date header is then the server's only clock). */
+  noBundleTime?: boolean;
 }
 
 export interface SmartServer {
@@ -38,6 +52,8 @@ export interface SmartServer {
   repo: MemoryRepository;
   /** The account the next sign-in uses (a proxy: its fhirUser is a RelatedPerson). */
   signInAs: { account: string };
+  /** The accounts that can sign in, each with the one patient it sees (maria: rosa, walter: walter). */
+  accounts: Record<string, { patient: string; fhirUser: string }>;
   /** Answer the next `count` FHIR calls whose path and query contain `match` with this status. */
   failNext(match: string, count: number, status: number, retryAfter?: string, text?: string): void;
   /** Follow the portal's sign-in as a browser would, signing in as `signInAs`: the URL it returns the browser to. */
@@ -47,57 +63,223 @@ export interface SmartServer {
   revokeEverything(): void;
   /** FHIR calls made, as `METHOD path?query`. */
   calls: string[];
+  /** Types served, changeable while running (`unsupported` left out); `listResources: false` makes the CapabilityStatement list none, so only the searches' answers tell. */
+  serves: { types: Set<string>; listResources: boolean };
   close(): Promise<void>;
 }
 
-/** US Core-shaped fixtures: two patients, a proxy, vitals and labs with LOINC codes, medications (one stopped). */
+/** US Core-shaped fixtures: two patients, a proxy, a year of vital signs and some labs with LOINC
+ *  codes, medications ordered and reported (one stopped), conditions, allergies, visits,
+ *  appointments and immunizations. Rosa's are listed in `ROSA_RECORDS`. */
 export async function seedFixtures(repo: MemoryRepository): Promise<void> {
+  const create = (r: Record<string, unknown>) => repo.createResource(r as never, { assignedId: true });
   const patient = (id: string, given: string, family: string, birthDate: string) =>
-    repo.createResource({ resourceType: 'Patient', id, name: [{ given: [given], family }], birthDate, gender: 'female' } as never, { assignedId: true });
+    create({ resourceType: 'Patient', id, name: [{ given: [given], family }], birthDate, gender: 'female' });
   await patient('rosa', 'Rosa', 'Rivera', '1944-05-12');
   await patient('walter', 'Walter', 'Brandt', '1950-01-30');
-  await repo.createResource(
-    { resourceType: 'RelatedPerson', id: 'maria', patient: { reference: 'Patient/rosa' }, name: [{ given: ['Maria'], family: 'Rivera' }] } as never,
-    { assignedId: true },
-  );
+  await create({ resourceType: 'RelatedPerson', id: 'maria', patient: { reference: 'Patient/rosa' }, name: [{ given: ['Maria'], family: 'Rivera' }] });
   const category = (code: string) => [{ coding: [{ system: 'http://terminology.hl7.org/CodeSystem/observation-category', code }] }];
-  const obs = (id: string, subject: string, cat: string, loinc: string, display: string, when: string, value: number, unit: string) =>
-    repo.createResource(
-      {
-        resourceType: 'Observation',
-        id,
-        status: 'final',
-        category: category(cat),
-        code: { coding: [{ system: 'http://loinc.org', code: loinc, display }], text: display },
-        subject: { reference: `Patient/${subject}` },
-        effectiveDateTime: when,
-        valueQuantity: { value, unit, system: 'http://unitsofmeasure.org', code: unit },
-      } as never,
-      { assignedId: true },
-    );
+  const loinc = (code: string, display: string) => ({ coding: [{ system: 'http://loinc.org', code, display }], text: display });
+  const quantity = (value: number, unit: string) => ({ value, unit, system: 'http://unitsofmeasure.org', code: unit });
+  const obs = (id: string, subject: string, cat: string, code: string, display: string, when: string, value: number, unit: string) =>
+    create({
+      resourceType: 'Observation',
+      id,
+      status: 'final',
+      category: category(cat),
+      code: loinc(code, display),
+      subject: { reference: `Patient/${subject}` },
+      effectiveDateTime: when,
+      valueQuantity: quantity(value, unit),
+    });
   await obs('hr-1', 'rosa', 'vital-signs', '8867-4', 'Heart rate', '2026-11-01T09:00:00Z', 72, '/min');
   await obs('hr-2', 'rosa', 'vital-signs', '8867-4', 'Heart rate', '2026-11-08T09:00:00Z', 76, '/min');
   await obs('wt-1', 'rosa', 'vital-signs', '29463-7', 'Body weight', '2026-11-08T09:05:00Z', 61.2, 'kg');
   await obs('temp-1', 'rosa', 'vital-signs', '8310-5', 'Body temperature', '2026-11-08T09:06:00Z', 36.8, 'Cel');
+  // A year of monthly blood pressures, as the US Core panel with systolic and diastolic components.
+  for (let m = 0; m < 12; m++) {
+    const month = new Date(Date.UTC(2025, 11 + m, 15, 10));
+    await create({
+      resourceType: 'Observation',
+      id: `bp-${m + 1}`,
+      status: 'final',
+      category: category('vital-signs'),
+      code: loinc('85354-9', 'Blood pressure'),
+      subject: { reference: 'Patient/rosa' },
+      effectiveDateTime: month.toISOString(),
+      component: [
+        { code: loinc('8480-6', 'Systolic blood pressure'), valueQuantity: quantity(128 + (m % 4) * 3, 'mm[Hg]') },
+        { code: loinc('8462-4', 'Diastolic blood pressure'), valueQuantity: quantity(78 + (m % 3) * 2, 'mm[Hg]') },
+      ],
+    });
+  }
   await obs('a1c-1', 'rosa', 'laboratory', '4548-4', 'Hemoglobin A1c', '2026-10-20T14:00:00Z', 6.9, '%');
+  await obs('a1c-0', 'rosa', 'laboratory', '4548-4', 'Hemoglobin A1c', '2026-04-18T14:00:00Z', 7.2, '%');
   await obs('k-1', 'rosa', 'laboratory', '2823-3', 'Potassium', '2026-10-20T14:00:00Z', 4.1, 'mmol/L');
   await obs('hr-w', 'walter', 'vital-signs', '8867-4', 'Heart rate', '2026-11-02T09:00:00Z', 64, '/min');
   const med = (id: string, status: string, name: string, authoredOn: string, dosage: string) =>
-    repo.createResource(
+    create({
+      resourceType: 'MedicationRequest',
+      id,
+      status,
+      intent: 'order',
+      medicationCodeableConcept: { text: name },
+      subject: { reference: 'Patient/rosa' },
+      authoredOn,
+      dosageInstruction: [{ text: dosage }],
+    });
+  await med('med-metoprolol', 'active', 'Metoprolol tartrate 25 mg tablet', '2026-09-01', 'One tablet by mouth twice a day');
+  await med('med-warfarin', 'stopped', 'Warfarin 2 mg tablet', '2026-06-01', 'One tablet by mouth every evening');
+  await create({
+    resourceType: 'MedicationStatement',
+    id: 'ms-aspirin',
+    status: 'active',
+    medicationCodeableConcept: { text: 'Aspirin 81 mg tablet' },
+    subject: { reference: 'Patient/rosa' },
+    effectiveDateTime: '2026-03-01',
+    dateAsserted: '2026-09-01',
+    dosage: [{ text: 'One tablet by mouth every morning' }],
+  });
+  const clinical = (code: string, system = 'http://terminology.hl7.org/CodeSystem/condition-clinical') => ({ coding: [{ system, code }] });
+  const snomed = (code: string, display: string) => ({ coding: [{ system: 'http://snomed.info/sct', code, display }], text: display });
+  const condition = (id: string, subject: string, code: string, display: string, status: string, onset: string) =>
+    create({
+      resourceType: 'Condition',
+      id,
+      clinicalStatus: clinical(status),
+      verificationStatus: clinical('confirmed', 'http://terminology.hl7.org/CodeSystem/condition-ver-status'),
+      category: [{ coding: [{ system: 'http://terminology.hl7.org/CodeSystem/condition-category', code: 'problem-list-item' }] }],
+      code: snomed(code, display),
+      subject: { reference: `Patient/${subject}` },
+      onsetDateTime: onset,
+      recordedDate: onset,
+    });
+  await condition('cond-diabetes', 'rosa', '44054006', 'Type 2 diabetes mellitus', 'active', '2019-03-02');
+  await condition('cond-afib', 'rosa', '49436004', 'Atrial fibrillation', 'active', '2024-06-11');
+  await condition('cond-pneumonia', 'rosa', '233604007', 'Pneumonia', 'resolved', '2026-02-03');
+  await condition('cond-w', 'walter', '38341003', 'Hypertension', 'active', '2015-01-01');
+  await create({
+    resourceType: 'AllergyIntolerance',
+    id: 'allergy-penicillin',
+    clinicalStatus: clinical('active', 'http://terminology.hl7.org/CodeSystem/allergyintolerance-clinical'),
+    verificationStatus: clinical('confirmed', 'http://terminology.hl7.org/CodeSystem/allergyintolerance-verification'),
+    criticality: 'high',
+    code: { coding: [{ system: 'http://www.nlm.nih.gov/research/umls/rxnorm', code: '7980', display: 'Penicillin G' }], text: 'Penicillin' },
+    patient: { reference: 'Patient/rosa' },
+    recordedDate: '2010-05-01',
+    reaction: [{ manifestation: [{ text: 'Hives' }, { text: 'Swelling of the lips' }] }],
+  });
+  await create({
+    resourceType: 'AllergyIntolerance',
+    id: 'allergy-latex',
+    clinicalStatus: clinical('active', 'http://terminology.hl7.org/CodeSystem/allergyintolerance-clinical'),
+    criticality: 'low',
+    code: { text: 'Latex' },
+    patient: { reference: 'Patient/rosa' },
+    recordedDate: '2018-02-01',
+  });
+  const act = (code: string) => ({ system: 'http://terminology.hl7.org/CodeSystem/v3-ActCode', code });
+  await create({
+    resourceType: 'Encounter',
+    id: 'enc-office',
+    status: 'finished',
+    class: act('AMB'),
+    type: [{ text: 'Office visit' }],
+    subject: { reference: 'Patient/rosa' },
+    period: { start: '2026-09-01T15:00:00Z', end: '2026-09-01T15:30:00Z' },
+    reasonCode: [{ text: 'Blood pressure check' }],
+    location: [{ location: { display: 'Northside Clinic, Suite 200' } }],
+  });
+  await create({
+    resourceType: 'Encounter',
+    id: 'enc-emergency',
+    status: 'finished',
+    class: act('EMER'),
+    subject: { reference: 'Patient/rosa' },
+    period: { start: '2026-02-02T22:10:00Z', end: '2026-02-03T04:00:00Z' },
+    reasonCode: [{ text: 'Shortness of breath' }],
+    serviceProvider: { display: 'Northside Hospital' },
+  });
+  const appointment = (id: string, status: string, description: string, start: string, end: string) =>
+    create({
+      resourceType: 'Appointment',
+      id,
+      status,
+      description,
+      start,
+      end,
+      participant: [
+        { actor: { reference: 'Patient/rosa', display: 'Rosa Rivera' }, status: 'accepted' },
+        { actor: { reference: 'Location/northside-clinic', display: 'Northside Clinic' }, status: 'accepted' },
+      ],
+    });
+  await appointment('appt-cardiology', 'booked', 'Cardiology follow-up', '2026-12-10T16:00:00Z', '2026-12-10T16:30:00Z');
+  await appointment('appt-eye', 'cancelled', 'Diabetic eye exam', '2026-10-05T14:00:00Z', '2026-10-05T14:45:00Z');
+  const immunization = (id: string, subject: string, cvx: string, display: string, when: string) =>
+    create({
+      resourceType: 'Immunization',
+      id,
+      status: 'completed',
+      vaccineCode: { coding: [{ system: 'http://hl7.org/fhir/sid/cvx', code: cvx, display }], text: display },
+      patient: { reference: `Patient/${subject}` },
+      occurrenceDateTime: when,
+      primarySource: true,
+    });
+  await immunization('imm-flu', 'rosa', '158', 'Influenza vaccine, 2026-2027 season', '2026-10-01');
+  await immunization('imm-covid', 'rosa', '309', 'COVID-19 vaccine, 2026 formula', '2026-09-20');
+  await immunization('imm-w', 'walter', '158', 'Influenza vaccine, 2026-2027 season', '2026-10-03');
+}
+
+/** Rosa's records the fixtures hold, by resource id: what a first sync of her portal files. */
+export const ROSA_RECORDS = [
+  ...['hr-1', 'hr-2', 'wt-1', 'temp-1', ...Array.from({ length: 12 }, (_, m) => `bp-${m + 1}`)],
+  ...['a1c-0', 'a1c-1', 'k-1'],
+  ...['med-metoprolol', 'med-warfarin', 'ms-aspirin'],
+  ...['cond-diabetes', 'cond-afib', 'cond-pneumonia'],
+  ...['allergy-penicillin', 'allergy-latex'],
+  ...['enc-office', 'enc-emergency'],
+  ...['appt-cardiology', 'appt-eye'],
+  ...['imm-flu', 'imm-covid'],
+].sort();
+
+/** A patient with `observations` vital signs and labs and `others` of the other types, for measuring a sync of a long record. */
+export async function seedVolume(repo: MemoryRepository, patientId: string, observations: number, others: number): Promise<void> {
+  await repo.createResource({ resourceType: 'Patient', id: patientId, name: [{ given: ['Ada'], family: 'Volume' }], birthDate: '1940-01-01' } as never, {
+    assignedId: true,
+  });
+  const subject = { reference: `Patient/${patientId}` };
+  const day = (i: number) => new Date(Date.UTC(2026, 10, 1) - i * 8 * 3_600_000).toISOString();
+  for (let i = 0; i < observations; i++) {
+    const vital = i % 3 !== 0;
+    await repo.createResource(
       {
-        resourceType: 'MedicationRequest',
-        id,
-        status,
-        intent: 'order',
-        medicationCodeableConcept: { text: name },
-        subject: { reference: 'Patient/rosa' },
-        authoredOn,
-        dosageInstruction: [{ text: dosage }],
+        resourceType: 'Observation',
+        id: `${patientId}-obs-${i}`,
+        status: 'final',
+        category: [{ coding: [{ system: 'http://terminology.hl7.org/CodeSystem/observation-category', code: vital ? 'vital-signs' : 'laboratory' }] }],
+        code: vital
+          ? { coding: [{ system: 'http://loinc.org', code: '8867-4', display: 'Heart rate' }], text: 'Heart rate' }
+          : { coding: [{ system: 'http://loinc.org', code: '2345-7', display: 'Glucose' }], text: 'Glucose' },
+        subject,
+        effectiveDateTime: day(i),
+        valueQuantity: vital ? { value: 60 + (i % 30), unit: '/min' } : { value: 90 + (i % 60), unit: 'mg/dL' },
       } as never,
       { assignedId: true },
     );
-  await med('med-metoprolol', 'active', 'Metoprolol tartrate 25 mg tablet', '2026-09-01', 'One tablet by mouth twice a day');
-  await med('med-warfarin', 'stopped', 'Warfarin 2 mg tablet', '2026-06-01', 'One tablet by mouth every evening');
+  }
+  const kinds = ['Condition', 'Immunization', 'Encounter', 'MedicationRequest', 'AllergyIntolerance'] as const;
+  for (let i = 0; i < others; i++) {
+    const type = kinds[i % kinds.length]!;
+    const id = `${patientId}-${type.toLowerCase()}-${i}`;
+    const body: Record<string, Record<string, unknown>> = {
+      Condition: { code: { text: `Condition ${i}` }, subject, clinicalStatus: { coding: [{ code: 'active' }] }, recordedDate: day(i) },
+      Immunization: { status: 'completed', vaccineCode: { text: `Vaccine ${i}` }, patient: subject, occurrenceDateTime: day(i) },
+      Encounter: { status: 'finished', class: { code: 'AMB' }, subject, period: { start: day(i) } },
+      MedicationRequest: { status: 'active', intent: 'order', medicationCodeableConcept: { text: `Medication ${i}` }, subject, authoredOn: day(i) },
+      AllergyIntolerance: { code: { text: `Substance ${i}` }, patient: subject, clinicalStatus: { coding: [{ code: 'active' }] } },
+    };
+    await repo.createResource({ resourceType: type, id, ...body[type] } as never, { assignedId: true });
+  }
 }
 
 let indexed = false;
@@ -151,6 +333,7 @@ export async function startSmartServer(opts: SmartServerOptions): Promise<SmartS
   };
   const failures: { match: string; count: number; status: number; retryAfter?: string; text?: string }[] = [];
   const calls: string[] = [];
+  const serves = { types: new Set<string>(RESOURCES.filter((r) => !opts.unsupported?.includes(r))), listResources: true };
 
   const fhirServer: Server = createServer();
   const authServer: Server = createServer();
@@ -277,15 +460,37 @@ export async function startSmartServer(opts: SmartServerOptions): Promise<SmartS
       );
     }
     if (rel === '/metadata')
-      return send(res, 200, { resourceType: 'CapabilityStatement', status: 'active', kind: 'instance', fhirVersion: '4.0.1', format: ['json'] });
+      return send(res, 200, {
+        resourceType: 'CapabilityStatement',
+        status: 'active',
+        kind: 'instance',
+        fhirVersion: '4.0.1',
+        format: ['json'],
+        ...(serves.listResources
+          ? {
+              rest: [
+                {
+                  mode: 'server',
+                  resource: [...serves.types].map((type) => ({
+                    type,
+                    interaction: [{ code: 'read' }, { code: 'search-type' }],
+                    searchParam: [
+                      { name: 'patient', type: 'reference' },
+                      { name: '_lastUpdated', type: 'date' },
+                    ],
+                  })),
+                },
+              ],
+            }
+          : {}),
+      });
     const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
     const token = bearer ? await provider.AccessToken.find(bearer) : undefined;
     if (!token || token.isExpired) return send(res, 401, outcome('login', 'The access token is missing, expired or revoked'), { 'www-authenticate': 'Bearer' });
     const context = patientOf[token.accountId];
     const [, type, id] = rel.split('/');
     const granted = String(token.scope ?? '').split(' ');
-    if (!type || !(RESOURCES as readonly string[]).includes(type) || !context)
-      return send(res, 404, outcome('not-supported', `${type ?? ''} is not served here`));
+    if (!type || !serves.types.has(type) || !context) return send(res, 404, outcome('not-supported', `${type ?? ''} is not served here`));
     if (!granted.includes(`patient/${type}.rs`) && !granted.includes(`patient/${type}.read`))
       return send(res, 403, outcome('forbidden', `The token does not grant ${type}`));
     // The patient compartment: a read of the patient, or a search narrowed to them.
@@ -297,6 +502,8 @@ export async function startSmartServer(opts: SmartServerOptions): Promise<SmartS
       url.searchParams.set('_count', String(pageSize));
       url.searchParams.set('_offset', String(offset));
     }
+    // The server's time as the search begins: anything changed after it is in the next `_lastUpdated=gt` search.
+    const searchedAt = new Date().toISOString();
     const [result, resource] = await router.handleRequest(
       { method: 'GET', url: `/${type}${id ? `/${id}` : ''}${id ? '' : url.search}`, pathname: '', body: undefined, params: {}, query: {} },
       repo,
@@ -305,8 +512,9 @@ export async function startSmartServer(opts: SmartServerOptions): Promise<SmartS
       result.issue?.[0]?.code === 'not-found' ? 404 : result.id === 'ok' || !result.issue?.[0] || result.issue[0].severity !== 'error' ? 200 : 400,
     );
     if (!resource || status !== 200) return send(res, status, result);
-    const bundle = resource as { resourceType: string; total?: number; entry?: unknown[]; link?: { relation: string; url: string }[] };
+    const bundle = resource as { resourceType: string; meta?: object; total?: number; entry?: unknown[]; link?: { relation: string; url: string }[] };
     if (bundle.resourceType === 'Bundle') {
+      if (!opts.noBundleTime) bundle.meta = { lastUpdated: searchedAt };
       const next = new URL(url);
       next.searchParams.set('_offset', String(offset + pageSize));
       bundle.link = [{ relation: 'self', url: `${origin}${url.pathname}${url.search}` }];
@@ -334,6 +542,7 @@ export async function startSmartServer(opts: SmartServerOptions): Promise<SmartS
     issuer,
     repo,
     signInAs,
+    accounts: patientOf,
     failNext: (match, count, status, retryAfter, text) =>
       failures.push({ match, count, status, ...(retryAfter === undefined ? {} : { retryAfter }), ...(text === undefined ? {} : { text }) }),
     signIn: async (authorizeUrl) => {
@@ -360,6 +569,7 @@ export async function startSmartServer(opts: SmartServerOptions): Promise<SmartS
       for (const k of [...store.keys()]) if (/^(RefreshToken|AccessToken|Grant):/.test(k)) store.delete(k);
     },
     calls,
+    serves,
     close: async () => {
       for (const s of [fhirServer, authServer]) {
         s.closeAllConnections();
