@@ -198,7 +198,7 @@ describe('editing with care, over HTTP', () => {
     expect(inbox).not.toMatch(INTERNAL_ID);
 
     // An appointment and a task, with their history rows.
-    const plans = new PlansStore(run.svc.store.db);
+    const plans = new PlansStore(run.svc.store.db, Date.now, run.svc.timelines);
     const where = { workspaceId: fam.workspaceId, lovedOneId: fam.lovedOneId };
     const by = { uid: fam.uid, name: 'Rose', via: 'app' as const };
     const soon = new Date(Date.now() + 86_400_000);
@@ -208,13 +208,14 @@ describe('editing with care, over HTTP', () => {
     const confirm = await get(fam, `/workspace/loved-ones/${fam.lovedOneId}/remove`);
     const words = textOf(await confirm.text());
     expect(words).toContain('their appointments and shared tasks, with their history');
-    expect(words).toContain('2 entries on their timeline');
+    // Two agency events, and the appointment filed on the timeline.
+    expect(words).toContain('3 entries on their timeline');
     expect(words).toContain('1 message in their inbox');
     expect(words).toContain('1 link to a home-care agency');
     // From another site, or by someone else, nothing is removed.
     expect((await post(fam, `/workspace/loved-ones/${fam.lovedOneId}/remove`, {}, { origin: 'https://evil.example' })).status).toBe(403);
     expect((await post(outsider, `/workspace/loved-ones/${fam.lovedOneId}/remove`, {})).status).toBe(404);
-    expect(await careEvents(run.svc.store.db).countDocuments({ lovedOneId: fam.lovedOneId })).toBe(2);
+    expect(await careEvents(run.svc.store.db).countDocuments({ lovedOneId: fam.lovedOneId })).toBe(3);
 
     expect((await post(fam, `/workspace/loved-ones/${fam.lovedOneId}/remove`, {})).status).toBe(303);
     expect(await run.svc.store.db.collection('loved_ones').countDocuments({ _id: fam.lovedOneId as never })).toBe(0);

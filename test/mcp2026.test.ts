@@ -58,7 +58,7 @@ describe('MCP 2026-07-28 and the 2025 era, through the SDK v2 client', () => {
     // The appointment and task tools need the loved one, and update_task a task to take.
     const soon = new Date(Date.now() + 86_400_000).toISOString();
     const workspaceId = (await svc.store.db.collection('loved_ones').findOne<{ workspaceId: string }>({ _id: lovedOneId as never }))!.workspaceId;
-    const task = await new PlansStore(svc.store.db).addTask(
+    const task = await new PlansStore(svc.store.db, Date.now, svc.timelines).addTask(
       { workspaceId, lovedOneId },
       { title: 'Groceries', due: new Date(soon), timeZone: 'UTC' },
       { uid: 'x', name: 'x', via: 'app' },

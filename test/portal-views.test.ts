@@ -164,7 +164,7 @@ async function seeded() {
   await list.add(where, { name: 'Vitamin D', schedule }, by);
   const stopped = await list.add(where, { name: 'Aspirin', schedule }, by);
   await list.stop({ current: stopped, history: [] }, 'Doctor said so', by);
-  const plans = new PlansStore(svc.store.db);
+  const plans = new PlansStore(svc.store.db, Date.now, svc.timelines);
   const author = { uid: 'u', name: 'Maria', via: 'app' as const };
   await plans.addAppointment(
     { workspaceId: who.workspaceId, lovedOneId: id },

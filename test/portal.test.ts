@@ -132,6 +132,11 @@ describe('portal', () => {
     });
     expect(one('hr-2').payload).toMatchObject({ loinc: '8867-4', amount: 76, unit: '/min' });
     expect(one('bp-12').payload).toMatchObject({ name: 'Blood pressure', value: '137/82 mm[Hg]' });
+    // The panel keeps each part with its code, which is what the blood-pressure chart reads.
+    expect(one('bp-12').payload.components).toEqual([
+      { loinc: '8480-6', amount: 137, unit: 'mm[Hg]' },
+      { loinc: '8462-4', amount: 82, unit: 'mm[Hg]' },
+    ]);
     expect(one('med-warfarin').payload).toEqual({
       portal_name: 'Northside Health',
       medication: 'Warfarin 2 mg tablet',

@@ -88,7 +88,7 @@ describe('the Python MCP SDK 2.x as a family member’s assistant', () => {
     expect(by('vital_recorded')).toEqual([expect.objectContaining({ payload: { vital_type: 'pulse', value: 68, unit: '/min' } })]);
     const [med] = await new MedicationList(svc.store.db).list(who.lovedOneId);
     expect(med!.current).toMatchObject({ name: 'Lisinopril', version: 2, by: { how: 'assistant', client: 'test' } });
-    const plans = new PlansStore(svc.store.db);
+    const plans = new PlansStore(svc.store.db, Date.now, svc.timelines);
     expect((await plans.upcoming(who.lovedOneId, new Date())).map((a) => a.title)).toEqual(['Cardiology follow-up']);
     const [task] = await plans.openTasks(who.lovedOneId);
     expect(task).toMatchObject({ title: 'Pick up the blood pressure cuff', takenBy: expect.any(String) });

@@ -75,18 +75,30 @@ const first = (v: unknown): unknown => (Array.isArray(v) ? v[0] : undefined);
 const display = (ref: unknown): string | undefined => str((ref as { display?: unknown } | undefined)?.display);
 const opt = <K extends string>(key: K, v: string | undefined) => (v ? ({ [key]: v } as Record<K, string>) : {});
 
-/** "76 /min", "142/88 mmHg" (a panel's components), "Positive". */
-function observationValue(r: FhirResource): { value?: string; amount?: number; unit?: string } {
+/** One measured part of a panel (blood pressure's systolic and diastolic), as the charts read it. */
+interface Component {
+  loinc?: string;
+  amount: number;
+  unit: string;
+}
+
+/** "76 /min", "142/88 mmHg" (a panel's components, kept each with its code), "Positive". */
+function observationValue(r: FhirResource): { value?: string; amount?: number; unit?: string; components?: Component[] } {
   const q = r.valueQuantity as { value?: number; unit?: string; code?: string } | undefined;
   if (typeof q?.value === 'number') {
     const unit = q.unit ?? q.code ?? '';
     return { value: cap(`${q.value}${unit ? ` ${unit}` : ''}`), amount: q.value, unit };
   }
-  const parts = (Array.isArray(r.component) ? r.component : []) as { valueQuantity?: { value?: number; unit?: string; code?: string } }[];
-  const amounts = parts.map((p) => p.valueQuantity).filter((v) => typeof v?.value === 'number');
-  if (amounts.length) {
-    const unit = amounts[0]!.unit ?? amounts[0]!.code ?? '';
-    return { value: cap(`${amounts.map((a) => a!.value).join('/')}${unit ? ` ${unit}` : ''}`) };
+  const parts = (Array.isArray(r.component) ? r.component : []) as { code?: unknown; valueQuantity?: { value?: number; unit?: string; code?: string } }[];
+  const components = parts.slice(0, 10).flatMap((p): Component[] => {
+    const v = p.valueQuantity;
+    if (typeof v?.value !== 'number') return [];
+    const loinc = code(p.code, 'http://loinc.org');
+    return [{ ...(loinc ? { loinc } : {}), amount: v.value, unit: cap(v.unit ?? v.code ?? '') }];
+  });
+  if (components.length) {
+    const unit = components[0]!.unit;
+    return { value: cap(`${components.map((c) => c.amount).join('/')}${unit ? ` ${unit}` : ''}`), components };
   }
   const v = text(r.valueCodeableConcept) ?? str(r.valueString);
   return v ? { value: v } : {};
@@ -195,7 +207,7 @@ function eventOf(
       };
     case 'Observation': {
       const loinc = code(r.code, 'http://loinc.org');
-      const { value, amount, unit } = observationValue(r);
+      const { value, amount, unit, components } = observationValue(r);
       return {
         eventType: category === 'vital-signs' ? 'portal_vital' : 'portal_result',
         occurredAt: when(r.effectiveDateTime, start(r.effectivePeriod), r.issued),
@@ -206,6 +218,7 @@ function eventOf(
           ...opt('loinc', loinc),
           ...opt('value', value),
           ...(amount !== undefined ? { amount, unit: unit ?? '' } : {}),
+          ...(components ? { components } : {}),
           status,
         },
       };
