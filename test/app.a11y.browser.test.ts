@@ -31,6 +31,7 @@ export function appPages(): { name: string; path: string }[] {
           path === '/api/mcp' ||
           ['/signin', '/auth/callback', '/sw.js'].includes(path) ||
           path.includes('/attachments/') ||
+          path.endsWith('/export/:format') ||
           path.startsWith('/calendar/')
         )
           continue;

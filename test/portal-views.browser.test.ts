@@ -74,11 +74,13 @@ describe('portal views in Chromium', () => {
     // The medications page: the difference in words, highlighted.
     await page.goto(`${care}/medications`);
     const differences = page.locator('#med-differences li');
+    // Aspirin is on the portal's list as a medication reported (a MedicationStatement), not ordered.
     expect(await differences.allTextContents()).toEqual([
+      "Differs Aspirin 81 mg tablet: on the doctor's list, not in the family's schedule.",
       "Differs Metoprolol tartrate 25 mg tablet: on the doctor's list, not in the family's schedule.",
       "Differs The doctor's list says Warfarin was stopped; the family still schedules it.",
     ]);
-    await expect.poll(() => page.locator('#clinician-list-table tr.med-differs').count()).toBe(2);
+    await expect.poll(() => page.locator('#clinician-list-table tr.med-differs').count()).toBe(3);
     expect(await sidewaysBoxes(page)).toEqual([]);
     await screenshot(page, 'portal-medications-375');
     expect(errors).toEqual([]);

@@ -74,8 +74,8 @@ describe('the Python MCP SDK 2.x as a family member’s assistant', () => {
     const store = new WorkspaceStore(svc.store.db, svc.credentials, 'inbox.test', svc.timelines);
     const events = await store.recentEvents(who.lovedOneId, 20);
     const by = (type: string) => events.filter((e) => e.eventType === type);
-    // The note is listed as its withdrawal, which names it and the reason.
-    expect(events.map((e) => e.eventType).sort()).toEqual(['entry_withdrawn', 'med_administered', 'vital_recorded']);
+    // The note is listed as its withdrawal, which names it and the reason; the appointment is filed at its start.
+    expect(events.map((e) => e.eventType).sort()).toEqual(['appointment', 'entry_withdrawn', 'med_administered', 'vital_recorded']);
     expect(by('entry_withdrawn')).toEqual([
       expect.objectContaining({ supersedes: out.results.add_care_note.entry.id, payload: expect.objectContaining({ reason: 'Written twice' }) }),
     ]);
