@@ -16,6 +16,7 @@ import { SessionStore } from '../src/auth/sessions.js';
 import { MedicationList, type MedicationFields } from '../src/family/medications.js';
 import { WorkspaceStore } from '../src/family/records.js';
 import { createLogger } from '../src/log.js';
+import { registry } from '../src/metrics/index.js';
 import { freePort } from './harness/servers.js';
 import { startSmtpSink, type SmtpSink } from './harness/smtpSink.js';
 import { startTestService, type TestService } from './harness/service.js';
@@ -168,6 +169,9 @@ describe('alerts - a dose the agency did not record', () => {
     expect(header(mail!.raw, 'List-Unsubscribe-Post')).toBe('List-Unsubscribe=One-Click');
     const unsubscribe = header(mail!.raw, 'List-Unsubscribe')!.replace(/^<|>$/g, '');
     expect(unsubscribe.startsWith(`${svc.config.appUrl}/alerts/unsubscribe/`)).toBe(true);
+    const exported = await registry.metrics();
+    expect(exported).toMatch(/carecircle_alerts_decided_total\{kind="missed_dose"\} [1-9]/);
+    expect(exported).toMatch(/carecircle_alert_deliveries_sent_total\{channel="email"\} [1-9]/);
     // Lisinopril was given: no word of it.
     expect(smtp.received.some((m) => m.data.includes('Lisinopril'))).toBe(false);
 

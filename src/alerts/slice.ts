@@ -1,6 +1,7 @@
 // The alerts slice: care news by mail, right away or in a daily or weekly digest, as each member
 // chose per loved one; the rules run by the cron leader, deliveries kept in a durable outbox.
 import { appHelpers } from '../app/helpers.js';
+import { CARE_EVENTS } from '../family/careEvents.js';
 import { defineSlice, handlers, type SliceContext } from '../slice/contract.js';
 import { emailChannel, LOCAL_OUTBOX_INDEXES, type Channel } from './channels.js';
 import { AlertEngine } from './engine.js';
@@ -22,7 +23,15 @@ export function alertEngine(
 export const alertsSlice = defineSlice({
   name: 'alerts',
   routes: ALERT_ROUTES,
-  indexes: { ...OUTBOX_INDEXES, ...PREFERENCE_INDEXES, ...RANGE_INDEXES, ...LINK_INDEXES, ...LOCAL_OUTBOX_INDEXES },
+  indexes: {
+    // The scan of new records reads care events by arrival.
+    [CARE_EVENTS]: [{ key: { receivedAt: 1 }, name: 'by_received' }],
+    ...OUTBOX_INDEXES,
+    ...PREFERENCE_INDEXES,
+    ...RANGE_INDEXES,
+    ...LINK_INDEXES,
+    ...LOCAL_OUTBOX_INDEXES,
+  },
   serve: (ctx) => {
     const engine = alertEngine(ctx);
     const p = alertPages({
