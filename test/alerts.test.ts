@@ -354,6 +354,45 @@ describe('alerts - the outbox across a restart', () => {
   });
 });
 
+describe('alerts - on NATS', () => {
+  it('when NATS_URL is set, then each delivery goes through the JetStream work queue to a worker at once, and a later pass over the outbox sends nothing again', async () => {
+    const onNats = await startTestService({ nats: true, env: { DATA_KEY: TEST_DATA_KEY, SMTP_URL: smtp.url } });
+    // No cron pass over the outbox in this process: only the work queue can send.
+    await onNats.cron?.stop();
+    try {
+      const fam = await family(onNats.store.db, onNats.credentials, onNats.config);
+      store = new WorkspaceStore(onNats.store.db, onNats.credentials, onNats.config.inboxDomain, onNats.timelines);
+      const members = [`${fam.uid}@example.com`, (await member(fam)).email];
+      store = new WorkspaceStore(svc.store.db, svc.credentials, svc.config.inboxDomain, svc.timelines);
+      const partner = await onboard(onNats.store.db, onNats.credentials);
+      await shareWith(onNats, partner, `rose-${fam.lovedOneId}`, fam);
+      await fallNote(onNats, fam, partner);
+      const engine = alertEngine({
+        config: onNats.config,
+        db: onNats.store.db,
+        credentials: onNats.credentials,
+        timelines: onNats.timelines,
+        log: createLogger('silent'),
+        clock: Date.now,
+        bus: onNats.bus,
+      });
+      // Decided and queued only: the workers' consumer sends.
+      expect(await engine.scanRecords()).toMatchObject({ decided: 1 });
+      const subject = 'Rose: a note mentions a fall and a hospital visit';
+      await vi.waitFor(
+        async () => {
+          for (const to of members) expect((await mailsTo(to)).filter((m) => m.subject === subject)).toHaveLength(1);
+        },
+        { timeout: 15_000, interval: 50 },
+      );
+      expect(await engine.deliver()).toMatchObject({ sent: 0 });
+      expect((await mailsTo(members[0]!)).filter((m) => m.subject === subject)).toHaveLength(1);
+    } finally {
+      await onNats.stop();
+    }
+  });
+});
+
 describe('alerts - failures and the local outbox', () => {
   it('when the SMTP server keeps answering 451, then the delivery is retried with backoff and then listed as a dead letter', async () => {
     const port = await freePort();

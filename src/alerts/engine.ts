@@ -14,11 +14,12 @@ import type { Logger } from '../log.js';
 import type { Timelines } from '../store/timeline/port.js';
 import { wordsIn } from '../workspace/careReader.js';
 import type { Channel } from './channels.js';
+import type { DeliveryQueue } from './queue.js';
 import { alertMail } from './compose.js';
 import { digestMail, type DigestPeriod } from './digest.js';
 import { ALERT_KINDS, KIND_NAMES } from './kinds.js';
 import { UnsubscribeLinks } from './links.js';
-import { AlertOutbox, type DecisionRecord } from './outbox.js';
+import { AlertOutbox, backoffMs, type DecisionRecord, type DeliveryRecord } from './outbox.js';
 import { PreferenceStore, quietUntil } from './preferences.js';
 import { RangeStore } from './ranges.js';
 import { appointmentsTomorrow, missedDoses, recordRules, unclaimedTasks, type Candidate } from './rules.js';
@@ -39,6 +40,8 @@ export interface AlertDeps {
   log: Logger;
   clock: () => number;
   channels: readonly Channel[];
+  /** On NATS: the JetStream work queue each new delivery is published to (src/alerts/queue.ts). */
+  queue?: DeliveryQueue;
 }
 
 export class AlertEngine {
@@ -168,7 +171,7 @@ export class AlertEngine {
         const unsubscribe = await this.links.url({ uid: member.uid, lovedOneId: lovedOne._id, kind: decision.kind });
         const message = alertMail(member.email, lovedOne.firstName, decision.kind, decision.what, this.d.config.appUrl, decision.path, unsubscribe);
         for (const channel of this.d.channels)
-          await this.outbox.enqueue({
+          await this.enqueue({
             _id: `${decision._id}|${member.uid}|${channel.name}`,
             decisionId: decision._id,
             uid: member.uid,
@@ -241,7 +244,7 @@ export class AlertEngine {
             });
             for (const channel of this.d.channels.filter((c) => c.name === 'email'))
               if (
-                await this.outbox.enqueue({
+                await this.enqueue({
                   _id: `${key}|${member.uid}|${channel.name}`,
                   decisionId: key,
                   uid: member.uid,
@@ -261,6 +264,43 @@ export class AlertEngine {
     return { queued };
   }
 
+  /** Insert a delivery and, on NATS, hand its id to the work queue (a failed publish is sent by the next pass). */
+  private async enqueue(d: Parameters<AlertOutbox['enqueue']>[0]): Promise<boolean> {
+    const inserted = await this.outbox.enqueue(d);
+    if (this.d.queue)
+      await this.d.queue.publish(d._id).catch((err: unknown) => this.d.log.warn({ err, delivery: d._id }, 'alert delivery not queued; the next pass sends it'));
+    return inserted;
+  }
+
+  /** Send one delivery now, for the work queue: settled (sent, dead, or nothing left to do), or to be tried again after a while. */
+  async deliverOne(id: string): Promise<{ settled: true } | { settled: false; retryInMs: number }> {
+    const now = this.now();
+    const d = await this.outbox.takeOne(id, now);
+    if (!d) {
+      const row = await this.outbox.get(id);
+      if (!row || row.state === 'sent' || row.state === 'dead') return { settled: true };
+      // Not due yet (quiet hours, a backoff) or taken by another process: ask again then.
+      const until = row.state === 'pending' ? row.notBefore.getTime() : (row.leaseUntil?.getTime() ?? now.getTime());
+      return { settled: false, retryInMs: Math.max(1_000, until - now.getTime()) };
+    }
+    const outcome = await this.send(d);
+    return outcome === 'retry' ? { settled: false, retryInMs: backoffMs(d.attempts) } : { settled: true };
+  }
+
+  private async send(d: DeliveryRecord): Promise<'sent' | 'retry' | 'dead'> {
+    const channel = this.d.channels.find((c) => c.name === d.channel);
+    try {
+      if (!channel) throw new Error(`no ${d.channel} channel in this process`);
+      await channel.send(d);
+      await this.outbox.sent(d, this.now());
+      return 'sent';
+    } catch (err) {
+      const outcome = await this.outbox.failed(d, errorText(err), this.now());
+      this.d.log.warn({ delivery: d._id, attempt: d.attempts, outcome, error: errorText(err) }, 'alert delivery failed');
+      return outcome;
+    }
+  }
+
   /** Send what is due, through each delivery's channel; a failure is retried later or dead-lettered. */
   async deliver(limit = DELIVERIES_PER_RUN): Promise<{ sent: number; failed: number; dead: number }> {
     const counts = { sent: 0, failed: 0, dead: 0 };
@@ -268,18 +308,10 @@ export class AlertEngine {
       const now = this.now();
       const d = await this.outbox.take(now);
       if (!d) break;
-      const channel = this.d.channels.find((c) => c.name === d.channel);
-      try {
-        if (!channel) throw new Error(`no ${d.channel} channel in this process`);
-        await channel.send(d);
-        await this.outbox.sent(d, this.now());
-        counts.sent++;
-      } catch (err) {
-        const outcome = await this.outbox.failed(d, errorText(err), this.now());
-        if (outcome === 'dead') counts.dead++;
-        else counts.failed++;
-        this.d.log.warn({ delivery: d._id, attempt: d.attempts, outcome, error: errorText(err) }, 'alert delivery failed');
-      }
+      const outcome = await this.send(d);
+      if (outcome === 'sent') counts.sent++;
+      else if (outcome === 'dead') counts.dead++;
+      else counts.failed++;
     }
     return counts;
   }

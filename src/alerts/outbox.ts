@@ -126,6 +126,25 @@ export class AlertOutbox {
     );
   }
 
+  /** Take one delivery by id, as `take` would; null when it is not due, taken by a live process, sent or dead. */
+  takeOne(id: string, now: Date): Promise<DeliveryRecord | null> {
+    return this.deliveries.findOneAndUpdate(
+      {
+        _id: id,
+        $or: [
+          { state: 'pending', notBefore: { $lte: now } },
+          { state: 'sending', leaseUntil: { $lt: now } },
+        ],
+      },
+      { $set: { state: 'sending', leaseUntil: new Date(now.getTime() + LEASE_MS) }, $inc: { attempts: 1 } },
+      { returnDocument: 'after' },
+    );
+  }
+
+  get(id: string): Promise<DeliveryRecord | null> {
+    return this.deliveries.findOne({ _id: id });
+  }
+
   async sent(d: DeliveryRecord, now: Date): Promise<void> {
     await this.deliveries.updateOne({ _id: d._id, state: 'sending' }, { $set: { state: 'sent', sentAt: now }, $unset: { leaseUntil: '', lastError: '' } });
     alertMetrics.sent.inc({ channel: d.channel });

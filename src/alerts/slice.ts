@@ -10,14 +10,21 @@ import { OUTBOX_INDEXES } from './outbox.js';
 import { alertPages } from './pages.js';
 import { PREFERENCE_INDEXES } from './preferences.js';
 import { RANGE_INDEXES } from './ranges.js';
+import { jetStreamQueue, startAlertSender } from './queue.js';
 import { ALERT_ROUTES } from './routes.js';
 
 /** The alert engine of a process: the mail channel, and any other channel given (web push). */
 export function alertEngine(
-  ctx: Pick<SliceContext, 'config' | 'db' | 'credentials' | 'timelines' | 'log' | 'clock'>,
+  ctx: Pick<SliceContext, 'config' | 'db' | 'credentials' | 'timelines' | 'log' | 'clock'> & { bus?: Pick<SliceContext['bus'], 'durable'> },
   more: readonly Channel[] = [],
 ): AlertEngine {
-  return new AlertEngine({ ...ctx, log: ctx.log.child({ component: 'alerts' }), channels: [emailChannel(ctx.config, ctx.db, ctx.clock), ...more] });
+  const durable = ctx.bus?.durable;
+  return new AlertEngine({
+    ...ctx,
+    log: ctx.log.child({ component: 'alerts' }),
+    channels: [emailChannel(ctx.config, ctx.db, ctx.clock), ...more],
+    ...(durable ? { queue: jetStreamQueue(durable, ctx.config.busNamespace) } : {}),
+  });
 }
 
 export const alertsSlice = defineSlice({
@@ -52,6 +59,9 @@ export const alertsSlice = defineSlice({
       .on('unsubscribe', 'POST', (req, params) => p.unsubscribePost(req, params.token!))
       .done();
   },
+  // On NATS: the workers send each delivery as soon as it is queued.
+  background: (ctx) =>
+    ctx.bus.durable ? startAlertSender(ctx.bus.durable, ctx.config.busNamespace, alertEngine(ctx), ctx.log.child({ component: 'alert-sender' })) : undefined,
   // Every minute: new records read, schedules checked, digests due queued, the outbox sent.
   jobs: (ctx) => {
     const engine = alertEngine(ctx);

@@ -4,6 +4,7 @@
 
 const NAMES = {
   ingestEvents: 'cc.ingest.events',
+  alertDeliveries: 'cc.alerts.deliveries',
   opsSandboxCreated: 'ops.sandbox.created',
 } as const;
 
