@@ -226,6 +226,7 @@ export function alertPages(d: AlertPageDeps) {
           </p>
           {ranges.length ? (
             <table id="ranges">
+              <caption>Ranges set for {lovedOne.firstName}</caption>
               <thead>
                 <tr>
                   <th scope="col">Reading</th>
