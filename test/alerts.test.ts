@@ -276,6 +276,8 @@ describe('alerts - bad settings are refused naming the field', () => {
     const zone = await post(path, settingsForm({}, 'sun', 18, { zone: 'Mars/Olympus_Mons' }), asMember(writer));
     expect(zone.status).toBe(400);
     expect(zone.html).toContain('Time zone: is not a time zone this server knows');
+    // The form comes back with what was typed.
+    expect(zone.html).toContain('value="Mars/Olympus_Mons"');
     const mode = await post(path, settingsForm({ missed_dose: 'hourly' }, 'sun', 18), asMember(writer));
     expect(mode.status).toBe(400);
     expect(mode.html).toContain('Missed doses:');

@@ -13,7 +13,7 @@ import { WEEKDAYS, type Weekday } from '../family/medSchedule.js';
 import type { LovedOneRecord } from '../family/records.js';
 import type { Markup } from '../http/html.js';
 import { redirect } from '../http/page.js';
-import { ALERT_KINDS, DELIVERY_MODES, KIND_NAMES, MODE_LABELS, type AlertKind } from './kinds.js';
+import { ALERT_KINDS, DELIVERY_MODES, KIND_NAMES, MODE_LABELS, type AlertKind, type DeliveryMode } from './kinds.js';
 import { LinkRefused, type UnsubscribeLinks } from './links.js';
 import { PreferenceInvalid, type AlertPreferences, type PreferenceStore } from './preferences.js';
 import { RangeInvalid, RANGE_VITALS, type RangeStore, type ReadingRange } from './ranges.js';
@@ -207,7 +207,7 @@ export function alertPages(d: AlertPageDeps) {
       await d.preferences.set(s.caller.uid, s.lovedOne._id, raw as AlertPreferences);
     } catch (err) {
       if (!(err instanceof PreferenceInvalid)) throw err;
-      const shown = { ...(await d.preferences.of(s.caller.uid, s.lovedOne._id, s.zone)) };
+      const shown = typedOver(await d.preferences.of(s.caller.uid, s.lovedOne._id, s.zone), raw as TypedPreferences);
       return settingsForm(s.caller, s.lovedOnes, s.lovedOne, shown, errorBox(err.problems.map((p) => `${labelOf(p.field)}: ${p.message}`)), 400);
     }
     return redirect(`/settings/alerts/${encodeURIComponent(s.lovedOne._id)}?saved=1`);
@@ -378,6 +378,21 @@ export function alertPages(d: AlertPageDeps) {
   };
 
   return { settingsGet, settingsPost, rangesGet, rangesPost, unsubscribeGet, unsubscribePost };
+}
+
+type TypedPreferences = { modes: Record<string, string>; quiet: { start: string; end: string } | null; zone: string; digestDay: string; digestHour: number };
+
+/** The form as the person typed it, over what is saved: a refused post comes back with their choices, not the old ones. */
+function typedOver(saved: AlertPreferences, typed: TypedPreferences): AlertPreferences {
+  const modes = { ...saved.modes };
+  for (const k of KIND_NAMES) if ((DELIVERY_MODES as readonly string[]).includes(typed.modes[k] ?? '')) modes[k] = typed.modes[k] as DeliveryMode;
+  return {
+    modes,
+    quiet: typed.quiet,
+    zone: typed.zone,
+    digestDay: (WEEKDAYS as readonly string[]).includes(typed.digestDay) ? (typed.digestDay as Weekday) : saved.digestDay,
+    digestHour: Number.isInteger(typed.digestHour) && typed.digestHour >= 0 && typed.digestHour <= 23 ? typed.digestHour : saved.digestHour,
+  };
 }
 
 const withDefined = <K extends string>(k: K, v: number | undefined): { [P in K]?: number } => (v === undefined ? {} : ({ [k]: v } as { [P in K]?: number }));
