@@ -13,6 +13,8 @@ import { LOCAL_OUTBOX, type LocalMail } from '../src/alerts/channels.js';
 import { alertsCommand } from '../src/alerts/cli.js';
 import { ALERT_DELIVERIES, LEASE_MS, MAX_ATTEMPTS, backoffMs, type DeliveryRecord } from '../src/alerts/outbox.js';
 import { SessionStore } from '../src/auth/sessions.js';
+import { deleteLovedOne } from '../src/family/changes.js';
+import { FamilyCircle } from '../src/family/circle.js';
 import { MedicationList, type MedicationFields } from '../src/family/medications.js';
 import { WorkspaceStore } from '../src/family/records.js';
 import { createLogger } from '../src/log.js';
@@ -349,10 +351,36 @@ describe('alerts - the outbox across a restart', () => {
       }
       const rows = await again.store.db.collection<DeliveryRecord>(ALERT_DELIVERIES).find({ lovedOneId: fam.lovedOneId }).toArray();
       expect(rows.map((r) => r.state)).toEqual(['sent', 'sent', 'sent']);
+      // Sent, the words are not kept.
+      expect(rows.filter((r) => r.message || r.note)).toEqual([]);
       expect((await alertsCli(again, [fam.lovedOneId])).stdout).toContain(`nothing waiting for ${fam.lovedOneId}`);
     } finally {
       await again.stop();
     }
+  });
+});
+
+describe('alerts - what is kept', () => {
+  it('when a member leaves and a loved one is removed, then their alert settings, ranges and pending mail are forgotten', async () => {
+    const fam = await family(svc.store.db, svc.credentials, svc.config);
+    const leaving = await member(fam, 'write');
+    const path = `/settings/alerts/${fam.lovedOneId}`;
+    expect((await post(path, settingsForm({}, 'sun', 18), asMember(leaving))).status).toBe(303);
+    expect((await post(path, settingsForm({}, 'sun', 18), asMember(fam))).status).toBe(303);
+    expect((await post(`/care/${fam.lovedOneId}/alert-ranges`, { vital: 'pulse', unit: '/min', low: '50' }, asMember(leaving))).status).toBe(303);
+    const engine = engineAt(svc, Date.now);
+    const prefs = () => svc.store.db.collection<{ uid: string; lovedOneId: string }>('alert_preferences').find({ lovedOneId: fam.lovedOneId }).toArray();
+    expect((await prefs()).map((p) => p.uid).sort()).toEqual([fam.uid, leaving.uid].sort());
+
+    expect(await new FamilyCircle(svc.store.db, svc.credentials).leave(fam.workspaceId, leaving.uid)).toBe('left');
+    await engine.forgetGone();
+    expect((await prefs()).map((p) => p.uid)).toEqual([fam.uid]);
+    expect(await engine.ranges.of(fam.lovedOneId)).toHaveLength(1);
+
+    expect(await deleteLovedOne(svc.store.db, svc.credentials, fam.workspaceId, fam.lovedOneId)).toBe(true);
+    await engine.forgetGone();
+    expect(await prefs()).toEqual([]);
+    expect(await engine.ranges.of(fam.lovedOneId)).toEqual([]);
   });
 });
 

@@ -38,6 +38,7 @@ export function emailChannel(config: Pick<Config, 'smtpUrl' | 'mailFrom' | 'appU
     return {
       name: 'email',
       send: async (d) => {
+        if (!d.message) throw new Error('no message: already sent');
         const { to, subject, text, html, headers } = d.message;
         const mail = { from: config.mailFrom, to, subject, text, html, headers: { ...headers, 'Message-ID': messageId(d) }, at: new Date(clock()) };
         await local.replaceOne({ _id: d._id }, mail, { upsert: true });
@@ -48,6 +49,7 @@ export function emailChannel(config: Pick<Config, 'smtpUrl' | 'mailFrom' | 'appU
   return {
     name: 'email',
     send: async (d) => {
+      if (!d.message) throw new Error('no message: already sent');
       const { to, subject, text, html, headers } = d.message;
       await transport.sendMail({ from: config.mailFrom, to, subject, text, html, headers, messageId: messageId(d) });
     },

@@ -316,14 +316,40 @@ export class AlertEngine {
     return counts;
   }
 
+  /** Forget loved ones removed and members who left (src/alerts/outbox.ts, forgetGone). */
+  forgetGone(): Promise<number> {
+    const lovedOnes = this.d.db.collection<LovedOneRecord>(WORKSPACE_COLLECTIONS.lovedOnes);
+    const workspacesOf = async (ids: string[]) =>
+      new Map((await lovedOnes.find({ _id: { $in: ids } }, { projection: { workspaceId: 1 } }).toArray()).map((l) => [l._id, l.workspaceId]));
+    return this.outbox.forgetGone(
+      this.d.db,
+      async (ids) => new Set((await workspacesOf(ids)).keys()),
+      async (pairs) => {
+        const split = pairs.map((p) => ({ key: p, uid: p.slice(0, p.lastIndexOf(':')), lovedOneId: p.slice(p.lastIndexOf(':') + 1) }));
+        const ws = await workspacesOf([...new Set(split.map((p) => p.lovedOneId))]);
+        const memberIds = split.flatMap((p) => (ws.has(p.lovedOneId) ? [`${ws.get(p.lovedOneId)}:${p.uid}`] : []));
+        const found = new Set(
+          (
+            await this.d.db
+              .collection<MemberRecord>(WORKSPACE_COLLECTIONS.members)
+              .find({ _id: { $in: memberIds } }, { projection: { _id: 1 } })
+              .toArray()
+          ).map((m) => m._id),
+        );
+        return new Set(split.filter((p) => found.has(`${ws.get(p.lovedOneId)}:${p.uid}`)).map((p) => p.key));
+      },
+    );
+  }
+
   /** One run of the whole cycle: what a cron tick does. */
   async run(): Promise<Record<string, number>> {
+    const forgotten = await this.forgetGone();
     const scanned = await this.scanRecords();
     const swept = await this.sweepSchedules();
     const refanned = await this.fanOutPending();
     const digests = await this.queueDigests();
     const sent = await this.deliver();
-    return { read: scanned.read, decided: scanned.decided + swept.decided, refanned, digests: digests.queued, ...sent };
+    return { read: scanned.read, decided: scanned.decided + swept.decided, refanned, digests: digests.queued, forgotten, ...sent };
   }
 }
 

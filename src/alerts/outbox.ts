@@ -8,6 +8,8 @@ import type { Collection, Db, IndexDescription } from 'mongodb';
 import { isDuplicateKey } from '../store/errors.js';
 import type { AlertKind, ChannelName } from './kinds.js';
 import { alertMetrics } from './metrics.js';
+import { ALERT_PREFERENCES } from './preferences.js';
+import { ALERT_RANGES } from './ranges.js';
 import type { Candidate } from './rules.js';
 
 export const ALERT_DECISIONS = 'alert_decisions';
@@ -55,7 +57,8 @@ export interface DeliveryRecord {
   lovedOneId: string;
   kind: AlertKind | 'digest';
   channel: ChannelName;
-  message: OutgoingMessage;
+  /** Absent once sent. */
+  message?: OutgoingMessage;
   /** The same alert for a channel that is not mail (web push): title, body, the app URL, a tag per kind. */
   note?: { title: string; body: string; url: string; tag: string };
   state: DeliveryState;
@@ -146,7 +149,11 @@ export class AlertOutbox {
   }
 
   async sent(d: DeliveryRecord, now: Date): Promise<void> {
-    await this.deliveries.updateOne({ _id: d._id, state: 'sending' }, { $set: { state: 'sent', sentAt: now }, $unset: { leaseUntil: '', lastError: '' } });
+    // Once sent, the words (which may tell of someone's health) are not kept: only that it went.
+    await this.deliveries.updateOne(
+      { _id: d._id, state: 'sending' },
+      { $set: { state: 'sent', sentAt: now }, $unset: { leaseUntil: '', lastError: '', message: '', note: '' } },
+    );
     alertMetrics.sent.inc({ channel: d.channel });
   }
 
@@ -182,6 +189,30 @@ export class AlertOutbox {
   async retry(id: string, now: Date): Promise<boolean> {
     const r = await this.deliveries.updateOne({ _id: id, state: 'dead' }, { $set: { state: 'pending', attempts: 0, notBefore: now } });
     return r.modifiedCount === 1;
+  }
+
+  /** Forget everything about loved ones that are gone and members who left: their preferences,
+   *  ranges, decisions and deliveries (what is pending is not sent). The counts removed. */
+  async forgetGone(db: Db, lovedOnesLeft: (ids: string[]) => Promise<Set<string>>, membersLeft: (keys: string[]) => Promise<Set<string>>): Promise<number> {
+    let removed = 0;
+    const collections = [this.decisions, this.deliveries, db.collection(ALERT_PREFERENCES), db.collection(ALERT_RANGES)] as Collection<{
+      lovedOneId: string;
+    }>[];
+    const ids = new Set<string>();
+    for (const c of collections) for (const id of (await c.distinct('lovedOneId')) as string[]) ids.add(id);
+    const live = await lovedOnesLeft([...ids]);
+    const gone = [...ids].filter((id) => !live.has(id));
+    if (gone.length) for (const c of collections) removed += (await c.deleteMany({ lovedOneId: { $in: gone } })).deletedCount;
+    // A member who left gets nothing more, and what was kept about them goes.
+    const prefs = db.collection<{ _id: string; uid: string; lovedOneId: string; workspaceId?: string }>(ALERT_PREFERENCES);
+    const pairs = await prefs.find({}, { projection: { uid: 1, lovedOneId: 1 } }).toArray();
+    const stillMembers = await membersLeft(pairs.map((p) => `${p.uid}:${p.lovedOneId}`));
+    const left = pairs.filter((p) => !stillMembers.has(`${p.uid}:${p.lovedOneId}`));
+    if (left.length) {
+      removed += (await prefs.deleteMany({ _id: { $in: left.map((p) => p._id) } })).deletedCount;
+      removed += (await this.deliveries.deleteMany({ uid: { $in: [...new Set(left.map((p) => p.uid))] }, state: { $ne: 'sent' } })).deletedCount;
+    }
+    return removed;
   }
 
   async mark(name: string): Promise<Date | null> {
