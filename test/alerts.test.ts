@@ -384,6 +384,40 @@ describe('alerts - what is kept', () => {
   });
 });
 
+describe('alerts - quiet hours', () => {
+  it('when an alert waits out quiet hours and the member turns the kind off meanwhile, then it is not sent; an urgent one is not held', async () => {
+    const fam = await family(svc.store.db, svc.credentials, svc.config);
+    const sleeper = await member(fam);
+    const now = new Date();
+    // Quiet from an hour ago to an hour ahead, in UTC.
+    const quiet = { quiet_start: hhmm(new Date(now.getTime() - 3_600_000)), quiet_end: hhmm(new Date(now.getTime() + 3_600_000)) };
+    expect((await post(`/settings/alerts/${fam.lovedOneId}`, settingsForm({ inbox_mail: 'now' }, 'sun', 18, quiet), asMember(sleeper))).status).toBe(303);
+    const engine = engineAt(svc, () => now.getTime());
+    const mail = (kind: string, id: string) => ({
+      key: `${kind}:${id}`,
+      kind: kind as 'inbox_mail' | 'flagged_note',
+      lovedOneId: fam.lovedOneId,
+      workspaceId: fam.workspaceId,
+      what: kind === 'inbox_mail' ? 'new mail arrived in the inbox' : 'a note mentions a fall',
+      path: `/care/${fam.lovedOneId}`,
+      at: now,
+    });
+    const rows = () => svc.store.db.collection<DeliveryRecord>(ALERT_DELIVERIES).find({ uid: sleeper.uid }).toArray();
+    // Decided through the engine's own path, as the rules would.
+    const decide = (c: ReturnType<typeof mail>) => engine.decideAll([c], now);
+    await decide(mail('inbox_mail', `q-${fam.lovedOneId}`));
+    await decide(mail('flagged_note', `q-${fam.lovedOneId}`));
+    await engine.deliver();
+    const states = Object.fromEntries((await rows()).map((r) => [r.kind, r.state]));
+    expect(states).toEqual({ inbox_mail: 'pending', flagged_note: 'sent' });
+    expect((await post(`/settings/alerts/${fam.lovedOneId}`, settingsForm({ inbox_mail: 'never' }, 'sun', 18, quiet), asMember(sleeper))).status).toBe(303);
+    const later = engineAt(svc, () => now.getTime() + 2 * 3_600_000);
+    await later.deliver();
+    expect(Object.fromEntries((await rows()).map((r) => [r.kind, r.state]))).toEqual({ inbox_mail: 'withdrawn', flagged_note: 'sent' });
+    expect((await mailsTo(sleeper.email)).map((m) => m.subject)).toEqual(['Rose: a note mentions a fall']);
+  });
+});
+
 describe('alerts - on NATS', () => {
   it('when NATS_URL is set, then each delivery goes through the JetStream work queue to a worker at once, and a later pass over the outbox sends nothing again', async () => {
     const onNats = await startTestService({ nats: true, env: { DATA_KEY: TEST_DATA_KEY, SMTP_URL: smtp.url } });

@@ -142,7 +142,8 @@ export class AlertEngine {
     return this.d.db.collection<LovedOneRecord>(WORKSPACE_COLLECTIONS.lovedOnes).findOne({ _id: id });
   }
 
-  private async decideAll(candidates: Candidate[], now: Date): Promise<number> {
+  /** Decide each candidate once and fan out the ones decided now; how many were. */
+  async decideAll(candidates: Candidate[], now: Date): Promise<number> {
     let n = 0;
     for (const c of candidates) {
       if (!(await this.outbox.decide(c, now))) continue;
@@ -287,8 +288,13 @@ export class AlertEngine {
     return outcome === 'retry' ? { settled: false, retryInMs: backoffMs(d.attempts) } : { settled: true };
   }
 
-  private async send(d: DeliveryRecord): Promise<'sent' | 'retry' | 'dead'> {
+  private async send(d: DeliveryRecord): Promise<'sent' | 'retry' | 'dead' | 'withdrawn'> {
     const channel = this.d.channels.find((c) => c.name === d.channel);
+    // A member who turned the kind off (an unsubscribe link, Settings) while it waited gets nothing.
+    if (d.kind !== 'digest' && (await this.preferences.of(d.uid, d.lovedOneId)).modes[d.kind] !== 'now') {
+      await this.outbox.withdraw(d, this.now());
+      return 'withdrawn';
+    }
     try {
       if (!channel) throw new Error(`no ${d.channel} channel in this process`);
       await channel.send(d);
@@ -311,7 +317,7 @@ export class AlertEngine {
       const outcome = await this.send(d);
       if (outcome === 'sent') counts.sent++;
       else if (outcome === 'dead') counts.dead++;
-      else counts.failed++;
+      else if (outcome === 'retry') counts.failed++;
     }
     return counts;
   }

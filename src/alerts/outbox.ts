@@ -48,7 +48,8 @@ export interface OutgoingMessage {
   headers: Record<string, string>;
 }
 
-export type DeliveryState = 'pending' | 'sending' | 'sent' | 'dead';
+/** `withdrawn`: the member turned the kind off while it waited (quiet hours, a retry). */
+export type DeliveryState = 'pending' | 'sending' | 'sent' | 'dead' | 'withdrawn';
 
 export interface DeliveryRecord {
   _id: string; // `${decisionId}|${uid}|${channel}`: one per member and channel
@@ -157,6 +158,14 @@ export class AlertOutbox {
     alertMetrics.sent.inc({ channel: d.channel });
   }
 
+  /** Not sent after all: the member no longer wants this kind right away. The words go too. */
+  async withdraw(d: DeliveryRecord, now: Date): Promise<void> {
+    await this.deliveries.updateOne(
+      { _id: d._id, state: 'sending' },
+      { $set: { state: 'withdrawn', sentAt: now }, $unset: { leaseUntil: '', message: '', note: '' } },
+    );
+  }
+
   /** A failed attempt: retried after a backoff, or a dead letter after MAX_ATTEMPTS. */
   async failed(d: DeliveryRecord, error: string, now: Date): Promise<'retry' | 'dead'> {
     const dead = d.attempts >= MAX_ATTEMPTS;
@@ -174,7 +183,7 @@ export class AlertOutbox {
   /** Pending, failing and dead deliveries of a loved one, newest first (the operator's view). */
   unsent(lovedOneId: string, limit = 100): Promise<DeliveryRecord[]> {
     return this.deliveries
-      .find({ lovedOneId, state: { $ne: 'sent' } })
+      .find({ lovedOneId, state: { $in: ['pending', 'sending', 'dead'] } })
       .sort({ createdAt: -1 })
       .limit(limit)
       .toArray();
