@@ -3,7 +3,7 @@
 // scheduled dose not given within its grace, a task due today nobody took, an appointment
 // tomorrow). Pure: the records come in, candidate alerts go out, each with the key that makes its
 // decision happen once.
-import { ALERTING_REASONS, careWords, flaggableText, flaggedReasons } from '../family/careEventTypes.js';
+import { ALERTING_REASONS, flaggableText, flaggedReasons } from '../family/careEventTypes.js';
 import { DAY_NOTED } from '../family/entries.js';
 import { dayIn, todaysListDoses, type Scheduled } from '../family/medSchedule.js';
 import type { AppointmentRecord, TaskRecord } from '../family/plans.js';
@@ -146,6 +146,3 @@ export function unclaimedTasks(lovedOne: LovedOneRecord, tasks: readonly TaskRec
       at: t.due,
     }));
 }
-
-/** The record's own line, for the body of a mail about it. */
-export const recordLine = (e: CareEventRecord, zone: string): string => careWords(e, wordsIn(zone)).line;
