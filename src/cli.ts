@@ -8,7 +8,8 @@ const USAGE = `usage:
   carecircle start [--role all|gateway|worker|cron|smtp]   start carecircle (default role: all)
   carecircle config                                   print the configuration table (markdown)
   carecircle partner <command>                        partner onboarding and a signed sender (carecircle partner help)
-  carecircle deadletters list|show|replay|drop        accepted partner events the database refused (carecircle deadletters help)`;
+  carecircle deadletters list|show|replay|drop        accepted partner events the database refused (carecircle deadletters help)
+  carecircle alerts <loved one>|dead|retry|outbox     alert mail waiting, failed or kept locally (carecircle alerts help)`;
 
 async function start(args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { role: { type: 'string', default: 'all' } } });
@@ -51,6 +52,8 @@ async function main(argv: string[]): Promise<void> {
       return process.exit(await (await import('./partner/cli.js')).partnerCommand(rest, loadConfig()));
     case 'deadletters':
       return process.exit(await (await import('./ingest/cli.js')).deadlettersCommand(rest, loadConfig()));
+    case 'alerts':
+      return process.exit(await (await import('./alerts/cli.js')).alertsCommand(rest, loadConfig()));
     case 'config':
       process.stdout.write(`${configMarkdownTable()}\n`);
       return;

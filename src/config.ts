@@ -462,6 +462,12 @@ export const CONFIG_KEYS = {
     schema: z.string(),
     default: '',
   },
+  alertsSecret: {
+    env: 'ALERTS_SECRET',
+    doc: 'Key that signs the one-click unsubscribe links of alert and digest mail (HS256). Empty: a key derived from NEWSLETTER_SECRET (which production requires), so one secret is enough.',
+    schema: z.string(),
+    default: '',
+  },
   recaptchaSecret: {
     env: 'RECAPTCHA_SECRET',
     doc: 'reCAPTCHA secret; when set, newsletter sign-ups need a recaptchaToken that RECAPTCHA_VERIFY_URL accepts. Empty: no reCAPTCHA.',

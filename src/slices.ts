@@ -1,6 +1,7 @@
 // Every slice of carecircle, in one list: the role wiring builds listeners, workers, indexes,
 // jobs and discovery documents from it. Order matters only where listeners share a host (the
 // sign-in pages before the authorization server).
+import { alertsSlice } from './alerts/slice.js';
 import { appSlice } from './app/slice.js';
 import { careSlice } from './care/slice.js';
 import { communitySlice } from './community/slice.js';
@@ -48,4 +49,5 @@ export const SLICES: readonly SliceManifest[] = [
   portalSlice,
   inboxSlice,
   ingestSlice,
+  alertsSlice,
 ];

@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PartnerClient } from '../src/partner/client.js';
+import { UnsubscribeLinks } from '../src/alerts/links.js';
 import { SLICES } from '../src/slices.js';
 import { createWorkspaceWithBrowser, launchBrowser, linkAgencyWithBrowser, screenshot, sidewaysBoxes, signInWithBrowser } from './harness/browser.js';
 import { startTestService, type TestService } from './harness/service.js';
@@ -154,6 +155,9 @@ beforeAll(async () => {
   await page.fill('#dueTime', '13:30');
   await Promise.all([page.waitForURL(`${care}/tasks`), page.click('form.plan-form button[type=submit]')]);
   await Promise.all([page.waitForURL(`${care}/tasks`), page.click('#tasks form[action$="/take"] button')]);
+  // An alert mail's unsubscribe link, so its confirmation page is checked (not the refusal).
+  const unsubscribe = await new UnsubscribeLinks(svc.store.db, svc.config).url({ uid: samples.uid, lovedOneId: samples.lovedOneId, kind: 'missed_dose' });
+  samples['unsubscribe:token'] = unsubscribe.split('/').at(-1)!;
   await page.close();
 }, 120_000);
 

@@ -188,6 +188,13 @@ export function settingsRoutes(
             See your loved ones' appointments in your own calendar app: <a href="/settings/calendar">your private calendar address</a>.
           </p>
         </section>
+        <section class="card">
+          <h2 id="alerts">Alerts by mail</h2>
+          <p>
+            Missed doses, falls and other news about each loved one, right away or in a daily or weekly digest:{' '}
+            <a href="/settings/alerts">your alert settings</a>.
+          </p>
+        </section>
         {connectedAppsSection(apps, clock)}
         <section class="card">
           <h2>Recent MCP activity</h2>

@@ -4,6 +4,7 @@
 
 const NAMES = {
   ingestEvents: 'cc.ingest.events',
+  alertDeliveries: 'cc.alerts.deliveries',
   opsSandboxCreated: 'ops.sandbox.created',
   /** `.<key>`: a person's answer on its way to the tools/call stream waiting for it. */
   mcpAnswers: 'cc.mcp.answers',

@@ -484,6 +484,10 @@ export const FLAGGED_WORDS: readonly { reason: string; words: RegExp; harmless?:
   },
 ];
 
+/** The flag reasons that send an alert to the family (src/alerts), not only a place at the top of the
+ *  page: a fall, a hospital visit, an emergency or a wound. */
+export const ALERTING_REASONS: readonly string[] = ['fall', 'hospital', 'emergency', 'injury'];
+
 const NEGATION = /\b(no|not|never|without|denies|denied|deny|didn't|did not|hasn't|has not|wasn't|was not|nor|free of|negative for)\b/i;
 /** Where a clause starts: a stop, or a joining word that begins a new statement. */
 const CLAUSE = /[.;:!?\n]|,|\b(but|and|then|however|although|though|so)\b/gi;

@@ -2,8 +2,8 @@
 // that loved one's care events in plain words (the family's appointments and tasks done among them)
 // and the coming week's appointments. Read-only: it only reads what the tools read.
 import type { PromptDeclaration, PromptDefinition } from '../rpc/mcp.js';
-import type { PlansStore } from '../family/plans.js';
-import type { WorkspaceStore } from '../family/records.js';
+import type { AppointmentRecord, PlansStore } from '../family/plans.js';
+import type { CareEventRecord, LovedOneRecord, WorkspaceStore } from '../family/records.js';
 import { isDoseNotGiven } from '../family/careEventTypes.js';
 import { CareReader, tally, type ZoneWords } from './careReader.js';
 import { CARE_READ_SCOPE } from './scopes.js';
@@ -32,21 +32,7 @@ export function workspacePrompts(store: WorkspaceStore, clock: () => number = Da
         const words = await reader.wordsFor(ctx);
         const now = new Date(clock());
         const since = new Date(now.getTime() - SUMMARY_DAYS * 86_400_000);
-        // Until now: an appointment still to come is filed at its start, and is listed below as coming.
-        const { events, nextCursor } = await reader.events(lovedOne, { since, until: now, limit: SUMMARY_MAX_EVENTS });
-        const name = lovedOne.displayName;
-        const period = `from ${words.day(since)} to ${words.day(now)} (times in ${words.zone})`;
-        // Listed apart as well as in place: a dose not given is what a family most needs to hear of.
-        const notGiven = events.filter((e) => isDoseNotGiven(e.eventType));
-        const record = events.length
-          ? [
-              `Here is what was recorded for ${name} ${period}, newest first: ${tally(events)}${nextCursor ? ` (the latest ${SUMMARY_MAX_EVENTS} events only)` : ''}.`,
-              '',
-              ...events.map(words.line),
-              ...(notGiven.length ? ['', `Doses missed or refused (${notGiven.length}):`, ...notGiven.map(words.line)] : []),
-            ].join('\n')
-          : `Nothing was recorded for ${name} ${period}.`;
-        const planned = plans ? await planLines(plans, lovedOne._id, now, words) : '';
+        const { name, record, planned } = await careSummary(store, plans, lovedOne, words, since, now);
         const ask = `Please write a short weekly care summary of ${name} for the family, in plain words: how the week went, medications given, every dose missed or refused (what, when and why, if the record says), any vital-sign readings worth a look, visits and notes, appointments and the tasks the family did. Give times as written, in ${words.zone}. Do not guess at anything that is not in the record.`;
         return {
           description: `Weekly care summary for ${name}`,
@@ -57,15 +43,63 @@ export function workspacePrompts(store: WorkspaceStore, clock: () => number = Da
   ];
 }
 
-/** The appointments of the coming week: the week's own appointments and tasks done are in the record. */
-async function planLines(plans: PlansStore, lovedOneId: string, now: Date, words: ZoneWords): Promise<string> {
-  const coming = await plans.between(lovedOneId, now, new Date(now.getTime() + SUMMARY_DAYS * 86_400_000), 50);
+/** What was recorded for a loved one between two instants, in the catalogue's words: the one
+ *  wording the weekly_care_summary prompt and the family's digest mail (src/alerts) share. */
+export interface CareSummary {
+  name: string;
+  /** Newest first, at most SUMMARY_MAX_EVENTS. */
+  events: CareEventRecord[];
+  /** The record as text: a tally, every event as a line, then the doses missed or refused. */
+  record: string;
+  /** The appointments of the period after it, as lines (empty without plans); the period's own
+   *  appointments and tasks done are in the record. */
+  planned: string;
+  appointments: AppointmentRecord[];
+}
+
+export async function careSummary(
+  store: Pick<WorkspaceStore, 'listCareEvents'>,
+  plans: PlansStore | undefined,
+  lovedOne: LovedOneRecord,
+  words: ZoneWords,
+  since: Date,
+  now: Date,
+): Promise<CareSummary> {
+  // Until now: an appointment still to come is filed at its start, and is listed below as coming.
+  const { events, nextCursor } = await store.listCareEvents(lovedOne._id, { since, until: now, limit: SUMMARY_MAX_EVENTS });
+  const name = lovedOne.displayName;
+  const period = `from ${words.day(since)} to ${words.day(now)} (times in ${words.zone})`;
+  // Listed apart as well as in place: a dose not given is what a family most needs to hear of.
+  const notGiven = events.filter((e) => isDoseNotGiven(e.eventType));
+  const record = events.length
+    ? [
+        `Here is what was recorded for ${name} ${period}, newest first: ${tally(events)}${nextCursor ? ` (the latest ${SUMMARY_MAX_EVENTS} events only)` : ''}.`,
+        '',
+        ...events.map(words.line),
+        ...(notGiven.length ? ['', `Doses missed or refused (${notGiven.length}):`, ...notGiven.map(words.line)] : []),
+      ].join('\n')
+    : `Nothing was recorded for ${name} ${period}.`;
+  const ahead = new Date(now.getTime() + (now.getTime() - since.getTime()));
+  const planned = plans ? await planLines(plans, lovedOne._id, now, ahead, words) : { text: '', appointments: [] };
+  return { name, events, record, planned: planned.text, appointments: planned.appointments };
+}
+
+/** The appointments from now to `ahead`, as lines. */
+async function planLines(
+  plans: PlansStore,
+  lovedOneId: string,
+  now: Date,
+  ahead: Date,
+  words: ZoneWords,
+): Promise<{ text: string; appointments: AppointmentRecord[] }> {
+  const coming = await plans.between(lovedOneId, now, ahead, 50);
+  const days = Math.round((ahead.getTime() - now.getTime()) / 86_400_000);
   const lines = [
-    ...(coming.length ? ['', `Appointments in the next ${SUMMARY_DAYS} days (${coming.length}):`] : []),
+    ...(coming.length ? ['', `Appointments in the next ${days} days (${coming.length}):`] : []),
     ...coming.map(
       (a) =>
         `- ${words.day(a.start)}, ${words.time(a.start)}: ${a.title}${a.withWhom ? ` with ${a.withWhom}` : ''}${a.place ? ` at ${a.place}` : ''}${a.status === 'cancelled' ? ' (cancelled)' : ''}`,
     ),
   ];
-  return lines.join('\n');
+  return { text: lines.join('\n'), appointments: coming };
 }

@@ -1,0 +1,372 @@
+// The alerts at work: new care records read as they arrive (a watermark on `receivedAt`, so none
+// is missed across a restart), the scheduled rules run for what did not happen, each alert decided
+// once, fanned out to the members who want it right away, and the outbox sent. Run by the cron
+// leader; every step is safe to run again, in any process.
+import type { Db } from 'mongodb';
+import type { Credentials } from '../auth/credentials.js';
+import type { Config } from '../config.js';
+import { CARE_EVENTS, listCareEvents } from '../family/careEvents.js';
+import { dayIn, weekdayOf } from '../family/medSchedule.js';
+import { MEDICATIONS, scheduledOf, type MedicationVersion } from '../family/medications.js';
+import { APPOINTMENTS, PlansStore, TASKS, type AppointmentRecord, type TaskRecord } from '../family/plans.js';
+import { WORKSPACE_COLLECTIONS, WorkspaceStore, type CareEventRecord, type LovedOneRecord, type MemberRecord, type UserRecord } from '../family/records.js';
+import type { Logger } from '../log.js';
+import type { Timelines } from '../store/timeline/port.js';
+import { wordsIn } from '../workspace/careReader.js';
+import type { Channel } from './channels.js';
+import type { DeliveryQueue } from './queue.js';
+import { alertMail } from './compose.js';
+import { digestMail, type DigestPeriod } from './digest.js';
+import { ALERT_KINDS, KIND_NAMES } from './kinds.js';
+import { UnsubscribeLinks } from './links.js';
+import { AlertOutbox, backoffMs, type DecisionRecord, type DeliveryRecord } from './outbox.js';
+import { PreferenceStore, quietUntil } from './preferences.js';
+import { RangeStore } from './ranges.js';
+import { appointmentsTomorrow, missedDoses, recordRules, unclaimedTasks, type Candidate } from './rules.js';
+
+/** Records that arrive out of order (a slow writer) are read again this far back; their decisions dedupe. */
+const SCAN_OVERLAP_MS = 10 * 60_000;
+/** On the first run, records this old are still read. */
+const FIRST_SCAN_MS = 24 * 3_600_000;
+const SCAN_BATCH = 500;
+/** Deliveries one run sends at most; the next run takes the rest. */
+const DELIVERIES_PER_RUN = 500;
+
+export interface AlertDeps {
+  config: Config;
+  db: Db;
+  credentials: Credentials;
+  timelines: Timelines;
+  log: Logger;
+  clock: () => number;
+  channels: readonly Channel[];
+  /** On NATS: the JetStream work queue each new delivery is published to (src/alerts/queue.ts). */
+  queue?: DeliveryQueue;
+}
+
+export class AlertEngine {
+  readonly outbox: AlertOutbox;
+  readonly preferences: PreferenceStore;
+  readonly ranges: RangeStore;
+  readonly links: UnsubscribeLinks;
+  private readonly store: WorkspaceStore;
+  private readonly plans: PlansStore;
+
+  constructor(private readonly d: AlertDeps) {
+    this.outbox = new AlertOutbox(d.db);
+    this.preferences = new PreferenceStore(d.db);
+    this.ranges = new RangeStore(d.db);
+    this.links = new UnsubscribeLinks(d.db, d.config, d.clock);
+    this.store = new WorkspaceStore(d.db, d.credentials, d.config.inboxDomain, d.timelines);
+    this.plans = new PlansStore(d.db, d.clock);
+  }
+
+  private now = () => new Date(this.d.clock());
+
+  /** Read the care records that arrived since the last scan and decide what they raise. */
+  async scanRecords(): Promise<{ read: number; decided: number }> {
+    const now = this.now();
+    const mark = (await this.outbox.mark('scan')) ?? new Date(now.getTime() - FIRST_SCAN_MS);
+    let from = new Date(mark.getTime() - SCAN_OVERLAP_MS);
+    let read = 0;
+    let decided = 0;
+    let latest = mark;
+    const ranges = new Map<string, Awaited<ReturnType<RangeStore['of']>>>();
+    for (;;) {
+      const batch = await this.d.db
+        .collection<CareEventRecord>(CARE_EVENTS)
+        .find({ receivedAt: { $gte: from } })
+        .sort({ receivedAt: 1, _id: 1 })
+        .limit(SCAN_BATCH)
+        .toArray();
+      for (const e of batch) {
+        if (!ranges.has(e.lovedOneId)) ranges.set(e.lovedOneId, await this.ranges.of(e.lovedOneId));
+        decided += await this.decideAll(recordRules(e, ranges.get(e.lovedOneId)!), now);
+        if (e.receivedAt > latest) latest = e.receivedAt;
+      }
+      read += batch.length;
+      if (batch.length < SCAN_BATCH) break;
+      // Records sharing the last instant are read again: their decisions are already claimed.
+      const last = batch.at(-1)!.receivedAt;
+      if (last.getTime() === from.getTime()) break;
+      from = last;
+    }
+    await this.outbox.setMark('scan', latest);
+    return { read, decided };
+  }
+
+  /** The rules about what did not happen: doses past their grace, tasks nobody took, appointments tomorrow. */
+  async sweepSchedules(): Promise<{ decided: number }> {
+    const now = this.now();
+    let decided = 0;
+    const medications = await this.d.db.collection<MedicationVersion>(MEDICATIONS).find({}).sort({ medicationId: 1, version: -1 }).toArray();
+    const latest = new Map<string, MedicationVersion>();
+    const added = new Map<string, Date>();
+    for (const v of medications) {
+      if (!latest.has(v.medicationId)) latest.set(v.medicationId, v);
+      added.set(v.medicationId, v.at);
+    }
+    const byLovedOne = new Map<string, MedicationVersion[]>();
+    for (const v of latest.values()) if (v.status === 'active') byLovedOne.set(v.lovedOneId, [...(byLovedOne.get(v.lovedOneId) ?? []), v]);
+    for (const [lovedOneId, meds] of byLovedOne) {
+      const lovedOne = await this.lovedOne(lovedOneId);
+      if (!lovedOne) continue;
+      const { events } = await listCareEvents(this.d.timelines, lovedOneId, { since: new Date(now.getTime() - 3 * 86_400_000), limit: 1000 });
+      // A dose that fell due before the medication was listed was never expected of anyone.
+      const candidates = missedDoses(lovedOne, meds.map(scheduledOf), events, now).filter((c) => {
+        const medicationId = c.key.split(':')[1]!;
+        return c.at >= (added.get(medicationId) ?? now);
+      });
+      decided += await this.decideAll(candidates, now);
+    }
+    const appointments = await this.d.db
+      .collection<AppointmentRecord>(APPOINTMENTS)
+      .find({ status: 'scheduled', start: { $gte: now, $lt: new Date(now.getTime() + 2 * 86_400_000) } })
+      .toArray();
+    for (const a of appointments) {
+      const lovedOne = await this.lovedOne(a.lovedOneId);
+      if (lovedOne) decided += await this.decideAll(appointmentsTomorrow(lovedOne, [a], a.timeZone, now), now);
+    }
+    const tasks = await this.d.db
+      .collection<TaskRecord>(TASKS)
+      .find({ state: 'open', due: { $gte: new Date(now.getTime() - 86_400_000), $lt: new Date(now.getTime() + 86_400_000) } })
+      .toArray();
+    for (const t of tasks) {
+      const lovedOne = await this.lovedOne(t.lovedOneId);
+      if (lovedOne) decided += await this.decideAll(unclaimedTasks(lovedOne, [t], now), now);
+    }
+    return { decided };
+  }
+
+  private lovedOne(id: string): Promise<LovedOneRecord | null> {
+    return this.d.db.collection<LovedOneRecord>(WORKSPACE_COLLECTIONS.lovedOnes).findOne({ _id: id });
+  }
+
+  /** Decide each candidate once and fan out the ones decided now; how many were. */
+  async decideAll(candidates: Candidate[], now: Date): Promise<number> {
+    let n = 0;
+    for (const c of candidates) {
+      if (!(await this.outbox.decide(c, now))) continue;
+      n++;
+      await this.fanOut({ ...c, _id: c.key, decidedAt: now, fannedOut: false });
+    }
+    return n;
+  }
+
+  /** Decisions whose fan-out a crash interrupted. */
+  async fanOutPending(): Promise<number> {
+    const left = await this.outbox.unfanned();
+    for (const d of left) await this.fanOut(d);
+    return left.length;
+  }
+
+  /** One delivery per member who wants this kind right away, per channel; held past their quiet hours unless urgent. */
+  private async fanOut(decision: DecisionRecord): Promise<void> {
+    const lovedOne = await this.lovedOne(decision.lovedOneId);
+    if (lovedOne) {
+      const now = this.now();
+      for (const { member, user } of await this.members(decision.workspaceId)) {
+        const prefs = await this.preferences.of(member.uid, lovedOne._id, user?.timeZone);
+        if (prefs.modes[decision.kind] !== 'now') continue;
+        const notBefore = (ALERT_KINDS[decision.kind].urgent ? null : quietUntil(prefs, now)) ?? now;
+        const unsubscribe = await this.links.url({ uid: member.uid, lovedOneId: lovedOne._id, kind: decision.kind });
+        const message = alertMail(member.email, lovedOne.firstName, decision.kind, decision.what, this.d.config.appUrl, decision.path, unsubscribe);
+        for (const channel of this.d.channels)
+          await this.enqueue({
+            _id: `${decision._id}|${member.uid}|${channel.name}`,
+            decisionId: decision._id,
+            uid: member.uid,
+            lovedOneId: lovedOne._id,
+            kind: decision.kind,
+            channel: channel.name,
+            message,
+            note: { title: message.subject, body: `${decision.what}.`, url: `${this.d.config.appUrl}${decision.path}`, tag: decision.kind },
+            notBefore,
+            createdAt: now,
+          });
+      }
+    }
+    await this.outbox.fannedOut(decision._id);
+  }
+
+  private async members(workspaceId: string): Promise<{ member: MemberRecord; user: UserRecord | null }[]> {
+    const members = await this.d.db.collection<MemberRecord>(WORKSPACE_COLLECTIONS.members).find({ workspaceId }).toArray();
+    const users = await this.d.db
+      .collection<UserRecord>(WORKSPACE_COLLECTIONS.users)
+      .find({ _id: { $in: members.map((m) => m.uid) } })
+      .toArray();
+    const byUid = new Map(users.map((u) => [u._id, u]));
+    return members.map((member) => ({ member, user: byUid.get(member.uid) ?? null }));
+  }
+
+  /** Daily and weekly digests due now, at each member's chosen hour in their zone, once per period. */
+  async queueDigests(): Promise<{ queued: number }> {
+    const now = this.now();
+    let queued = 0;
+    const lovedOnes = await this.d.db.collection<LovedOneRecord>(WORKSPACE_COLLECTIONS.lovedOnes).find({ sandbox: false }).toArray();
+    const byWorkspace = new Map<string, LovedOneRecord[]>();
+    for (const l of lovedOnes) byWorkspace.set(l.workspaceId, [...(byWorkspace.get(l.workspaceId) ?? []), l]);
+    for (const [workspaceId, ones] of byWorkspace) {
+      const members = await this.members(workspaceId);
+      for (const lovedOne of ones)
+        for (const { member, user } of members) {
+          const prefs = await this.preferences.of(member.uid, lovedOne._id, user?.timeZone);
+          const hour = Number(new Intl.DateTimeFormat('en-GB', { timeZone: prefs.zone, hour: '2-digit', hourCycle: 'h23' }).format(now));
+          if (hour < prefs.digestHour) continue;
+          const today = dayIn(prefs.zone, now);
+          const periods: DigestPeriod[] = [];
+          if (KIND_NAMES.some((k) => prefs.modes[k] === 'daily')) periods.push('daily');
+          if (KIND_NAMES.some((k) => prefs.modes[k] === 'weekly') && weekdayOf(today) === prefs.digestDay) periods.push('weekly');
+          for (const period of periods) {
+            const key = `digest:${period}:${member.uid}:${lovedOne._id}:${today}`;
+            const kinds = KIND_NAMES.filter((k) => prefs.modes[k] === period);
+            const decision: Candidate = {
+              key,
+              kind: kinds[0]!,
+              lovedOneId: lovedOne._id,
+              workspaceId,
+              what: `${period} digest`,
+              path: `/care/${encodeURIComponent(lovedOne._id)}`,
+              at: now,
+            };
+            if (!(await this.outbox.decide(decision, now))) continue;
+            const message = await digestMail({
+              period,
+              to: member.email,
+              lovedOne,
+              kinds,
+              words: wordsIn(prefs.zone),
+              now,
+              store: this.store,
+              plans: this.plans,
+              outbox: this.outbox,
+              appUrl: this.d.config.appUrl,
+              unsubscribe: (what) => this.links.url({ uid: member.uid, lovedOneId: lovedOne._id, kind: what }),
+            });
+            for (const channel of this.d.channels.filter((c) => c.name === 'email'))
+              if (
+                await this.enqueue({
+                  _id: `${key}|${member.uid}|${channel.name}`,
+                  decisionId: key,
+                  uid: member.uid,
+                  lovedOneId: lovedOne._id,
+                  kind: 'digest',
+                  channel: channel.name,
+                  message,
+                  notBefore: now,
+                  createdAt: now,
+                })
+              )
+                queued++;
+            await this.outbox.fannedOut(key);
+          }
+        }
+    }
+    return { queued };
+  }
+
+  /** Insert a delivery and, on NATS, hand its id to the work queue (a failed publish is sent by the next pass). */
+  private async enqueue(d: Parameters<AlertOutbox['enqueue']>[0]): Promise<boolean> {
+    const inserted = await this.outbox.enqueue(d);
+    if (this.d.queue)
+      await this.d.queue.publish(d._id).catch((err: unknown) => this.d.log.warn({ err, delivery: d._id }, 'alert delivery not queued; the next pass sends it'));
+    return inserted;
+  }
+
+  /** Send one delivery now, for the work queue: settled (sent, dead, or nothing left to do), or to be tried again after a while. */
+  async deliverOne(id: string): Promise<{ settled: true } | { settled: false; retryInMs: number }> {
+    const now = this.now();
+    const d = await this.outbox.takeOne(id, now);
+    if (!d) {
+      const row = await this.outbox.get(id);
+      if (!row || row.state === 'sent' || row.state === 'dead') return { settled: true };
+      // Not due yet (quiet hours, a backoff) or taken by another process: ask again then.
+      const until = row.state === 'pending' ? row.notBefore.getTime() : (row.leaseUntil?.getTime() ?? now.getTime());
+      return { settled: false, retryInMs: Math.max(1_000, until - now.getTime()) };
+    }
+    const outcome = await this.send(d);
+    return outcome === 'retry' ? { settled: false, retryInMs: backoffMs(d.attempts) } : { settled: true };
+  }
+
+  private async send(d: DeliveryRecord): Promise<'sent' | 'retry' | 'dead' | 'withdrawn'> {
+    const channel = this.d.channels.find((c) => c.name === d.channel);
+    // A member who turned the kind off (an unsubscribe link, Settings) while it waited gets nothing.
+    if (d.kind !== 'digest' && (await this.preferences.of(d.uid, d.lovedOneId)).modes[d.kind] !== 'now') {
+      await this.outbox.withdraw(d, this.now());
+      return 'withdrawn';
+    }
+    try {
+      if (!channel) throw new Error(`no ${d.channel} channel in this process`);
+      await channel.send(d);
+      await this.outbox.sent(d, this.now());
+      return 'sent';
+    } catch (err) {
+      const outcome = await this.outbox.failed(d, errorText(err), this.now());
+      this.d.log.warn({ delivery: d._id, attempt: d.attempts, outcome, error: errorText(err) }, 'alert delivery failed');
+      return outcome;
+    }
+  }
+
+  /** Send what is due, through each delivery's channel; a failure is retried later or dead-lettered. */
+  async deliver(limit = DELIVERIES_PER_RUN): Promise<{ sent: number; failed: number; dead: number }> {
+    const counts = { sent: 0, failed: 0, dead: 0 };
+    for (let i = 0; i < limit; i++) {
+      const now = this.now();
+      const d = await this.outbox.take(now);
+      if (!d) break;
+      const outcome = await this.send(d);
+      if (outcome === 'sent') counts.sent++;
+      else if (outcome === 'dead') counts.dead++;
+      else if (outcome === 'retry') counts.failed++;
+    }
+    return counts;
+  }
+
+  /** Forget loved ones removed and members who left (src/alerts/outbox.ts, forgetGone). */
+  forgetGone(): Promise<number> {
+    const lovedOnes = this.d.db.collection<LovedOneRecord>(WORKSPACE_COLLECTIONS.lovedOnes);
+    const workspacesOf = async (ids: string[]) =>
+      new Map((await lovedOnes.find({ _id: { $in: ids } }, { projection: { workspaceId: 1 } }).toArray()).map((l) => [l._id, l.workspaceId]));
+    return this.outbox.forgetGone(
+      this.d.db,
+      async (ids) => new Set((await workspacesOf(ids)).keys()),
+      async (pairs) => {
+        const split = pairs.map((p) => ({ key: p, uid: p.slice(0, p.lastIndexOf(':')), lovedOneId: p.slice(p.lastIndexOf(':') + 1) }));
+        const ws = await workspacesOf([...new Set(split.map((p) => p.lovedOneId))]);
+        const memberIds = split.flatMap((p) => (ws.has(p.lovedOneId) ? [`${ws.get(p.lovedOneId)}:${p.uid}`] : []));
+        const found = new Set(
+          (
+            await this.d.db
+              .collection<MemberRecord>(WORKSPACE_COLLECTIONS.members)
+              .find({ _id: { $in: memberIds } }, { projection: { _id: 1 } })
+              .toArray()
+          ).map((m) => m._id),
+        );
+        return new Set(split.filter((p) => found.has(`${ws.get(p.lovedOneId)}:${p.uid}`)).map((p) => p.key));
+      },
+    );
+  }
+
+  /** One run of the whole cycle: what a cron tick does. */
+  async run(): Promise<Record<string, number>> {
+    const forgotten = await this.forgetGone();
+    const scanned = await this.scanRecords();
+    const swept = await this.sweepSchedules();
+    const refanned = await this.fanOutPending();
+    const digests = await this.queueDigests();
+    const sent = await this.deliver();
+    return { read: scanned.read, decided: scanned.decided + swept.decided, refanned, digests: digests.queued, forgotten, ...sent };
+  }
+}
+
+const errorText = (err: unknown): string => {
+  const e = err as { responseCode?: unknown; code?: unknown; name?: unknown; message?: unknown };
+  const parts = [
+    typeof e.name === 'string' ? e.name : 'Error',
+    typeof e.code === 'string' ? e.code : '',
+    typeof e.responseCode === 'number' ? `SMTP ${e.responseCode}` : '',
+  ];
+  // The message of our own "no channel" error is safe; an SMTP server's text may quote the address.
+  if (!e.responseCode && !e.code && typeof e.message === 'string' && e.message.startsWith('no ')) parts.push(e.message);
+  return parts.filter(Boolean).join(' ');
+};

@@ -1,0 +1,234 @@
+// Decisions and deliveries. An alert is decided once per (record, rule): its key is inserted, and a
+// second insert of the key is a duplicate, so two sweeps or two processes never decide it twice.
+// Each decision becomes one delivery per member and channel, inserted under its own key, kept in
+// the store until sent: a restart finds what was pending and sends it, and never sends again what
+// was marked sent. A delivery taken by a process that then died is taken again once its lease runs
+// out. Failures are retried with backoff, then held as dead letters for the operator.
+import type { Collection, Db, IndexDescription } from 'mongodb';
+import { isDuplicateKey } from '../store/errors.js';
+import type { AlertKind, ChannelName } from './kinds.js';
+import { alertMetrics } from './metrics.js';
+import { ALERT_PREFERENCES } from './preferences.js';
+import { ALERT_RANGES } from './ranges.js';
+import type { Candidate } from './rules.js';
+
+export const ALERT_DECISIONS = 'alert_decisions';
+export const ALERT_DELIVERIES = 'alert_deliveries';
+export const ALERT_STATE = 'alert_state';
+
+export const OUTBOX_INDEXES: Record<string, IndexDescription[]> = {
+  [ALERT_DECISIONS]: [
+    { key: { fannedOut: 1 }, name: 'by_fanned_out' },
+    { key: { lovedOneId: 1, decidedAt: -1 }, name: 'by_loved_one' },
+  ],
+  [ALERT_DELIVERIES]: [
+    { key: { state: 1, notBefore: 1 }, name: 'by_state_due' },
+    { key: { lovedOneId: 1, createdAt: -1 }, name: 'by_loved_one' },
+  ],
+};
+
+/** Attempts at most before a delivery becomes a dead letter; about 1, 2, 4 and 8 minutes apart. */
+export const MAX_ATTEMPTS = 5;
+/** How long a process may hold a delivery it took before another may take it (a crash mid-send). */
+export const LEASE_MS = 2 * 60_000;
+export const backoffMs = (attempts: number): number => Math.min(60_000 * 2 ** Math.max(0, attempts - 1), 60 * 60_000);
+
+export interface DecisionRecord extends Omit<Candidate, 'key'> {
+  _id: string;
+  decidedAt: Date;
+  /** Set once every member's delivery is inserted: a decision left unset is fanned out again. */
+  fannedOut: boolean;
+}
+
+export interface OutgoingMessage {
+  to: string;
+  subject: string;
+  text: string;
+  html: string;
+  headers: Record<string, string>;
+}
+
+/** `withdrawn`: the member turned the kind off while it waited (quiet hours, a retry). */
+export type DeliveryState = 'pending' | 'sending' | 'sent' | 'dead' | 'withdrawn';
+
+export interface DeliveryRecord {
+  _id: string; // `${decisionId}|${uid}|${channel}`: one per member and channel
+  decisionId: string;
+  uid: string;
+  lovedOneId: string;
+  kind: AlertKind | 'digest';
+  channel: ChannelName;
+  /** Absent once sent. */
+  message?: OutgoingMessage;
+  /** The same alert for a channel that is not mail (web push): title, body, the app URL, a tag per kind. */
+  note?: { title: string; body: string; url: string; tag: string };
+  state: DeliveryState;
+  attempts: number;
+  /** Not sent before this instant: quiet hours, or a retry's backoff. */
+  notBefore: Date;
+  leaseUntil?: Date;
+  lastError?: string;
+  sentAt?: Date;
+  createdAt: Date;
+}
+
+export class AlertOutbox {
+  readonly decisions: Collection<DecisionRecord>;
+  readonly deliveries: Collection<DeliveryRecord>;
+  private readonly state: Collection<{ _id: string; value: Date }>;
+
+  constructor(db: Db) {
+    this.decisions = db.collection(ALERT_DECISIONS);
+    this.deliveries = db.collection(ALERT_DELIVERIES);
+    this.state = db.collection(ALERT_STATE);
+  }
+
+  /** Claim the decision; false when it was decided before (by this or any process). */
+  async decide(c: Candidate, now: Date): Promise<boolean> {
+    const { key, ...rest } = c;
+    try {
+      await this.decisions.insertOne({ _id: key, ...rest, decidedAt: now, fannedOut: false });
+    } catch (err) {
+      if (isDuplicateKey(err)) return false;
+      throw err;
+    }
+    alertMetrics.decided.inc({ kind: c.kind });
+    return true;
+  }
+
+  /** Decisions whose deliveries may not all be inserted yet (a crash between the two writes). */
+  unfanned(limit = 200): Promise<DecisionRecord[]> {
+    return this.decisions.find({ fannedOut: false }).limit(limit).toArray();
+  }
+
+  async fannedOut(decisionId: string): Promise<void> {
+    await this.decisions.updateOne({ _id: decisionId }, { $set: { fannedOut: true } });
+  }
+
+  /** Insert a delivery unless it exists (the key makes a second fan-out harmless). */
+  async enqueue(d: Omit<DeliveryRecord, 'state' | 'attempts'>): Promise<boolean> {
+    try {
+      await this.deliveries.insertOne({ ...d, state: 'pending', attempts: 0 });
+      return true;
+    } catch (err) {
+      if (isDuplicateKey(err)) return false;
+      throw err;
+    }
+  }
+
+  /** Take the next delivery due, for LEASE_MS: pending and due, or taken by a process whose lease ran out. */
+  take(now: Date): Promise<DeliveryRecord | null> {
+    return this.deliveries.findOneAndUpdate(
+      {
+        $or: [
+          { state: 'pending', notBefore: { $lte: now } },
+          { state: 'sending', leaseUntil: { $lt: now } },
+        ],
+      },
+      { $set: { state: 'sending', leaseUntil: new Date(now.getTime() + LEASE_MS) }, $inc: { attempts: 1 } },
+      { sort: { notBefore: 1 }, returnDocument: 'after' },
+    );
+  }
+
+  /** Take one delivery by id, as `take` would; null when it is not due, taken by a live process, sent or dead. */
+  takeOne(id: string, now: Date): Promise<DeliveryRecord | null> {
+    return this.deliveries.findOneAndUpdate(
+      {
+        _id: id,
+        $or: [
+          { state: 'pending', notBefore: { $lte: now } },
+          { state: 'sending', leaseUntil: { $lt: now } },
+        ],
+      },
+      { $set: { state: 'sending', leaseUntil: new Date(now.getTime() + LEASE_MS) }, $inc: { attempts: 1 } },
+      { returnDocument: 'after' },
+    );
+  }
+
+  get(id: string): Promise<DeliveryRecord | null> {
+    return this.deliveries.findOne({ _id: id });
+  }
+
+  async sent(d: DeliveryRecord, now: Date): Promise<void> {
+    // Once sent, the words (which may tell of someone's health) are not kept: only that it went.
+    await this.deliveries.updateOne(
+      { _id: d._id, state: 'sending' },
+      { $set: { state: 'sent', sentAt: now }, $unset: { leaseUntil: '', lastError: '', message: '', note: '' } },
+    );
+    alertMetrics.sent.inc({ channel: d.channel });
+  }
+
+  /** Not sent after all: the member no longer wants this kind right away. The words go too. */
+  async withdraw(d: DeliveryRecord, now: Date): Promise<void> {
+    await this.deliveries.updateOne(
+      { _id: d._id, state: 'sending' },
+      { $set: { state: 'withdrawn', sentAt: now }, $unset: { leaseUntil: '', message: '', note: '' } },
+    );
+  }
+
+  /** A failed attempt: retried after a backoff, or a dead letter after MAX_ATTEMPTS. */
+  async failed(d: DeliveryRecord, error: string, now: Date): Promise<'retry' | 'dead'> {
+    const dead = d.attempts >= MAX_ATTEMPTS;
+    await this.deliveries.updateOne(
+      { _id: d._id, state: 'sending' },
+      {
+        $set: { state: dead ? 'dead' : 'pending', lastError: error.slice(0, 500), notBefore: new Date(now.getTime() + backoffMs(d.attempts)) },
+        $unset: { leaseUntil: '' },
+      },
+    );
+    (dead ? alertMetrics.deadLettered : alertMetrics.failed).inc({ channel: d.channel });
+    return dead ? 'dead' : 'retry';
+  }
+
+  /** Pending, failing and dead deliveries of a loved one, newest first (the operator's view). */
+  unsent(lovedOneId: string, limit = 100): Promise<DeliveryRecord[]> {
+    return this.deliveries
+      .find({ lovedOneId, state: { $in: ['pending', 'sending', 'dead'] } })
+      .sort({ createdAt: -1 })
+      .limit(limit)
+      .toArray();
+  }
+
+  /** Every dead letter, newest first. */
+  dead(limit = 100): Promise<DeliveryRecord[]> {
+    return this.deliveries.find({ state: 'dead' }).sort({ createdAt: -1 }).limit(limit).toArray();
+  }
+
+  /** A dead letter back in the queue, its attempts counted afresh; false when there was none. */
+  async retry(id: string, now: Date): Promise<boolean> {
+    const r = await this.deliveries.updateOne({ _id: id, state: 'dead' }, { $set: { state: 'pending', attempts: 0, notBefore: now } });
+    return r.modifiedCount === 1;
+  }
+
+  /** Forget everything about loved ones that are gone and members who left: their preferences,
+   *  ranges, decisions and deliveries (what is pending is not sent). The counts removed. */
+  async forgetGone(db: Db, lovedOnesLeft: (ids: string[]) => Promise<Set<string>>, membersLeft: (keys: string[]) => Promise<Set<string>>): Promise<number> {
+    let removed = 0;
+    const collections = [this.decisions, this.deliveries, db.collection(ALERT_PREFERENCES), db.collection(ALERT_RANGES)] as Collection<{
+      lovedOneId: string;
+    }>[];
+    const ids = new Set<string>();
+    for (const c of collections) for (const id of (await c.distinct('lovedOneId')) as string[]) ids.add(id);
+    const live = await lovedOnesLeft([...ids]);
+    const gone = [...ids].filter((id) => !live.has(id));
+    if (gone.length) for (const c of collections) removed += (await c.deleteMany({ lovedOneId: { $in: gone } })).deletedCount;
+    // A member who left gets nothing more, and what was kept about them goes.
+    const prefs = db.collection<{ _id: string; uid: string; lovedOneId: string; workspaceId?: string }>(ALERT_PREFERENCES);
+    const pairs = await prefs.find({}, { projection: { uid: 1, lovedOneId: 1 } }).toArray();
+    const stillMembers = await membersLeft(pairs.map((p) => `${p.uid}:${p.lovedOneId}`));
+    const left = pairs.filter((p) => !stillMembers.has(`${p.uid}:${p.lovedOneId}`));
+    if (left.length) {
+      removed += (await prefs.deleteMany({ _id: { $in: left.map((p) => p._id) } })).deletedCount;
+      removed += (await this.deliveries.deleteMany({ uid: { $in: [...new Set(left.map((p) => p.uid))] }, state: { $ne: 'sent' } })).deletedCount;
+    }
+    return removed;
+  }
+
+  async mark(name: string): Promise<Date | null> {
+    return (await this.state.findOne({ _id: name }))?.value ?? null;
+  }
+
+  async setMark(name: string, value: Date): Promise<void> {
+    await this.state.updateOne({ _id: name }, { $set: { value } }, { upsert: true });
+  }
+}

@@ -1,0 +1,66 @@
+// The outbox's work queue on a NATS deployment: each delivery's id is published to a JetStream work
+// queue as it is inserted, and a durable consumer on the workers sends it at once. The store stays
+// the record of each delivery's state (taken, sent, dead): a message names a delivery, and the
+// sender takes it in the store first, so a redelivered message or the cron's own pass over the
+// outbox never sends a delivery twice. A publish that fails loses nothing: the cron's pass sends
+// what is pending.
+import type { ConsumerSpec, DurableMessage, DurableStreams, RunningConsumer, StreamSpec } from '../bus/durable.js';
+import { onFirstUse } from '../bus/onFirstUse.js';
+import { subjects } from '../bus/subjects.js';
+import type { Logger } from '../log.js';
+import type { AlertEngine } from './engine.js';
+
+export interface DeliveryQueue {
+  publish(deliveryId: string): Promise<void>;
+}
+
+/** Stream names cannot hold dots: the namespace's dots become underscores. */
+export function alertStream(namespace: string): { stream: StreamSpec; consumer: ConsumerSpec } {
+  const subject = subjects(namespace).alertDeliveries;
+  const name = `CC_ALERTS${namespace ? `_${namespace.replace(/[^A-Za-z0-9_-]/g, '_')}` : ''}`;
+  return {
+    stream: { name, subjects: [subject], duplicateWindowMs: 10 * 60_000, retention: 'workqueue' },
+    consumer: { durable: 'alert-sender', filterSubject: subject, ackWaitMs: 60_000 },
+  };
+}
+
+export function jetStreamQueue(durable: DurableStreams, namespace: string): DeliveryQueue {
+  const { stream, consumer } = alertStream(namespace);
+  const ensured = onFirstUse(async () => {
+    await durable.ensureStream(stream);
+    await durable.ensureConsumer(stream.name, consumer);
+  });
+  return {
+    publish: async (deliveryId) => {
+      await ensured();
+      // The delivery id as message id: a second fan-out of the same delivery is stored once.
+      await durable.publish(stream.subjects[0]!, { id: deliveryId }, { msgId: deliveryId });
+    },
+  };
+}
+
+/** The workers' consumer: each message is one delivery to send now, or later when it is not due. */
+export function startAlertSender(durable: DurableStreams, namespace: string, engine: AlertEngine, log: Logger): RunningConsumer {
+  const { stream, consumer } = alertStream(namespace);
+  const handle = async (m: DurableMessage) => {
+    let id: string;
+    try {
+      const body = m.json() as { id?: unknown };
+      if (typeof body?.id !== 'string') throw new Error('no delivery id');
+      id = body.id;
+    } catch {
+      m.term();
+      return;
+    }
+    const outcome = await engine.deliverOne(id);
+    if (outcome.settled) m.ack();
+    else m.nak(outcome.retryInMs);
+  };
+  return durable.consume(stream, consumer, handle, {
+    concurrency: 16,
+    onStart: () => log.info({ stream: stream.name }, 'alert sender started'),
+    onError: (err, failures) => {
+      if (failures === 1) log.warn({ err, stream: stream.name }, 'alert sender cannot run (is JetStream enabled?); retrying');
+    },
+  });
+}

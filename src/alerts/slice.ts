@@ -1,0 +1,70 @@
+// The alerts slice: care news by mail, right away or in a daily or weekly digest, as each member
+// chose per loved one; the rules run by the cron leader, deliveries kept in a durable outbox.
+import { appHelpers } from '../app/helpers.js';
+import { CARE_EVENTS } from '../family/careEvents.js';
+import { defineSlice, handlers, type SliceContext } from '../slice/contract.js';
+import { emailChannel, LOCAL_OUTBOX_INDEXES, type Channel } from './channels.js';
+import { AlertEngine } from './engine.js';
+import { LINK_INDEXES } from './links.js';
+import { OUTBOX_INDEXES } from './outbox.js';
+import { alertPages } from './pages.js';
+import { PREFERENCE_INDEXES } from './preferences.js';
+import { RANGE_INDEXES } from './ranges.js';
+import { jetStreamQueue, startAlertSender } from './queue.js';
+import { ALERT_ROUTES } from './routes.js';
+
+/** The alert engine of a process: the mail channel, and any other channel given (web push). */
+export function alertEngine(
+  ctx: Pick<SliceContext, 'config' | 'db' | 'credentials' | 'timelines' | 'log' | 'clock'> & { bus?: Pick<SliceContext['bus'], 'durable'> },
+  more: readonly Channel[] = [],
+): AlertEngine {
+  const durable = ctx.bus?.durable;
+  return new AlertEngine({
+    ...ctx,
+    log: ctx.log.child({ component: 'alerts' }),
+    channels: [emailChannel(ctx.config, ctx.db, ctx.clock), ...more],
+    ...(durable ? { queue: jetStreamQueue(durable, ctx.config.busNamespace) } : {}),
+  });
+}
+
+export const alertsSlice = defineSlice({
+  name: 'alerts',
+  routes: ALERT_ROUTES,
+  indexes: {
+    // The scan of new records reads care events by arrival.
+    [CARE_EVENTS]: [{ key: { receivedAt: 1 }, name: 'by_received' }],
+    ...OUTBOX_INDEXES,
+    ...PREFERENCE_INDEXES,
+    ...RANGE_INDEXES,
+    ...LINK_INDEXES,
+    ...LOCAL_OUTBOX_INDEXES,
+  },
+  serve: (ctx) => {
+    const engine = alertEngine(ctx);
+    const p = alertPages({
+      h: appHelpers(ctx.config, ctx.db, ctx.credentials, ctx.timelines),
+      db: ctx.db,
+      credentials: ctx.credentials,
+      preferences: engine.preferences,
+      ranges: engine.ranges,
+      links: engine.links,
+    });
+    return handlers(ALERT_ROUTES)
+      .on('alertSettings', 'GET', (req) => p.settingsGet(req))
+      .on('alertSettingsFor', 'GET', (req, params) => p.settingsGet(req, params.lovedOneId!))
+      .on('alertSettingsFor', 'POST', (req, params) => p.settingsPost(req, params.lovedOneId!))
+      .on('alertRanges', 'GET', (req, params) => p.rangesGet(req, params.lovedOneId!))
+      .on('alertRanges', 'POST', (req, params) => p.rangesPost(req, params.lovedOneId!))
+      .on('unsubscribe', 'GET', (req, params) => p.unsubscribeGet(req, params.token!))
+      .on('unsubscribe', 'POST', (req, params) => p.unsubscribePost(req, params.token!))
+      .done();
+  },
+  // On NATS: the workers send each delivery as soon as it is queued.
+  background: (ctx) =>
+    ctx.bus.durable ? startAlertSender(ctx.bus.durable, ctx.config.busNamespace, alertEngine(ctx), ctx.log.child({ component: 'alert-sender' })) : undefined,
+  // Every minute: new records read, schedules checked, digests due queued, the outbox sent.
+  jobs: (ctx) => {
+    const engine = alertEngine(ctx);
+    return [{ name: 'alerts', schedule: '* * * * *', run: () => engine.run() }];
+  },
+});

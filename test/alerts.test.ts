@@ -1,0 +1,532 @@
+// Alerts and digests against a running carecircle with the embedded defaults (in-process bus,
+// real SMTP server on loopback): an agency dose missing past its grace mails each member who chose
+// right away, once; the one-click unsubscribe works without signing in and only once; a weekly
+// digest carries the week's counts; a restart mid-delivery sends nothing twice and loses nothing;
+// and settings that make no sense are refused naming the field. The alert engine runs on a clock
+// the test drives, as the workspace tests drive theirs.
+import { randomBytes } from 'node:crypto';
+import { simpleParser, type ParsedMail } from 'mailparser';
+import { SMTPServer } from 'smtp-server';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { alertEngine } from '../src/alerts/slice.js';
+import { LOCAL_OUTBOX, type LocalMail } from '../src/alerts/channels.js';
+import { alertsCommand } from '../src/alerts/cli.js';
+import { ALERT_DELIVERIES, LEASE_MS, MAX_ATTEMPTS, backoffMs, type DeliveryRecord } from '../src/alerts/outbox.js';
+import { SessionStore } from '../src/auth/sessions.js';
+import { deleteLovedOne } from '../src/family/changes.js';
+import { FamilyCircle } from '../src/family/circle.js';
+import { MedicationList, type MedicationFields } from '../src/family/medications.js';
+import { WorkspaceStore } from '../src/family/records.js';
+import { createLogger } from '../src/log.js';
+import { registry } from '../src/metrics/index.js';
+import { freePort } from './harness/servers.js';
+import { startSmtpSink, type SmtpSink } from './harness/smtpSink.js';
+import { startTestService, type TestService } from './harness/service.js';
+import { family, onboard, postEvent, shareWith, storedEvents, TEST_DATA_KEY, type Family, type Partner } from './ingest.fixtures.js';
+
+let smtp: SmtpSink;
+let svc: TestService;
+let store: WorkspaceStore;
+beforeAll(async () => {
+  smtp = await startSmtpSink();
+  svc = await startTestService({ env: { DATA_KEY: TEST_DATA_KEY, SMTP_URL: smtp.url } });
+  store = new WorkspaceStore(svc.store.db, svc.credentials, svc.config.inboxDomain, svc.timelines);
+});
+afterAll(async () => {
+  await svc?.stop();
+  await smtp?.close();
+});
+
+/** An engine on the running service's store, on a clock the test sets. */
+const engineAt = (s: TestService, at: () => number) =>
+  alertEngine({ config: s.config, db: s.store.db, credentials: s.credentials, timelines: s.timelines, log: createLogger('silent'), clock: at });
+
+/** Each mail to `email`, parsed, with its raw header block (mailparser folds List-* headers into one object). */
+const mailsTo = async (email: string): Promise<(ParsedMail & { raw: string })[]> =>
+  Promise.all(
+    smtp.received.filter((m) => m.to.includes(email)).map(async (m) => Object.assign(await simpleParser(m.data), { raw: m.data.split('\r\n\r\n')[0]! })),
+  );
+/** A header's value from the raw block, unfolded. */
+const header = (raw: string, name: string): string | undefined =>
+  raw
+    .replace(/\r\n[ \t]+/g, ' ')
+    .split('\r\n')
+    .find((l) => l.toLowerCase().startsWith(`${name.toLowerCase()}:`))
+    ?.slice(name.length + 1)
+    .trim();
+
+interface Member {
+  uid: string;
+  email: string;
+  cookie: string;
+}
+
+async function member(fam: Family, access: 'read' | 'write' = 'read'): Promise<Member> {
+  const uid = `u-${randomBytes(5).toString('hex')}`;
+  const email = `${uid}@example.com`;
+  await store.upsertUser({ uid, email });
+  await store.addMember(fam.workspaceId, { uid, email }, 'family_member');
+  if (access === 'write')
+    await svc.store.db.collection<{ _id: string }>('workspace_members').updateOne({ _id: `${fam.workspaceId}:${uid}` }, { $set: { access: 'write' } });
+  const { token } = await new SessionStore(svc.store.db, svc.credentials).create({ uid, email, tenant: 'family' });
+  return { uid, email, cookie: `cc_session=${token}` };
+}
+
+const post = async (path: string, form: Record<string, string>, headers: Record<string, string> = {}) => {
+  const res = await fetch(`${svc.config.appUrl}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams(form).toString(),
+    redirect: 'manual',
+  });
+  return { status: res.status, location: res.headers.get('location'), html: await res.text() };
+};
+const asMember = (m: { cookie: string }) => ({ cookie: m.cookie, origin: new URL(svc.config.appUrl).origin });
+
+const weekday = (d: Date) => ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'][d.getUTCDay()]!;
+/** The settings form with every kind as given, in UTC, the digest on `day` at `hour`. */
+const settingsForm = (modes: Record<string, string>, day: string, hour: number, extra: Record<string, string> = {}) => ({
+  mode_missed_dose: 'now',
+  mode_flagged_note: 'now',
+  mode_out_of_range: 'weekly',
+  mode_late_visit: 'weekly',
+  mode_appointment_tomorrow: 'weekly',
+  mode_task_unclaimed: 'weekly',
+  mode_inbox_mail: 'never',
+  ...Object.fromEntries(Object.entries(modes).map(([k, v]) => [`mode_${k}`, v])),
+  quiet_start: '',
+  quiet_end: '',
+  zone: 'UTC',
+  digest_day: day,
+  digest_hour: String(hour),
+  ...extra,
+});
+
+const hhmm = (d: Date) => `${String(d.getUTCHours()).padStart(2, '0')}:${String(d.getUTCMinutes()).padStart(2, '0')}`;
+const medication = (name: string, at: Date): MedicationFields => ({
+  name,
+  strength: '25 mg',
+  schedule: { asNeeded: false, times: [hhmm(at)], days: [], timeZone: 'UTC' },
+  graceMinutes: 60,
+});
+
+describe('alerts - a dose the agency did not record', () => {
+  let fam: Family;
+  let partner: Partner;
+  let second: Member;
+  let third: Member;
+  let due: Date;
+  let caregiverEmail: string;
+  let engineNow = 0;
+
+  beforeAll(async () => {
+    fam = await family(svc.store.db, svc.credentials, svc.config);
+    caregiverEmail = `${fam.uid}@example.com`;
+    second = await member(fam);
+    third = await member(fam);
+    partner = await onboard(svc.store.db, svc.credentials);
+    await shareWith(svc, partner, `rose-${fam.lovedOneId}`, fam);
+    // Two doses due half an hour ago (to the minute): the agency records one of them.
+    due = new Date(Math.floor((Date.now() - 30 * 60_000) / 60_000) * 60_000);
+    const lovedOne = { _id: fam.lovedOneId, workspaceId: fam.workspaceId };
+    const by = { uid: fam.uid, name: 'Caregiver', how: 'app' as const };
+    const addedAt = new Date(due.getTime() - 3_600_000);
+    const meds = new MedicationList(svc.store.db);
+    await meds.add(lovedOne, medication('Metoprolol', due), by, addedAt);
+    await meds.add(lovedOne, medication('Lisinopril', due), by, addedAt);
+    const given = await postEvent(svc.urls.pipe!, partner, {
+      institution_id: partner.institutionId,
+      subject_ref: `rose-${fam.lovedOneId}`,
+      event_type: 'med_administered',
+      occurred_at: new Date(due.getTime() + 4 * 60_000).toISOString(),
+      payload: { medication_name: 'Lisinopril', dose_amount: 10, dose_unit: 'mg', administered_by: 'cg-1', scheduled_at: due.toISOString() },
+    });
+    expect(given.status).toBe(202);
+    await storedEvents(svc.store.db, { lovedOneId: fam.lovedOneId }, 1);
+    // The third member wants missed doses in the weekly digest only.
+    const chose = await post(`/settings/alerts/${fam.lovedOneId}`, settingsForm({ missed_dose: 'weekly' }, 'mon', 18), asMember(third));
+    expect(chose).toMatchObject({ status: 303, location: `/settings/alerts/${fam.lovedOneId}?saved=1` });
+  });
+
+  it('when the grace has not passed, then nothing is decided; once it has, each member who chose right away gets one mail, and running again sends none', async () => {
+    engineNow = due.getTime() + 59 * 60_000;
+    const engine = engineAt(svc, () => engineNow);
+    expect((await engine.run()).decided).toBe(0);
+    expect(await mailsTo(caregiverEmail)).toHaveLength(0);
+
+    engineNow = due.getTime() + 61 * 60_000;
+    const run = await engine.run();
+    expect(run).toMatchObject({ decided: 1, sent: 2 });
+    await engine.run();
+    await engineAt(svc, () => engineNow).run();
+
+    const [mail, ...more] = await mailsTo(caregiverEmail);
+    expect(more).toHaveLength(0);
+    expect(await mailsTo(second.email)).toHaveLength(1);
+    expect(await mailsTo(third.email)).toHaveLength(0);
+    expect(mail!.subject).toBe(`Rose: the ${hhmmWords(due)} dose of Metoprolol was not recorded as given`);
+    expect(mail!.text).toContain(`${svc.config.appUrl}/care/${fam.lovedOneId}/medications`);
+    expect(mail!.html).toContain('<html lang="en">');
+    expect(mail!.html).toContain(`href="${svc.config.appUrl}/care/${fam.lovedOneId}/medications"`);
+    expect(header(mail!.raw, 'List-Unsubscribe-Post')).toBe('List-Unsubscribe=One-Click');
+    const unsubscribe = header(mail!.raw, 'List-Unsubscribe')!.replace(/^<|>$/g, '');
+    expect(unsubscribe.startsWith(`${svc.config.appUrl}/alerts/unsubscribe/`)).toBe(true);
+    const exported = await registry.metrics();
+    expect(exported).toMatch(/carecircle_alerts_decided_total\{kind="missed_dose"\} [1-9]/);
+    expect(exported).toMatch(/carecircle_alert_deliveries_sent_total\{channel="email"\} [1-9]/);
+    // Lisinopril was given: no word of it.
+    expect(smtp.received.some((m) => m.data.includes('Lisinopril'))).toBe(false);
+
+    // One-click, as a mail program sends it: no cookie, no Origin.
+    const path = new URL(unsubscribe).pathname;
+    const once = await post(path, { 'List-Unsubscribe': 'One-Click' });
+    expect(once.status).toBe(200);
+    expect(once.html).toContain('id="unsubscribed"');
+    const prefs = await engine.preferences.of(fam.uid, fam.lovedOneId);
+    expect(prefs.modes).toMatchObject({ missed_dose: 'never', flagged_note: 'now' });
+    const again = await post(path, { 'List-Unsubscribe': 'One-Click' });
+    expect(again.status).toBe(409);
+    expect(again.html).toContain('data-code="LINK_USED"');
+    const token = path.split('/').at(-1)!;
+    const tampered = `${token.slice(0, -3)}${token.endsWith('AAA') ? 'BBB' : 'AAA'}`;
+    const forged = await post(`/alerts/unsubscribe/${tampered}`, { 'List-Unsubscribe': 'One-Click' });
+    expect(forged.status).toBe(400);
+    expect(forged.html).toContain('data-code="LINK_INVALID"');
+    // The second member's own link still works: links are per person.
+    expect((await engine.preferences.of(second.uid, fam.lovedOneId)).modes.missed_dose).toBe('now');
+  });
+
+  it('when the weekly digest falls due, then the members who chose it get the week in counts, and those who did not get none', async () => {
+    const at = new Date(engineNow);
+    const today = weekday(at);
+    const otherDay = weekday(new Date(engineNow + 86_400_000));
+    expect((await post(`/settings/alerts/${fam.lovedOneId}`, settingsForm({ missed_dose: 'weekly' }, today, 0), asMember(third))).status).toBe(303);
+    expect((await post(`/settings/alerts/${fam.lovedOneId}`, settingsForm({}, otherDay, 0), asMember(second))).status).toBe(303);
+    expect((await post(`/settings/alerts/${fam.lovedOneId}`, settingsForm({}, otherDay, 0), asMember(fam))).status).toBe(303);
+    // A reading, a visit and a note of the week, from the agency.
+    const subject = `rose-${fam.lovedOneId}`;
+    const send = (event_type: string, payload: Record<string, unknown>) =>
+      postEvent(svc.urls.pipe!, partner, {
+        institution_id: partner.institutionId,
+        subject_ref: subject,
+        event_type,
+        occurred_at: new Date(Date.now() - 60_000).toISOString(),
+        payload,
+      });
+    expect((await send('vital_recorded', { vital_type: 'pulse', value: 72, unit: '/min', recorded_by: 'cg-1' })).status).toBe(202);
+    const start = new Date(Date.now() - 120_000).toISOString();
+    expect((await send('visit_started', { caregiver_id: 'cg-1', scheduled_start: start, actual_start: start })).status).toBe(202);
+    expect((await send('note_added', { caregiver_id: 'cg-1', note_text: 'She fell asleep after lunch.' })).status).toBe(202);
+    await storedEvents(svc.store.db, { lovedOneId: fam.lovedOneId }, 4);
+
+    const engine = engineAt(svc, () => engineNow);
+    const run = await engine.run();
+    expect(run.digests).toBe(1);
+    await engine.run();
+    const digests = (await mailsTo(third.email)).filter((m) => m.subject === 'Rose: your weekly care digest');
+    expect(digests).toHaveLength(1);
+    expect(digests[0]!.text).toContain(
+      'Doses given: 1, doses missed or refused: 1, readings: 1, visits: 1, notes: 1, inbox mail: 0, appointments ahead: 0, open tasks: 0.',
+    );
+    // The weekly_care_summary's own wording of the record.
+    expect(digests[0]!.text).toContain('Here is what was recorded for Rose Test from ');
+    expect(header(digests[0]!.raw, 'List-Unsubscribe-Post')).toBe('List-Unsubscribe=One-Click');
+    expect((await mailsTo(second.email)).filter((m) => m.subject?.includes('digest'))).toHaveLength(0);
+    // "fell asleep" is not a fall: no alert went out for the note.
+    expect(smtp.received.filter((m) => m.data.includes('mentions a fall'))).toHaveLength(0);
+  });
+});
+
+const hhmmWords = (d: Date) => {
+  const h = d.getUTCHours();
+  return `${h % 12 === 0 ? 12 : h % 12}:${String(d.getUTCMinutes()).padStart(2, '0')} ${h < 12 ? 'am' : 'pm'}`;
+};
+
+describe('alerts - bad settings are refused naming the field', () => {
+  let fam: Family;
+  let writer: Member;
+  beforeAll(async () => {
+    fam = await family(svc.store.db, svc.credentials, svc.config);
+    writer = await member(fam, 'write');
+  });
+
+  it('when a range makes no sense, then the range page answers 400 naming the field, and a member who may only read is refused', async () => {
+    const path = `/care/${fam.lovedOneId}/alert-ranges`;
+    const upsideDown = await post(path, { vital: 'pulse', unit: '/min', low: '120', high: '50' }, asMember(writer));
+    expect(upsideDown.status).toBe(400);
+    expect(upsideDown.html).toContain('Low: must be below the high value (50)');
+    const implausible = await post(path, { vital: 'pulse', unit: '/min', low: '40', high: '900' }, asMember(writer));
+    expect(implausible.status).toBe(400);
+    expect(implausible.html).toContain('High: must be between 25 and 250 /min');
+    const wrongUnit = await post(path, { vital: 'pulse', unit: 'kg', low: '40' }, asMember(writer));
+    expect(wrongUnit.status).toBe(400);
+    expect(wrongUnit.html).toContain('Unit: must be one of /min');
+    const ok = await post(path, { vital: 'pulse', unit: '/min', low: '50', high: '110' }, asMember(writer));
+    expect(ok).toMatchObject({ status: 303, location: path });
+    const reader = await member(fam, 'read');
+    expect((await post(path, { vital: 'pulse', unit: '/min', low: '50' }, asMember(reader))).status).toBe(403);
+  });
+
+  it('when quiet hours or the zone make no sense, then Settings answers 400 naming the field and keeps what was saved', async () => {
+    const path = `/settings/alerts/${fam.lovedOneId}`;
+    const same = await post(path, settingsForm({}, 'sun', 18, { quiet_start: '22:00', quiet_end: '22:00' }), asMember(writer));
+    expect(same.status).toBe(400);
+    expect(same.html).toContain('Quiet hours until: must differ from the start');
+    const half = await post(path, settingsForm({}, 'sun', 18, { quiet_start: '22:00' }), asMember(writer));
+    expect(half.status).toBe(400);
+    expect(half.html).toContain('Quiet hours until: must be a time such as 22:00');
+    const zone = await post(path, settingsForm({}, 'sun', 18, { zone: 'Mars/Olympus_Mons' }), asMember(writer));
+    expect(zone.status).toBe(400);
+    expect(zone.html).toContain('Time zone: is not a time zone this server knows');
+    // The form comes back with what was typed.
+    expect(zone.html).toContain('value="Mars/Olympus_Mons"');
+    const mode = await post(path, settingsForm({ missed_dose: 'hourly' }, 'sun', 18), asMember(writer));
+    expect(mode.status).toBe(400);
+    expect(mode.html).toContain('Missed doses:');
+    const hour = await post(path, settingsForm({}, 'sun', 24), asMember(writer));
+    expect(hour.status).toBe(400);
+    expect(hour.html).toContain('Digest hour: must be an hour from 0 to 23');
+    const page = await fetch(`${svc.config.appUrl}${path}`, { headers: { cookie: writer.cookie } });
+    const html = await page.text();
+    expect(page.status).toBe(200);
+    // Nothing was saved: the defaults stand (missed doses right away, the digest on Sunday at 18:00).
+    expect(html).toMatch(/id="mode_missed_dose" name="mode_missed_dose"><option value="now" selected/);
+    expect(html).toContain('<option value="sun" selected');
+  });
+});
+
+/** One `carecircle alerts` command in this process, with its output captured. */
+async function alertsCli(s: TestService, args: string[]) {
+  let stdout = '';
+  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => ((stdout += String(chunk)), true));
+  const err = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+  try {
+    return { code: await alertsCommand(args, { ...s.config, mongoUrl: s.mongoUrl }), stdout };
+  } finally {
+    out.mockRestore();
+    err.mockRestore();
+  }
+}
+
+/** A note from the agency that mentions a fall and a hospital visit: urgent, right away by default. */
+async function fallNote(s: TestService, fam: Family, partner: Partner) {
+  const r = await postEvent(s.urls.pipe!, partner, {
+    institution_id: partner.institutionId,
+    subject_ref: `rose-${fam.lovedOneId}`,
+    event_type: 'note_added',
+    occurred_at: new Date(Date.now() - 60_000).toISOString(),
+    payload: { caregiver_id: 'cg-1', note_text: 'She fell in the bathroom and was taken to the hospital.' },
+  });
+  expect(r.status).toBe(202);
+  await storedEvents(s.store.db, { lovedOneId: fam.lovedOneId, eventType: 'note_added' }, 1);
+}
+
+describe('alerts - the outbox across a restart', () => {
+  it('when the service stops with one mail sent and one taken mid-send, then after the restart every member has exactly one mail', async () => {
+    const first = await startTestService({ env: { DATA_KEY: TEST_DATA_KEY, SMTP_URL: smtp.url } });
+    const fam = await family(first.store.db, first.credentials, first.config);
+    store = new WorkspaceStore(first.store.db, first.credentials, first.config.inboxDomain, first.timelines);
+    const members = [`${fam.uid}@example.com`, (await member(fam)).email, (await member(fam)).email];
+    store = new WorkspaceStore(svc.store.db, svc.credentials, svc.config.inboxDomain, svc.timelines);
+    const partner = await onboard(first.store.db, first.credentials);
+    await shareWith(first, partner, `rose-${fam.lovedOneId}`, fam);
+    await fallNote(first, fam, partner);
+    const t0 = Date.now();
+    const before = engineAt(first, () => t0);
+    expect(await before.scanRecords()).toMatchObject({ decided: 1 });
+    expect(await before.deliver(1)).toMatchObject({ sent: 1 });
+    // Taken, and the process goes before it is sent.
+    expect(await before.outbox.take(new Date(t0))).not.toBeNull();
+    await first.stop();
+
+    const again = await startTestService({ mongoUrl: first.mongoUrl, env: { DATA_KEY: TEST_DATA_KEY, SMTP_URL: smtp.url } });
+    try {
+      // Right after the restart the taken one is still leased; once the lease runs out it goes.
+      await engineAt(again, () => t0 + 1_000).run();
+      await engineAt(again, () => t0 + LEASE_MS + 1_000).run();
+      await engineAt(again, () => t0 + LEASE_MS + 2_000).run();
+      for (const to of members) {
+        const mails = (await mailsTo(to)).filter((m) => m.subject === 'Rose: a note mentions a fall and a hospital visit');
+        expect(mails, to).toHaveLength(1);
+      }
+      const rows = await again.store.db.collection<DeliveryRecord>(ALERT_DELIVERIES).find({ lovedOneId: fam.lovedOneId }).toArray();
+      expect(rows.map((r) => r.state)).toEqual(['sent', 'sent', 'sent']);
+      // Sent, the words are not kept.
+      expect(rows.filter((r) => r.message || r.note)).toEqual([]);
+      expect((await alertsCli(again, [fam.lovedOneId])).stdout).toContain(`nothing waiting for ${fam.lovedOneId}`);
+    } finally {
+      await again.stop();
+    }
+  });
+});
+
+describe('alerts - what is kept', () => {
+  it('when a member leaves and a loved one is removed, then their alert settings, ranges and pending mail are forgotten', async () => {
+    const fam = await family(svc.store.db, svc.credentials, svc.config);
+    const leaving = await member(fam, 'write');
+    const path = `/settings/alerts/${fam.lovedOneId}`;
+    expect((await post(path, settingsForm({}, 'sun', 18), asMember(leaving))).status).toBe(303);
+    expect((await post(path, settingsForm({}, 'sun', 18), asMember(fam))).status).toBe(303);
+    expect((await post(`/care/${fam.lovedOneId}/alert-ranges`, { vital: 'pulse', unit: '/min', low: '50' }, asMember(leaving))).status).toBe(303);
+    const engine = engineAt(svc, Date.now);
+    const prefs = () => svc.store.db.collection<{ uid: string; lovedOneId: string }>('alert_preferences').find({ lovedOneId: fam.lovedOneId }).toArray();
+    expect((await prefs()).map((p) => p.uid).sort()).toEqual([fam.uid, leaving.uid].sort());
+
+    expect(await new FamilyCircle(svc.store.db, svc.credentials).leave(fam.workspaceId, leaving.uid)).toBe('left');
+    await engine.forgetGone();
+    expect((await prefs()).map((p) => p.uid)).toEqual([fam.uid]);
+    expect(await engine.ranges.of(fam.lovedOneId)).toHaveLength(1);
+
+    expect(await deleteLovedOne(svc.store.db, svc.credentials, fam.workspaceId, fam.lovedOneId)).toBe(true);
+    await engine.forgetGone();
+    expect(await prefs()).toEqual([]);
+    expect(await engine.ranges.of(fam.lovedOneId)).toEqual([]);
+  });
+});
+
+describe('alerts - quiet hours', () => {
+  it('when an alert waits out quiet hours and the member turns the kind off meanwhile, then it is not sent; an urgent one is not held', async () => {
+    const fam = await family(svc.store.db, svc.credentials, svc.config);
+    const sleeper = await member(fam);
+    const now = new Date();
+    // Quiet from an hour ago to an hour ahead, in UTC.
+    const quiet = { quiet_start: hhmm(new Date(now.getTime() - 3_600_000)), quiet_end: hhmm(new Date(now.getTime() + 3_600_000)) };
+    expect((await post(`/settings/alerts/${fam.lovedOneId}`, settingsForm({ inbox_mail: 'now' }, 'sun', 18, quiet), asMember(sleeper))).status).toBe(303);
+    const engine = engineAt(svc, () => now.getTime());
+    const mail = (kind: string, id: string) => ({
+      key: `${kind}:${id}`,
+      kind: kind as 'inbox_mail' | 'flagged_note',
+      lovedOneId: fam.lovedOneId,
+      workspaceId: fam.workspaceId,
+      what: kind === 'inbox_mail' ? 'new mail arrived in the inbox' : 'a note mentions a fall',
+      path: `/care/${fam.lovedOneId}`,
+      at: now,
+    });
+    const rows = () => svc.store.db.collection<DeliveryRecord>(ALERT_DELIVERIES).find({ uid: sleeper.uid }).toArray();
+    // Decided through the engine's own path, as the rules would.
+    const decide = (c: ReturnType<typeof mail>) => engine.decideAll([c], now);
+    await decide(mail('inbox_mail', `q-${fam.lovedOneId}`));
+    await decide(mail('flagged_note', `q-${fam.lovedOneId}`));
+    await engine.deliver();
+    const states = Object.fromEntries((await rows()).map((r) => [r.kind, r.state]));
+    expect(states).toEqual({ inbox_mail: 'pending', flagged_note: 'sent' });
+    expect((await post(`/settings/alerts/${fam.lovedOneId}`, settingsForm({ inbox_mail: 'never' }, 'sun', 18, quiet), asMember(sleeper))).status).toBe(303);
+    const later = engineAt(svc, () => now.getTime() + 2 * 3_600_000);
+    await later.deliver();
+    expect(Object.fromEntries((await rows()).map((r) => [r.kind, r.state]))).toEqual({ inbox_mail: 'withdrawn', flagged_note: 'sent' });
+    expect((await mailsTo(sleeper.email)).map((m) => m.subject)).toEqual(['Rose: a note mentions a fall']);
+  });
+});
+
+describe('alerts - on NATS', () => {
+  it('when NATS_URL is set, then each delivery goes through the JetStream work queue to a worker at once, and a later pass over the outbox sends nothing again', async () => {
+    const onNats = await startTestService({ nats: true, env: { DATA_KEY: TEST_DATA_KEY, SMTP_URL: smtp.url } });
+    // No cron pass over the outbox in this process: only the work queue can send.
+    await onNats.cron?.stop();
+    try {
+      const fam = await family(onNats.store.db, onNats.credentials, onNats.config);
+      store = new WorkspaceStore(onNats.store.db, onNats.credentials, onNats.config.inboxDomain, onNats.timelines);
+      const members = [`${fam.uid}@example.com`, (await member(fam)).email];
+      store = new WorkspaceStore(svc.store.db, svc.credentials, svc.config.inboxDomain, svc.timelines);
+      const partner = await onboard(onNats.store.db, onNats.credentials);
+      await shareWith(onNats, partner, `rose-${fam.lovedOneId}`, fam);
+      await fallNote(onNats, fam, partner);
+      const engine = alertEngine({
+        config: onNats.config,
+        db: onNats.store.db,
+        credentials: onNats.credentials,
+        timelines: onNats.timelines,
+        log: createLogger('silent'),
+        clock: Date.now,
+        bus: onNats.bus,
+      });
+      // Decided and queued only: the workers' consumer sends.
+      expect(await engine.scanRecords()).toMatchObject({ decided: 1 });
+      const subject = 'Rose: a note mentions a fall and a hospital visit';
+      await vi.waitFor(
+        async () => {
+          for (const to of members) expect((await mailsTo(to)).filter((m) => m.subject === subject)).toHaveLength(1);
+        },
+        { timeout: 15_000, interval: 50 },
+      );
+      expect(await engine.deliver()).toMatchObject({ sent: 0 });
+      expect((await mailsTo(members[0]!)).filter((m) => m.subject === subject)).toHaveLength(1);
+    } finally {
+      await onNats.stop();
+    }
+  });
+});
+
+describe('alerts - failures and the local outbox', () => {
+  it('when the SMTP server keeps answering 451, then the delivery is retried with backoff and then listed as a dead letter', async () => {
+    const port = await freePort();
+    const refusing = new SMTPServer({
+      authOptional: true,
+      disabledCommands: ['STARTTLS'],
+      logger: false,
+      onRcptTo: (_address, _session, cb) => cb(Object.assign(new Error('mailbox busy, try later'), { responseCode: 451 })),
+    });
+    await new Promise<void>((resolve) => refusing.listen(port, '127.0.0.1', resolve));
+    try {
+      const fam = await family(svc.store.db, svc.credentials, svc.config);
+      const partner = await onboard(svc.store.db, svc.credentials);
+      await shareWith(svc, partner, `rose-${fam.lovedOneId}`, fam);
+      await fallNote(svc, fam, partner);
+      let now = Date.now();
+      const config = { ...svc.config, smtpUrl: `smtp://127.0.0.1:${port}` };
+      const engine = alertEngine({
+        config,
+        db: svc.store.db,
+        credentials: svc.credentials,
+        timelines: svc.timelines,
+        log: createLogger('silent'),
+        clock: () => now,
+      });
+      await engine.scanRecords();
+      const deliveries = () => svc.store.db.collection<DeliveryRecord>(ALERT_DELIVERIES).find({ lovedOneId: fam.lovedOneId }).toArray();
+      for (let attempt = 1; attempt < MAX_ATTEMPTS; attempt++) {
+        expect(await engine.deliver()).toMatchObject({ sent: 0, failed: 1, dead: 0 });
+        const [d] = await deliveries();
+        expect(d).toMatchObject({ state: 'pending', attempts: attempt, lastError: expect.stringContaining('SMTP 451') });
+        // Not again before its backoff.
+        expect(await engine.deliver()).toMatchObject({ failed: 0 });
+        now += backoffMs(attempt);
+      }
+      expect(await engine.deliver()).toMatchObject({ dead: 1 });
+      const [dead] = await deliveries();
+      expect(dead).toMatchObject({ state: 'dead', attempts: MAX_ATTEMPTS });
+      const listed = await alertsCli(svc, [fam.lovedOneId, '--json']);
+      expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ delivery_id: dead!._id, state: 'dead', kind: 'flagged_note', channel: 'email' })]);
+      expect((await alertsCli(svc, ['dead'])).stdout).toContain(dead!._id);
+      expect((await alertsCli(svc, ['retry', dead!._id])).code).toBe(0);
+      expect((await deliveries())[0]).toMatchObject({ state: 'pending', attempts: 0 });
+    } finally {
+      await new Promise<void>((resolve) => refusing.close(() => resolve()));
+    }
+  });
+
+  it('when SMTP_URL is empty, then the mail lands in the local outbox that `carecircle alerts outbox` prints', async () => {
+    const fam = await family(svc.store.db, svc.credentials, svc.config);
+    const partner = await onboard(svc.store.db, svc.credentials);
+    await shareWith(svc, partner, `rose-${fam.lovedOneId}`, fam);
+    await fallNote(svc, fam, partner);
+    const config = { ...svc.config, smtpUrl: '' };
+    const engine = alertEngine({
+      config,
+      db: svc.store.db,
+      credentials: svc.credentials,
+      timelines: svc.timelines,
+      log: createLogger('silent'),
+      clock: Date.now,
+    });
+    await engine.scanRecords();
+    // (The dead letter the test before put back in the queue goes out this way too.)
+    expect((await engine.deliver()).sent).toBeGreaterThanOrEqual(1);
+    const kept = await svc.store.db.collection<LocalMail>(LOCAL_OUTBOX).findOne({ to: `${fam.uid}@example.com` });
+    expect(kept).toMatchObject({ subject: 'Rose: a note mentions a fall and a hospital visit' });
+    expect(kept!.headers['List-Unsubscribe-Post']).toBe('List-Unsubscribe=One-Click');
+    const printed = await alertsCli(svc, ['outbox', '--limit', '50']);
+    expect(printed.code).toBe(0);
+    expect(printed.stdout).toContain(`to ${fam.uid}@example.com\nSubject: Rose: a note mentions a fall and a hospital visit`);
+  });
+});
