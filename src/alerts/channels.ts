@@ -9,6 +9,8 @@ import type { DeliveryRecord } from './outbox.js';
 
 export interface Channel {
   readonly name: ChannelName;
+  /** Whether this member can be reached here at all (a browser subscribed); absent: always. */
+  reaches?(uid: string): Promise<boolean>;
   send(d: DeliveryRecord): Promise<void>;
   close?(): void;
 }
@@ -54,5 +56,33 @@ export function emailChannel(config: Pick<Config, 'smtpUrl' | 'mailFrom' | 'appU
       await transport.sendMail({ from: config.mailFrom, to, subject, text, html, headers, messageId: messageId(d) });
     },
     close: () => transport.close(),
+  };
+}
+
+/** What the push channel needs of the web-push sender (src/push). */
+export interface PushSending {
+  sendPush(
+    personId: string,
+    message: { title: string; body: string; url: string; tag?: string },
+    opts?: { urgency?: 'normal' | 'high' },
+  ): Promise<{ status: 'sent' | 'gone' | 'failed'; retryable?: boolean; reason?: string }[]>;
+}
+
+/**
+ * Web push: the alert's short note to each browser the member turned notifications on in; a
+ * member with none gets no delivery on this channel (their mail still goes). A browser the push service has
+ * forgotten is dropped by the sender; a busy push service makes the outbox try again later, and
+ * the note's tag makes a second copy replace the first on a browser that had it already.
+ */
+export function pushChannel(sender: PushSending, devices: (uid: string) => Promise<readonly unknown[]>, urgent: (kind: string) => boolean): Channel {
+  return {
+    name: 'push',
+    reaches: async (uid) => (await devices(uid)).length > 0,
+    send: async (d) => {
+      if (!d.note) throw new Error('no note: already sent');
+      const outcomes = await sender.sendPush(d.uid, d.note, { urgency: urgent(d.kind) ? 'high' : 'normal' });
+      const again = outcomes.filter((o) => o.status === 'failed' && o.retryable);
+      if (again.length) throw new Error(`push: ${again.length} browser(s) to try again: ${again[0]!.reason ?? 'no answer'}`);
+    },
   };
 }

@@ -171,7 +171,8 @@ export class AlertEngine {
         const notBefore = (ALERT_KINDS[decision.kind].urgent ? null : quietUntil(prefs, now)) ?? now;
         const unsubscribe = await this.links.url({ uid: member.uid, lovedOneId: lovedOne._id, kind: decision.kind });
         const message = alertMail(member.email, lovedOne.firstName, decision.kind, decision.what, this.d.config.appUrl, decision.path, unsubscribe);
-        for (const channel of this.d.channels)
+        for (const channel of this.d.channels) {
+          if (channel.reaches && !(await channel.reaches(member.uid))) continue;
           await this.enqueue({
             _id: `${decision._id}|${member.uid}|${channel.name}`,
             decisionId: decision._id,
@@ -184,6 +185,7 @@ export class AlertEngine {
             notBefore,
             createdAt: now,
           });
+        }
       }
     }
     await this.outbox.fannedOut(decision._id);

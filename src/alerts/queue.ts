@@ -8,7 +8,6 @@ import type { ConsumerSpec, DurableMessage, DurableStreams, RunningConsumer, Str
 import { onFirstUse } from '../bus/onFirstUse.js';
 import { subjects } from '../bus/subjects.js';
 import type { Logger } from '../log.js';
-import type { AlertEngine } from './engine.js';
 
 export interface DeliveryQueue {
   publish(deliveryId: string): Promise<void>;
@@ -40,7 +39,12 @@ export function jetStreamQueue(durable: DurableStreams, namespace: string): Deli
 }
 
 /** The workers' consumer: each message is one delivery to send now, or later when it is not due. */
-export function startAlertSender(durable: DurableStreams, namespace: string, engine: AlertEngine, log: Logger): RunningConsumer {
+/** What the sender needs of the alert engine: one delivery sent, or when to ask again. */
+export interface SendsDeliveries {
+  deliverOne(id: string): Promise<{ settled: true } | { settled: false; retryInMs: number }>;
+}
+
+export function startAlertSender(durable: DurableStreams, namespace: string, engine: SendsDeliveries, log: Logger): RunningConsumer {
   const { stream, consumer } = alertStream(namespace);
   const handle = async (m: DurableMessage) => {
     let id: string;

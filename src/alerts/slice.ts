@@ -3,7 +3,10 @@
 import { appHelpers } from '../app/helpers.js';
 import { CARE_EVENTS } from '../family/careEvents.js';
 import { defineSlice, handlers, type SliceContext } from '../slice/contract.js';
-import { emailChannel, LOCAL_OUTBOX_INDEXES, type Channel } from './channels.js';
+import { pushSender } from '../push/send.js';
+import { PushSubscriptions } from '../push/subscriptions.js';
+import { emailChannel, LOCAL_OUTBOX_INDEXES, pushChannel, type Channel } from './channels.js';
+import { ALERT_KINDS, type AlertKind } from './kinds.js';
 import { AlertEngine } from './engine.js';
 import { LINK_INDEXES } from './links.js';
 import { OUTBOX_INDEXES } from './outbox.js';
@@ -13,16 +16,23 @@ import { RANGE_INDEXES } from './ranges.js';
 import { jetStreamQueue, startAlertSender } from './queue.js';
 import { ALERT_ROUTES } from './routes.js';
 
-/** The alert engine of a process: the mail channel, and any other channel given (web push). */
+/** The alert engine of a process: mail, web push to the browsers members turned it on in, and any other channel given. */
 export function alertEngine(
   ctx: Pick<SliceContext, 'config' | 'db' | 'credentials' | 'timelines' | 'log' | 'clock'> & { bus?: Pick<SliceContext['bus'], 'durable'> },
   more: readonly Channel[] = [],
 ): AlertEngine {
   const durable = ctx.bus?.durable;
+  const log = ctx.log.child({ component: 'alerts' });
+  const subscriptions = new PushSubscriptions(ctx.db);
+  const urgent = (kind: string) => Object.hasOwn(ALERT_KINDS, kind) && !!ALERT_KINDS[kind as AlertKind].urgent;
   return new AlertEngine({
     ...ctx,
-    log: ctx.log.child({ component: 'alerts' }),
-    channels: [emailChannel(ctx.config, ctx.db, ctx.clock), ...more],
+    log,
+    channels: [
+      emailChannel(ctx.config, ctx.db, ctx.clock),
+      pushChannel(pushSender(ctx.config, ctx.db, log), (uid) => subscriptions.devices(uid), urgent),
+      ...more,
+    ],
     ...(durable ? { queue: jetStreamQueue(durable, ctx.config.busNamespace) } : {}),
   });
 }
