@@ -7,6 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../src/log.js';
+import { resolveDataKey, SecretBox } from '../src/partner/secretBox.js';
+import { PortalStore } from '../src/portal/connections.js';
+import { portalSyncJob } from '../src/portal/sweep.js';
 import { caregiverWithKey } from './harness/identity.js';
 import { surfaceEnv, startTestService, testConfig, type TestService } from './harness/service.js';
 import { ROSA_RECORDS, startSmartServer, type SmartServer } from './harness/smartServer.js';
@@ -127,6 +131,29 @@ describe('portal with private_key_jwt', () => {
       "Valley Medical refused carecircle's client credentials: the key carecircle signs with (key id cc-rs384) is not the one registered there for client carecircle-other",
     );
     expect(await connections().countDocuments({ lovedOneId: c.lovedOneId })).toBe(0);
+  });
+
+  it('portal keys - when the portal stops knowing the key, the refused refresh is said on the connection as the operator’s to fix, not as sign in again', async () => {
+    const c = await signedIn('0', keyed);
+    const key = /#portal-(\w+)$/.exec(c.done.location)?.[1] ?? '';
+    expect((await post(c.cookie, `${c.base}/${key}/confirm`)).status).toBe(303);
+    // The same portal, with carecircle now signing with a key it never registered.
+    const rekeyed = testConfig({
+      FHIR_ISSUERS: JSON.stringify([
+        { name: 'Hillcrest Health', url: keyed.fhirBase, clientId: 'carecircle-keyed', privateKeyFile: rsaFile, keyId: 'cc-rs384' },
+      ]),
+    });
+    const config = { ...svc.config, fhirIssuers: rekeyed.fhirIssuers };
+    const log = createLogger('silent');
+    const job = portalSyncJob(config, new PortalStore(mongo.db(), new SecretBox(resolveDataKey(svc.config, log))), svc.timelines, Date.now, log);
+    await connections().updateOne({ lovedOneId: c.lovedOneId }, { $set: { lastTriedAt: new Date(Date.now() - 86_400_000) } });
+    expect(await job.run()).toMatchObject({ failed: 1 });
+    const stored = await connections().findOne({ lovedOneId: c.lovedOneId });
+    expect(stored).toMatchObject({ status: 'active' });
+    expect(stored!.lastError).toContain(
+      "Hillcrest Health refused carecircle's client credentials: the key carecircle signs with (key id cc-rs384) is not the one registered there for client carecircle-keyed",
+    );
+    expect((await get(c.cookie, c.base)).text).toContain('the key carecircle signs with (key id cc-rs384) is not the one registered there');
   });
 
   it('portal keys - a key configured for a portal that does not advertise private_key_jwt is named before the family is sent to sign in', async () => {
