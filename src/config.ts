@@ -1,5 +1,6 @@
 // The one configuration schema: every key with its environment variable, default and doc.
-import { createECDH } from 'node:crypto';
+import { createECDH, createPrivateKey, createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { TENANTS } from './tenants.js';
 
@@ -27,6 +28,45 @@ const list = z.string().transform((s) =>
     .map((x) => x.trim())
     .filter(Boolean),
 );
+
+/** A portal client key as SMART asks (RFC 7523 client assertions signed ES384 or RS384): the private
+ *  half for signing, the public half for carecircle's key set. Never printed. */
+export interface PortalSigningKey {
+  kid: string;
+  alg: 'ES384' | 'RS384';
+  key: CryptoKey;
+  publicJwk: JsonWebKey;
+}
+
+/** The key in `path` (PEM, or a JWK as JSON), or why not, in words that never repeat the key. */
+function portalClientKey(path: string, kid: string): PortalSigningKey | string {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    return `privateKeyFile ${path} could not be read (${(err as { code?: string }).code ?? 'error'})`;
+  }
+  let key: KeyObject;
+  try {
+    key = text.trimStart().startsWith('{') ? createPrivateKey({ key: JSON.parse(text) as JsonWebKey, format: 'jwk' }) : createPrivateKey(text);
+  } catch {
+    return `privateKeyFile ${path} does not hold a private key as PEM or JWK`;
+  }
+  const details = key.asymmetricKeyDetails ?? {};
+  let alg: PortalSigningKey['alg'];
+  // Node's KeyObject → the WebCrypto key openid-client signs with (the two CryptoKey typings differ only in newer usages).
+  let cryptoKey: CryptoKey;
+  if (key.asymmetricKeyType === 'ec' && details.namedCurve === 'secp384r1') {
+    alg = 'ES384';
+    cryptoKey = key.toCryptoKey({ name: 'ECDSA', namedCurve: 'P-384' }, false, ['sign']) as unknown as CryptoKey;
+  } else if (key.asymmetricKeyType === 'rsa' && (details.modulusLength ?? 0) >= 2048) {
+    alg = 'RS384';
+    cryptoKey = key.toCryptoKey({ name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-384' }, false, ['sign']) as unknown as CryptoKey;
+  } else return `privateKeyFile ${path} holds a key SMART does not sign with: use a P-384 EC key (ES384) or an RSA key of at least 2048 bits (RS384)`;
+  const { kty, crv, x, y, n, e } = createPublicKey(key).export({ format: 'jwk' });
+  const publicJwk = Object.fromEntries(Object.entries({ kty, crv, x, y, n, e }).filter(([, v]) => v !== undefined)) as JsonWebKey;
+  return { kid, alg, key: cryptoKey, publicJwk: { ...publicJwk, kid, alg, use: 'sig' } };
+}
 
 /** Every setting carecircle reads, in the order the README lists them. */
 export const CONFIG_KEYS = {
@@ -400,7 +440,8 @@ export const CONFIG_KEYS = {
   },
   fhirIssuers: {
     env: 'FHIR_ISSUERS',
-    doc: 'Health-system portals a family can connect a loved one to (SMART on FHIR, docs/portal.md): a JSON array of {"name", "url" (the FHIR base URL), "clientId", optional "clientSecret" (then a confidential client)}. Empty: none listed; a family may still enter a FHIR base URL, which uses FHIR_CLIENT_ID.',
+    doc: 'Health-system portals a family can connect a loved one to (SMART on FHIR, docs/portal.md): a JSON array of {"name", "url" (the FHIR base URL), "clientId", optional "clientSecret" (then a confidential client), optional "privateKeyFile" and "keyId" (then a confidential client with private_key_jwt: the path of a P-384 EC or RSA private key as PEM or JWK, read at start; its public half is served at APP_URL/.well-known/portal-jwks.json)}. Empty: none listed; a family may still enter a FHIR base URL, which uses FHIR_CLIENT_ID. Never logged: it may hold client secrets.',
+    secret: true,
     schema: z
       .string()
       .transform((s, ctx) => {
@@ -420,9 +461,29 @@ export const CONFIG_KEYS = {
               url: z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, '')),
               clientId: z.string().min(1).max(500),
               clientSecret: z.string().min(1).max(500).optional(),
+              privateKeyFile: z.string().min(1).max(1000).optional(),
+              keyId: z
+                .string()
+                .regex(/^[\w.:-]{1,200}$/, 'keyId: letters, digits and . _ : - only')
+                .optional(),
             }),
           )
-          .max(200),
+          .max(200)
+          .transform((issuers, ctx) =>
+            issuers.map(({ privateKeyFile, keyId, ...issuer }) => {
+              if (!privateKeyFile && !keyId) return issuer;
+              if (!privateKeyFile || !keyId) {
+                ctx.addIssue({ code: 'custom', message: `${issuer.name}: set both "privateKeyFile" and "keyId", or neither` });
+                return issuer;
+              }
+              const loaded = portalClientKey(privateKeyFile, keyId);
+              if (typeof loaded === 'string') {
+                ctx.addIssue({ code: 'custom', message: `${issuer.name}: ${loaded}` });
+                return issuer;
+              }
+              return { ...issuer, signingKey: loaded };
+            }),
+          ),
       ),
     default: '',
   },
@@ -668,7 +729,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     else {
       failed.add(name);
       const shown = key.secret ? '' : `=${JSON.stringify(raw ?? '')}`;
-      problems.push(`${key.env}${shown}: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
+      // A secret's value is not repeated, so its issues say where in it they are.
+      const where = (i: z.core.$ZodIssue) => (key.secret && i.path.length ? `${i.path.join('.')}: ` : '');
+      problems.push(`${key.env}${shown}: ${parsed.error.issues.map((i) => `${where(i)}${i.message}`).join('; ')}`);
     }
   }
   problems.push(...vapidPairProblems(out as Partial<Config>, failed));

@@ -9,11 +9,12 @@ import { canManage, canWrite } from '../family/circle.js';
 import type { LovedOneRecord, MemberRecord } from '../family/records.js';
 import type { Markup } from '../http/html.js';
 import { redirect } from '../http/page.js';
+import { json } from '../http/reply.js';
 import type { Logger } from '../log.js';
 import { handlers, type RouteHandlers } from '../slice/contract.js';
 import type { Timelines } from '../store/timeline/port.js';
 import { connectionKey, type ConnectionRecord, type PortalStore } from './connections.js';
-import { disconnect, issuerOf as issuerFor } from './issuers.js';
+import { disconnect, issuerOf as issuerFor, portalJwks } from './issuers.js';
 import { PORTAL_ROUTES } from './routes.js';
 import { authorizationUrl, checkBaseUrl, checkPublicHost, discover, exchangeCode, launchSecrets, PortalError, type PortalIssuer } from './smart.js';
 import { notSharedWords, readPatient, syncConnection, syncing, syncWords, type PortalContext } from './sync.js';
@@ -313,6 +314,7 @@ export function portalPages(h: AppHelpers, parts: PortalParts): RouteHandlers {
     .on('portalConfirm', 'POST', confirm)
     .on('portalSync', 'POST', syncNow)
     .on('portalDisconnect', 'POST', disconnectNow)
+    .on('portalJwks', 'GET', async () => json(200, portalJwks(config), { 'cache-control': 'public, max-age=300' }))
     .done();
 }
 

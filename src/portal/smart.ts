@@ -1,8 +1,10 @@
 // SMART App Launch at a health system's portal: discovery from the FHIR base URL, the standalone
-// patient launch with PKCE, and the token calls (code, refresh, revocation), over openid-client.
+// patient launch with PKCE, and the token calls (code, refresh, revocation), over openid-client, as a
+// public client, with a client secret, or with a signed client assertion (private_key_jwt).
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import * as oidc from 'openid-client';
+import type { PortalSigningKey } from '../config.js';
 import { specialUseAddress } from '../oauth/clientMetadata.js';
 import { PORTAL_RESOURCES } from './resources.js';
 
@@ -12,6 +14,8 @@ export interface PortalIssuer {
   url: string;
   clientId: string;
   clientSecret?: string;
+  /** Then carecircle authenticates with private_key_jwt (RFC 7523), signed with this key. */
+  signingKey?: PortalSigningKey;
 }
 
 /** What discovery found, kept with a connection so later calls need no second discovery. */
@@ -21,6 +25,8 @@ export interface SmartMetadata {
   token_endpoint: string;
   revocation_endpoint?: string;
   jwks_uri?: string;
+  /** token_endpoint_auth_methods_supported as discovered (absent in connections made before it was kept). */
+  authMethods?: string[];
   /** SMART v2 scopes (`patient/Observation.rs`) or only v1 (`patient/Observation.read`). */
   scopeVersion: 'v2' | 'v1';
 }
@@ -119,6 +125,9 @@ export async function discover(base: string): Promise<SmartMetadata> {
     throw new PortalError('NOT_FHIR', `${base} does not answer as a FHIR server: check the address the health system publishes for patient access`);
   }
   const scopes = Array.isArray(doc.scopes_supported) ? doc.scopes_supported.filter((s): s is string => typeof s === 'string') : [];
+  const authMethods = Array.isArray(doc.token_endpoint_auth_methods_supported)
+    ? doc.token_endpoint_auth_methods_supported.filter((m): m is string => typeof m === 'string').slice(0, 20)
+    : [];
   const capabilities = Array.isArray(doc.capabilities) ? doc.capabilities : [];
   const v2 = capabilities.includes('permission-v2') || scopes.some((s) => /^patient\/\w+\.[cruds]+$/.test(s));
   const v1Only = !v2 && (capabilities.includes('permission-v1') || scopes.some((s) => /\.(read|\*)$/.test(s)));
@@ -128,17 +137,35 @@ export async function discover(base: string): Promise<SmartMetadata> {
     token_endpoint: token,
     ...(str(doc.revocation_endpoint) ? { revocation_endpoint: str(doc.revocation_endpoint)! } : {}),
     ...(str(doc.jwks_uri) ? { jwks_uri: str(doc.jwks_uri)! } : {}),
+    authMethods,
     scopeVersion: v1Only ? 'v1' : 'v2',
   };
 }
 
 /** openid-client's view of the portal's authorization server and our client there. */
 export function clientOf(meta: SmartMetadata, issuer: PortalIssuer): oidc.Configuration {
-  const { scopeVersion: _v, ...server } = meta;
-  const config = new oidc.Configuration(server, issuer.clientId, {}, issuer.clientSecret ? oidc.ClientSecretBasic(issuer.clientSecret) : oidc.None());
+  const { scopeVersion: _v, authMethods: _m, ...server } = meta;
+  const config = new oidc.Configuration(server, issuer.clientId, {}, clientAuthentication(meta, issuer));
   if (new URL(meta.token_endpoint).protocol === 'http:' && isLoopback(new URL(meta.token_endpoint))) oidc.allowInsecureRequests(config);
   config.timeout = TIMEOUT_MS / 1000;
   return config;
+}
+
+/** How carecircle proves itself at the token endpoint: a signed assertion where a key is configured
+ *  (only at a server that says it takes one), else the client secret, else nothing (a public client). */
+function clientAuthentication(meta: SmartMetadata, issuer: PortalIssuer): oidc.ClientAuth {
+  const key = issuer.signingKey;
+  if (!key) return issuer.clientSecret ? oidc.ClientSecretBasic(issuer.clientSecret) : oidc.None();
+  if (meta.authMethods && !meta.authMethods.includes('private_key_jwt'))
+    throw new PortalError(
+      'NO_SMART',
+      `${issuer.name}'s portal does not take private_key_jwt client authentication (its smart-configuration lists ${meta.authMethods.join(', ') || 'no token_endpoint_auth_methods_supported'}), yet carecircle is configured with a key for it: whoever runs this carecircle must remove "privateKeyFile" for it from FHIR_ISSUERS or use the client registration the health system offers`,
+    );
+  return oidc.PrivateKeyJwt(
+    { key: key.key, kid: key.kid },
+    // SMART App Launch: the assertion's audience is the token endpoint (openid-client would name the issuer).
+    { [oidc.modifyAssertion]: (_header, payload) => void (payload.aud = meta.token_endpoint) },
+  );
 }
 
 /** A fresh PKCE verifier and state for one launch. */
@@ -177,7 +204,7 @@ export async function exchangeCode(
   try {
     r = await oidc.authorizationCodeGrant(clientOf(meta, issuer), callbackUrl, { pkceCodeVerifier: checks.verifier, expectedState: checks.state });
   } catch (err) {
-    throw refusal(err, `${issuer.name} did not accept the sign-in; connect again from the start`);
+    throw refusal(err, `${issuer.name} did not accept the sign-in; connect again from the start`, issuer);
   }
   const patient = typeof r.patient === 'string' && /^[A-Za-z0-9\-.]{1,64}$/.test(r.patient) ? r.patient : undefined;
   if (!patient)
@@ -190,6 +217,9 @@ export async function refreshTokens(meta: SmartMetadata, issuer: PortalIssuer, r
   try {
     return tokensOf(await oidc.refreshTokenGrant(clientOf(meta, issuer), refresh), refresh);
   } catch (err) {
+    if (err instanceof PortalError) throw err;
+    // A refused client is the operator's to fix: signing in again would not help.
+    if (err instanceof oidc.ResponseBodyError && err.error === 'invalid_client') throw clientRefused(issuer, err);
     if (err instanceof oidc.ResponseBodyError && err.status >= 400 && err.status < 500)
       throw new PortalError('SIGN_IN_AGAIN', `${issuer.name}'s portal no longer accepts carecircle's sign-in; sign in again`, { cause: err });
     throw refusal(err, `${issuer.name}'s portal could not be reached to renew the sign-in; try again later`);
@@ -203,8 +233,19 @@ export async function revokeToken(meta: SmartMetadata, issuer: PortalIssuer, tok
   return true;
 }
 
-function refusal(err: unknown, words: string): PortalError {
+/** The portal did not accept carecircle's own credentials (RFC 6749 invalid_client), said so the operator knows what to fix. */
+function clientRefused(issuer: PortalIssuer, err: unknown): PortalError {
+  const what = issuer.signingKey
+    ? `the key carecircle signs with (key id ${issuer.signingKey.kid}) is not the one registered there for client ${issuer.clientId}; whoever runs this carecircle must register its key set (docs/portal.md)`
+    : issuer.clientSecret
+      ? `the client secret configured for client ${issuer.clientId} is not the one registered there`
+      : `client ${issuer.clientId} is not registered there as a public client`;
+  return new PortalError('PORTAL_REFUSED', `${issuer.name} refused carecircle's client credentials: ${what}`, { cause: err });
+}
+
+function refusal(err: unknown, words: string, issuer?: PortalIssuer): PortalError {
   if (err instanceof PortalError) return err;
+  if (issuer && err instanceof oidc.ResponseBodyError && err.error === 'invalid_client') return clientRefused(issuer, err);
   const transient =
     !(err instanceof oidc.ResponseBodyError) &&
     !(err instanceof oidc.AuthorizationResponseError) &&

@@ -1,7 +1,7 @@
 // A health system's patient-access API on loopback, standing in for a real portal: a FHIR R4 server
 // (Medplum's router over its in-memory repository, with real search) behind an oidc-provider
 // authorization server that speaks SMART App Launch (discovery, the patient launch context, PKCE,
-// refresh with rotation, revocation), seeded with small hand-written US Core fixtures.
+// refresh with rotation, revocation, and public, secret or private_key_jwt clients), seeded with small hand-written US Core fixtures.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { indexSearchParameterBundle } from '@medplum/core';
@@ -31,6 +31,8 @@ export interface SmartServerOptions {
   redirectUri: string;
   /** A confidential client's secret; none: a public client. */
   clientSecret?: string;
+  /** A confidential client's public keys (private_key_jwt, SMART's asymmetric client authentication); the server then advertises it. */
+  clientJwks?: { keys: object[] };
   /** Advertise and grant only SMART v1 scopes (`patient/Observation.read`). */
   v1Only?: boolean;
   /** Page size of every search. */
@@ -63,6 +65,8 @@ export interface SmartServer {
   revokeEverything(): void;
   /** FHIR calls made, as `METHOD path?query`. */
   calls: string[];
+  /** The client assertions (private_key_jwt) received, by endpoint path: their header's alg and kid and their audience. */
+  assertions: { path: string; alg: unknown; kid: unknown; aud: unknown }[];
   /** Types served, changeable while running (`unsupported` left out); `listResources: false` makes the CapabilityStatement list none, so only the searches' answers tell. */
   serves: { types: Set<string>; listResources: boolean };
   close(): Promise<void>;
@@ -333,6 +337,7 @@ export async function startSmartServer(opts: SmartServerOptions): Promise<SmartS
   };
   const failures: { match: string; count: number; status: number; retryAfter?: string; text?: string }[] = [];
   const calls: string[] = [];
+  const assertions: SmartServer['assertions'] = [];
   const serves = { types: new Set<string>(RESOURCES.filter((r) => !opts.unsupported?.includes(r))), listResources: true };
 
   const fhirServer: Server = createServer();
@@ -357,9 +362,11 @@ export async function startSmartServer(opts: SmartServerOptions): Promise<SmartS
         redirect_uris: [opts.redirectUri],
         grant_types: ['authorization_code', 'refresh_token'],
         response_types: ['code'],
-        ...(opts.clientSecret
-          ? { client_secret: opts.clientSecret, token_endpoint_auth_method: 'client_secret_basic' }
-          : { token_endpoint_auth_method: 'none' }),
+        ...(opts.clientJwks
+          ? { jwks: opts.clientJwks as never, token_endpoint_auth_method: 'private_key_jwt' }
+          : opts.clientSecret
+            ? { client_secret: opts.clientSecret, token_endpoint_auth_method: 'client_secret_basic' }
+            : { token_endpoint_auth_method: 'none' }),
       },
     ],
     scopes: ['openid', 'fhirUser', 'launch/patient', 'offline_access', ...scopes],
@@ -367,6 +374,8 @@ export async function startSmartServer(opts: SmartServerOptions): Promise<SmartS
     pkce: { required: () => true },
     features: { devInteractions: { enabled: false }, revocation: { enabled: true }, userinfo: { enabled: false } },
     extraParams: ['aud'],
+    // SMART's client assertions are signed ES384 or RS384.
+    enabledJWA: { clientAuthSigningAlgValues: ['RS256', 'RS384', 'ES256', 'ES384'] },
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     rotateRefreshToken: () => true,
     ttl: {
@@ -386,6 +395,14 @@ export async function startSmartServer(opts: SmartServerOptions): Promise<SmartS
   // SMART's launch context rides on the token response: the patient the signed-in account may see.
   provider.use(async (ctx, next) => {
     await next();
+    const assertion = (ctx.oidc?.body as Record<string, unknown> | undefined)?.client_assertion;
+    if (typeof assertion === 'string') {
+      const [header, payload] = assertion
+        .split('.')
+        .slice(0, 2)
+        .map((part) => JSON.parse(Buffer.from(part, 'base64url').toString()) as Record<string, unknown>);
+      assertions.push({ path: ctx.path, alg: header?.alg, kid: header?.kid, aud: payload?.aud });
+    }
     if (ctx.path === '/token' && ctx.status === 200 && ctx.body && typeof ctx.body === 'object') {
       const body = ctx.body as Record<string, unknown>;
       const at = typeof body.access_token === 'string' ? await provider.AccessToken.find(body.access_token) : undefined;
@@ -431,7 +448,8 @@ export async function startSmartServer(opts: SmartServerOptions): Promise<SmartS
           authorization_endpoint: `${issuer}/auth`,
           token_endpoint: `${issuer}/token`,
           revocation_endpoint: `${issuer}/token/revocation`,
-          token_endpoint_auth_methods_supported: ['client_secret_basic', 'none'],
+          token_endpoint_auth_methods_supported: ['client_secret_basic', 'none', ...(opts.clientJwks ? ['private_key_jwt'] : [])],
+          ...(opts.clientJwks ? { token_endpoint_auth_signing_alg_values_supported: ['RS384', 'ES384'] } : {}),
           grant_types_supported: ['authorization_code', 'refresh_token'],
           scopes_supported: ['openid', 'fhirUser', 'launch/patient', 'offline_access', ...scopes],
           response_types_supported: ['code'],
@@ -440,6 +458,7 @@ export async function startSmartServer(opts: SmartServerOptions): Promise<SmartS
             'launch-standalone',
             'client-public',
             'client-confidential-symmetric',
+            ...(opts.clientJwks ? ['client-confidential-asymmetric'] : []),
             'context-standalone-patient',
             'permission-offline',
             'permission-patient',
@@ -569,6 +588,7 @@ export async function startSmartServer(opts: SmartServerOptions): Promise<SmartS
       for (const k of [...store.keys()]) if (/^(RefreshToken|AccessToken|Grant):/.test(k)) store.delete(k);
     },
     calls,
+    assertions,
     serves,
     close: async () => {
       for (const s of [fhirServer, authServer]) {
