@@ -218,6 +218,16 @@ describe('alerts - a dose the agency did not record', () => {
     expect((await send('visit_started', { caregiver_id: 'cg-1', scheduled_start: start, actual_start: start })).status).toBe(202);
     expect((await send('note_added', { caregiver_id: 'cg-1', note_text: 'She fell asleep after lunch.' })).status).toBe(202);
     await storedEvents(svc.store.db, { lovedOneId: fam.lovedOneId }, 4);
+    // A portal whose refresh was refused: every digest says so until someone signs in again.
+    await svc.store.db
+      .collection<{ _id: string }>('portal_connections')
+      .insertOne({
+        _id: `${fam.lovedOneId}:np`,
+        lovedOneId: fam.lovedOneId,
+        workspaceId: fam.workspaceId,
+        name: 'Northside Health',
+        status: 'needs_sign_in',
+      } as never);
 
     const engine = engineAt(svc, () => engineNow);
     const run = await engine.run();
@@ -230,6 +240,9 @@ describe('alerts - a dose the agency did not record', () => {
     );
     // The weekly_care_summary's own wording of the record.
     expect(digests[0]!.text).toContain('Here is what was recorded for Rose Test from ');
+    expect(digests[0]!.text).toContain(
+      "Northside Health's portal needs someone in the family to sign in again before carecircle can read Rose's records from it.",
+    );
     expect(header(digests[0]!.raw, 'List-Unsubscribe-Post')).toBe('List-Unsubscribe=One-Click');
     expect((await mailsTo(second.email)).filter((m) => m.subject?.includes('digest'))).toHaveLength(0);
     // "fell asleep" is not a fall: no alert went out for the note.

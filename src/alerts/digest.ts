@@ -1,7 +1,9 @@
 // The daily and weekly digest mail: the counts of the period, then the weekly_care_summary's own
 // record of it (one wording for the assistant's summary and the family's mail), appointments
 // ahead and open tasks.
+import type { Db } from 'mongodb';
 import { groupOf, isDoseNotGiven } from '../family/careEventTypes.js';
+import { PORTAL_COLLECTIONS, type ConnectionRecord } from '../portal/connections.js';
 import type { PlansStore } from '../family/plans.js';
 import type { LovedOneRecord, WorkspaceStore } from '../family/records.js';
 import type { ZoneWords } from '../workspace/careReader.js';
@@ -35,6 +37,8 @@ export interface DigestInput {
   store: WorkspaceStore;
   plans: PlansStore;
   outbox: AlertOutbox;
+  /** Where the loved one's portal connections are: one that needs signing in again is said in every digest until it is. */
+  db: Db;
   appUrl: string;
   unsubscribe: (what: DigestPeriod) => Promise<string>;
 }
@@ -57,9 +61,13 @@ export function countsLine(c: DigestCounts): string {
 export async function digestMail(i: DigestInput): Promise<OutgoingMessage> {
   const since = new Date(i.now.getTime() - DAYS[i.period] * 86_400_000);
   const summary = await careSummary(i.store, i.plans, i.lovedOne, i.words, since, i.now);
-  const [unrecorded, openTasks] = await Promise.all([
+  const [unrecorded, openTasks, signIn] = await Promise.all([
     i.outbox.decisions.countDocuments({ lovedOneId: i.lovedOne._id, kind: 'missed_dose', unrecorded: true, at: { $gte: since, $lt: i.now } }),
     i.plans.openTasks(i.lovedOne._id, 100),
+    i.db
+      .collection<Pick<ConnectionRecord, '_id' | 'name' | 'status' | 'lovedOneId'>>(PORTAL_COLLECTIONS.connections)
+      .find({ lovedOneId: i.lovedOne._id, status: 'needs_sign_in' }, { projection: { name: 1 } })
+      .toArray(),
   ]);
   const ev = summary.events.filter((e) => !e.supersededBy);
   const counts: DigestCounts = {
@@ -81,6 +89,9 @@ export async function digestMail(i: DigestInput): Promise<OutgoingMessage> {
       ...summary.record.split('\n\n'),
       ...(unrecorded ? [`Doses nobody recorded as given past their grace period: ${unrecorded}.`] : []),
       ...(summary.planned.trim() ? summary.planned.trim().split('\n\n') : []),
+      ...signIn.map(
+        (c) => `${c.name}'s portal needs someone in the family to sign in again before carecircle can read ${i.lovedOne.firstName}'s records from it.`,
+      ),
       ...(openTasks.length ? [`Open tasks (${openTasks.length}): ${openTasks.map((t) => `${t.title} (due ${i.words.day(t.due)})`).join('; ')}.`] : []),
       `What ${title} brought for ${i.lovedOne.firstName}, as your alert settings ask (${i.kinds.map((k) => ALERT_KINDS[k].label.toLowerCase()).join('; ')}).`,
     ],

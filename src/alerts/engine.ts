@@ -242,6 +242,7 @@ export class AlertEngine {
               store: this.store,
               plans: this.plans,
               outbox: this.outbox,
+              db: this.d.db,
               appUrl: this.d.config.appUrl,
               unsubscribe: (what) => this.links.url({ uid: member.uid, lovedOneId: lovedOne._id, kind: what }),
             });
