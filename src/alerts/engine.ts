@@ -191,11 +191,12 @@ export class AlertEngine {
     await this.outbox.fannedOut(decision._id);
   }
 
-  private async members(workspaceId: string): Promise<{ member: MemberRecord; user: UserRecord | null }[]> {
+  /** A workspace's members, each with the one thing of their account the alerts use: their time zone. */
+  private async members(workspaceId: string): Promise<{ member: MemberRecord; user: Pick<UserRecord, '_id' | 'timeZone'> | null }[]> {
     const members = await this.d.db.collection<MemberRecord>(WORKSPACE_COLLECTIONS.members).find({ workspaceId }).toArray();
     const users = await this.d.db
       .collection<UserRecord>(WORKSPACE_COLLECTIONS.users)
-      .find({ _id: { $in: members.map((m) => m.uid) } })
+      .find({ _id: { $in: members.map((m) => m.uid) } }, { projection: { timeZone: 1 } })
       .toArray();
     const byUid = new Map(users.map((u) => [u._id, u]));
     return members.map((member) => ({ member, user: byUid.get(member.uid) ?? null }));

@@ -18,9 +18,11 @@ export function startCron(store: Store, log: Logger, jobs: readonly SweepJob[]):
   const lease = new Lease(store.db, 'cron-leader', holder, 5 * 60 * 1000);
   const running = new Set<Promise<void>>();
 
+  // Never rejects: a store that is down while the lease is asked for (a job every minute meets
+  // that) is a failed sweep to log, not an unhandled rejection that ends the process.
   const runJob = async (job: SweepJob) => {
-    if (!(await lease.acquire())) return;
     try {
+      if (!(await lease.acquire())) return;
       const counts = await job.run();
       log.info({ job: job.name, ...counts }, 'sweep done');
     } catch (err) {
