@@ -281,6 +281,36 @@ describe('portal', () => {
     }
   });
 
+  it('portal - a page that is not FHIR JSON, not a Bundle, or too large is said in plain words and nothing of that sync is filed', async () => {
+    const c = await connected();
+    await post(c.cookie, `${c.base}/${c.key}/confirm`);
+    const before = (await listed(c.lovedOneId)).map((r) => r._id).sort();
+    const obs = await smart.repo.readResource('Observation', 'hr-1');
+    await smart.repo.updateResource({ ...obs, valueQuantity: { value: 88, unit: '/min', system: 'http://unitsofmeasure.org', code: '/min' } } as never);
+    try {
+      for (const [body, words] of [
+        ['<html><body>Maintenance</body></html>', 'answered 200 with something that is not FHIR JSON while reading the medication list'],
+        [JSON.stringify({ resourceType: 'Patient', id: 'rosa' }), 'sent the medication list in a shape that is not a FHIR Bundle'],
+        [
+          JSON.stringify({
+            resourceType: 'Bundle',
+            type: 'searchset',
+            entry: [{ resource: { resourceType: 'MedicationRequest', id: 'x'.repeat(6 * 1024 * 1024) } }],
+          }),
+          'sent a page of the medication list too large to read',
+        ],
+      ] as const) {
+        smart.answerNext('MedicationRequest', 1, 200, body);
+        const sync = await post(c.cookie, `${c.base}/${c.key}/sync`);
+        expect(sync.status).toBe(400);
+        expect(sync.text).toContain(`Northside Health's portal ${words}`);
+        expect((await listed(c.lovedOneId)).map((r) => r._id).sort()).toEqual(before);
+      }
+    } finally {
+      await smart.repo.updateResource(obs);
+    }
+  });
+
   it('portal - 429 with Retry-After is waited out and the sync completes', async () => {
     const c = await connected();
     await post(c.cookie, `${c.base}/${c.key}/confirm`);

@@ -58,6 +58,8 @@ export interface SmartServer {
   accounts: Record<string, { patient: string; fhirUser: string }>;
   /** Answer the next `count` FHIR calls whose path and query contain `match` with this status. */
   failNext(match: string, count: number, status: number, retryAfter?: string, text?: string): void;
+  /** Answer the next `count` FHIR calls whose path and query contain `match` with `status` and this body, as it is. */
+  answerNext(match: string, count: number, status: number, body: string): void;
   /** Follow the portal's sign-in as a browser would, signing in as `signInAs`: the URL it returns the browser to. */
   signIn(authorizeUrl: string): Promise<URL>;
   /** Refresh tokens currently valid, and every token of every grant withdrawn (the patient revoked the app). */
@@ -335,7 +337,7 @@ export async function startSmartServer(opts: SmartServerOptions): Promise<SmartS
     maria: { patient: 'rosa', fhirUser: 'RelatedPerson/maria' },
     walter: { patient: 'walter', fhirUser: 'Patient/walter' },
   };
-  const failures: { match: string; count: number; status: number; retryAfter?: string; text?: string }[] = [];
+  const failures: { match: string; count: number; status: number; retryAfter?: string; text?: string; raw?: string }[] = [];
   const calls: string[] = [];
   const assertions: SmartServer['assertions'] = [];
   const serves = { types: new Set<string>(RESOURCES.filter((r) => !opts.unsupported?.includes(r))), listResources: true };
@@ -471,6 +473,10 @@ export async function startSmartServer(opts: SmartServerOptions): Promise<SmartS
     const failure = failures.find((f) => f.count > 0 && `${rel}${url.search}`.includes(f.match));
     if (failure) {
       failure.count--;
+      if (failure.raw !== undefined) {
+        res.writeHead(failure.status, { 'content-type': 'application/fhir+json' });
+        return res.end(failure.raw);
+      }
       return send(
         res,
         failure.status,
@@ -564,6 +570,7 @@ export async function startSmartServer(opts: SmartServerOptions): Promise<SmartS
     accounts: patientOf,
     failNext: (match, count, status, retryAfter, text) =>
       failures.push({ match, count, status, ...(retryAfter === undefined ? {} : { retryAfter }), ...(text === undefined ? {} : { text }) }),
+    answerNext: (match, count, status, raw) => failures.push({ match, count, status, raw }),
     signIn: async (authorizeUrl) => {
       const cookies = new Map<string, string>();
       let url = authorizeUrl;
