@@ -63,7 +63,12 @@ export class AlertEngine {
 
   private now = () => new Date(this.d.clock());
 
-  /** Read the care records that arrived since the last scan and decide what they raise. */
+  /**
+   * Read the care records that arrived since the last scan and decide what they raise. Safe to run
+   * in several processes at once: each decision is claimed by its insert, every scan reads from the
+   * mark minus the overlap (a record another scan is still reading is read again, never skipped),
+   * and the mark only moves forward, to a record a scan that read everything before it has read.
+   */
   async scanRecords(): Promise<{ read: number; decided: number }> {
     const now = this.now();
     const mark = (await this.outbox.mark('scan')) ?? new Date(now.getTime() - FIRST_SCAN_MS);
