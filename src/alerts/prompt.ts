@@ -3,16 +3,17 @@
 // read at a time per process, and one more right after when told again meanwhile, so a burst of
 // records costs two reads, not one per record. Several processes reading at once stay exactly-once:
 // each alert is claimed by inserting its key (src/alerts/outbox.ts). The minute run stays the
-// safety net for an announcement lost on the way.
+// safety net, for an announcement lost on the way and a record stored late after its `receivedAt`.
 import type { Bus } from '../bus/types.js';
 import { subjects } from '../bus/subjects.js';
 import { CARE_EVENT_STREAM } from '../family/careEvents.js';
 import type { Logger } from '../log.js';
 import type { Stoppable } from '../slice/contract.js';
+import { QUICK_SCAN_OVERLAP_MS } from './engine.js';
 
 /** What the prompt needs of the alert engine. */
 export interface ReadsNewRecords {
-  scanRecords(): Promise<{ read: number; decided: number }>;
+  scanRecords(overlapMs?: number): Promise<{ read: number; decided: number }>;
   deliver(): Promise<unknown>;
 }
 
@@ -28,7 +29,8 @@ export function startAlertPrompt(bus: Pick<Bus, 'subscribe'>, namespace: string,
     do {
       again = false;
       try {
-        const { decided } = await engine.scanRecords();
+        // A short look back: these reads run back to back under load; the minute run looks back further.
+        const { decided } = await engine.scanRecords(QUICK_SCAN_OVERLAP_MS);
         if (decided && !sendsItself) await engine.deliver();
       } catch (err) {
         log.warn({ err }, 'reading new care records for alerts failed; the minute run reads them');
