@@ -529,6 +529,12 @@ export const CONFIG_KEYS = {
     schema: z.string(),
     default: '',
   },
+  alertsOnStore: {
+    env: 'ALERTS_ON_STORE',
+    doc: 'Workers read new care records for alerts as soon as they are stored (told on the bus), not only at the minute run. Off: the minute run alone decides them.',
+    schema: bool,
+    default: 'on',
+  },
   recaptchaSecret: {
     env: 'RECAPTCHA_SECRET',
     doc: 'reCAPTCHA secret; when set, newsletter sign-ups need a recaptchaToken that RECAPTCHA_VERIFY_URL accepts. Empty: no reCAPTCHA.',

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openBus } from './bus/index.js';
 import { MemoryBus } from './bus/memory.js';
+import { subjects } from './bus/subjects.js';
 import type { Bus } from './bus/types.js';
 import { openCredentials, type Credentials } from './auth/credentials.js';
 import type { Config } from './config.js';
@@ -25,7 +26,7 @@ import { startEmbeddedMongo, type EmbeddedMongo } from './store/embeddedMongo.js
 import { openStore, type Store } from './store/mongo.js';
 import type { Timelines } from './store/timeline/port.js';
 import { migrateTimelines } from './store/timeline/migrate.js';
-import { openTimelines } from './store/timeline/timelines.js';
+import { announcingTimelines, openTimelines } from './store/timeline/timelines.js';
 import { PACKAGE_ROOT } from './version.js';
 import { startWorkers, type WorkerPool } from './worker/runtime.js';
 import { directoryThreadCount, startWorkerThreads, type WorkerThreads } from './worker/threads.js';
@@ -124,7 +125,9 @@ export async function startService(role: Role, config: Config, log: Logger): Pro
 
     // Exact in memory for one process; in JetStream key-value where several share the NATS bus.
     const limiter = openLimiter(bus, config.busNamespace, log);
-    const timelines = await openTimelines(store.db);
+    // Each append is announced on the bus: the alert workers read new care records at once.
+    const recordsStored = subjects(config.busNamespace).recordsStored;
+    const timelines = announcingTimelines(await openTimelines(store.db), (stream) => bus.publish(recordsStored, { stream }));
     // A store an earlier version wrote is taken into the timelines once, by a process that serves.
     if (role === 'all' || role === 'worker')
       await migrateTimelines(

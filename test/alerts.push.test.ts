@@ -28,6 +28,8 @@ beforeAll(async () => {
     env: {
       DATA_KEY: TEST_DATA_KEY,
       SMTP_URL: smtp.url,
+      // The engine here runs when the test says: no read of new records on store.
+      ALERTS_ON_STORE: 'off',
       VAPID_PUBLIC_KEY: vapid.publicKey,
       VAPID_PRIVATE_KEY: vapid.privateKey,
       VAPID_SUBJECT: 'mailto:ops@carecircle.example',

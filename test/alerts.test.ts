@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { alertEngine } from '../src/alerts/slice.js';
 import { LOCAL_OUTBOX, type LocalMail } from '../src/alerts/channels.js';
 import { alertsCommand } from '../src/alerts/cli.js';
@@ -19,7 +19,8 @@ import { MedicationList, type MedicationFields } from '../src/family/medications
 import { WorkspaceStore } from '../src/family/records.js';
 import { createLogger } from '../src/log.js';
 import { registry } from '../src/metrics/index.js';
-import { freePort } from './harness/servers.js';
+import { startRole } from './harness/processes.js';
+import { freePort, freshDatabaseUrl } from './harness/servers.js';
 import { startSmtpSink, type SmtpSink } from './harness/smtpSink.js';
 import { startTestService, type TestService } from './harness/service.js';
 import { family, onboard, postEvent, shareWith, storedEvents, TEST_DATA_KEY, type Family, type Partner } from './ingest.fixtures.js';
@@ -29,7 +30,8 @@ let svc: TestService;
 let store: WorkspaceStore;
 beforeAll(async () => {
   smtp = await startSmtpSink();
-  svc = await startTestService({ env: { DATA_KEY: TEST_DATA_KEY, SMTP_URL: smtp.url } });
+  // The engine runs on the test's clock: no read of new records on store here (see 'alerts - within seconds').
+  svc = await startTestService({ env: { DATA_KEY: TEST_DATA_KEY, SMTP_URL: smtp.url, ALERTS_ON_STORE: 'off' } });
   store = new WorkspaceStore(svc.store.db, svc.credentials, svc.config.inboxDomain, svc.timelines);
 });
 afterAll(async () => {
@@ -336,7 +338,7 @@ async function fallNote(s: TestService, fam: Family, partner: Partner) {
 
 describe('alerts - the outbox across a restart', () => {
   it('when the service stops with one mail sent and one taken mid-send, then after the restart every member has exactly one mail', async () => {
-    const first = await startTestService({ env: { DATA_KEY: TEST_DATA_KEY, SMTP_URL: smtp.url } });
+    const first = await startTestService({ env: { DATA_KEY: TEST_DATA_KEY, SMTP_URL: smtp.url, ALERTS_ON_STORE: 'off' } });
     const fam = await family(first.store.db, first.credentials, first.config);
     store = new WorkspaceStore(first.store.db, first.credentials, first.config.inboxDomain, first.timelines);
     const members = [`${fam.uid}@example.com`, (await member(fam)).email, (await member(fam)).email];
@@ -352,7 +354,7 @@ describe('alerts - the outbox across a restart', () => {
     expect(await before.outbox.take(new Date(t0))).not.toBeNull();
     await first.stop();
 
-    const again = await startTestService({ mongoUrl: first.mongoUrl, env: { DATA_KEY: TEST_DATA_KEY, SMTP_URL: smtp.url } });
+    const again = await startTestService({ mongoUrl: first.mongoUrl, env: { DATA_KEY: TEST_DATA_KEY, SMTP_URL: smtp.url, ALERTS_ON_STORE: 'off' } });
     try {
       // Right after the restart the taken one is still leased; once the lease runs out it goes.
       await engineAt(again, () => t0 + 1_000).run();
@@ -433,7 +435,7 @@ describe('alerts - quiet hours', () => {
 
 describe('alerts - on NATS', () => {
   it('when NATS_URL is set, then each delivery goes through the JetStream work queue to a worker at once, and a later pass over the outbox sends nothing again', async () => {
-    const onNats = await startTestService({ nats: true, env: { DATA_KEY: TEST_DATA_KEY, SMTP_URL: smtp.url } });
+    const onNats = await startTestService({ nats: true, env: { DATA_KEY: TEST_DATA_KEY, SMTP_URL: smtp.url, ALERTS_ON_STORE: 'off' } });
     // No cron pass over the outbox in this process: only the work queue can send.
     await onNats.cron?.stop();
     try {
@@ -541,5 +543,71 @@ describe('alerts - failures and the local outbox', () => {
     const printed = await alertsCli(svc, ['outbox', '--limit', '50']);
     expect(printed.code).toBe(0);
     expect(printed.stdout).toContain(`to ${fam.uid}@example.com\nSubject: Rose: a note mentions a fall and a hospital visit`);
+  });
+});
+
+describe('alerts - within seconds of the record', () => {
+  const subject = 'Rose: a note mentions a fall and a hospital visit';
+  /** Each member's mails with the fall subject, until each has one; then each still has exactly one. */
+  const eachGetsOne = async (members: string[]) => {
+    await vi.waitFor(
+      async () => {
+        for (const to of members) expect((await mailsTo(to)).filter((m) => m.subject === subject)).toHaveLength(1);
+      },
+      { timeout: 20_000, interval: 50 },
+    );
+  };
+
+  it('when a partner note mentions a fall, then with the embedded defaults the mail reaches the SMTP server without the minute run, once', async () => {
+    const fast = await startTestService({ env: { DATA_KEY: TEST_DATA_KEY, SMTP_URL: smtp.url } });
+    // No minute run in this process: only the read on store can send.
+    await fast.cron?.stop();
+    try {
+      const fam = await family(fast.store.db, fast.credentials, fast.config);
+      store = new WorkspaceStore(fast.store.db, fast.credentials, fast.config.inboxDomain, fast.timelines);
+      const members = [`${fam.uid}@example.com`, (await member(fam)).email];
+      store = new WorkspaceStore(svc.store.db, svc.credentials, svc.config.inboxDomain, svc.timelines);
+      const partner = await onboard(fast.store.db, fast.credentials);
+      await shareWith(fast, partner, `rose-${fam.lovedOneId}`, fam);
+      await fallNote(fast, fam, partner);
+      await eachGetsOne(members);
+      const rows = await fast.store.db.collection<DeliveryRecord>(ALERT_DELIVERIES).find({ lovedOneId: fam.lovedOneId }).toArray();
+      expect(rows.map((r) => r.state)).toEqual(['sent', 'sent']);
+      // A later read of the same records decides nothing again.
+      expect(await engineAt(fast, Date.now).scanRecords()).toMatchObject({ decided: 0 });
+    } finally {
+      await fast.stop();
+    }
+  });
+
+  it('when two worker processes on NATS both read the new record, then each member gets the mail once, without the minute run', async () => {
+    const mongoUrl = freshDatabaseUrl(inject('mongoUrl'));
+    const env = {
+      NATS_URL: inject('natsUrl'),
+      MONGO_URL: mongoUrl,
+      BUS_NAMESPACE: `alfast${process.pid}`,
+      DATA_KEY: TEST_DATA_KEY,
+      SMTP_URL: smtp.url,
+      APP_URL: 'http://localhost:8081',
+    };
+    const workers = [startRole('worker', env), startRole('worker', env)];
+    let gateway: TestService | undefined;
+    try {
+      await Promise.all(workers.map((w) => w.waitFor(/alert sender started/)));
+      gateway = await startTestService({ nats: true, role: 'gateway', mongoUrl, env });
+      const fam = await family(gateway.store.db, gateway.credentials, gateway.config);
+      store = new WorkspaceStore(gateway.store.db, gateway.credentials, gateway.config.inboxDomain, gateway.timelines);
+      const members = [`${fam.uid}@example.com`, (await member(fam)).email];
+      store = new WorkspaceStore(svc.store.db, svc.credentials, svc.config.inboxDomain, svc.timelines);
+      const partner = await onboard(gateway.store.db, gateway.credentials);
+      await shareWith(gateway, partner, `rose-${fam.lovedOneId}`, fam);
+      await fallNote(gateway, fam, partner);
+      await eachGetsOne(members);
+      const rows = await gateway.store.db.collection<DeliveryRecord>(ALERT_DELIVERIES).find({ lovedOneId: fam.lovedOneId }).toArray();
+      expect(rows.map((r) => r.state)).toEqual(['sent', 'sent']);
+    } finally {
+      await gateway?.stop();
+      await Promise.all(workers.map((w) => w.kill('SIGKILL')));
+    }
   });
 });

@@ -39,6 +39,8 @@ export const KNOBS = {
   portalOthers: positive('BENCH_PORTAL_OTHERS', 100),
   /** Resources per page the portal part's local portal serves. */
   portalPageSize: positive('BENCH_PORTAL_PAGE', 100),
+  /** Partner notes the alerts part sends, one at a time, each timed from its 202 to the alert mail. */
+  alertNotes: positive('BENCH_ALERTS', 50),
   /** Log level of the carecircle processes measured (the operator default is info). */
   logLevel: process.env.BENCH_LOG_LEVEL ?? 'info',
 };

@@ -26,6 +26,9 @@ import { appointmentsTomorrow, missedDoses, recordRules, unclaimedTasks, type Ca
 
 /** Records that arrive out of order (a slow writer) are read again this far back; their decisions dedupe. */
 const SCAN_OVERLAP_MS = 10 * 60_000;
+/** The read on store goes back only this far: it runs back to back under load, and a record stored
+ *  later than this after its `receivedAt` is read by the minute run, whose overlap is the long one. */
+export const QUICK_SCAN_OVERLAP_MS = 5_000;
 /** On the first run, records this old are still read. */
 const FIRST_SCAN_MS = 24 * 3_600_000;
 const SCAN_BATCH = 500;
@@ -63,11 +66,17 @@ export class AlertEngine {
 
   private now = () => new Date(this.d.clock());
 
-  /** Read the care records that arrived since the last scan and decide what they raise. */
-  async scanRecords(): Promise<{ read: number; decided: number }> {
+  /**
+   * Read the care records that arrived since the last scan and decide what they raise. Safe to run
+   * in several processes at once: each decision is claimed by its insert, every scan reads from the
+   * mark minus the overlap (a record another scan is still reading is read again, never skipped),
+   * and the mark only moves forward, to a record a scan that read everything before it has read.
+   * The minute run reads with the long overlap, so what a quick read's short one missed is read then.
+   */
+  async scanRecords(overlapMs = SCAN_OVERLAP_MS): Promise<{ read: number; decided: number }> {
     const now = this.now();
     const mark = (await this.outbox.mark('scan')) ?? new Date(now.getTime() - FIRST_SCAN_MS);
-    let from = new Date(mark.getTime() - SCAN_OVERLAP_MS);
+    let from = new Date(mark.getTime() - overlapMs);
     let read = 0;
     let decided = 0;
     let latest = mark;

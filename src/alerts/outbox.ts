@@ -228,7 +228,8 @@ export class AlertOutbox {
     return (await this.state.findOne({ _id: name }))?.value ?? null;
   }
 
+  /** Only ever forward: a slower scan finishing after a faster one leaves the later mark. */
   async setMark(name: string, value: Date): Promise<void> {
-    await this.state.updateOne({ _id: name }, { $set: { value } }, { upsert: true });
+    await this.state.updateOne({ _id: name }, { $max: { value } }, { upsert: true });
   }
 }

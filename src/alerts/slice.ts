@@ -1,8 +1,9 @@
 // The alerts slice: care news by mail, right away or in a daily or weekly digest, as each member
-// chose per loved one; the rules run by the cron leader, deliveries kept in a durable outbox.
+// chose per loved one; new records read by the workers as they are stored, the rules run by the
+// cron leader every minute, deliveries kept in a durable outbox.
 import { appHelpers } from '../app/helpers.js';
 import { CARE_EVENTS } from '../family/careEvents.js';
-import { defineSlice, handlers, type SliceContext } from '../slice/contract.js';
+import { defineSlice, handlers, type SliceContext, type Stoppable } from '../slice/contract.js';
 import { pushSender } from '../push/send.js';
 import { PushSubscriptions } from '../push/subscriptions.js';
 import { emailChannel, LOCAL_OUTBOX_INDEXES, pushChannel, type Channel } from './channels.js';
@@ -11,6 +12,7 @@ import { AlertEngine } from './engine.js';
 import { LINK_INDEXES } from './links.js';
 import { OUTBOX_INDEXES } from './outbox.js';
 import { alertPages } from './pages.js';
+import { startAlertPrompt } from './prompt.js';
 import { PREFERENCE_INDEXES } from './preferences.js';
 import { RANGE_INDEXES } from './ranges.js';
 import { jetStreamQueue, startAlertSender } from './queue.js';
@@ -69,9 +71,15 @@ export const alertsSlice = defineSlice({
       .on('unsubscribe', 'POST', (req, params) => p.unsubscribePost(req, params.token!))
       .done();
   },
-  // On NATS: the workers send each delivery as soon as it is queued.
-  background: (ctx) =>
-    ctx.bus.durable ? startAlertSender(ctx.bus.durable, ctx.config.busNamespace, alertEngine(ctx), ctx.log.child({ component: 'alert-sender' })) : undefined,
+  // New care records read as soon as they are stored; on NATS, each delivery sent as soon as it is queued.
+  background: (ctx) => {
+    const engine = alertEngine(ctx);
+    const running: Stoppable[] = [];
+    if (ctx.bus.durable) running.push(startAlertSender(ctx.bus.durable, ctx.config.busNamespace, engine, ctx.log.child({ component: 'alert-sender' })));
+    if (ctx.config.alertsOnStore)
+      running.push(startAlertPrompt(ctx.bus, ctx.config.busNamespace, engine, !!ctx.bus.durable, ctx.log.child({ component: 'alert-prompt' })));
+    return running.length ? { stop: async () => void (await Promise.all(running.map((r) => r.stop()))) } : undefined;
+  },
   // Every minute: new records read, schedules checked, digests due queued, the outbox sent.
   jobs: (ctx) => {
     const engine = alertEngine(ctx);

@@ -29,3 +29,40 @@ export function timelinesOf(db: Db, shape: TimelineShape): Timelines {
 export async function openTimelines(db: Db): Promise<Timelines> {
   return timelinesOf(db, await storeShape(db));
 }
+
+/** The same timelines, telling `stored` the stream's name after each append that stored a record
+ *  (a supersession appends too). Best effort: what listens must not depend on it for correctness. */
+export function announcingTimelines(timelines: Timelines, stored: (stream: string) => void): Timelines {
+  const made = new Map<string, Timeline<never>>();
+  return {
+    shape: timelines.shape,
+    of<T extends TimelineRecord>(stream: Stream<T>): Timeline<T> {
+      let t = made.get(stream.name) as Timeline<T> | undefined;
+      if (!t) {
+        const inner = timelines.of(stream);
+        t = {
+          append: async (records) => {
+            const appended = await inner.append(records);
+            if (appended.stored.length) stored(stream.name);
+            return appended;
+          },
+          list: (owner, q) => inner.list(owner, q),
+          get: (owner, id) => inner.get(owner, id),
+          // The inner supersede appends through its own append: the newer record is announced here.
+          supersede: async (owner, id, newer) => {
+            await inner.supersede(owner, id, newer);
+            stored(stream.name);
+          },
+          history: (owner, id) => inner.history(owner, id),
+          purge: (match) => inner.purge(match),
+          remove: (owner) => inner.remove(owner),
+          removeWhere: (match, owners) => inner.removeWhere(match, owners),
+          count: (owner) => inner.count(owner),
+          adopt: (records) => inner.adopt(records),
+        };
+        made.set(stream.name, t as unknown as Timeline<never>);
+      }
+      return t;
+    },
+  };
+}
