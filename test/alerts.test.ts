@@ -221,15 +221,13 @@ describe('alerts - a dose the agency did not record', () => {
     expect((await send('note_added', { caregiver_id: 'cg-1', note_text: 'She fell asleep after lunch.' })).status).toBe(202);
     await storedEvents(svc.store.db, { lovedOneId: fam.lovedOneId }, 4);
     // A portal whose refresh was refused: every digest says so until someone signs in again.
-    await svc.store.db
-      .collection<{ _id: string }>('portal_connections')
-      .insertOne({
-        _id: `${fam.lovedOneId}:np`,
-        lovedOneId: fam.lovedOneId,
-        workspaceId: fam.workspaceId,
-        name: 'Northside Health',
-        status: 'needs_sign_in',
-      } as never);
+    await svc.store.db.collection<{ _id: string }>('portal_connections').insertOne({
+      _id: `${fam.lovedOneId}:np`,
+      lovedOneId: fam.lovedOneId,
+      workspaceId: fam.workspaceId,
+      name: 'Northside Health',
+      status: 'needs_sign_in',
+    } as never);
 
     const engine = engineAt(svc, () => engineNow);
     const run = await engine.run();
