@@ -45,13 +45,17 @@ function wallFormat(zone: string): Intl.DateTimeFormat {
   return f;
 }
 
-/** How far `zone`'s wall clock is ahead of UTC at instant t, in ms (the zone database is the runtime's). */
-export function zoneOffsetAt(zone: string, t: number): number {
-  const p = Object.fromEntries(
+/** `zone`'s wall clock at instant t, as the runtime's zone database has it: year, month, day, hour, minute, second. */
+export const wallClockAt = (zone: string, t: number): Record<string, string> =>
+  Object.fromEntries(
     wallFormat(zone)
       .formatToParts(new Date(t))
       .map((x) => [x.type, x.value]),
   );
+
+/** How far `zone`'s wall clock is ahead of UTC at instant t, in ms (the zone database is the runtime's). */
+export function zoneOffsetAt(zone: string, t: number): number {
+  const p = wallClockAt(zone, t);
   return Date.UTC(Number(p.year), Number(p.month) - 1, Number(p.day), Number(p.hour) % 24, Number(p.minute), Number(p.second)) - Math.floor(t / 1000) * 1000;
 }
 

@@ -6,7 +6,7 @@
 // these weekdays", which needs no RRULE (no intervals, counts or monthly rules), and rrule's own
 // time-zone support returns wall times dressed as UTC dates that still need this same conversion.
 // The zone database is the runtime's, so daylight-saving changes follow it.
-import { wallTimeToInstant } from './instant.js';
+import { wallClockAt, wallTimeToInstant } from './instant.js';
 import type { CareEventRecord } from './records.js';
 
 export const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
@@ -41,36 +41,9 @@ export interface Scheduled {
   graceMinutes?: number;
 }
 
-const partsFormat = new Map<string, Intl.DateTimeFormat>();
-function partsIn(zone: string): Intl.DateTimeFormat {
-  let f = partsFormat.get(zone);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone: zone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-      weekday: 'short',
-    });
-    if (partsFormat.size < 500) partsFormat.set(zone, f);
-  }
-  return f;
-}
-
-const wall = (zone: string, t: number) =>
-  Object.fromEntries(
-    partsIn(zone)
-      .formatToParts(new Date(t))
-      .map((x) => [x.type, x.value]),
-  );
-
 /** "2026-11-01" in `zone` at instant d. */
 export function dayIn(zone: string, d: Date): string {
-  const p = wall(zone, d.getTime());
+  const p = wallClockAt(zone, d.getTime());
   return `${p.year}-${p.month!.padStart(2, '0')}-${p.day!.padStart(2, '0')}`;
 }
 
