@@ -4,7 +4,7 @@ import type { Db } from 'mongodb';
 import { duplicateLovedOne, knownZone } from '../family/changes.js';
 import type { AuditLog } from '../workspace/audit.js';
 import { canManage } from '../family/circle.js';
-import type { WorkspaceStore } from '../family/records.js';
+import { lovedOneView, type WorkspaceStore } from '../family/records.js';
 import { ApiProblem, json } from '../http/reply.js';
 import { TooManyKeys, type KeyStore } from '../keys/keys.js';
 import { describeIssues } from '../rpc/envelope.js';
@@ -30,14 +30,7 @@ export function appApiRoutes(routes: AppRouteBuilder, helpers: AppHelpers, deps:
           role: membership.member.role,
           familyMemberCount: await store.memberCount(membership.workspace._id),
         },
-        lovedOnes: lovedOnes.map((l) => ({
-          id: l._id,
-          name: l.displayName,
-          firstName: l.firstName,
-          lastName: l.lastName,
-          inboxAddress: l.inboxAddress,
-          ...(l.timeZone ? { timeZone: l.timeZone } : {}),
-        })),
+        lovedOnes: lovedOnes.map(lovedOneView),
       });
     })
     .on('apiWorkspace', 'POST', async (req) => {

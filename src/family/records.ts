@@ -64,6 +64,16 @@ export interface LovedOneRecord {
   timeZone?: string;
 }
 
+/** A loved one as the JSON API and the workspace tools show them: no internal fields beyond the id. */
+export const lovedOneView = (l: LovedOneRecord) => ({
+  id: l._id,
+  name: l.displayName,
+  firstName: l.firstName,
+  lastName: l.lastName,
+  inboxAddress: l.inboxAddress,
+  ...(l.timeZone ? { timeZone: l.timeZone } : {}),
+});
+
 export {
   appendCareEvents,
   careEventStored,

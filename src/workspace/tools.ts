@@ -5,7 +5,7 @@ import { RPC } from '../rpc/codes.js';
 import { RpcError, ToolError } from '../rpc/errors.js';
 import { implementTool, type CallContext, type ToolDeclaration, type ToolDefinition } from '../rpc/mcp.js';
 import type { WorkspaceCaller } from './caller.js';
-import { type CareEventQuery, type CareEventRecord, type WorkspaceStore } from '../family/records.js';
+import { lovedOneView, type CareEventQuery, type CareEventRecord, type WorkspaceStore } from '../family/records.js';
 import { notAuthorized } from './careReader.js';
 import { grantCovers, TOOL_SCOPES } from './scopes.js';
 import { careEventsOutput, lovedOnesOutput, pingOutput, profileOutput } from './outputs.js';
@@ -145,14 +145,7 @@ export function workspaceTools(
         return {
           structured: {
             workspaceId: membership?.workspace._id ?? null,
-            lovedOnes: lovedOnes.map((l) => ({
-              id: l._id,
-              name: l.displayName,
-              firstName: l.firstName,
-              lastName: l.lastName,
-              inboxAddress: l.inboxAddress,
-              ...(l.timeZone ? { timeZone: l.timeZone } : {}),
-            })),
+            lovedOnes: lovedOnes.map(lovedOneView),
           },
         };
       },
