@@ -19,6 +19,7 @@ export const LEFT_OUT_OF_QUICK = {
   cluster: [
     'test/*.cluster.test.ts',
     'test/cluster.test.ts',
+    'test/alerts.test.ts',
     'test/audit.test.ts',
     'test/hardening.workers.test.ts',
     'test/ingest-cluster.test.ts',
