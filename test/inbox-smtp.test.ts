@@ -201,10 +201,10 @@ describe('inbox smtp - size and header bounds', () => {
     smtp.close();
   });
 
-  it('when ten connections at once each send a message 10 MiB over INBOX_MAX_BYTES, then each gets 552 5.3.4 after its dot and memory stays flat', async () => {
+  it('when ten connections at once each send a message 20 MiB over INBOX_MAX_BYTES, then each gets 552 5.3.4 after its dot and memory stays flat', async () => {
     const senders = 10;
     const chunk = lines('', 64 * 1024);
-    const rounds = Math.ceil((LIMIT + 10 * MiB) / chunk.length);
+    const rounds = Math.ceil((LIMIT + 20 * MiB) / chunk.length);
     const sent = senders * rounds * chunk.length;
     // Buffering the messages keeps about what was sent; counting them while they arrive keeps at
     // most INBOX_MAX_BYTES per connection, parsed. The listener runs in this process, so what this
@@ -215,6 +215,11 @@ describe('inbox smtp - size and header bounds', () => {
     let growth = 0;
     let rssGrowth = 0;
     let lastMajor = 0;
+    // V8 frees the memory of dead buffers on a background thread after a collection; on a busy
+    // machine that can lag one sample behind. Memory still held shows in two full collections in a
+    // row, so a figure counts only as the lower of the last two (buffering the messages keeps
+    // growing, so it still fails).
+    let lastFull = Infinity;
     let overBound!: (err: Error) => void;
     const over = new Promise<never>((_, reject) => (overBound = reject));
     const sampling = setInterval(() => {
@@ -223,10 +228,15 @@ describe('inbox smtp - size and header bounds', () => {
       // What a minor collection leaves may be garbage promoted while the loop was busy: past half
       // the bound a full collection tells it from memory still held (beside the whole service one
       // costs too much to run more than twice a second).
-      if (now >= bound / 2) {
+      if (now < bound / 2) lastFull = Infinity;
+      else {
         if (performance.now() - lastMajor < 500) return;
-        now = kept('major') - before;
+        const full = kept('major') - before;
         lastMajor = performance.now();
+        const previous = lastFull;
+        lastFull = full;
+        if (previous === Infinity) return;
+        now = Math.min(full, previous);
       }
       growth = Math.max(growth, now);
       if (growth >= bound)
