@@ -9,7 +9,7 @@ import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { PartnerClient } from '../src/partner/client.js';
 import { trialEvents } from './care.fixtures.js';
-import { createWorkspaceWithBrowser, linkAgencyWithBrowser, sidewaysBoxes, useServiceWithBrowser } from './harness/browser.js';
+import { createWorkspaceWithBrowser, linkAgencyWithBrowser, sidewaysBoxes, TAKE_SCREENSHOTS, useServiceWithBrowser } from './harness/browser.js';
 import { repoRoot } from './harness/servers.js';
 import { drained, onboard, TEST_DATA_KEY } from './ingest.fixtures.js';
 
@@ -40,7 +40,9 @@ const span = async (page: Page, selector: string) => {
 };
 
 /** The first screen only, so the images stay small and show what a reader sees on arrival. */
-const shoot = (page: Page, name: string) => page.screenshot({ path: path.join(IMAGES, `${name}.png`) });
+const shoot = async (page: Page, name: string) => {
+  if (TAKE_SCREENSHOTS) await page.screenshot({ path: path.join(IMAGES, `${name}.png`) });
+};
 
 describe('care pages at a glance in Chromium', () => {
   it('when an agency sent a fall, a missed dose, a refusal and readings, then at 375 and 1280 px attention comes first, today’s doses fit the first screen, days have headings and aides have names', async () => {

@@ -37,7 +37,13 @@ export async function newPage(browser: Browser): Promise<{ page: Page; errors: s
   return { page, errors };
 }
 
-export async function screenshot(page: Page, name: string): Promise<string> {
+/** Whether the walks save what they see (`SCREENSHOTS=1`): a full-page PNG costs time a test run
+ *  does not need, so only a run meant for looking at the pages takes them. */
+export const TAKE_SCREENSHOTS = process.env.SCREENSHOTS === '1';
+
+/** Saves the page as test-results/<name>.png when screenshots are asked for; the file, or undefined. */
+export async function screenshot(page: Page, name: string): Promise<string | undefined> {
+  if (!TAKE_SCREENSHOTS) return undefined;
   mkdirSync(SCREENSHOTS, { recursive: true });
   const file = path.join(SCREENSHOTS, `${name}.png`);
   await page.screenshot({ path: file, fullPage: true });
