@@ -1,6 +1,6 @@
 import os from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
-import { LEFT_OUT_OF_QUICK, OWN_PROCESS } from './test/harness/quickRun.js';
+import { FAULTS, LEFT_OUT_OF_QUICK, OWN_PROCESS } from './test/harness/quickRun.js';
 
 const FILES = ['src/**/*.test.ts', 'machines/**/*.test.ts', 'bridge/**/*.test.ts', 'test/**/*.test.ts'];
 /** Files that start several carecircle processes (or a NATS cluster): one such file at a time. */
@@ -13,7 +13,8 @@ const MAX_WORKERS = Math.max(2, os.availableParallelism() - 1);
 
 export default defineConfig(({ mode }) => {
   // `vitest run --mode quick` (npm run test:quick): the inner loop, without the long, browser and cluster files.
-  const exclude = [...configDefaults.exclude, ...(mode === 'quick' ? Object.values(LEFT_OUT_OF_QUICK).flat() : [])];
+  // `vitest run --mode faults` (npm run test:faults): only the fault runs, which the other modes leave out.
+  const exclude = [...configDefaults.exclude, ...(mode === 'quick' ? Object.values(LEFT_OUT_OF_QUICK).flat() : []), ...(mode === 'faults' ? [] : FAULTS)];
   const project = (name: string, include: string[], options: { isolate?: boolean; maxWorkers: number; order: number; without?: string[] }) => ({
     test: {
       name,
@@ -36,14 +37,17 @@ export default defineConfig(({ mode }) => {
       // Files share their worker's modules (isolate: false): each file imports the service once per
       // worker, not once per file (about 1.5 s of CPU each). Every test starts its own services and
       // database all the same. The groups run one after another.
-      projects: [
-        project('in process', FILES, { maxWorkers: MAX_WORKERS, order: 0, without: [...OWN_PROCESS, ...BROWSER, ...PROCESSES] }),
-        // Files that read what belongs to the whole process, such as the metrics registry.
-        project('own process', OWN_PROCESS, { isolate: true, maxWorkers: MAX_WORKERS, order: 0 }),
-        project('browser', BROWSER, { maxWorkers: MAX_WORKERS, order: 1 }),
-        // Each starts several processes of its own: two such files at once starve each other on two cores.
-        project('processes', PROCESSES, { maxWorkers: 1, order: 2 }),
-      ],
+      projects:
+        mode === 'faults'
+          ? [project('faults', FAULTS, { maxWorkers: 1, order: 0 })]
+          : [
+              project('in process', FILES, { maxWorkers: MAX_WORKERS, order: 0, without: [...OWN_PROCESS, ...BROWSER, ...PROCESSES] }),
+              // Files that read what belongs to the whole process, such as the metrics registry.
+              project('own process', OWN_PROCESS, { isolate: true, maxWorkers: MAX_WORKERS, order: 0 }),
+              project('browser', BROWSER, { maxWorkers: MAX_WORKERS, order: 1 }),
+              // Each starts several processes of its own: two such files at once starve each other on two cores.
+              project('processes', PROCESSES, { maxWorkers: 1, order: 2 }),
+            ],
     },
   };
 });

@@ -4,7 +4,7 @@
 import { globSync, readFileSync } from 'node:fs';
 import { matchesGlob } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { LEFT_OUT_OF_QUICK } from './harness/quickRun.js';
+import { FAULTS, LEFT_OUT_OF_QUICK } from './harness/quickRun.js';
 import { repoRoot } from './harness/servers.js';
 
 const HEAVY = /from '\.\/harness\/(browser|processes|twoGateways|ingestWorkers|deployment|chaos|natsCluster)\.js'/;
@@ -21,5 +21,10 @@ describe('the quick run', () => {
 
   it('names only files that exist', () => {
     expect(patterns.filter((p) => !files.some((f) => matchesGlob(f, p)))).toEqual([]);
+  });
+
+  it('leaves out the fault runs too, and they name only files that exist', () => {
+    expect(FAULTS.filter((f) => !leftOut(f))).toEqual([]);
+    expect(FAULTS.filter((f) => !files.includes(f))).toEqual([]);
   });
 });

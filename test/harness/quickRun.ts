@@ -1,6 +1,7 @@
 // What `npm run test:quick` leaves out for the inner loop (vitest.config.ts reads it in mode
-// `quick`); `npm test` runs everything. test/quickRun.test.ts holds every file that drives
-// Chromium or starts carecircle as several processes to this list.
+// `quick`), and the fault runs `npm test` leaves to `npm run test:faults` (mode `faults`; CI runs
+// both). test/quickRun.test.ts holds every file that drives Chromium or starts carecircle as
+// several processes to the first list.
 export const LEFT_OUT_OF_QUICK = {
   /** Bounded runs of the chaos and fuzz suites and the official MCP conformance suite. */
   long: ['test/chaos.test.ts', 'test/fuzz.test.ts', 'test/conformance.test.ts'],
@@ -29,6 +30,20 @@ export const LEFT_OUT_OF_QUICK = {
     'test/scaled-out.test.ts',
   ],
 };
+
+/** The fault runs: processes killed mid-run, NATS cut off or gone, the chaos and fuzz suites.
+ *  Each takes long because it waits for a fault to be noticed and healed; `npm run test:faults`
+ *  runs them, one file at a time, and `.ci/run` runs it after `npm test`. */
+export const FAULTS = [
+  'test/chaos.test.ts',
+  'test/fuzz.test.ts',
+  'test/audit.test.ts',
+  'test/cluster.test.ts',
+  'test/credentials-reconnect.cluster.test.ts',
+  'test/ingest-cluster.test.ts',
+  'test/ingest-vanish.test.ts',
+  'test/partner-cli.cluster.test.ts',
+];
 
 /** Files run in a process of their own (vitest.config.ts): they read what belongs to the whole
  *  process, such as the metrics registry every service of the process counts into. */
