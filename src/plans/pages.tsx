@@ -130,6 +130,35 @@ export function planPages(h: AppHelpers, db: Db, credentials: Credentials) {
     <TextField id="timeZone" label={`Time zone of ${a.lovedOne.displayName}`} required maxLength={64} value={value} invalid={invalid(faults, 'timeZone')} />
   );
 
+  /** A plan's form: what it is first, its notes last, and the fields of its kind between. */
+  const planForm = (
+    action: string,
+    values: Record<string, string>,
+    faults: FieldFault[],
+    what: { label: string; placeholder: string },
+    fields: Markup,
+    submit: string,
+  ) => (
+    <form method="post" action={action} class="plan-form" novalidate>
+      {faults.length ? faultBox(faults) : null}
+      <TextField
+        id="title"
+        label={what.label}
+        required
+        maxLength={TEXT_LIMITS.title}
+        value={values.title ?? ''}
+        invalid={invalid(faults, 'title')}
+        placeholder={what.placeholder}
+      />
+      {fields}
+      <label for="notes">Notes (optional)</label>
+      <textarea id="notes" name="notes" rows={3} maxLength={TEXT_LIMITS.notes} aria-invalid={invalid(faults, 'notes') || undefined}>
+        {values.notes ?? ''}
+      </textarea>
+      <button type="submit">{submit}</button>
+    </form>
+  );
+
   // ---- appointments ----
 
   const appointmentForm = (
@@ -139,46 +168,37 @@ export function planPages(h: AppHelpers, db: Db, credentials: Credentials) {
     members: { uid: string; name?: string; email: string }[],
     faults: FieldFault[],
     submit: string,
-  ) => (
-    <form method="post" action={action} class="plan-form" novalidate>
-      {faults.length ? faultBox(faults) : null}
-      <TextField
-        id="title"
-        label="What"
-        required
-        maxLength={TEXT_LIMITS.title}
-        value={values.title ?? ''}
-        invalid={invalid(faults, 'title')}
-        placeholder="Cardiology check-up"
-      />
-      <TextField
-        id="withWhom"
-        label="With whom (optional)"
-        maxLength={TEXT_LIMITS.withWhom}
-        value={values.withWhom ?? ''}
-        invalid={invalid(faults, 'withWhom')}
-      />
-      <TextField id="place" label="Where (optional)" maxLength={TEXT_LIMITS.place} value={values.place ?? ''} invalid={invalid(faults, 'place')} />
-      <TextField id="day" label="Day" type="date" required value={values.day ?? a.clock.isoDay(a.now)} invalid={invalid(faults, 'day')} />
-      <TextField id="startTime" label="Starts at" type="time" required value={values.startTime ?? ''} invalid={invalid(faults, 'startTime')} />
-      <TextField id="endTime" label="Ends at" type="time" required value={values.endTime ?? ''} invalid={invalid(faults, 'endTime')} />
-      {zoneField(a, values.timeZone ?? plannedZone(a.lovedOne, a.clock.zone), faults)}
-      <label for="takenBy">Who is taking {a.lovedOne.firstName}</label>
-      <select id="takenBy" name="takenBy" aria-invalid={invalid(faults, 'takenBy')}>
-        <option value="">Nobody yet</option>
-        {members.map((m) => (
-          <option value={m.uid} selected={values.takenBy === m.uid}>
-            {m.name ?? m.email}
-          </option>
-        ))}
-      </select>
-      <label for="notes">Notes (optional)</label>
-      <textarea id="notes" name="notes" rows={3} maxLength={TEXT_LIMITS.notes} aria-invalid={invalid(faults, 'notes')}>
-        {values.notes ?? ''}
-      </textarea>
-      <button type="submit">{submit}</button>
-    </form>
-  );
+  ) =>
+    planForm(
+      action,
+      values,
+      faults,
+      { label: 'What', placeholder: 'Cardiology check-up' },
+      <>
+        <TextField
+          id="withWhom"
+          label="With whom (optional)"
+          maxLength={TEXT_LIMITS.withWhom}
+          value={values.withWhom ?? ''}
+          invalid={invalid(faults, 'withWhom')}
+        />
+        <TextField id="place" label="Where (optional)" maxLength={TEXT_LIMITS.place} value={values.place ?? ''} invalid={invalid(faults, 'place')} />
+        <TextField id="day" label="Day" type="date" required value={values.day ?? a.clock.isoDay(a.now)} invalid={invalid(faults, 'day')} />
+        <TextField id="startTime" label="Starts at" type="time" required value={values.startTime ?? ''} invalid={invalid(faults, 'startTime')} />
+        <TextField id="endTime" label="Ends at" type="time" required value={values.endTime ?? ''} invalid={invalid(faults, 'endTime')} />
+        {zoneField(a, values.timeZone ?? plannedZone(a.lovedOne, a.clock.zone), faults)}
+        <label for="takenBy">Who is taking {a.lovedOne.firstName}</label>
+        <select id="takenBy" name="takenBy" aria-invalid={invalid(faults, 'takenBy') || undefined}>
+          <option value="">Nobody yet</option>
+          {members.map((m) => (
+            <option value={m.uid} selected={values.takenBy === m.uid}>
+              {m.name ?? m.email}
+            </option>
+          ))}
+        </select>
+      </>,
+      submit,
+    );
 
   const appointmentWhen = (clock: Clock, x: AppointmentRecord) => (
     <>
@@ -381,26 +401,18 @@ export function planPages(h: AppHelpers, db: Db, credentials: Credentials) {
         {canWrite(a.member) ? (
           <section class="card" aria-labelledby="add-task-title">
             <h2 id="add-task-title">Ask for help</h2>
-            <form method="post" action={action} class="plan-form" novalidate>
-              {faults.length ? faultBox(faults) : null}
-              <TextField
-                id="title"
-                label="What needs doing"
-                required
-                maxLength={TEXT_LIMITS.title}
-                value={due.title ?? ''}
-                invalid={invalid(faults, 'title')}
-                placeholder="Drive Mom to cardiology"
-              />
-              <TextField id="dueDay" label="Due day" type="date" required value={due.dueDay ?? ''} invalid={invalid(faults, 'dueDay')} />
-              <TextField id="dueTime" label="Due time" type="time" required value={due.dueTime ?? ''} invalid={invalid(faults, 'dueTime')} />
-              {zoneField(a, due.timeZone || plannedZone(a.lovedOne, a.clock.zone), faults)}
-              <label for="notes">Notes (optional)</label>
-              <textarea id="notes" name="notes" rows={3} maxLength={TEXT_LIMITS.notes} aria-invalid={invalid(faults, 'notes')}>
-                {due.notes ?? ''}
-              </textarea>
-              <button type="submit">Add the task</button>
-            </form>
+            {planForm(
+              action,
+              due,
+              faults,
+              { label: 'What needs doing', placeholder: 'Drive Mom to cardiology' },
+              <>
+                <TextField id="dueDay" label="Due day" type="date" required value={due.dueDay ?? ''} invalid={invalid(faults, 'dueDay')} />
+                <TextField id="dueTime" label="Due time" type="time" required value={due.dueTime ?? ''} invalid={invalid(faults, 'dueTime')} />
+                {zoneField(a, due.timeZone || plannedZone(a.lovedOne, a.clock.zone), faults)}
+              </>,
+              'Add the task',
+            )}
           </section>
         ) : (
           <p class="muted">You can read the family's tasks; the primary caregiver can let you add and take things.</p>

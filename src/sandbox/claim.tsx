@@ -43,6 +43,9 @@ const notice = (h: AppHelpers, status: number, title: string, heading: string, t
     { heading },
   );
 
+const notClaimable = (h: AppHelpers, caller: SessionCaller) =>
+  notice(h, 404, 'Not claimable', 'This sandbox cannot be claimed', 'The link is unknown, or the sandbox was already claimed, orphaned or deleted.', caller);
+
 /** What a signed-out visitor of a claim link is told: which sandbox, and which email claims it. */
 const claimLead = async (service: SandboxService, id: string): Promise<Markup> => {
   const workspace = await service.find(id);
@@ -75,15 +78,7 @@ async function claimPage(d: ClaimDeps, req: HttpRequestEnvelope): Promise<HttpRe
   if (!caller) return h.signedOutPage(claimPath(id), await claimLead(service, id));
   const workspace = await service.find(id);
   const state = workspace ? await service.state(id) : null;
-  if (!workspace || state !== 'sandbox' || !workspace.sandbox)
-    return notice(
-      h,
-      404,
-      'Not claimable',
-      'This sandbox cannot be claimed',
-      'The link is unknown, or the sandbox was already claimed, orphaned or deleted.',
-      caller,
-    );
+  if (!workspace || state !== 'sandbox' || !workspace.sandbox) return notClaimable(h, caller);
   return h.cardPage(
     200,
     'Claim your workspace',
@@ -143,14 +138,7 @@ async function claim(d: ClaimDeps, req: HttpRequestEnvelope): Promise<HttpReplyE
         caller,
       );
     default:
-      return notice(
-        h,
-        404,
-        'Not claimable',
-        'This sandbox cannot be claimed',
-        'The link is unknown, or the sandbox was already claimed, orphaned or deleted.',
-        caller,
-      );
+      return notClaimable(h, caller);
   }
 }
 
