@@ -135,6 +135,8 @@ describe('plans - appointments in the app', () => {
     expect(late.html).toContain('value="Cardiology check-up"');
     expect(late.html).toContain('>keep &lt;this></textarea>');
     expect(late.html).toMatch(/id="startTime"[^>]*aria-invalid="true"/);
+    // Only the named field is marked: the others carry no aria-invalid at all.
+    expect(late.html.match(/aria-invalid="[^"]*"/g)).toEqual(['aria-invalid="true"']);
     const backwards = await post(sib.cookie, base, appointment({ startTime: '15:00', endTime: '14:00', title: '' }));
     expect(backwards.status).toBe(400);
     expect(backwards.html).toContain('Please enter what the appointment is.');

@@ -1,6 +1,7 @@
-// Web push in headless Chromium: the Settings script registers the service worker at the root,
-// asks for permission, subscribes with carecircle's VAPID public key and posts the subscription;
-// a message sent through our loopback push service is shown by the service worker.
+// Web push in headless Chromium: on opting in, the Settings script asks for permission, registers
+// the service worker at the root, subscribes with carecircle's VAPID public key and posts the
+// subscription (a visit alone registers nothing); a message sent through our loopback push service
+// is shown by the service worker.
 //
 // Headless Chromium cannot subscribe for real: its push service is Google's (FCM), and
 // pushManager.subscribe answers "AbortError: Registration failed - permission denied" even with
@@ -54,7 +55,7 @@ function stubSubscribe(subscription: { endpoint: string; keys: { p256dh: string;
 }
 
 describe('web push in Chromium', () => {
-  it('when a caregiver turns notifications on in Settings, then the worker is registered, the subscription is posted with our VAPID key, this browser is listed, and a push shows its notification', async () => {
+  it('when a caregiver visits Settings and then turns notifications on, then the visit registers no worker, opting in registers it, the subscription is posted with our VAPID key, this browser is listed, and a push shows its notification', async () => {
     const pushes: PushService = await startPushService();
     const { page, errors } = await newPage(run.browser);
     try {
@@ -64,18 +65,20 @@ describe('web push in Chromium', () => {
       await page.addInitScript(stubSubscribe, { endpoint: subscriber.endpoint, keys: subscriber.keys });
       await signInWithBrowser(page, app('/settings'), 'push-browser@example.com');
 
-      // The script took over the button, and the worker is active for the whole app.
+      // The script took over the button once it knew this browser has no worker: a visit registers none.
       await page.locator('#push-enable:not([disabled])', { hasText: 'Notify me in this browser' }).waitFor();
+      expect(await page.evaluate(async () => (await navigator.serviceWorker.getRegistrations()).map((r) => r.scope))).toEqual([]);
+      expect(await page.locator('#push-devices').count()).toBe(0);
+      await screenshot(page, 'push-settings-off');
+
+      // Opting in registers the worker, active for the whole app.
+      await Promise.all([page.waitForEvent('load'), page.click('#push-enable')]);
+      await page.locator('#push-devices .this-device').waitFor();
       const worker = await page.evaluate(async () => {
         const reg = await navigator.serviceWorker.ready;
         return { script: reg.active?.scriptURL, scope: reg.scope };
       });
       expect(worker).toEqual({ script: app('/sw.js'), scope: app('/') });
-      expect(await page.locator('#push-devices').count()).toBe(0);
-      await screenshot(page, 'push-settings-off');
-
-      await Promise.all([page.waitForEvent('load'), page.click('#push-enable')]);
-      await page.locator('#push-devices .this-device').waitFor();
       expect(await page.evaluate(() => localStorage.getItem('cc-test-subscription'))).toBe(vapid.getPublicKey('base64url'));
       expect(await page.textContent('#push-devices')).toContain('Chrome on Linux (this browser)');
       await page.locator('#push-enable', { hasText: 'Stop notifications in this browser' }).waitFor();

@@ -63,17 +63,12 @@ export function alertPages(d: AlertPageDeps) {
   const form = (req: HttpRequestEnvelope) => (req.body ?? {}) as Record<string, unknown>;
 
   const notFound = (caller: SessionCaller) =>
-    h.pageFor(
+    h.cardPage(
       404,
       'No such loved one in your workspace',
-      <>
-        <h1>No such loved one in your workspace</h1>
-        <section class="card">
-          <p>
-            Pick a loved one from <a href="/settings/alerts">your alert settings</a>.
-          </p>
-        </section>
-      </>,
+      <p>
+        Pick a loved one from <a href="/settings/alerts">your alert settings</a>.
+      </p>,
       caller,
     );
 
@@ -320,18 +315,8 @@ export function alertPages(d: AlertPageDeps) {
     return redirect(`/care/${encodeURIComponent(s.lovedOne._id)}/alert-ranges`);
   };
 
-  const linkPage = (status: number, title: string, body: Markup) =>
-    h.pageFor(
-      status,
-      title,
-      <>
-        <h1>{title}</h1>
-        <section class="card">{body}</section>
-      </>,
-    );
-
   const refused = (err: LinkRefused) =>
-    linkPage(
+    h.cardPage(
       err.code === 'LINK_USED' ? 409 : 400,
       'This link cannot be used',
       <p id="link-refused" data-code={err.code}>
@@ -344,7 +329,7 @@ export function alertPages(d: AlertPageDeps) {
     try {
       const claim = await d.links.read(token);
       const what = claim.kind === 'daily' || claim.kind === 'weekly' ? `the ${claim.kind} digest` : ALERT_KINDS[claim.kind].label.toLowerCase();
-      return linkPage(
+      return h.cardPage(
         200,
         'Stop these alerts?',
         <form method="post" action={`/alerts/unsubscribe/${token}`}>
@@ -364,7 +349,7 @@ export function alertPages(d: AlertPageDeps) {
       const claim = await d.links.use(token);
       const zone = (await h.store.user(claim.uid))?.timeZone;
       await d.preferences.turnOff(claim.uid, claim.lovedOneId, claim.kind, zone);
-      return linkPage(
+      return h.cardPage(
         200,
         'Done',
         <p id="unsubscribed">

@@ -7,6 +7,7 @@ import type { SessionCaller } from '../auth/sessions.js';
 import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js';
 import { deleteLovedOne, duplicateLovedOne, renameLovedOne, renameWorkspace } from '../family/changes.js';
 import { countLovedOneCareEvents, deleteLovedOneCareEvents, type LovedOneRecord, type WorkspaceRecord } from '../family/records.js';
+import { TextField } from '../http/fields.js';
 import type { Markup } from '../http/html.js';
 import { redirect } from '../http/page.js';
 import { countInboxItemsOf, deleteInboxOf } from '../inbox/records.js';
@@ -21,22 +22,21 @@ const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one :
 
 const nameFields = (values: { firstName?: string; lastName?: string }) => (
   <>
-    <label for="firstName">First name</label>
-    <input id="firstName" name="firstName" type="text" required maxLength={60} value={values.firstName ?? ''} />
-    <label for="lastName">Last name</label>
-    <input id="lastName" name="lastName" type="text" required maxLength={60} value={values.lastName ?? ''} />
+    <TextField id="firstName" label="First name" required maxLength={60} value={values.firstName ?? ''} />
+    <TextField id="lastName" label="Last name" required maxLength={60} value={values.lastName ?? ''} />
   </>
 );
 
 /** The loved one's zone: new medications, appointments and tasks are meant in it. */
 const zoneField = (value: string, placeholder: string) => (
-  <>
-    <label for="timeZone">Their time zone</label>
-    <input id="timeZone" name="timeZone" type="text" maxLength={64} value={value} placeholder={placeholder} aria-describedby="timeZone-hint" />
-    <p class="muted" id="timeZone-hint">
-      A place name such as America/New_York. New medicines, appointments and tasks are meant in it; what is already planned keeps its own.
-    </p>
-  </>
+  <TextField
+    id="timeZone"
+    label="Their time zone"
+    maxLength={64}
+    value={value}
+    placeholder={placeholder}
+    hint="A place name such as America/New_York. New medicines, appointments and tasks are meant in it; what is already planned keeps its own."
+  />
 );
 
 const back = (
@@ -51,16 +51,7 @@ export function editingRoutes(routes: AppRouteBuilder, h: AppHelpers, db: Db, cr
   /** The zone the caller's own times are shown in: a new loved one's, unless the form names another. */
   const callerZone = async (req: HttpRequestEnvelope, caller: SessionCaller) => (await h.clockFor(caller, req)).zone;
 
-  const page = (caller: SessionCaller, status: number, title: string, body: Markup) =>
-    h.pageFor(
-      status,
-      title,
-      <>
-        <h1>{title}</h1>
-        <section class="card">{body}</section>
-      </>,
-      caller,
-    );
+  const page = (caller: SessionCaller, status: number, title: string, body: Markup) => h.cardPage(status, title, body, caller);
 
   /** The caller's workspace, if they manage it; otherwise the page to answer with. */
   const managed = async (
@@ -103,8 +94,7 @@ export function editingRoutes(routes: AppRouteBuilder, h: AppHelpers, db: Db, cr
     <>
       {error}
       <form method="post" action="/workspace/name">
-        <label for="familyName">Family name</label>
-        <input id="familyName" name="familyName" type="text" required maxLength={120} value={value} />
+        <TextField id="familyName" label="Family name" required maxLength={120} value={value} />
         <button type="submit">Save the name</button>
       </form>
       <p>

@@ -18,6 +18,9 @@ export interface AppHelpers {
   requireCaller(req: HttpRequestEnvelope): Promise<SessionCaller>;
   /** A page in the app's layout, signed-in header included. */
   pageFor(status: number, title: string, body: Markup, caller?: SessionCaller | null, headers?: Record<string, string>): HttpReplyEnvelope;
+  /** A page of one card under a heading (the title, unless `card.heading`): the shape of every
+   *  refusal, confirmation and small form, so they all read alike. */
+  cardPage(status: number, title: string, body: Markup, caller?: SessionCaller | null, card?: { heading?: Markup; id?: string }): HttpReplyEnvelope;
   /** The page a signed-out visitor sees, with a sign-in link that comes back to `next`; `lead`
    *  replaces the general welcome (the sandbox claim link names its workspace). */
   signedOutPage(next: string, lead?: Markup): HttpReplyEnvelope;
@@ -48,6 +51,18 @@ export function appHelpers(config: Config, db: Db, credentials: Credentials, tim
     store,
     timelines,
     pageFor,
+    cardPage: (status, title, body, caller, card = {}) =>
+      pageFor(
+        status,
+        title,
+        <>
+          <h1>{card.heading ?? title}</h1>
+          <section class="card" id={card.id}>
+            {body}
+          </section>
+        </>,
+        caller,
+      ),
     clockFor: async (caller, req, now = new Date()) => {
       const zone = (await store.user(caller.uid))?.timeZone ?? viewerZone(req.headers.cookie);
       // Times are labelled with the zone's current name (Europe/Kyiv), whatever name it was stored under.

@@ -93,17 +93,12 @@ export function pushDevicesRoutes(routes: AppRouteBuilder, h: AppHelpers, deps: 
 
   const ownDevice = async (caller: SessionCaller, id: string) => (await store.devices(caller.uid)).find((d) => d.id === id) ?? null;
   const noSuchDevice = (caller: SessionCaller) =>
-    h.pageFor(
+    h.cardPage(
       404,
       'No such browser',
-      <>
-        <h1>No such browser</h1>
-        <section class="card">
-          <p>
-            That browser does not receive your notifications any more. See <a href="/settings#notifications">your notifications</a>.
-          </p>
-        </section>
-      </>,
+      <p>
+        That browser does not receive your notifications any more. See <a href="/settings#notifications">your notifications</a>.
+      </p>,
       caller,
     );
 
@@ -143,26 +138,24 @@ export function pushDevicesRoutes(routes: AppRouteBuilder, h: AppHelpers, deps: 
       const device = await ownDevice(caller, id);
       if (!device) return noSuchDevice(caller);
       const mine = id === thisDeviceId(req);
-      return h.pageFor(
+      return h.cardPage(
         200,
         'Remove a browser',
         <>
-          <h1>Stop notifications on {device.device}?</h1>
-          <section class="card" id="confirm">
-            <p>
-              {mine ? 'This browser' : device.device} will receive no more carecircle notifications. You can turn them on again from Settings in that browser.
-            </p>
-            <form method="post" action={`/settings/devices/${encodeURIComponent(device.id)}/remove`}>
-              <button class="danger" type="submit">
-                Remove {device.device}
-              </button>
-            </form>
-            <p>
-              <a href="/settings#notifications">Keep it</a>
-            </p>
-          </section>
+          <p>
+            {mine ? 'This browser' : device.device} will receive no more carecircle notifications. You can turn them on again from Settings in that browser.
+          </p>
+          <form method="post" action={`/settings/devices/${encodeURIComponent(device.id)}/remove`}>
+            <button class="danger" type="submit">
+              Remove {device.device}
+            </button>
+          </form>
+          <p>
+            <a href="/settings#notifications">Keep it</a>
+          </p>
         </>,
         caller,
+        { heading: `Stop notifications on ${device.device}?`, id: 'confirm' },
       );
     })
     .on('settingsDevicesRemove', 'POST', async (req, params) => {

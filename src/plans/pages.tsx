@@ -12,6 +12,7 @@ import type { Clock } from '../care/time.js';
 import { plannedZone } from '../family/changes.js';
 import { canWrite, FamilyCircle } from '../family/circle.js';
 import type { LovedOneRecord, MemberRecord, WorkspaceRecord } from '../family/records.js';
+import { TextField } from '../http/fields.js';
 import type { Markup } from '../http/html.js';
 import { redirect } from '../http/page.js';
 import { appointmentFromForm, instantToWall, taskFromForm, TEXT_LIMITS, type FieldFault } from '../family/planInput.js';
@@ -44,7 +45,7 @@ export const appAuthor = (caller: SessionCaller): Author => ({ uid: caller.uid, 
 
 /** Faults above the form, each naming its field (and linking to it). */
 const faultBox = (faults: FieldFault[]) => errorBox(faults.map((f) => f.message));
-const invalid = (faults: FieldFault[], field: string) => (faults.some((f) => f.field === field) ? 'true' : undefined);
+const invalid = (faults: FieldFault[], field: string) => faults.some((f) => f.field === field);
 
 export function planPages(h: AppHelpers, db: Db, credentials: Credentials) {
   const plans = new PlansStore(db, Date.now, h.timelines);
@@ -53,16 +54,7 @@ export function planPages(h: AppHelpers, db: Db, credentials: Credentials) {
   const field = (raw: Record<string, unknown>, name: string) => (typeof raw[name] === 'string' ? (raw[name] as string) : '');
   const base = (l: LovedOneRecord) => `/care/${encodeURIComponent(l._id)}`;
 
-  const simple = (caller: SessionCaller, status: number, title: string, body: Markup) =>
-    h.pageFor(
-      status,
-      title,
-      <>
-        <h1>{title}</h1>
-        <section class="card">{body}</section>
-      </>,
-      caller,
-    );
+  const simple = (caller: SessionCaller, status: number, title: string, body: Markup) => h.cardPage(status, title, body, caller);
 
   /** The caller, their workspace and the loved one in it; or the page to answer with. `change`: a
    *  post (signed out, it goes to sign-in); `write`: it needs a member who may write (a post does,
@@ -133,6 +125,40 @@ export function planPages(h: AppHelpers, db: Db, credentials: Credentials) {
       </p>,
     );
 
+  /** The zone a plan is meant in. */
+  const zoneField = (a: PlanAccess, value: string, faults: FieldFault[]) => (
+    <TextField id="timeZone" label={`Time zone of ${a.lovedOne.displayName}`} required maxLength={64} value={value} invalid={invalid(faults, 'timeZone')} />
+  );
+
+  /** A plan's form: what it is first, its notes last, and the fields of its kind between. */
+  const planForm = (
+    action: string,
+    values: Record<string, string>,
+    faults: FieldFault[],
+    what: { label: string; placeholder: string },
+    fields: Markup,
+    submit: string,
+  ) => (
+    <form method="post" action={action} class="plan-form" novalidate>
+      {faults.length ? faultBox(faults) : null}
+      <TextField
+        id="title"
+        label={what.label}
+        required
+        maxLength={TEXT_LIMITS.title}
+        value={values.title ?? ''}
+        invalid={invalid(faults, 'title')}
+        placeholder={what.placeholder}
+      />
+      {fields}
+      <label for="notes">Notes (optional)</label>
+      <textarea id="notes" name="notes" rows={3} maxLength={TEXT_LIMITS.notes} aria-invalid={invalid(faults, 'notes') || undefined}>
+        {values.notes ?? ''}
+      </textarea>
+      <button type="submit">{submit}</button>
+    </form>
+  );
+
   // ---- appointments ----
 
   const appointmentForm = (
@@ -142,63 +168,37 @@ export function planPages(h: AppHelpers, db: Db, credentials: Credentials) {
     members: { uid: string; name?: string; email: string }[],
     faults: FieldFault[],
     submit: string,
-  ) => (
-    <form method="post" action={action} class="plan-form" novalidate>
-      {faults.length ? faultBox(faults) : null}
-      <label for="title">What</label>
-      <input
-        id="title"
-        name="title"
-        type="text"
-        required
-        maxLength={TEXT_LIMITS.title}
-        value={values.title ?? ''}
-        aria-invalid={invalid(faults, 'title')}
-        placeholder="Cardiology check-up"
-      />
-      <label for="withWhom">With whom (optional)</label>
-      <input
-        id="withWhom"
-        name="withWhom"
-        type="text"
-        maxLength={TEXT_LIMITS.withWhom}
-        value={values.withWhom ?? ''}
-        aria-invalid={invalid(faults, 'withWhom')}
-      />
-      <label for="place">Where (optional)</label>
-      <input id="place" name="place" type="text" maxLength={TEXT_LIMITS.place} value={values.place ?? ''} aria-invalid={invalid(faults, 'place')} />
-      <label for="day">Day</label>
-      <input id="day" name="day" type="date" required value={values.day ?? a.clock.isoDay(a.now)} aria-invalid={invalid(faults, 'day')} />
-      <label for="startTime">Starts at</label>
-      <input id="startTime" name="startTime" type="time" required value={values.startTime ?? ''} aria-invalid={invalid(faults, 'startTime')} />
-      <label for="endTime">Ends at</label>
-      <input id="endTime" name="endTime" type="time" required value={values.endTime ?? ''} aria-invalid={invalid(faults, 'endTime')} />
-      <label for="timeZone">Time zone of {a.lovedOne.displayName}</label>
-      <input
-        id="timeZone"
-        name="timeZone"
-        type="text"
-        required
-        maxLength={64}
-        value={values.timeZone ?? plannedZone(a.lovedOne, a.clock.zone)}
-        aria-invalid={invalid(faults, 'timeZone')}
-      />
-      <label for="takenBy">Who is taking {a.lovedOne.firstName}</label>
-      <select id="takenBy" name="takenBy" aria-invalid={invalid(faults, 'takenBy')}>
-        <option value="">Nobody yet</option>
-        {members.map((m) => (
-          <option value={m.uid} selected={values.takenBy === m.uid}>
-            {m.name ?? m.email}
-          </option>
-        ))}
-      </select>
-      <label for="notes">Notes (optional)</label>
-      <textarea id="notes" name="notes" rows={3} maxLength={TEXT_LIMITS.notes} aria-invalid={invalid(faults, 'notes')}>
-        {values.notes ?? ''}
-      </textarea>
-      <button type="submit">{submit}</button>
-    </form>
-  );
+  ) =>
+    planForm(
+      action,
+      values,
+      faults,
+      { label: 'What', placeholder: 'Cardiology check-up' },
+      <>
+        <TextField
+          id="withWhom"
+          label="With whom (optional)"
+          maxLength={TEXT_LIMITS.withWhom}
+          value={values.withWhom ?? ''}
+          invalid={invalid(faults, 'withWhom')}
+        />
+        <TextField id="place" label="Where (optional)" maxLength={TEXT_LIMITS.place} value={values.place ?? ''} invalid={invalid(faults, 'place')} />
+        <TextField id="day" label="Day" type="date" required value={values.day ?? a.clock.isoDay(a.now)} invalid={invalid(faults, 'day')} />
+        <TextField id="startTime" label="Starts at" type="time" required value={values.startTime ?? ''} invalid={invalid(faults, 'startTime')} />
+        <TextField id="endTime" label="Ends at" type="time" required value={values.endTime ?? ''} invalid={invalid(faults, 'endTime')} />
+        {zoneField(a, values.timeZone ?? plannedZone(a.lovedOne, a.clock.zone), faults)}
+        <label for="takenBy">Who is taking {a.lovedOne.firstName}</label>
+        <select id="takenBy" name="takenBy" aria-invalid={invalid(faults, 'takenBy') || undefined}>
+          <option value="">Nobody yet</option>
+          {members.map((m) => (
+            <option value={m.uid} selected={values.takenBy === m.uid}>
+              {m.name ?? m.email}
+            </option>
+          ))}
+        </select>
+      </>,
+      submit,
+    );
 
   const appointmentWhen = (clock: Clock, x: AppointmentRecord) => (
     <>
@@ -401,39 +401,18 @@ export function planPages(h: AppHelpers, db: Db, credentials: Credentials) {
         {canWrite(a.member) ? (
           <section class="card" aria-labelledby="add-task-title">
             <h2 id="add-task-title">Ask for help</h2>
-            <form method="post" action={action} class="plan-form" novalidate>
-              {faults.length ? faultBox(faults) : null}
-              <label for="title">What needs doing</label>
-              <input
-                id="title"
-                name="title"
-                type="text"
-                required
-                maxLength={TEXT_LIMITS.title}
-                value={due.title ?? ''}
-                aria-invalid={invalid(faults, 'title')}
-                placeholder="Drive Mom to cardiology"
-              />
-              <label for="dueDay">Due day</label>
-              <input id="dueDay" name="dueDay" type="date" required value={due.dueDay ?? ''} aria-invalid={invalid(faults, 'dueDay')} />
-              <label for="dueTime">Due time</label>
-              <input id="dueTime" name="dueTime" type="time" required value={due.dueTime ?? ''} aria-invalid={invalid(faults, 'dueTime')} />
-              <label for="timeZone">Time zone of {a.lovedOne.displayName}</label>
-              <input
-                id="timeZone"
-                name="timeZone"
-                type="text"
-                required
-                maxLength={64}
-                value={due.timeZone || plannedZone(a.lovedOne, a.clock.zone)}
-                aria-invalid={invalid(faults, 'timeZone')}
-              />
-              <label for="notes">Notes (optional)</label>
-              <textarea id="notes" name="notes" rows={3} maxLength={TEXT_LIMITS.notes} aria-invalid={invalid(faults, 'notes')}>
-                {due.notes ?? ''}
-              </textarea>
-              <button type="submit">Add the task</button>
-            </form>
+            {planForm(
+              action,
+              due,
+              faults,
+              { label: 'What needs doing', placeholder: 'Drive Mom to cardiology' },
+              <>
+                <TextField id="dueDay" label="Due day" type="date" required value={due.dueDay ?? ''} invalid={invalid(faults, 'dueDay')} />
+                <TextField id="dueTime" label="Due time" type="time" required value={due.dueTime ?? ''} invalid={invalid(faults, 'dueTime')} />
+                {zoneField(a, due.timeZone || plannedZone(a.lovedOne, a.clock.zone), faults)}
+              </>,
+              'Add the task',
+            )}
           </section>
         ) : (
           <p class="muted">You can read the family's tasks; the primary caregiver can let you add and take things.</p>

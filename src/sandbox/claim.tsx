@@ -11,6 +11,7 @@ import type { Config } from '../config.js';
 import type { HttpReplyEnvelope, HttpRequestEnvelope } from '../bus/envelopes.js';
 import { stamp } from '../app/time.js';
 import { keptAttachments, recentInboxItems } from '../inbox/records.js';
+import type { SessionCaller } from '../auth/sessions.js';
 import type { Markup } from '../http/html.js';
 import { redirect } from '../http/page.js';
 import type { handlers } from '../slice/contract.js';
@@ -27,17 +28,23 @@ interface ClaimDeps {
 }
 
 const claimPath = (id: string) => `/onboarding/claim?workspace=${encodeURIComponent(id)}`;
-const notice = (title: string, text: Markup) => (
-  <>
-    <h1>{title}</h1>
-    <section class="card">
+/** A card page that says why not, and leads back to the workspace. */
+const notice = (h: AppHelpers, status: number, title: string, heading: string, text: Markup, caller: SessionCaller) =>
+  h.cardPage(
+    status,
+    title,
+    <>
       <p>{text}</p>
       <p>
         <a href="/">Go to your workspace</a>
       </p>
-    </section>
-  </>
-);
+    </>,
+    caller,
+    { heading },
+  );
+
+const notClaimable = (h: AppHelpers, caller: SessionCaller) =>
+  notice(h, 404, 'Not claimable', 'This sandbox cannot be claimed', 'The link is unknown, or the sandbox was already claimed, orphaned or deleted.', caller);
 
 /** What a signed-out visitor of a claim link is told: which sandbox, and which email claims it. */
 const claimLead = async (service: SandboxService, id: string): Promise<Markup> => {
@@ -71,37 +78,29 @@ async function claimPage(d: ClaimDeps, req: HttpRequestEnvelope): Promise<HttpRe
   if (!caller) return h.signedOutPage(claimPath(id), await claimLead(service, id));
   const workspace = await service.find(id);
   const state = workspace ? await service.state(id) : null;
-  if (!workspace || state !== 'sandbox' || !workspace.sandbox)
-    return h.pageFor(
-      404,
-      'Not claimable',
-      notice('This sandbox cannot be claimed', 'The link is unknown, or the sandbox was already claimed, orphaned or deleted.'),
-      caller,
-    );
-  return h.pageFor(
+  if (!workspace || state !== 'sandbox' || !workspace.sandbox) return notClaimable(h, caller);
+  return h.cardPage(
     200,
     'Claim your workspace',
     <>
-      <h1>Claim “{workspace.name}”</h1>
-      <section class="card">
-        <p>
-          An assistant started this sandbox workspace for your family. Claiming it makes it yours: the loved one, the private inbox address and the invitation
-          drafts are kept.
-        </p>
-        <p>
-          You are signed in as <strong>{caller.email}</strong>. Only{' '}
-          {workspace.primaryCaregiverEmail ? <strong>{workspace.primaryCaregiverEmail}</strong> : 'the email address the assistant named'} can claim it; any
-          other account that tries makes it unclaimable.
-        </p>
-        <form method="post" action="/onboarding/claim">
-          <input type="hidden" name="workspace" value={workspace._id} />
-          <button type="submit" id="claim">
-            Claim this workspace
-          </button>
-        </form>
-      </section>
+      <p>
+        An assistant started this sandbox workspace for your family. Claiming it makes it yours: the loved one, the private inbox address and the invitation
+        drafts are kept.
+      </p>
+      <p>
+        You are signed in as <strong>{caller.email}</strong>. Only{' '}
+        {workspace.primaryCaregiverEmail ? <strong>{workspace.primaryCaregiverEmail}</strong> : 'the email address the assistant named'} can claim it; any other
+        account that tries makes it unclaimable.
+      </p>
+      <form method="post" action="/onboarding/claim">
+        <input type="hidden" name="workspace" value={workspace._id} />
+        <button type="submit" id="claim">
+          Claim this workspace
+        </button>
+      </form>
     </>,
     caller,
+    { heading: `Claim “${workspace.name}”` },
   );
 }
 
@@ -118,32 +117,28 @@ async function claim(d: ClaimDeps, req: HttpRequestEnvelope): Promise<HttpReplyE
       return redirect(drafts ? '/workspace/invites' : '/');
     }
     case 'orphaned':
-      return h.pageFor(
+      return notice(
+        h,
         403,
         'Not claimed',
-        notice(
-          'This sandbox was started for a different email address',
-          <>
-            You are signed in as {caller.email}. The sandbox can no longer be claimed and will be deleted when it times out. You can{' '}
-            <a href="/onboarding">create your own workspace</a>.
-          </>,
-        ),
+        'This sandbox was started for a different email address',
+        <>
+          You are signed in as {caller.email}. The sandbox can no longer be claimed and will be deleted when it times out. You can{' '}
+          <a href="/onboarding">create your own workspace</a>.
+        </>,
         caller,
       );
     case 'already_has_workspace':
-      return h.pageFor(
+      return notice(
+        h,
         409,
         'Not claimed',
-        notice('You already have a family workspace', 'An account has one family workspace; this sandbox was left as it was.'),
+        'You already have a family workspace',
+        'An account has one family workspace; this sandbox was left as it was.',
         caller,
       );
     default:
-      return h.pageFor(
-        404,
-        'Not claimable',
-        notice('This sandbox cannot be claimed', 'The link is unknown, or the sandbox was already claimed, orphaned or deleted.'),
-        caller,
-      );
+      return notClaimable(h, caller);
   }
 }
 
@@ -166,45 +161,43 @@ async function invitesPage(d: ClaimDeps, req: HttpRequestEnvelope): Promise<Http
   ) : (
     <p class="notice">Mail is not configured in this deployment (SMTP_URL), so invitations stay drafts.</p>
   );
-  return h.pageFor(
+  return h.cardPage(
     200,
     'Invitations',
     <>
-      <h1>Invite your family</h1>
-      <section class="card">
-        {drafts.length ? (
-          <table id="invites" class="stack">
-            <caption>Invitations from the sandbox</caption>
-            <thead>
+      {drafts.length ? (
+        <table id="invites" class="stack">
+          <caption>Invitations from the sandbox</caption>
+          <thead>
+            <tr>
+              <th scope="col">Email</th>
+              <th scope="col">Role</th>
+              <th scope="col">Status</th>
+            </tr>
+          </thead>
+          <tbody>
+            {drafts.map((d) => (
               <tr>
-                <th scope="col">Email</th>
-                <th scope="col">Role</th>
-                <th scope="col">Status</th>
+                <td data-label="Email">{d.email}</td>
+                <td data-label="Role">{d.role.replace('_', ' ')}</td>
+                <td data-label="Status">{d.status === 'sent' ? `sent ${stamp(clock, d.sentAt, '')}` : 'draft'}</td>
               </tr>
-            </thead>
-            <tbody>
-              {drafts.map((d) => (
-                <tr>
-                  <td data-label="Email">{d.email}</td>
-                  <td data-label="Role">{d.role.replace('_', ' ')}</td>
-                  <td data-label="Status">{d.status === 'sent' ? `sent ${stamp(clock, d.sentAt, '')}` : 'draft'}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        ) : (
-          <p class="muted">No invitation drafts.</p>
-        )}
-        {sending}
-        <p>
-          Sent invitations, and new ones, are on the <a href="/family">Family page</a>.
-        </p>
-        <p>
-          <a href="/">Go to your workspace</a>
-        </p>
-      </section>
+            ))}
+          </tbody>
+        </table>
+      ) : (
+        <p class="muted">No invitation drafts.</p>
+      )}
+      {sending}
+      <p>
+        Sent invitations, and new ones, are on the <a href="/family">Family page</a>.
+      </p>
+      <p>
+        <a href="/">Go to your workspace</a>
+      </p>
     </>,
     caller,
+    { heading: 'Invite your family' },
   );
 }
 
@@ -244,7 +237,7 @@ async function inboxPage(d: ClaimDeps, req: HttpRequestEnvelope, params: Record<
   if (!caller) return h.signedOutPage(`/inbox/${encodeURIComponent(params.lovedOneId ?? '')}`);
   const membership = await h.store.workspaceOf(caller.uid);
   const lovedOne = membership ? await h.store.lovedOneIn(membership.workspace._id, params.lovedOneId ?? '') : null;
-  if (!lovedOne) return h.pageFor(404, 'Not found', notice('No such loved one in your workspace', 'Pick a loved one from your workspace.'), caller);
+  if (!lovedOne) return notice(h, 404, 'Not found', 'No such loved one in your workspace', 'Pick a loved one from your workspace.', caller);
   const mail = await recentInboxItems(h.timelines, lovedOne._id, 50);
   const [clock, kept] = await Promise.all([
     h.clockFor(caller, req),

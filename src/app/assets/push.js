@@ -1,6 +1,7 @@
-// Settings → Notifications, in the browser: register the service worker, ask for permission,
-// subscribe with carecircle's VAPID public key and send the subscription to the server; or stop
-// notifications in this browser. Removing another browser is a plain form and needs none of this.
+// Settings → Notifications, in the browser: show whether this browser is subscribed; on opting in,
+// ask for permission, register the service worker, subscribe with carecircle's VAPID public key and
+// send the subscription to the server; or stop notifications in this browser. A visit alone
+// registers nothing. Removing another browser is a plain form and needs none of this.
 
 function keyBytes(base64url) {
   var text = window.atob(base64url.replace(/-/g, '+').replace(/_/g, '/'));
@@ -33,7 +34,10 @@ export function wirePush(root) {
     say('This browser cannot receive notifications from websites.');
     return;
   }
-  var registration = navigator.serviceWorker.register('/sw.js', { scope: '/' });
+  // The worker only the opt-in registered: a browser that never opted in has none to ask.
+  var existing = function () {
+    return navigator.serviceWorker.getRegistration('/');
+  };
 
   // "On" only when the server lists this browser too: one removed from another device reads as off,
   // and turning it on again sends the same subscription.
@@ -56,7 +60,9 @@ export function wirePush(root) {
       say('Notifications were not allowed, so nothing changed.');
       return null;
     }
-    var reg = await registration;
+    await navigator.serviceWorker.register('/sw.js', { scope: '/' });
+    // A push subscription needs an active worker, which `ready` waits for.
+    var reg = await navigator.serviceWorker.ready;
     var subscription = await reg.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: keyBytes(root.dataset.vapidKey) });
     await post('/api/push/subscriptions', subscription.toJSON());
     // Reloaded so the list shows this browser, marked as such.
@@ -65,8 +71,8 @@ export function wirePush(root) {
   }
 
   async function stop() {
-    var reg = await registration;
-    var subscription = await reg.pushManager.getSubscription();
+    var reg = await existing();
+    var subscription = reg ? await reg.pushManager.getSubscription() : null;
     if (subscription) {
       await post('/api/push/subscriptions/unsubscribe', { endpoint: subscription.endpoint });
       await subscription.unsubscribe();
@@ -75,14 +81,13 @@ export function wirePush(root) {
     return null;
   }
 
-  registration.then(
-    function (reg) {
-      return reg.pushManager.getSubscription().then(showState);
-    },
-    function () {
+  existing()
+    .then(function (reg) {
+      return reg ? reg.pushManager.getSubscription() : null;
+    })
+    .then(showState, function () {
       say('Notifications could not be set up in this browser.');
-    },
-  );
+    });
 
   button.addEventListener('click', function () {
     button.disabled = true;
