@@ -6,10 +6,12 @@
 // the test drives, as the workspace tests drive theirs.
 import { randomBytes } from 'node:crypto';
 import { simpleParser, type ParsedMail } from 'mailparser';
+import { MongoClient } from 'mongodb';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { alertEngine } from '../src/alerts/slice.js';
-import { LOCAL_OUTBOX, type LocalMail } from '../src/alerts/channels.js';
+import { emailChannel, LOCAL_OUTBOX, type Channel, type LocalMail } from '../src/alerts/channels.js';
+import { AlertEngine } from '../src/alerts/engine.js';
 import { alertsCommand } from '../src/alerts/cli.js';
 import { ALERT_DELIVERIES, LEASE_MS, MAX_ATTEMPTS, backoffMs, type DeliveryRecord } from '../src/alerts/outbox.js';
 import { SessionStore } from '../src/auth/sessions.js';
@@ -369,6 +371,56 @@ describe('alerts - the outbox across a restart', () => {
       expect((await alertsCli(again, [fam.lovedOneId])).stdout).toContain(`nothing waiting for ${fam.lovedOneId}`);
     } finally {
       await again.stop();
+    }
+  });
+});
+
+describe('alerts - a store that drops out mid-send', () => {
+  it('when the store is gone just after the SMTP server took the mail, then the delivery is marked sent once it is back, and the mail is not sent again', async () => {
+    const s = await startTestService({ env: { DATA_KEY: TEST_DATA_KEY, SMTP_URL: smtp.url, ALERTS_ON_STORE: 'off' } });
+    // Only this test's engine sends: no minute run.
+    await s.cron?.stop();
+    const client = new MongoClient(s.mongoUrl);
+    try {
+      const fam = await family(s.store.db, s.credentials, s.config);
+      const partner = await onboard(s.store.db, s.credentials);
+      await shareWith(s, partner, `rose-${fam.lovedOneId}`, fam);
+      await fallNote(s, fam, partner);
+      // The engine on a connection of its own, which drops right after the relay accepted the
+      // first mail and is back a moment later (a database restarting).
+      await client.connect();
+      const mail = emailChannel(s.config, client.db());
+      let sends = 0;
+      const dropping: Channel = {
+        name: 'email',
+        send: async (d) => {
+          await mail.send(d);
+          if (sends++ > 0) return;
+          await client.close();
+          setTimeout(() => void client.connect(), 300);
+        },
+      };
+      const t0 = Date.now();
+      const engineAt = (at: number) =>
+        new AlertEngine({
+          config: s.config,
+          db: client.db(),
+          credentials: s.credentials,
+          timelines: s.timelines,
+          log: createLogger('silent'),
+          clock: () => at,
+          channels: [dropping],
+        });
+      expect(await engineAt(t0).scanRecords()).toMatchObject({ decided: 1 });
+      expect(await engineAt(t0).deliver()).toMatchObject({ sent: 1, failed: 0 });
+      // Past any backoff and any lease: nothing is left to send.
+      expect(await engineAt(t0 + LEASE_MS + 60 * 60_000).deliver()).toMatchObject({ sent: 0 });
+      const rows = await s.store.db.collection<DeliveryRecord>(ALERT_DELIVERIES).find({ lovedOneId: fam.lovedOneId }).toArray();
+      expect(rows.map((r) => [r.state, r.attempts])).toEqual([['sent', 1]]);
+      expect((await mailsTo(`${fam.uid}@example.com`)).filter((m) => m.subject === 'Rose: a note mentions a fall and a hospital visit')).toHaveLength(1);
+    } finally {
+      await client.close();
+      await s.stop();
     }
   });
 });

@@ -2,6 +2,7 @@
 // is missed across a restart), the scheduled rules run for what did not happen, each alert decided
 // once, fanned out to the members who want it right away, and the outbox sent. Run by the cron
 // leader; every step is safe to run again, in any process.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from 'mongodb';
 import type { Credentials } from '../auth/credentials.js';
 import type { Config } from '../config.js';
@@ -19,7 +20,7 @@ import { alertMail } from './compose.js';
 import { digestMail, type DigestPeriod } from './digest.js';
 import { ALERT_KINDS, KIND_NAMES } from './kinds.js';
 import { UnsubscribeLinks } from './links.js';
-import { AlertOutbox, backoffMs, type DecisionRecord, type DeliveryRecord } from './outbox.js';
+import { AlertOutbox, backoffMs, LEASE_MS, type DecisionRecord, type DeliveryRecord } from './outbox.js';
 import { PreferenceStore, quietUntil } from './preferences.js';
 import { RangeStore } from './ranges.js';
 import { appointmentsTomorrow, missedDoses, recordRules, unclaimedTasks, type Candidate } from './rules.js';
@@ -34,6 +35,8 @@ const FIRST_SCAN_MS = 24 * 3_600_000;
 const SCAN_BATCH = 500;
 /** Deliveries one run sends at most; the next run takes the rest. */
 const DELIVERIES_PER_RUN = 500;
+/** Marking a delivery sent stops being retried this long before its lease ends (src/alerts/outbox.ts). */
+const MARK_SENT_MARGIN_MS = 30_000;
 
 export interface AlertDeps {
   config: Config;
@@ -311,12 +314,32 @@ export class AlertEngine {
     try {
       if (!channel) throw new Error(`no ${d.channel} channel in this process`);
       await channel.send(d);
-      await this.outbox.sent(d, this.now());
-      return 'sent';
     } catch (err) {
       const outcome = await this.outbox.failed(d, errorText(err), this.now());
       this.d.log.warn({ delivery: d._id, attempt: d.attempts, outcome, error: errorText(err) }, 'alert delivery failed');
       return outcome;
+    }
+    await this.markSent(d);
+    return 'sent';
+  }
+
+  /**
+   * The channel took it: a store that fails to record that now (down for a moment) is no failure
+   * to send, which would send it again after the backoff. Asked again while the lease holds the
+   * delivery; past that, the error is thrown and the delivery goes again once its lease runs out.
+   */
+  private async markSent(d: DeliveryRecord): Promise<void> {
+    const held = (d.leaseUntil ? d.leaseUntil.getTime() - this.d.clock() : LEASE_MS) - MARK_SENT_MARGIN_MS;
+    const until = Date.now() + held;
+    for (let wait = 250; ; wait = Math.min(wait * 2, 4_000)) {
+      try {
+        await this.outbox.sent(d, this.now());
+        return;
+      } catch (err) {
+        if (Date.now() + wait > until) throw err;
+        this.d.log.warn({ delivery: d._id, error: errorText(err) }, 'alert sent but not yet marked sent; asking the store again');
+        await sleep(wait);
+      }
     }
   }
 
