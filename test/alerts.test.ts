@@ -13,7 +13,8 @@ import { alertEngine } from '../src/alerts/slice.js';
 import { emailChannel, LOCAL_OUTBOX, type Channel, type LocalMail } from '../src/alerts/channels.js';
 import { AlertEngine } from '../src/alerts/engine.js';
 import { alertsCommand } from '../src/alerts/cli.js';
-import { ALERT_DELIVERIES, LEASE_MS, MAX_ATTEMPTS, backoffMs, type DeliveryRecord } from '../src/alerts/outbox.js';
+import { ALERT_DECISIONS, ALERT_DELIVERIES, LEASE_MS, MAX_ATTEMPTS, backoffMs, type DeliveryRecord } from '../src/alerts/outbox.js';
+import { defaultPreferences, PreferenceStore } from '../src/alerts/preferences.js';
 import { SessionStore } from '../src/auth/sessions.js';
 import { deleteLovedOne } from '../src/family/changes.js';
 import { FamilyCircle } from '../src/family/circle.js';
@@ -44,6 +45,15 @@ afterAll(async () => {
 /** An engine on the running service's store, on a clock the test sets. */
 const engineAt = (s: TestService, at: () => number) =>
   alertEngine({ config: s.config, db: s.store.db, credentials: s.credentials, timelines: s.timelines, log: createLogger('silent'), clock: at });
+/** What an AlertEngine built by hand needs of a running service, at a fixed instant. */
+const engineDeps = (s: TestService, at: number) => ({
+  config: s.config,
+  db: s.store.db,
+  credentials: s.credentials,
+  timelines: s.timelines,
+  log: createLogger('silent'),
+  clock: () => at,
+});
 
 /** Each mail to `email`, parsed, with its raw header block (mailparser folds List-* headers into one object). */
 const mailsTo = async (email: string): Promise<(ParsedMail & { raw: string })[]> =>
@@ -418,6 +428,45 @@ describe('alerts - a store that drops out mid-send', () => {
       const rows = await s.store.db.collection<DeliveryRecord>(ALERT_DELIVERIES).find({ lovedOneId: fam.lovedOneId }).toArray();
       expect(rows.map((r) => [r.state, r.attempts])).toEqual([['sent', 1]]);
       expect((await mailsTo(`${fam.uid}@example.com`)).filter((m) => m.subject === 'Rose: a note mentions a fall and a hospital visit')).toHaveLength(1);
+    } finally {
+      await client.close();
+      await s.stop();
+    }
+  });
+});
+
+describe('alerts - a digest run that dies half way', () => {
+  it('when a run dies after deciding a digest and before queueing it, then the next run mails that digest, and nobody gets it as an alert', async () => {
+    const s = await startTestService({ env: { DATA_KEY: TEST_DATA_KEY, SMTP_URL: smtp.url, ALERTS_ON_STORE: 'off' } });
+    await s.cron?.stop();
+    // The dying run's connection: it drops as soon as the digest's decision is written.
+    const client = new MongoClient(s.mongoUrl, { monitorCommands: true });
+    try {
+      const fam = await family(s.store.db, s.credentials, s.config);
+      store = new WorkspaceStore(s.store.db, s.credentials, s.config.inboxDomain, s.timelines);
+      const other = await member(fam);
+      store = new WorkspaceStore(svc.store.db, svc.credentials, svc.config.inboxDomain, svc.timelines);
+      // The owner wants missed doses in a daily digest, due from midnight; the other member right away.
+      const prefs = new PreferenceStore(s.store.db);
+      const defaults = defaultPreferences('UTC');
+      await prefs.set(fam.uid, fam.lovedOneId, { ...defaults, modes: { ...defaults.modes, missed_dose: 'daily' }, digestHour: 0 });
+
+      await client.connect();
+      const decisionInserts = new Set<number>();
+      client.on('commandStarted', (e) => {
+        if (e.commandName === 'insert' && (e.command as { insert?: string }).insert === ALERT_DECISIONS) decisionInserts.add(e.requestId);
+      });
+      client.on('commandSucceeded', (e) => {
+        if (decisionInserts.has(e.requestId)) void client.close();
+      });
+      const now = Date.now();
+      const dying = new AlertEngine({ ...engineDeps(s, now), db: client.db(), channels: [emailChannel(s.config, client.db())] });
+      await expect(dying.queueDigests()).rejects.toThrow();
+
+      const next = engineAt(s, () => now);
+      expect(await next.run()).toMatchObject({ refanned: 0, digests: 1, sent: 1 });
+      expect((await mailsTo(`${fam.uid}@example.com`)).filter((m) => m.subject === 'Rose: your daily care digest')).toHaveLength(1);
+      expect(await mailsTo(other.email)).toHaveLength(0);
     } finally {
       await client.close();
       await s.stop();

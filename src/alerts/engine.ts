@@ -165,7 +165,7 @@ export class AlertEngine {
     return n;
   }
 
-  /** Decisions whose fan-out a crash interrupted. */
+  /** Alert decisions whose fan-out a crash interrupted (a digest's is redone by `queueDigests`). */
   async fanOutPending(): Promise<number> {
     const left = await this.outbox.unfanned();
     for (const d of left) await this.fanOut(d);
@@ -244,7 +244,8 @@ export class AlertEngine {
               path: `/care/${encodeURIComponent(lovedOne._id)}`,
               at: now,
             };
-            if (!(await this.outbox.decide(decision, now))) continue;
+            // Decided by a run that died before the mail was queued: queued now (once, by its key).
+            if (!(await this.outbox.decide(decision, now)) && (await this.outbox.isFannedOut(key))) continue;
             const message = await digestMail({
               period,
               to: member.email,
