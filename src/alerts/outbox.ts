@@ -96,6 +96,13 @@ export class AlertOutbox {
     return true;
   }
 
+  /** Which of these keys were decided before (a hint: `decide` stays the claim). */
+  async alreadyDecided(keys: string[]): Promise<Set<string>> {
+    if (!keys.length) return new Set();
+    const rows = await this.decisions.find({ _id: { $in: keys } }, { projection: { _id: 1 } }).toArray();
+    return new Set(rows.map((r) => r._id));
+  }
+
   /**
    * Alert decisions whose deliveries may not all be inserted yet (a crash between the two writes).
    * Never a digest's: it is one member's mail, which the digest run composes again, not an alert
