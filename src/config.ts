@@ -535,6 +535,12 @@ export const CONFIG_KEYS = {
     schema: bool,
     default: 'on',
   },
+  cronLease: {
+    env: 'CRON_LEASE',
+    doc: "How long the cron leader's lease lasts unrenewed (every cron process asks for it each third of this; the leader renews it): after the leader dies, the scheduled jobs wait about this long before another cron process takes them over. A number with s, m, h or d.",
+    schema: duration.pipe(z.number().min(10_000, 'must be at least 10s')),
+    default: '5m',
+  },
   recaptchaSecret: {
     env: 'RECAPTCHA_SECRET',
     doc: 'reCAPTCHA secret; when set, newsletter sign-ups need a recaptchaToken that RECAPTCHA_VERIFY_URL accepts. Empty: no reCAPTCHA.',

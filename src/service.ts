@@ -192,6 +192,7 @@ export async function startService(role: Role, config: Config, log: Logger): Pro
         store,
         log,
         slices.flatMap((s) => s.jobs?.(ctx) ?? []),
+        config.cronLease,
       );
       stops.push(() => cronRole!.stop());
     }

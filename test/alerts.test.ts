@@ -6,12 +6,15 @@
 // the test drives, as the workspace tests drive theirs.
 import { randomBytes } from 'node:crypto';
 import { simpleParser, type ParsedMail } from 'mailparser';
+import { MongoClient } from 'mongodb';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { alertEngine } from '../src/alerts/slice.js';
-import { LOCAL_OUTBOX, type LocalMail } from '../src/alerts/channels.js';
+import { emailChannel, LOCAL_OUTBOX, type Channel, type LocalMail } from '../src/alerts/channels.js';
+import { AlertEngine } from '../src/alerts/engine.js';
 import { alertsCommand } from '../src/alerts/cli.js';
-import { ALERT_DELIVERIES, LEASE_MS, MAX_ATTEMPTS, backoffMs, type DeliveryRecord } from '../src/alerts/outbox.js';
+import { ALERT_DECISIONS, ALERT_DELIVERIES, LEASE_MS, MAX_ATTEMPTS, backoffMs, type DeliveryRecord } from '../src/alerts/outbox.js';
+import { defaultPreferences, PreferenceStore } from '../src/alerts/preferences.js';
 import { SessionStore } from '../src/auth/sessions.js';
 import { deleteLovedOne } from '../src/family/changes.js';
 import { FamilyCircle } from '../src/family/circle.js';
@@ -42,6 +45,15 @@ afterAll(async () => {
 /** An engine on the running service's store, on a clock the test sets. */
 const engineAt = (s: TestService, at: () => number) =>
   alertEngine({ config: s.config, db: s.store.db, credentials: s.credentials, timelines: s.timelines, log: createLogger('silent'), clock: at });
+/** What an AlertEngine built by hand needs of a running service, at a fixed instant. */
+const engineDeps = (s: TestService, at: number) => ({
+  config: s.config,
+  db: s.store.db,
+  credentials: s.credentials,
+  timelines: s.timelines,
+  log: createLogger('silent'),
+  clock: () => at,
+});
 
 /** Each mail to `email`, parsed, with its raw header block (mailparser folds List-* headers into one object). */
 const mailsTo = async (email: string): Promise<(ParsedMail & { raw: string })[]> =>
@@ -369,6 +381,95 @@ describe('alerts - the outbox across a restart', () => {
       expect((await alertsCli(again, [fam.lovedOneId])).stdout).toContain(`nothing waiting for ${fam.lovedOneId}`);
     } finally {
       await again.stop();
+    }
+  });
+});
+
+describe('alerts - a store that drops out mid-send', () => {
+  it('when the store is gone just after the SMTP server took the mail, then the delivery is marked sent once it is back, and the mail is not sent again', async () => {
+    const s = await startTestService({ env: { DATA_KEY: TEST_DATA_KEY, SMTP_URL: smtp.url, ALERTS_ON_STORE: 'off' } });
+    // Only this test's engine sends: no minute run.
+    await s.cron?.stop();
+    const client = new MongoClient(s.mongoUrl);
+    try {
+      const fam = await family(s.store.db, s.credentials, s.config);
+      const partner = await onboard(s.store.db, s.credentials);
+      await shareWith(s, partner, `rose-${fam.lovedOneId}`, fam);
+      await fallNote(s, fam, partner);
+      // The engine on a connection of its own, which drops right after the relay accepted the
+      // first mail and is back a moment later (a database restarting).
+      await client.connect();
+      const mail = emailChannel(s.config, client.db());
+      let sends = 0;
+      const dropping: Channel = {
+        name: 'email',
+        send: async (d) => {
+          await mail.send(d);
+          if (sends++ > 0) return;
+          await client.close();
+          setTimeout(() => void client.connect(), 300);
+        },
+      };
+      const t0 = Date.now();
+      const engineAt = (at: number) =>
+        new AlertEngine({
+          config: s.config,
+          db: client.db(),
+          credentials: s.credentials,
+          timelines: s.timelines,
+          log: createLogger('silent'),
+          clock: () => at,
+          channels: [dropping],
+        });
+      expect(await engineAt(t0).scanRecords()).toMatchObject({ decided: 1 });
+      expect(await engineAt(t0).deliver()).toMatchObject({ sent: 1, failed: 0 });
+      // Past any backoff and any lease: nothing is left to send.
+      expect(await engineAt(t0 + LEASE_MS + 60 * 60_000).deliver()).toMatchObject({ sent: 0 });
+      const rows = await s.store.db.collection<DeliveryRecord>(ALERT_DELIVERIES).find({ lovedOneId: fam.lovedOneId }).toArray();
+      expect(rows.map((r) => [r.state, r.attempts])).toEqual([['sent', 1]]);
+      expect((await mailsTo(`${fam.uid}@example.com`)).filter((m) => m.subject === 'Rose: a note mentions a fall and a hospital visit')).toHaveLength(1);
+    } finally {
+      await client.close();
+      await s.stop();
+    }
+  });
+});
+
+describe('alerts - a digest run that dies half way', () => {
+  it('when a run dies after deciding a digest and before queueing it, then the next run mails that digest, and nobody gets it as an alert', async () => {
+    const s = await startTestService({ env: { DATA_KEY: TEST_DATA_KEY, SMTP_URL: smtp.url, ALERTS_ON_STORE: 'off' } });
+    await s.cron?.stop();
+    // The dying run's connection: it drops as soon as the digest's decision is written.
+    const client = new MongoClient(s.mongoUrl, { monitorCommands: true });
+    try {
+      const fam = await family(s.store.db, s.credentials, s.config);
+      store = new WorkspaceStore(s.store.db, s.credentials, s.config.inboxDomain, s.timelines);
+      const other = await member(fam);
+      store = new WorkspaceStore(svc.store.db, svc.credentials, svc.config.inboxDomain, svc.timelines);
+      // The owner wants missed doses in a daily digest, due from midnight; the other member right away.
+      const prefs = new PreferenceStore(s.store.db);
+      const defaults = defaultPreferences('UTC');
+      await prefs.set(fam.uid, fam.lovedOneId, { ...defaults, modes: { ...defaults.modes, missed_dose: 'daily' }, digestHour: 0 });
+
+      await client.connect();
+      const decisionInserts = new Set<number>();
+      client.on('commandStarted', (e) => {
+        if (e.commandName === 'insert' && (e.command as { insert?: string }).insert === ALERT_DECISIONS) decisionInserts.add(e.requestId);
+      });
+      client.on('commandSucceeded', (e) => {
+        if (decisionInserts.has(e.requestId)) void client.close();
+      });
+      const now = Date.now();
+      const dying = new AlertEngine({ ...engineDeps(s, now), db: client.db(), channels: [emailChannel(s.config, client.db())] });
+      await expect(dying.queueDigests()).rejects.toThrow();
+
+      const next = engineAt(s, () => now);
+      expect(await next.run()).toMatchObject({ refanned: 0, digests: 1, sent: 1 });
+      expect((await mailsTo(`${fam.uid}@example.com`)).filter((m) => m.subject === 'Rose: your daily care digest')).toHaveLength(1);
+      expect(await mailsTo(other.email)).toHaveLength(0);
+    } finally {
+      await client.close();
+      await s.stop();
     }
   });
 });

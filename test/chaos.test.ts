@@ -1,8 +1,10 @@
 // carecircle on a three-node NATS cluster: streams and buckets replicated NATS_REPLICAS times, a
 // cluster that lost a bucket's quorum answered as the outage it is, and the chaos suite, bounded:
-// one round of killing a worker, a gateway, the NATS node leading the ingest stream and the
-// database (5 s) under steady signed ingest and MCP load. Every event a partner was told was
-// accepted is stored exactly once. `npm run chaos` runs the longer version (scripts/chaos.ts).
+// one round of killing a worker, the cron leader, a gateway, the NATS node leading the ingest
+// stream and the database (5 s) under steady signed ingest (one note in five mentions a fall and
+// alerts two members by mail) and MCP load. Every event a partner was told was accepted is stored
+// exactly once, and every alert due is mailed once. `npm run chaos` runs the longer version
+// (scripts/chaos.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NatsBus } from '../src/bus/nats.js';
 import { createLogger } from '../src/log.js';
@@ -69,8 +71,8 @@ describe('NATS_REPLICAS on a cluster', () => {
 
 describe('chaos on a NATS cluster', () => {
   it(
-    'when a worker, a gateway, the stream-leading NATS node and the database are killed under load, then no accepted event is lost or stored twice',
-    { timeout: 300_000 },
+    'when a worker, the cron leader, a gateway, the stream-leading NATS node and the database are killed under load, then no accepted event is lost or stored twice, and no alert is lost or mailed twice',
+    { timeout: 480_000 },
     async () => {
       const counts = await runChaos({
         rounds: 1,
@@ -92,6 +94,14 @@ describe('chaos on a NATS cluster', () => {
       expect(counts.accepted).toBe(counts.sent);
       expect({ lost: counts.lost, duplicated: counts.duplicated }).toEqual({ lost: 0, duplicated: 0 });
       expect(counts.stored).toBe(counts.accepted);
+      // Alerts: every accepted note that mentions a fall mailed once to each member (a copy sent
+      // again under the same Message-ID after a kill mid-send is counted apart, as `resent`), and
+      // the other cron process took over the lease of the one killed.
+      expect(counts.alerts.due).toBeGreaterThan(0);
+      expect({ lost: counts.alerts.lost, doubled: counts.alerts.doubled, stray: counts.alerts.stray }).toEqual({ lost: 0, doubled: 0, stray: 0 });
+      expect(counts.alerts.delivered).toBe(counts.alerts.due);
+      expect(counts.cronLeaders).toHaveLength(1);
+      expect(counts.cronLeaders[0]).toMatch(/^cron (\d) \(pid \d+\) → cron (?!\1)\d \(pid \d+\) after/);
       // Faults are answered 503 (or not at all, from the gateway that is down), never 500.
       expect(Object.keys(counts.mcp).filter((status) => !['200', '503', 'net'].includes(status))).toEqual([]);
     },

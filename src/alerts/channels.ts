@@ -30,11 +30,15 @@ export interface LocalMail {
   at: Date;
 }
 
+/**
+ * One Message-ID per delivery: were a mail sent again after a crash between the server's
+ * acceptance and the outbox's "sent", the reader's mail program would see one message.
+ */
+export const alertMessageId = (deliveryId: string, appUrl: string): string => `<${deliveryId.replace(/[^A-Za-z0-9._-]/g, '.')}@${new URL(appUrl).hostname}>`;
+
 /** The mail channel: SMTP when SMTP_URL is set, else the local outbox. */
 export function emailChannel(config: Pick<Config, 'smtpUrl' | 'mailFrom' | 'appUrl'>, db: Db, clock: () => number = Date.now): Channel {
-  // One Message-ID per delivery: were a mail sent again after a crash between the server's
-  // acceptance and the outbox's "sent", the reader's mail program would see one message.
-  const messageId = (d: DeliveryRecord) => `<${d._id.replace(/[^A-Za-z0-9._-]/g, '.')}@${new URL(config.appUrl).hostname}>`;
+  const messageId = (d: DeliveryRecord) => alertMessageId(d._id, config.appUrl);
   if (!config.smtpUrl) {
     const local: Collection<LocalMail> = db.collection(LOCAL_OUTBOX);
     return {

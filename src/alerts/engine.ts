@@ -2,6 +2,7 @@
 // is missed across a restart), the scheduled rules run for what did not happen, each alert decided
 // once, fanned out to the members who want it right away, and the outbox sent. Run by the cron
 // leader; every step is safe to run again, in any process.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from 'mongodb';
 import type { Credentials } from '../auth/credentials.js';
 import type { Config } from '../config.js';
@@ -19,7 +20,7 @@ import { alertMail } from './compose.js';
 import { digestMail, type DigestPeriod } from './digest.js';
 import { ALERT_KINDS, KIND_NAMES } from './kinds.js';
 import { UnsubscribeLinks } from './links.js';
-import { AlertOutbox, backoffMs, type DecisionRecord, type DeliveryRecord } from './outbox.js';
+import { AlertOutbox, backoffMs, LEASE_MS, type DecisionRecord, type DeliveryRecord } from './outbox.js';
 import { PreferenceStore, quietUntil } from './preferences.js';
 import { RangeStore } from './ranges.js';
 import { appointmentsTomorrow, missedDoses, recordRules, unclaimedTasks, type Candidate } from './rules.js';
@@ -34,6 +35,8 @@ const FIRST_SCAN_MS = 24 * 3_600_000;
 const SCAN_BATCH = 500;
 /** Deliveries one run sends at most; the next run takes the rest. */
 const DELIVERIES_PER_RUN = 500;
+/** Marking a delivery sent stops being retried this long before its lease ends (src/alerts/outbox.ts). */
+const MARK_SENT_MARGIN_MS = 30_000;
 
 export interface AlertDeps {
   config: Config;
@@ -88,11 +91,12 @@ export class AlertEngine {
         .sort({ receivedAt: 1, _id: 1 })
         .limit(SCAN_BATCH)
         .toArray();
-      for (const e of batch) {
-        if (!ranges.has(e.lovedOneId)) ranges.set(e.lovedOneId, await this.ranges.of(e.lovedOneId));
-        decided += await this.decideAll(recordRules(e, ranges.get(e.lovedOneId)!), now);
-        if (e.receivedAt > latest) latest = e.receivedAt;
-      }
+      for (const e of batch) if (!ranges.has(e.lovedOneId)) ranges.set(e.lovedOneId, await this.ranges.of(e.lovedOneId));
+      decided += await this.decideAll(
+        batch.flatMap((e) => recordRules(e, ranges.get(e.lovedOneId)!)),
+        now,
+      );
+      for (const e of batch) if (e.receivedAt > latest) latest = e.receivedAt;
       read += batch.length;
       if (batch.length < SCAN_BATCH) break;
       // Records sharing the last instant are read again: their decisions are already claimed.
@@ -153,16 +157,19 @@ export class AlertEngine {
 
   /** Decide each candidate once and fan out the ones decided now; how many were. */
   async decideAll(candidates: Candidate[], now: Date): Promise<number> {
+    // Most candidates of a read were decided before (the look-back reads them again every minute):
+    // one read finds those, where an insert refused for each made the minute run slowest under load.
+    const known = await this.outbox.alreadyDecided(candidates.map((c) => c.key));
     let n = 0;
     for (const c of candidates) {
-      if (!(await this.outbox.decide(c, now))) continue;
+      if (known.has(c.key) || !(await this.outbox.decide(c, now))) continue;
       n++;
       await this.fanOut({ ...c, _id: c.key, decidedAt: now, fannedOut: false });
     }
     return n;
   }
 
-  /** Decisions whose fan-out a crash interrupted. */
+  /** Alert decisions whose fan-out a crash interrupted (a digest's is redone by `queueDigests`). */
   async fanOutPending(): Promise<number> {
     const left = await this.outbox.unfanned();
     for (const d of left) await this.fanOut(d);
@@ -241,7 +248,8 @@ export class AlertEngine {
               path: `/care/${encodeURIComponent(lovedOne._id)}`,
               at: now,
             };
-            if (!(await this.outbox.decide(decision, now))) continue;
+            // Decided by a run that died before the mail was queued: queued now (once, by its key).
+            if (!(await this.outbox.decide(decision, now)) && (await this.outbox.isFannedOut(key))) continue;
             const message = await digestMail({
               period,
               to: member.email,
@@ -311,12 +319,32 @@ export class AlertEngine {
     try {
       if (!channel) throw new Error(`no ${d.channel} channel in this process`);
       await channel.send(d);
-      await this.outbox.sent(d, this.now());
-      return 'sent';
     } catch (err) {
       const outcome = await this.outbox.failed(d, errorText(err), this.now());
       this.d.log.warn({ delivery: d._id, attempt: d.attempts, outcome, error: errorText(err) }, 'alert delivery failed');
       return outcome;
+    }
+    await this.markSent(d);
+    return 'sent';
+  }
+
+  /**
+   * The channel took it: a store that fails to record that now (down for a moment) is no failure
+   * to send, which would send it again after the backoff. Asked again while the lease holds the
+   * delivery; past that, the error is thrown and the delivery goes again once its lease runs out.
+   */
+  private async markSent(d: DeliveryRecord): Promise<void> {
+    const held = (d.leaseUntil ? d.leaseUntil.getTime() - this.d.clock() : LEASE_MS) - MARK_SENT_MARGIN_MS;
+    const until = Date.now() + held;
+    for (let wait = 250; ; wait = Math.min(wait * 2, 4_000)) {
+      try {
+        await this.outbox.sent(d, this.now());
+        return;
+      } catch (err) {
+        if (Date.now() + wait > until) throw err;
+        this.d.log.warn({ delivery: d._id, error: errorText(err) }, 'alert sent but not yet marked sent; asking the store again');
+        await sleep(wait);
+      }
     }
   }
 

@@ -96,9 +96,28 @@ export class AlertOutbox {
     return true;
   }
 
-  /** Decisions whose deliveries may not all be inserted yet (a crash between the two writes). */
+  /** Which of these keys were decided before (a hint: `decide` stays the claim). */
+  async alreadyDecided(keys: string[]): Promise<Set<string>> {
+    if (!keys.length) return new Set();
+    const rows = await this.decisions.find({ _id: { $in: keys } }, { projection: { _id: 1 } }).toArray();
+    return new Set(rows.map((r) => r._id));
+  }
+
+  /**
+   * Alert decisions whose deliveries may not all be inserted yet (a crash between the two writes).
+   * Never a digest's: it is one member's mail, which the digest run composes again, not an alert
+   * to fan out to everyone who wants its first kind right away.
+   */
   unfanned(limit = 200): Promise<DecisionRecord[]> {
-    return this.decisions.find({ fannedOut: false }).limit(limit).toArray();
+    return this.decisions
+      .find({ fannedOut: false, _id: { $not: /^digest:/ } })
+      .limit(limit)
+      .toArray();
+  }
+
+  /** Whether the decision's deliveries were all inserted (or it was never decided). */
+  async isFannedOut(decisionId: string): Promise<boolean> {
+    return (await this.decisions.findOne({ _id: decisionId }, { projection: { fannedOut: 1 } }))?.fannedOut !== false;
   }
 
   async fannedOut(decisionId: string): Promise<void> {

@@ -12,10 +12,14 @@ export interface CronRole {
   stop(): Promise<void>;
 }
 
-/** Every job the slices declare, on its schedule, by whichever cron process holds the lease. */
-export function startCron(store: Store, log: Logger, jobs: readonly SweepJob[]): CronRole {
+/**
+ * Every job the slices declare, on its schedule, by whichever cron process holds the lease. A
+ * leader that dies keeps it `leaseMs` (CRON_LEASE); every cron process asks for it each third of
+ * that, so another takes over soon after it runs out.
+ */
+export function startCron(store: Store, log: Logger, jobs: readonly SweepJob[], leaseMs = 5 * 60 * 1000): CronRole {
   const holder = `${process.pid}-${randomUUID()}`;
-  const lease = new Lease(store.db, 'cron-leader', holder, 5 * 60 * 1000);
+  const lease = new Lease(store.db, 'cron-leader', holder, leaseMs);
   const running = new Set<Promise<void>>();
 
   // Never rejects: a store that is down while the lease is asked for (a job every minute meets
@@ -35,12 +39,17 @@ export function startCron(store: Store, log: Logger, jobs: readonly SweepJob[]):
     return p;
   };
   const tasks: ScheduledTask[] = jobs.map((job) => cron.schedule(job.schedule, () => void track(runJob(job)), { noOverlap: true }));
+  // Asked between runs too: the leader keeps a lease shorter than the gap between runs, and the
+  // others take it over within about `leaseMs` of the leader's death, not at a run that finds it lapsed.
+  const renewal = setInterval(() => void lease.acquire().catch(() => undefined), Math.max(1_000, Math.floor(leaseMs / 3)));
+  renewal.unref();
   log.info({ jobs: jobs.map((j) => j.name) }, 'cron scheduled');
   return {
     tick: async () => {
       for (const job of jobs) await track(runJob(job));
     },
     stop: async () => {
+      clearInterval(renewal);
       for (const t of tasks) await t.stop();
       await Promise.allSettled([...running]);
       await lease.release().catch(() => undefined);

@@ -27,4 +27,10 @@ describe('cron lease - one leader at a time', () => {
       await Promise.all(others.map((c) => c.close()));
     }
   });
+
+  it('when jobs of one holder ask at the same moment, then every one of them leads', async () => {
+    const lease = new Lease(t.db, 'together', 'p1', 60_000);
+    expect(await Promise.all([lease.acquire(), lease.acquire(), lease.acquire()])).toEqual([true, true, true]);
+    expect(await Promise.all([lease.acquire(), lease.acquire()])).toEqual([true, true]);
+  });
 });

@@ -25,8 +25,18 @@ export class Lease {
     this.terms = new VersionedStore<Term>(db, LEASES);
   }
 
-  /** Take or renew the lease; true while this holder leads. */
-  async acquire(): Promise<boolean> {
+  /**
+   * Take or renew the lease; true while this holder leads. Jobs that fall due at the same minute
+   * ask at once: they share one write, else all but one would lose the race to their own holder.
+   */
+  acquire(): Promise<boolean> {
+    this.asking ??= this.tryAcquire().finally(() => (this.asking = null));
+    return this.asking;
+  }
+
+  private asking: Promise<boolean> | null = null;
+
+  private async tryAcquire(): Promise<boolean> {
     const now = this.clock();
     const current = await this.terms.latest(this.name);
     if (current && current.state.holder !== this.holder && current.state.expiresAt > now) return false;

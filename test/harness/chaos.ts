@@ -1,12 +1,20 @@
 /**
- * The chaos run: carecircle as operators deploy it (two gateways, two workers, a cron process) on a
- * three-node NATS cluster with every stream replicated three times and a MongoDB-compatible server,
- * under steady signed ingest and MCP load, while a worker, a gateway, the node leading the ingest
+ * The chaos run: carecircle as operators deploy it (two gateways, two workers, two cron processes)
+ * on a three-node NATS cluster with every stream replicated three times and a MongoDB-compatible
+ * server, under steady signed ingest (one note in five mentioning a fall, which mails two members
+ * right away) and MCP load, while a worker, the cron leader, a gateway, the node leading the ingest
  * stream and the database are killed and brought back in turn. Then it counts, from the store,
- * what the partner was told was accepted against what was stored. Shared by test/chaos.test.ts
- * (bounded) and scripts/chaos.ts (`npm run chaos`, longer).
+ * what the partner was told was accepted against what was stored, and, from an SMTP server, the
+ * alert mails due against those received. Shared by test/chaos.test.ts (bounded) and
+ * scripts/chaos.ts (`npm run chaos`, longer).
  */
-import { passThroughCredentials } from '../../src/auth/credentials.js';
+import { alertMessageId } from '../../src/alerts/channels.js';
+import { KIND_NAMES, type AlertKind, type DeliveryMode } from '../../src/alerts/kinds.js';
+import { ALERT_DECISIONS, ALERT_DELIVERIES } from '../../src/alerts/outbox.js';
+import { PreferenceStore } from '../../src/alerts/preferences.js';
+import { alertStream } from '../../src/alerts/queue.js';
+import { passThroughCredentials, type Credentials } from '../../src/auth/credentials.js';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,7 +22,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient, type Db } from 'mongodb';
 import { NatsBus } from '../../src/bus/nats.js';
 import { subjects } from '../../src/bus/subjects.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { LEASES } from '../../src/cron/lease.js';
+import { WorkspaceStore } from '../../src/family/records.js';
 import { DeadLetters } from '../../src/ingest/deadLetters.js';
 import { ingestKeysBucketName } from '../../src/ingest/kvClaims.js';
 import { ingestStream } from '../../src/ingest/stream.js';
@@ -24,10 +34,13 @@ import { createLogger } from '../../src/log.js';
 import { PartnerClient, RETRY_DELAYS_MS } from '../../src/partner/client.js';
 import { ensureFerretDbBinary, startFerretDb } from '../../src/store/embedded/ferretdb.js';
 import type { StartedServer } from '../../src/store/embedded/process.js';
+import { openTimelines } from '../../src/store/timeline/timelines.js';
+import { VersionedStore } from '../../src/store/versioned.js';
 import { careEvents, family, onboard, shareWith, TEST_DATA_KEY, visit } from '../ingest.fixtures.js';
 import { startNatsCluster, type NatsCluster } from './natsCluster.js';
 import { startRole, type RoleProcess } from './processes.js';
 import { ferretDbBinDir, freePort, repoRoot } from './servers.js';
+import { startSmtpSink, type SmtpSink } from './smtpSink.js';
 
 export interface ChaosOptions {
   /** Signed events a second, spread over both gateways. */
@@ -74,12 +87,41 @@ export interface ChaosCounts {
   /** Role processes that exited without being killed. */
   crashed: string[];
   faults: string[];
+  alerts: AlertCounts;
+  /** Each kill of the cron leader: "cron 1 (pid …) → cron 2 (pid …) after N s" once another cron process holds the lease, and how often the alerts job ran since. */
+  cronLeaders: string[];
+}
+
+export interface AlertCounts {
+  /** Accepted notes that mention a fall × the members who want such alerts right away. */
+  due: number;
+  /** Distinct (note, member) pairs the SMTP server received a mail for. */
+  delivered: number;
+  /** Mails beyond the first for one note and member that a mail program would not fold: another Message-ID. */
+  doubled: number;
+  /** Mails beyond the first for one note and member under the same Message-ID (sent again after a crash mid-send). */
+  resent: number;
+  /** Due minus delivered, once the outbox drained (or the wait for it ran out). */
+  lost: number;
+  /** Deliveries of the run's family that ended as dead letters. */
+  deadLettered: number;
+  /** Mails that are none of the expected alerts. */
+  stray: number;
+  /** How the wait for the outbox ended ("drained in N s", or what was left). */
+  drain: string;
 }
 
 export const chaosLine = (c: ChaosCounts): string =>
-  `chaos: sent ${c.sent}, accepted ${c.accepted}, stored ${c.stored}, lost ${c.lost}, duplicated ${c.duplicated}`;
+  `chaos: sent ${c.sent}, accepted ${c.accepted}, stored ${c.stored}, lost ${c.lost}, duplicated ${c.duplicated}; ` +
+  `alerts: due ${c.alerts.due}, delivered ${c.alerts.delivered}, doubled ${c.alerts.doubled}, lost ${c.alerts.lost}` +
+  (c.alerts.resent ? ` (${c.alerts.resent} resent under the same Message-ID)` : '') +
+  (c.alerts.deadLettered ? `, dead-lettered ${c.alerts.deadLettered}` : '');
 
 const NAMESPACE = 'chaos';
+/** One partner event in this many is a note that mentions a fall. */
+const ALERT_EVERY = 5;
+/** How long to wait, once the load stops, for every due alert mail (the minute run is the safety net, so over a minute). */
+const ALERT_DRAIN_MS = 150_000;
 
 interface Role {
   name: string;
@@ -107,9 +149,15 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosCounts> {
   const finished: { name: string; lines: string[] }[] = [];
 
   try {
-    // Servers: the NATS cluster and a database of our own, on a port it keeps across restarts.
-    const [cluster, bin, dbPort] = await Promise.all([startNatsCluster(3), ensureFerretDbBinary({ binDir: ferretDbBinDir, repoRoot, log: say }), freePort()]);
+    // Servers: the NATS cluster, a database of our own on a port it keeps across restarts, the mail relay.
+    const [cluster, bin, dbPort, smtp] = await Promise.all([
+      startNatsCluster(3),
+      ensureFerretDbBinary({ binDir: ferretDbBinDir, repoRoot, log: say }),
+      freePort(),
+      startSmtpSink(),
+    ]);
     cleanup.push(() => cluster.stop());
+    cleanup.push(() => smtp.close());
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'carecircle-chaos-db-'));
     cleanup.push(async () => rmSync(dataDir, { recursive: true, force: true }));
     let db: StartedServer | undefined = await startFerretDb({ bin, dataDir, port: dbPort, log: say });
@@ -129,6 +177,9 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosCounts> {
       GATEWAY_RETRY_WINDOW_MS: '6000',
       INGEST_ACK_WAIT_MS: '3000',
       SHUTDOWN_GRACE_MS: '2000',
+      SMTP_URL: smtp.url,
+      // A dead cron leader's lease runs out within the run, so the other cron process takes over.
+      CRON_LEASE: '10s',
       RATE_INGEST_PER_MIN: '1000000',
       RATE_DIRECTORY_MCP_PER_MIN: '1000000',
       RATE_SANDBOX_MCP_PER_MIN: '1000000',
@@ -159,7 +210,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosCounts> {
     });
     const workers = [add('worker 1', {}, /ingest consumer started/), add('worker 2', {}, /ingest consumer started/)];
     const gateways = [add('gateway 1', await gatewayEnv(), /carecircle started/), add('gateway 2', await gatewayEnv(), /carecircle started/)];
-    add('cron', {}, /carecircle started/);
+    const crons = [add('cron 1', {}, /carecircle started/), add('cron 2', {}, /carecircle started/)];
     cleanup.push(() => Promise.all(roles.map((r) => ((r.killed = true), r.proc?.kill('SIGKILL')))));
     await Promise.all(roles.map(start));
     const kill = async (role: Role) => {
@@ -180,6 +231,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosCounts> {
     const credentials = passThroughCredentials(store);
     const partner = await onboard(store, credentials);
     const fam = await family(store, credentials, config);
+    const members = await alertedMembers(store, credentials, config, fam);
     await shareWith({ urls: { pipe: url(gateways[0]!, 'PIPE') }, bus, config }, partner, 'chaos-client', fam);
     const apiKey = (await new KeyStore(store, credentials).mint(fam.uid, 'chaos')).plaintext;
     const stream = ingestStream(NAMESPACE, subjects(NAMESPACE).ingestEvents);
@@ -192,14 +244,37 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosCounts> {
     // Load: a partner sending events with its retry rule through whichever gateway answers, and
     // MCP callers, both open-loop at a fixed rate so faults pile work up as they would.
     const load = startLoad({ urls: (surface) => gateways.map((g) => url(g, surface)), partner, lovedOneId: fam.lovedOneId, apiKey, opts, phase });
+    const mails = () => `${smtp.received.length} alert mails so far`;
+    const cronKills: { name: string; at: number }[] = [];
 
     const calm = () => sleep(opts.calmMs);
     for (let round = 1; round <= opts.rounds; round++) {
       await calm();
-      fault(`round ${round}: SIGKILL ${workers[0]!.name}`);
-      await kill(workers[0]!);
-      await start(workers[0]!);
-      fault(`${workers[0]!.name} back`);
+      // The worker and the safety net at once: the cron leader's minute run is what sends what a
+      // dead worker left half done. It stays down until the other cron process holds the lease.
+      const cronLeader = await leaderOf(store, crons);
+      const dead = `${cronLeader.name} (pid ${cronLeader.proc?.child.pid})`;
+      fault(`round ${round}: SIGKILL ${workers[0]!.name} and ${dead}, holder of the cron lease (${mails()})`);
+      const killedAt = Date.now();
+      await Promise.all([kill(workers[0]!), kill(cronLeader)]);
+      await Promise.all([
+        start(workers[0]!).then(() => fault(`${workers[0]!.name} back (${mails()})`)),
+        leaderOf(store, crons, 60_000).then(
+          async (next) => {
+            cronKills.push({
+              name: `${dead} → ${next.name} (pid ${next.proc?.child.pid}) after ${((Date.now() - killedAt) / 1000).toFixed(1)} s`,
+              at: killedAt,
+            });
+            fault(`${next.name} holds the cron lease`);
+            await start(cronLeader);
+            fault(`${cronLeader.name} back`);
+          },
+          async (err: Error) => {
+            cronKills.push({ name: `${dead} → none (${err.message})`, at: killedAt });
+            await start(cronLeader);
+          },
+        ),
+      ]);
 
       await calm();
       fault(`SIGKILL ${gateways[0]!.name}`);
@@ -239,8 +314,15 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosCounts> {
     const sent = await load.stop();
     await drained(bus, cluster, stream);
     fault('ingest stream drained');
+    const counted = await count(store, partner.institutionId, sent);
+    const scope: AlertScope = { institutionId: partner.institutionId, sent, members, appUrl: config.appUrl, lovedOneId: fam.lovedOneId };
+    const drain = await alertsDrained(store, bus, smtp, scope);
+    fault(`alert outbox ${drain}`);
+    const alerts = { ...(await countAlerts(store, smtp, scope)), drain };
+    const cronLeaders = cronKills.map((k) => `${k.name}; the alerts job ran ${alertRunsSince(finished, k.at)} times since`);
+    const { alerting: _alerting, ...figures } = counted;
 
-    return { ...(await count(store, partner.institutionId, sent)), mcp: load.mcp, answers: load.answers, replicas, failovers, crashed, faults };
+    return { ...figures, alerts, cronLeaders, mcp: load.mcp, answers: load.answers, replicas, failovers, crashed, faults };
   } finally {
     if (opts.logDir) {
       mkdirSync(opts.logDir, { recursive: true });
@@ -256,6 +338,8 @@ interface Sent {
   /** Partner event id → every event_id a 202 carried for it. */
   accepted: Map<string, Set<string>>;
   all: string[];
+  /** Partner event ids of the notes that mention a fall. */
+  alerting: Set<string>;
   notAccepted: Record<string, number>;
   retries: number;
 }
@@ -281,7 +365,7 @@ function startLoad(deps: LoadDeps) {
     const urls = deps.urls(surface);
     return urls[turn++ % urls.length]!;
   };
-  const sent: Sent = { accepted: new Map(), all: [], notAccepted: {}, retries: 0 };
+  const sent: Sent = { accepted: new Map(), all: [], alerting: new Set(), notAccepted: {}, retries: 0 };
   const client = new PartnerClient({
     baseUrl: 'http://pipe.invalid',
     institutionId: deps.partner.institutionId,
@@ -304,9 +388,12 @@ function startLoad(deps: LoadDeps) {
   };
   const mcpCalls: Promise<void>[] = [];
 
-  const sendOne = async (id: string) => {
+  const sendOne = async (id: string, alerting: boolean) => {
     sent.all.push(id);
-    const r = await client.sendEvent({ ...visit({ ...deps.partner }, 'chaos-client'), source_event_id: id });
+    if (alerting) sent.alerting.add(id);
+    const event = visit({ ...deps.partner }, 'chaos-client');
+    const note = { event_type: 'note_added', payload: { caregiver_id: 'cg-12', note_text: 'She fell in the hallway; the caregiver helped her up.' } };
+    const r = await client.sendEvent({ ...event, ...(alerting ? note : {}), source_event_id: id });
     if (r.ok && r.eventId) {
       const ids = sent.accepted.get(id) ?? new Set<string>();
       ids.add(r.eventId);
@@ -349,7 +436,7 @@ function startLoad(deps: LoadDeps) {
       }
     })();
   const loops = [
-    every(deps.opts.eventsPerSecond, (n) => sendOne(`chaos-${n}`), sends),
+    every(deps.opts.eventsPerSecond, (n) => sendOne(`chaos-${n}`, n % ALERT_EVERY === 0), sends),
     ...(deps.opts.mcpPerSecond > 0 ? [every(deps.opts.mcpPerSecond, callMcp, mcpCalls)] : []),
   ];
 
@@ -364,6 +451,20 @@ function startLoad(deps: LoadDeps) {
     },
   };
 }
+
+/** How many times a cron process finished the `alerts` job after `since` (its log lines). */
+const alertRunsSince = (processes: { name: string; lines: string[] }[], since: number): number =>
+  processes
+    .filter((p) => p.name.startsWith('cron'))
+    .flatMap((p) => p.lines)
+    .filter((line) => {
+      try {
+        const l = JSON.parse(line) as { msg?: string; job?: string; time?: number };
+        return l.msg === 'sweep done' && l.job === 'alerts' && (l.time ?? 0) > since;
+      } catch {
+        return false;
+      }
+    }).length;
 
 /** Until the ingest consumer has nothing pending or unacknowledged (NATS may still be settling). */
 async function drained(bus: NatsBus, cluster: NatsCluster, s: { stream: string; durable: string }, timeoutMs = 120_000): Promise<void> {
@@ -389,7 +490,7 @@ async function count(
   store: Db,
   institutionId: string,
   sent: Sent,
-): Promise<Omit<ChaosCounts, 'mcp' | 'answers' | 'replicas' | 'failovers' | 'crashed' | 'faults'>> {
+): Promise<Omit<ChaosCounts, 'mcp' | 'answers' | 'replicas' | 'failovers' | 'crashed' | 'faults' | 'alerts' | 'cronLeaders'> & { alerting: number }> {
   const rows = await careEvents(store).find({ institutionId }).project<{ _id: string; sourceEventId?: string }>({ _id: 1, sourceEventId: 1 }).toArray();
   const dead = await new DeadLetters(store).rows.find({ institutionId }).toArray();
   // Copies per partner id, wherever they ended up.
@@ -425,5 +526,123 @@ async function count(
     storedUnaccepted,
     notAccepted: sent.notAccepted,
     retries: sent.retries,
+    alerting: [...sent.alerting].filter((id) => sent.accepted.has(id)).length,
   };
+}
+
+/**
+ * The family's owner and a second member, each wanting notes that mention a fall right away (and
+ * nothing else, so every mail the relay gets is one of those), without quiet hours. Their uids.
+ */
+async function alertedMembers(
+  store: Db,
+  credentials: Credentials,
+  config: Config,
+  fam: { uid: string; workspaceId: string; lovedOneId: string },
+): Promise<string[]> {
+  const uid = `u-chaos-${randomBytes(4).toString('hex')}`;
+  const workspace = new WorkspaceStore(store, credentials, config.inboxDomain, await openTimelines(store));
+  await workspace.upsertUser({ uid, email: `${uid}@example.com` });
+  await workspace.addMember(fam.workspaceId, { uid, email: `${uid}@example.com` }, 'family_member');
+  const modes = Object.fromEntries(KIND_NAMES.map((k) => [k, k === 'flagged_note' ? 'now' : 'never'])) as Record<AlertKind, DeliveryMode>;
+  const preferences = new PreferenceStore(store);
+  for (const member of [fam.uid, uid]) await preferences.set(member, fam.lovedOneId, { modes, quiet: null, zone: 'UTC', digestDay: 'sun', digestHour: 18 });
+  return [fam.uid, uid];
+}
+
+/** The cron process holding the lease now (each asks for it every few seconds; the wait covers a takeover). */
+async function leaderOf(store: Db, crons: Role[], waitMs = 30_000): Promise<Role> {
+  const leases = new VersionedStore<{ holder: string; expiresAt: number }>(store, LEASES);
+  const until = Date.now() + waitMs;
+  for (;;) {
+    const term = (await leases.latest('cron-leader'))?.state;
+    const pid = term && term.expiresAt > Date.now() ? Number(term.holder.split('-')[0]) : undefined;
+    const role = crons.find((r) => !r.killed && r.proc?.child.pid === pid);
+    if (role) return role;
+    if (Date.now() >= until)
+      throw new Error(`no running cron process holds the lease: ${term ? `last held by pid ${term.holder.split('-')[0]}` : 'never taken'}`);
+    await sleep(250);
+  }
+}
+
+/** The Message-ID of a mail as the relay received it. */
+const messageIdOf = (data: string): string | undefined => /^message-id:\s*(<[^>]+>)/im.exec(data.split('\r\n\r\n')[0]!.replace(/\r\n[ \t]+/g, ' '))?.[1];
+
+interface AlertScope {
+  institutionId: string;
+  sent: Sent;
+  /** The members who want the alerts right away. */
+  members: string[];
+  appUrl: string;
+  lovedOneId: string;
+}
+
+/**
+ * The alert mails the relay received against those due. Each mail names its delivery in its
+ * Message-ID (`flagged_note:<event id>|<member>|email`, src/alerts/channels.ts): the stored care
+ * event gives the partner's id of the note, so a note stored twice would show as two Message-IDs.
+ */
+async function countAlerts(store: Db, smtp: SmtpSink, scope: AlertScope): Promise<Omit<AlertCounts, 'drain'>> {
+  const rows = await careEvents(store)
+    .find({ institutionId: scope.institutionId, sourceEventId: { $in: [...scope.sent.alerting] } })
+    .project<{ _id: string; sourceEventId: string }>({ _id: 1, sourceEventId: 1 })
+    .toArray();
+  const expected = new Map<string, string>();
+  for (const r of rows)
+    for (const uid of scope.members) expected.set(alertMessageId(`flagged_note:${r._id}|${uid}|email`, scope.appUrl), `${r.sourceEventId}|${uid}`);
+  const byPair = new Map<string, { ids: Set<string>; mails: number }>();
+  let stray = 0;
+  for (const mail of smtp.received) {
+    const id = messageIdOf(mail.data);
+    const pair = id === undefined ? undefined : expected.get(id);
+    if (!id || !pair) {
+      stray++;
+      continue;
+    }
+    const seen = byPair.get(pair) ?? { ids: new Set<string>(), mails: 0 };
+    seen.ids.add(id);
+    seen.mails++;
+    byPair.set(pair, seen);
+  }
+  const dueNotes = [...scope.sent.alerting].filter((id) => scope.sent.accepted.has(id));
+  let delivered = 0;
+  for (const note of dueNotes) for (const uid of scope.members) if (byPair.has(`${note}|${uid}`)) delivered++;
+  let doubled = 0;
+  let resent = 0;
+  for (const { ids, mails } of byPair.values()) {
+    doubled += ids.size - 1;
+    resent += mails - ids.size;
+  }
+  const due = dueNotes.length * scope.members.length;
+  const deadLettered = await store.collection(ALERT_DELIVERIES).countDocuments({ lovedOneId: scope.lovedOneId, state: 'dead' });
+  return { due, delivered, doubled, resent, lost: due - delivered, deadLettered, stray };
+}
+
+/**
+ * Until every due alert mail arrived and the outbox is at rest: no delivery pending or being sent,
+ * no decision left to fan out, nothing on the `alert-sender` queue. Bounded: what a killed
+ * process left is picked up by the queue's redelivery or the cron leader's minute run, so the wait
+ * is over a minute; after it, what is missing is lost. How it ended, in words.
+ */
+async function alertsDrained(store: Db, bus: NatsBus, smtp: SmtpSink, scope: AlertScope, timeoutMs = ALERT_DRAIN_MS): Promise<string> {
+  const started = Date.now();
+  const { stream, consumer } = alertStream(NAMESPACE);
+  let last = '';
+  for (;;) {
+    try {
+      const [open, unfanned, queue, tally] = await Promise.all([
+        store.collection(ALERT_DELIVERIES).countDocuments({ lovedOneId: scope.lovedOneId, state: { $in: ['pending', 'sending'] } }),
+        store.collection(ALERT_DECISIONS).countDocuments({ lovedOneId: scope.lovedOneId, fannedOut: false }),
+        bus.durable.consumerState(stream.name, consumer.durable),
+        countAlerts(store, smtp, scope),
+      ]);
+      if (open === 0 && unfanned === 0 && queue.pending === 0 && queue.ackPending === 0 && tally.lost === 0)
+        return `drained in ${((Date.now() - started) / 1000).toFixed(1)} s`;
+      last = `${open} deliveries pending or sending, ${unfanned} decisions not fanned out, ${queue.pending + queue.ackPending} queued, ${tally.lost} mails missing`;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    if (Date.now() - started > timeoutMs) return `not drained after ${timeoutMs / 1000} s: ${last}`;
+    await sleep(500);
+  }
 }
