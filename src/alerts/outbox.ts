@@ -83,11 +83,12 @@ export class AlertOutbox {
     this.state = db.collection(ALERT_STATE);
   }
 
-  /** Claim the decision; false when it was decided before (by this or any process). */
-  async decide(c: Candidate, now: Date): Promise<boolean> {
+  /** Claim the decision; false when it was decided before (by this or any process). `fannedOut`:
+   *  one with no fan-out to resume (a digest, queued by its decider) is stored as done. */
+  async decide(c: Candidate, now: Date, fannedOut = false): Promise<boolean> {
     const { key, ...rest } = c;
     try {
-      await this.decisions.insertOne({ _id: key, ...rest, decidedAt: now, fannedOut: false });
+      await this.decisions.insertOne({ _id: key, ...rest, decidedAt: now, fannedOut });
     } catch (err) {
       if (isDuplicateKey(err)) return false;
       throw err;
@@ -99,6 +100,13 @@ export class AlertOutbox {
   /** Decisions whose deliveries may not all be inserted yet (a crash between the two writes). */
   unfanned(limit = 200): Promise<DecisionRecord[]> {
     return this.decisions.find({ fannedOut: false }).limit(limit).toArray();
+  }
+
+  /** Which of these decisions were made already, from one read. */
+  async decided(keys: readonly string[]): Promise<Set<string>> {
+    if (!keys.length) return new Set();
+    const rows = await this.decisions.find({ _id: { $in: [...keys] } }, { projection: { _id: 1 } }).toArray();
+    return new Set(rows.map((r) => r._id));
   }
 
   async fannedOut(decisionId: string): Promise<void> {
