@@ -55,6 +55,8 @@ type Mails = ReturnType<typeof watchMails>;
 interface Timed {
   latencies: number[];
   lost: number;
+  /** From each mailed note's 202 to its alert's decision (the record stored, announced and read). */
+  decided?: number[];
 }
 
 /** `NOTES` notes, one at a time, each timed from its 202 to its mail. */
@@ -130,18 +132,35 @@ async function atIngestRate(infra: Infra, d: PartnerDeployment, mails: Mails): P
   const eventOf = new Map(stored.map((e) => [e.sourceEventId, e._id]));
   const mailedAt = new Map<string, number>();
   for (const m of mails.seen) if (m.event !== undefined && !mailedAt.has(m.event)) mailedAt.set(m.event, m.at);
-  const latencies = notes.flatMap((n) => {
-    const at = mailedAt.get(eventOf.get(n.sourceEventId) ?? '');
-    return at === undefined ? [] : [at - n.at];
+  const mailedNotes = notes.flatMap((n) => {
+    const event = eventOf.get(n.sourceEventId);
+    const at = mailedAt.get(event ?? '');
+    return event === undefined || at === undefined ? [] : [{ ...n, event, mailed: at }];
   });
-  return { latencies, lost: notes.length - latencies.length, load };
+  // Where the time goes: the decision's instant is the engine's clock when its read of new records decided it.
+  const decisions = await d.db
+    .collection<{ _id: string; decidedAt: Date }>('alert_decisions')
+    .find({ _id: { $in: mailedNotes.map((n) => `flagged_note:${n.event}`) } }, { projection: { decidedAt: 1 } })
+    .toArray();
+  const decidedAt = new Map(decisions.map((x) => [x._id, x.decidedAt.getTime()]));
+  return {
+    latencies: mailedNotes.map((n) => n.mailed - n.at),
+    lost: notes.length - mailedNotes.length,
+    decided: mailedNotes.flatMap((n) => {
+      const at = decidedAt.get(`flagged_note:${n.event}`);
+      return at === undefined ? [] : [at - n.at];
+    }),
+    load,
+  };
 }
 
 const row = (what: string, t: Timed, eventsPerSecond: string, unexpected = '') => {
   const sorted = [...t.latencies].sort((a, b) => a - b);
   const p50 = sorted.length ? percentile(sorted, 50) : NaN;
   const p99 = sorted.length ? percentile(sorted, 99) : NaN;
-  return { p50, p99, cells: [what, sorted.length, eventsPerSecond, fixed(p50, 0), fixed(p99, 0), fixed(sorted.at(-1), 0), t.lost, unexpected] };
+  const decided = [...(t.decided ?? [])].sort((a, b) => a - b);
+  const split = decided.length ? `${fixed(percentile(decided, 50), 0)} / ${fixed(percentile(decided, 99), 0)}` : '';
+  return { p50, p99, cells: [what, sorted.length, eventsPerSecond, fixed(p50, 0), fixed(p99, 0), fixed(sorted.at(-1), 0), split, t.lost, unexpected] };
 };
 
 export async function benchAlerts(infra: Infra): Promise<void> {
@@ -177,6 +196,7 @@ export async function benchAlerts(infra: Infra): Promise<void> {
         `(its acceptance polled every millisecond). One at a time: ${KNOBS.alertNotes} notes (BENCH_ALERTS). Within the load: the ingest part's partner load ` +
         `(${bounds.connections} connections, up to ${bounds.maxRequests} events or ${bounds.maxSeconds} s after ${bounds.warmup} warm-up events, whose alerts are mailed before measuring), ` +
         `one event in ${KNOBS.alertEvery} (BENCH_ALERTS_EVERY) a note that should alert, the rest visits; each note timed from its own 202 to its own mail (matched by the mail's Message-ID). ` +
+        `"202 → decided" ends at the alert's decidedAt (the engine's clock when its read of the stored record decided it): the ingest path and the read; the rest is the delivery work queue and the relay. ` +
         `A note whose mail does not come within ${WAIT_MS / 1000} s counts as lost.`,
     );
     finding({
