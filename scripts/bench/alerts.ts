@@ -55,8 +55,8 @@ type Mails = ReturnType<typeof watchMails>;
 interface Timed {
   latencies: number[];
   lost: number;
-  /** From each mailed note's 202 to its alert's decision (the record stored, announced and read). */
-  decided?: number[];
+  /** From each mailed note's 202 to its delivery's creation (the record stored, announced, read, decided and fanned out). */
+  queued?: number[];
 }
 
 /** `NOTES` notes, one at a time, each timed from its 202 to its mail. */
@@ -137,17 +137,17 @@ async function atIngestRate(infra: Infra, d: PartnerDeployment, mails: Mails): P
     const at = mailedAt.get(event ?? '');
     return event === undefined || at === undefined ? [] : [{ ...n, event, mailed: at }];
   });
-  // Where the time goes: the decision's instant is the engine's clock when its read of new records decided it.
-  const decisions = await d.db
-    .collection<{ _id: string; decidedAt: Date }>('alert_decisions')
-    .find({ _id: { $in: mailedNotes.map((n) => `flagged_note:${n.event}`) } }, { projection: { decidedAt: 1 } })
+  // Where the time goes: a delivery is created when its alert is fanned out, after the read of new records decided it.
+  const deliveries = await d.db
+    .collection<{ _id: string; decisionId: string; createdAt: Date }>('alert_deliveries')
+    .find({ decisionId: { $in: mailedNotes.map((n) => `flagged_note:${n.event}`) } }, { projection: { decisionId: 1, createdAt: 1 } })
     .toArray();
-  const decidedAt = new Map(decisions.map((x) => [x._id, x.decidedAt.getTime()]));
+  const queuedAt = new Map(deliveries.map((x) => [x.decisionId, x.createdAt.getTime()]));
   return {
     latencies: mailedNotes.map((n) => n.mailed - n.at),
     lost: notes.length - mailedNotes.length,
-    decided: mailedNotes.flatMap((n) => {
-      const at = decidedAt.get(`flagged_note:${n.event}`);
+    queued: mailedNotes.flatMap((n) => {
+      const at = queuedAt.get(`flagged_note:${n.event}`);
       return at === undefined ? [] : [at - n.at];
     }),
     load,
@@ -158,8 +158,8 @@ const row = (what: string, t: Timed, eventsPerSecond: string, unexpected = '') =
   const sorted = [...t.latencies].sort((a, b) => a - b);
   const p50 = sorted.length ? percentile(sorted, 50) : NaN;
   const p99 = sorted.length ? percentile(sorted, 99) : NaN;
-  const decided = [...(t.decided ?? [])].sort((a, b) => a - b);
-  const split = decided.length ? `${fixed(percentile(decided, 50), 0)} / ${fixed(percentile(decided, 99), 0)}` : '';
+  const queued = [...(t.queued ?? [])].sort((a, b) => a - b);
+  const split = queued.length ? `${fixed(percentile(queued, 50), 0)} / ${fixed(percentile(queued, 99), 0)}` : '';
   return { p50, p99, cells: [what, sorted.length, eventsPerSecond, fixed(p50, 0), fixed(p99, 0), fixed(sorted.at(-1), 0), split, t.lost, unexpected] };
 };
 
@@ -196,7 +196,7 @@ export async function benchAlerts(infra: Infra): Promise<void> {
         `(its acceptance polled every millisecond). One at a time: ${KNOBS.alertNotes} notes (BENCH_ALERTS). Within the load: the ingest part's partner load ` +
         `(${bounds.connections} connections, up to ${bounds.maxRequests} events or ${bounds.maxSeconds} s after ${bounds.warmup} warm-up events, whose alerts are mailed before measuring), ` +
         `one event in ${KNOBS.alertEvery} (BENCH_ALERTS_EVERY) a note that should alert, the rest visits; each note timed from its own 202 to its own mail (matched by the mail's Message-ID). ` +
-        `"202 → decided" ends at the alert's decidedAt (the engine's clock when its read of the stored record decided it): the ingest path and the read; the rest is the delivery work queue and the relay. ` +
+        `"202 → delivery queued" ends at the delivery's createdAt (the engine's clock when it fanned the alert out): the ingest path, the announcement, the read of new records and the decision; the rest is the delivery work queue and the relay. ` +
         `A note whose mail does not come within ${WAIT_MS / 1000} s counts as lost.`,
     );
     finding({
