@@ -45,18 +45,16 @@ beforeAll(async () => {
     .insertMany(
       ids.map((i) => ({ _id: fam(i).uid, email: fam(i).email, tenant: 'family', createdAt: created, lastSignInAt: created, timeZone: 'UTC' })) as never[],
     );
-  await db
-    .collection('workspace_members')
-    .insertMany(
-      ids.map((i) => ({
-        _id: `${fam(i).ws}:${fam(i).uid}`,
-        workspaceId: fam(i).ws,
-        uid: fam(i).uid,
-        email: fam(i).email,
-        role: 'caregiver',
-        joinedAt: created,
-      })) as never[],
-    );
+  await db.collection('workspace_members').insertMany(
+    ids.map((i) => ({
+      _id: `${fam(i).ws}:${fam(i).uid}`,
+      workspaceId: fam(i).ws,
+      uid: fam(i).uid,
+      email: fam(i).email,
+      role: 'caregiver',
+      joinedAt: created,
+    })) as never[],
+  );
   await db.collection('loved_ones').insertMany(
     ids.map((i) => ({
       _id: fam(i).lo,

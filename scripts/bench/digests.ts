@@ -91,19 +91,17 @@ export async function benchDigests(infra: Infra): Promise<void> {
       await db
         .collection(WORKSPACE_COLLECTIONS.workspaces)
         .insertMany(ids.map((i) => ({ _id: family(i).ws, name: `Family ${i}`, ownerUid: family(i).uid, sandbox: false, createdAt: created })) as never[]);
-      await db
-        .collection(WORKSPACE_COLLECTIONS.users)
-        .insertMany(
-          ids.map((i) => ({
-            _id: family(i).uid,
-            email: family(i).email,
-            tenant: 'family',
-            createdAt: created,
-            lastSignInAt: created,
-            workspaceId: family(i).ws,
-            timeZone: 'UTC',
-          })) as never[],
-        );
+      await db.collection(WORKSPACE_COLLECTIONS.users).insertMany(
+        ids.map((i) => ({
+          _id: family(i).uid,
+          email: family(i).email,
+          tenant: 'family',
+          createdAt: created,
+          lastSignInAt: created,
+          workspaceId: family(i).ws,
+          timeZone: 'UTC',
+        })) as never[],
+      );
       await db.collection(WORKSPACE_COLLECTIONS.members).insertMany(
         ids.map((i) => ({
           _id: `${family(i).ws}:${family(i).uid}`,
