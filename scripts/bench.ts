@@ -1,6 +1,6 @@
 // Benchmarks you can run beside a running carecircle: every server on a free loopback port, the
 // load from a process of its own, every figure side by side in one run and summed up as ratios.
-//   npm run bench                      every part: directory, workspace, ingest, bridge, growth, portal, alerts
+//   npm run bench                      every part: directory, workspace, ingest, bridge, growth, portal, alerts, digests
 //   npm run bench -- <part> [<part>…]  only those parts
 // BENCH_REQUESTS, BENCH_SECONDS, BENCH_CONCURRENCY (and the rest in scripts/bench/knobs.ts) tune it;
 // NATS_URL / MONGO_URL use running servers instead of starting nats-server and FerretDB.
@@ -9,6 +9,7 @@ import os from 'node:os';
 import { VERSION } from '../src/version.js';
 import { benchAlerts } from './bench/alerts.js';
 import { benchBridge } from './bench/bridge.js';
+import { benchDigests } from './bench/digests.js';
 import { benchDirectory } from './bench/directory.js';
 import { benchGrowth } from './bench/growth.js';
 import { benchIngest } from './bench/ingest.js';
@@ -26,6 +27,7 @@ const PARTS: Record<string, (infra: Infra) => Promise<void>> = {
   growth: benchGrowth,
   portal: benchPortal,
   alerts: benchAlerts,
+  digests: benchDigests,
 };
 
 const asked = process.argv.slice(2);

@@ -1,19 +1,12 @@
 // Part (c): the partner ingest. Signed events through pipe gateway → JetStream → worker → store,
 // and the same without NATS (stored before the 202): the 202 rate and the end-to-end stored rate,
 // against raw insertOne on the same store.
-import { passThroughCredentials } from '../../src/auth/credentials.js';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MongoClient } from 'mongodb';
-import { FamilyShares } from '../../src/ingest/familyShare.js';
-import { PartnerStore } from '../../src/partner/records.js';
-import { parseDataKey, SecretBox } from '../../src/partner/secretBox.js';
-import { databaseName } from '../../src/store/mongo.js';
-import { signUpFamily } from './family.js';
 import type { Infra } from './infra.js';
 import { KNOBS } from './knobs.js';
-import { cpuCell, problems, runLoad, type Measured } from './load.js';
-import { carecircleEnv, startCarecircle, stopAll, type Child } from './procs.js';
+import { cpuCell, problems, runLoad, type LoadBounds, type Measured } from './load.js';
+import { startPartnerDeployment } from './procs.js';
 import { finding, fixed, heading, note, progress, rate, ratio, table } from './report.js';
 
 const STORE_WAIT_MS = 120_000;
@@ -27,23 +20,9 @@ interface SignedRun {
 /** One deployment (with NATS: JetStream between accept and store; without: stored before the 202), a family, a partner, and the signed load. */
 async function signedRun(infra: Infra, mode: 'nats' | 'embedded', bounds: Bounds): Promise<SignedRun> {
   const nats: Record<string, string> = mode === 'nats' ? { NATS_URL: infra.natsUrl, BUS_NAMESPACE: `bench${randomBytes(4).toString('hex')}` } : {};
-  const { env, cleanup } = await carecircleEnv(infra.database(`ingest-${mode}`), nats);
-  const client = await new MongoClient(env.MONGO_URL!).connect();
-  const children: Child[] = [];
+  progress(`ingest: starting carecircle (${mode === 'nats' ? 'NATS, JetStream' : 'in-process bus, no NATS'}), a family and a partner agency…`);
+  const { service, db, family, institutionId, secret, stop } = await startPartnerDeployment(infra.database(`ingest-${mode}`), nats);
   try {
-    progress(`ingest: starting carecircle (${mode === 'nats' ? 'NATS, JetStream' : 'in-process bus, no NATS'}), a family and a partner agency…`);
-    const service = await startCarecircle('carecircle', 'all', env);
-    children.push(service);
-    const db = client.db(databaseName(env.MONGO_URL!));
-    const family = await signUpFamily(service.urls.app!, env);
-    // The service runs in a process of its own: this handle keeps nothing it could serve stale.
-    const credentials = passThroughCredentials(db);
-    const partners = new PartnerStore(db, new SecretBox(parseDataKey(env.DATA_KEY!)), credentials);
-    const { institution, secret } = await partners.create({ name: 'Bench Home Care', id: 'bench-home' });
-    const shares = new FamilyShares(db, credentials);
-    const { linkCode } = await shares.enable(institution._id, 'client-bench');
-    await shares.link(linkCode!.code, { lovedOneId: family.lovedOneId, workspaceId: family.workspaceId, uid: family.uid });
-
     const events = db.collection('care_events');
     const stored = () => events.countDocuments({ lovedOneId: family.lovedOneId });
     const waitFor = async (count: number): Promise<number> => {
@@ -58,8 +37,8 @@ async function signedRun(infra: Infra, mode: 'nats' | 'embedded', bounds: Bounds
       {
         kind: 'ingest',
         url: `${service.urls.pipe}/pipe/v1/events`,
-        institutionId: institution._id,
-        secret: secret.value,
+        institutionId,
+        secret,
         subjectRef: 'client-bench',
         tag: `bench-${randomBytes(4).toString('hex')}`,
         ...bounds,
@@ -80,18 +59,21 @@ async function signedRun(infra: Infra, mode: 'nats' | 'embedded', bounds: Bounds
     progress(`ingest signed (${mode}): ${rate(accepted.perSecond)}/s accepted, ${rate(storedRate)}/s stored`);
     return { accepted, storedRate, missing: target - storedCount };
   } finally {
-    await stopAll(children);
-    await client.close();
-    cleanup();
+    await stop();
   }
 }
 
-type Bounds = { connections: number; warmup: number; maxRequests: number; maxSeconds: number };
+type Bounds = LoadBounds;
+
+/** The partner load of the ingest part (the alerts part sends the same): the first concurrency, the run's warm-up and bounds. */
+export function ingestBounds(): Bounds {
+  return { connections: KNOBS.concurrency[0]!, warmup: KNOBS.warmup, maxRequests: KNOBS.requests, maxSeconds: KNOBS.seconds };
+}
 
 export async function benchIngest(infra: Infra): Promise<void> {
   heading('(c) Ingest: signed partner events against raw insertOne');
-  const connections = KNOBS.concurrency[0]!;
-  const bounds: Bounds = { connections, warmup: KNOBS.warmup, maxRequests: KNOBS.requests, maxSeconds: KNOBS.seconds };
+  const bounds = ingestBounds();
+  const connections = bounds.connections;
   const rawMongo = infra.database('ingest-raw');
   const raw = await runLoad({ kind: 'insert', mongoUrl: rawMongo, collection: 'bench_raw_inserts', tag: 'raw', ...bounds }, [infra.store], {
     storeCommands: infra.storeCommands,

@@ -41,6 +41,12 @@ export const KNOBS = {
   portalPageSize: positive('BENCH_PORTAL_PAGE', 100),
   /** Partner notes the alerts part sends, one at a time, each timed from its 202 to the alert mail. */
   alertNotes: positive('BENCH_ALERTS', 50),
+  /** Within the alerts part's partner load (the ingest part's), one event in this many is a note that should alert. */
+  alertEvery: Math.max(1, Math.round(positive('BENCH_ALERTS_EVERY', 20))),
+  /** Families of the digests part, each one loved one and one member whose weekly digest is due. */
+  digestLovedOnes: Math.max(1, Math.round(positive('BENCH_DIGEST_LOVED_ONES', 1_000))),
+  /** Care events a day of each loved one's week in the digests part. */
+  digestEventsPerDay: Math.max(1, Math.round(positive('BENCH_DIGEST_EVENTS_PER_DAY', 8))),
   /** Log level of the carecircle processes measured (the operator default is info). */
   logLevel: process.env.BENCH_LOG_LEVEL ?? 'info',
 };

@@ -29,7 +29,16 @@ export type LoadSpec = LoadBounds &
          *  not a repeat (the same arguments from the same caller replay the first answer). */
         numbered?: string;
       }
-    | { kind: 'ingest'; url: string; institutionId: string; secret: string; subjectRef: string; tag: string }
+    | {
+        kind: 'ingest';
+        url: string;
+        institutionId: string;
+        secret: string;
+        subjectRef: string;
+        tag: string;
+        /** Every this many events, a note that mentions a fall (it should alert) instead of a visit; each one's 202 is reported in `alerting`. */
+        alertEvery?: number;
+      }
     | { kind: 'insert'; mongoUrl: string; collection: string; tag: string }
   );
 
@@ -45,6 +54,8 @@ export interface LoadResult {
   /** Responses by status (or "error" for a failed connection), when not all were expected. */
   unexpected: Record<string, number>;
   firstError?: string;
+  /** The alerting notes answered 202 in this phase: their `source_event_id` and the instant of the 202 (ms since the epoch, sub-millisecond). */
+  alerting?: { sourceEventId: string; at: number }[];
 }
 
 export interface Measured extends LoadResult {

@@ -44,13 +44,16 @@ async function makeLanes(spec: LoadSpec): Promise<{ lanes: Lane[]; close(): Prom
     expect = spec.expect;
   } else {
     const payload = { caregiver_id: 'cg-77', scheduled_start: '2026-11-22T10:00:00Z', actual_start: '2026-11-22T10:12:00Z' };
+    const { alertEvery } = spec;
     bytes = (n) => {
+      const alerting = alertEvery !== undefined && n % alertEvery === alertEvery - 1;
       const body = JSON.stringify({
         institution_id: spec.institutionId,
         subject_ref: spec.subjectRef,
-        event_type: 'visit_started',
+        ...(alerting
+          ? { event_type: 'note_added', payload: { caregiver_id: 'cg-77', note_text: `Visit ${n}: she fell in the hallway.` } }
+          : { event_type: 'visit_started', payload }),
         occurred_at: new Date().toISOString(),
-        payload,
         source_event_id: `${spec.tag}-${n}`,
       });
       const headers = {
@@ -63,14 +66,21 @@ async function makeLanes(spec: LoadSpec): Promise<{ lanes: Lane[]; close(): Prom
     };
     expect = 202;
   }
+  const alertEvery = spec.kind === 'ingest' ? spec.alertEvery : undefined;
+  const tag = spec.kind === 'ingest' ? spec.tag : '';
   const lanes = connections.map((c): Lane => async (n) => {
     const status = await c.request(bytes(n));
+    // Taken on the epoch's scale, so the parent can set it beside what it saw happen after.
+    if (alertEvery !== undefined && n % alertEvery === alertEvery - 1 && status === expect)
+      alerting.push({ sourceEventId: `${tag}-${n}`, at: performance.timeOrigin + performance.now() });
     return status === expect ? 'ok' : String(status);
   });
   return { lanes, close: async () => connections.forEach((c) => c.close()) };
 }
 
 let counter = 0;
+/** The alerting notes of the current phase (see LoadSpec's `alertEvery`). */
+let alerting: { sourceEventId: string; at: number }[] = [];
 
 async function phase(lanes: Lane[], maxRequests: number, maxSeconds: number): Promise<LoadResult> {
   const latencies: number[] = [];
@@ -78,6 +88,7 @@ async function phase(lanes: Lane[], maxRequests: number, maxSeconds: number): Pr
   let issued = 0;
   let ok = 0;
   let firstError: string | undefined;
+  alerting = [];
   const started = performance.now();
   const deadline = started + maxSeconds * 1000;
   await Promise.all(
@@ -102,7 +113,17 @@ async function phase(lanes: Lane[], maxRequests: number, maxSeconds: number): Pr
   const seconds = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
-  return { count: latencies.length, ok, seconds, p50: at(0.5), p90: at(0.9), p99: at(0.99), unexpected, ...(firstError ? { firstError } : {}) };
+  return {
+    count: latencies.length,
+    ok,
+    seconds,
+    p50: at(0.5),
+    p90: at(0.9),
+    p99: at(0.99),
+    unexpected,
+    ...(firstError ? { firstError } : {}),
+    ...(alerting.length ? { alerting } : {}),
+  };
 }
 
 process.on('disconnect', () => process.exit(0));

@@ -6,7 +6,14 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { MongoClient, type Db } from 'mongodb';
+import { passThroughCredentials } from '../../src/auth/credentials.js';
 import { CONFIG_KEYS } from '../../src/config.js';
+import { FamilyShares } from '../../src/ingest/familyShare.js';
+import { PartnerStore } from '../../src/partner/records.js';
+import { parseDataKey, SecretBox } from '../../src/partner/secretBox.js';
+import { databaseName } from '../../src/store/mongo.js';
+import { signUpFamily, type Family } from './family.js';
 import type { Watched } from './infra.js';
 import { KNOBS } from './knobs.js';
 import { listenerPort } from './ports.js';
@@ -144,4 +151,45 @@ export async function startCarecircle(label: string, role: string, env: Record<s
 /** Stops every child, newest first, even when one of them fails to stop. */
 export async function stopAll(children: { stop(): Promise<void> }[]): Promise<void> {
   for (const child of [...children].reverse()) await child.stop().catch(() => {});
+}
+
+/** A deployment the partner parts send to: one carecircle process (all roles), its family, and an agency linked to the family's loved one as `client-bench`. */
+export interface PartnerDeployment {
+  env: Record<string, string>;
+  service: Child;
+  /** The deployment's database, on a handle of the bench's own. */
+  db: Db;
+  family: Family;
+  institutionId: string;
+  secret: string;
+  stop(): Promise<void>;
+}
+
+/** Starts carecircle on `mongoUrl` with `extra` settings, signs up a family, and links a partner agency to its loved one. */
+export async function startPartnerDeployment(mongoUrl: string, extra: Record<string, string> = {}): Promise<PartnerDeployment> {
+  const { env, cleanup } = await carecircleEnv(mongoUrl, extra);
+  const client = await new MongoClient(env.MONGO_URL!).connect();
+  const children: Child[] = [];
+  const stop = async () => {
+    await stopAll(children);
+    await client.close();
+    cleanup();
+  };
+  try {
+    const service = await startCarecircle('carecircle', 'all', env);
+    children.push(service);
+    const db = client.db(databaseName(env.MONGO_URL!));
+    const family = await signUpFamily(service.urls.app!, env);
+    // The service runs in a process of its own: this handle keeps nothing it could serve stale.
+    const credentials = passThroughCredentials(db);
+    const partners = new PartnerStore(db, new SecretBox(parseDataKey(env.DATA_KEY!)), credentials);
+    const { institution, secret } = await partners.create({ name: 'Bench Home Care', id: 'bench-home' });
+    const shares = new FamilyShares(db, credentials);
+    const { linkCode } = await shares.enable(institution._id, 'client-bench');
+    await shares.link(linkCode!.code, { lovedOneId: family.lovedOneId, workspaceId: family.workspaceId, uid: family.uid });
+    return { env, service, db, family, institutionId: institution._id, secret: secret.value, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
 }

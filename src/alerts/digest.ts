@@ -4,7 +4,7 @@
 import type { Db } from 'mongodb';
 import { groupOf, isDoseNotGiven } from '../family/careEventTypes.js';
 import { PORTAL_COLLECTIONS, type ConnectionRecord } from '../portal/connections.js';
-import type { PlansStore } from '../family/plans.js';
+import { APPOINTMENTS, TASKS, type AppointmentRecord, type TaskRecord } from '../family/plans.js';
 import type { LovedOneRecord, WorkspaceStore } from '../family/records.js';
 import type { ZoneWords } from '../workspace/careReader.js';
 import { careSummary } from '../workspace/prompts.js';
@@ -35,12 +35,72 @@ export interface DigestInput {
   words: ZoneWords;
   now: Date;
   store: WorkspaceStore;
-  plans: PlansStore;
-  outbox: AlertOutbox;
-  /** Where the loved one's portal connections are: one that needs signing in again is said in every digest until it is. */
-  db: Db;
+  /** What the pass read about every loved one it composes for (digestReads). */
+  reads: DigestReads;
   appUrl: string;
   unsubscribe: (what: DigestPeriod) => Promise<string>;
+}
+
+/** The longest period a digest covers: the reads of a pass cover it, and each digest takes its own part. */
+const LONGEST_MS = Math.max(...Object.values(DAYS)) * 86_400_000;
+
+/** What the digests of one pass need besides each loved one's care record, read for all of them at
+ *  once: on the embedded store a read by anything but `_id` goes through the whole collection, so a
+ *  pass reads each collection once, not once per loved one. */
+export interface DigestReads {
+  /** Missed doses nobody recorded (their decisions' instants), from the longest period's start to now. */
+  unrecorded: Map<string, Date[]>;
+  /** Open and taken tasks, soonest due first, at most 100. */
+  openTasks: Map<string, TaskRecord[]>;
+  /** Portal connections that need someone in the family to sign in again. */
+  signIn: Map<string, string[]>;
+  /** Appointments from now to the longest period ahead, soonest first (careSummary's `between`). */
+  appointments: Map<string, AppointmentRecord[]>;
+}
+
+/** Open tasks a digest lists at most. */
+const OPEN_TASKS = 100;
+
+const grouped = <T extends { lovedOneId: string }>(rows: T[], most = Infinity): Map<string, T[]> => {
+  const by = new Map<string, T[]>();
+  for (const r of rows) {
+    const list = by.get(r.lovedOneId) ?? [];
+    if (list.length < most) list.push(r);
+    by.set(r.lovedOneId, list);
+  }
+  return by;
+};
+
+/** One read per collection for every loved one a pass composes digests for (see DigestReads). */
+export async function digestReads(db: Db, outbox: AlertOutbox, lovedOneIds: readonly string[], now: Date): Promise<DigestReads> {
+  const ids = { $in: [...lovedOneIds] };
+  const [unrecorded, tasks, signIn, appointments] = await Promise.all([
+    outbox.decisions
+      .find(
+        { lovedOneId: ids, kind: 'missed_dose', unrecorded: true, at: { $gte: new Date(now.getTime() - LONGEST_MS), $lt: now } },
+        { projection: { lovedOneId: 1, at: 1 } },
+      )
+      .toArray(),
+    db
+      .collection<TaskRecord>(TASKS)
+      .find({ lovedOneId: ids, state: { $in: ['open', 'taken'] } })
+      .sort({ due: 1 })
+      .toArray(),
+    db
+      .collection<Pick<ConnectionRecord, '_id' | 'name' | 'status' | 'lovedOneId'>>(PORTAL_COLLECTIONS.connections)
+      .find({ lovedOneId: ids, status: 'needs_sign_in' }, { projection: { name: 1, lovedOneId: 1 } })
+      .toArray(),
+    db
+      .collection<AppointmentRecord>(APPOINTMENTS)
+      .find({ lovedOneId: ids, start: { $gte: now, $lt: new Date(now.getTime() + LONGEST_MS) } })
+      .sort({ start: 1 })
+      .toArray(),
+  ]);
+  const at = new Map<string, Date[]>();
+  for (const d of unrecorded) at.set(d.lovedOneId, [...(at.get(d.lovedOneId) ?? []), d.at]);
+  const names = new Map<string, string[]>();
+  for (const c of signIn) names.set(c.lovedOneId, [...(names.get(c.lovedOneId) ?? []), c.name]);
+  return { unrecorded: at, openTasks: grouped(tasks, OPEN_TASKS), signIn: names, appointments: grouped(appointments) };
 }
 
 /** The period's counts: doses given; doses missed or refused (as recorded, and those nobody recorded
@@ -60,15 +120,16 @@ export function countsLine(c: DigestCounts): string {
 
 export async function digestMail(i: DigestInput): Promise<OutgoingMessage> {
   const since = new Date(i.now.getTime() - DAYS[i.period] * 86_400_000);
-  const summary = await careSummary(i.store, i.plans, i.lovedOne, i.words, since, i.now);
-  const [unrecorded, openTasks, signIn] = await Promise.all([
-    i.outbox.decisions.countDocuments({ lovedOneId: i.lovedOne._id, kind: 'missed_dose', unrecorded: true, at: { $gte: since, $lt: i.now } }),
-    i.plans.openTasks(i.lovedOne._id, 100),
-    i.db
-      .collection<Pick<ConnectionRecord, '_id' | 'name' | 'status' | 'lovedOneId'>>(PORTAL_COLLECTIONS.connections)
-      .find({ lovedOneId: i.lovedOne._id, status: 'needs_sign_in' }, { projection: { name: 1 } })
-      .toArray(),
-  ]);
+  const id = i.lovedOne._id;
+  // The appointments ahead as PlansStore.between gives them, from what the pass read.
+  const plans = {
+    between: async (_: string, from: Date, to: Date, limit = 200) =>
+      (i.reads.appointments.get(id) ?? []).filter((a) => a.start >= from && a.start < to).slice(0, limit),
+  };
+  const summary = await careSummary(i.store, plans, i.lovedOne, i.words, since, i.now);
+  const unrecorded = (i.reads.unrecorded.get(id) ?? []).filter((at) => at >= since && at < i.now).length;
+  const openTasks = i.reads.openTasks.get(id) ?? [];
+  const signIn = (i.reads.signIn.get(id) ?? []).map((name) => ({ name }));
   const ev = summary.events.filter((e) => !e.supersededBy);
   const counts: DigestCounts = {
     dosesGiven: ev.filter((e) => e.eventType === 'med_administered').length,

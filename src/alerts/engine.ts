@@ -9,16 +9,16 @@ import type { Config } from '../config.js';
 import { CARE_EVENTS, listCareEvents } from '../family/careEvents.js';
 import { dayIn, weekdayOf } from '../family/medSchedule.js';
 import { MEDICATIONS, scheduledOf, type MedicationVersion } from '../family/medications.js';
-import { APPOINTMENTS, PlansStore, TASKS, type AppointmentRecord, type TaskRecord } from '../family/plans.js';
+import { APPOINTMENTS, TASKS, type AppointmentRecord, type TaskRecord } from '../family/plans.js';
 import { WORKSPACE_COLLECTIONS, WorkspaceStore, type CareEventRecord, type LovedOneRecord, type MemberRecord, type UserRecord } from '../family/records.js';
 import type { Logger } from '../log.js';
 import type { Timelines } from '../store/timeline/port.js';
-import { wordsIn } from '../workspace/careReader.js';
+import { wordsIn, type ZoneWords } from '../workspace/careReader.js';
 import type { Channel } from './channels.js';
 import type { DeliveryQueue } from './queue.js';
 import { alertMail } from './compose.js';
-import { digestMail, type DigestPeriod } from './digest.js';
-import { ALERT_KINDS, KIND_NAMES } from './kinds.js';
+import { digestMail, digestReads, type DigestPeriod, type DigestReads } from './digest.js';
+import { ALERT_KINDS, KIND_NAMES, type AlertKind } from './kinds.js';
 import { UnsubscribeLinks } from './links.js';
 import { AlertOutbox, backoffMs, LEASE_MS, type DecisionRecord, type DeliveryRecord } from './outbox.js';
 import { PreferenceStore, quietUntil } from './preferences.js';
@@ -37,6 +37,19 @@ const SCAN_BATCH = 500;
 const DELIVERIES_PER_RUN = 500;
 /** Marking a delivery sent stops being retried this long before its lease ends (src/alerts/outbox.ts). */
 const MARK_SENT_MARGIN_MS = 30_000;
+/** Digests whose decisions, and what they need besides the care record, are read at once. */
+const DIGESTS_PER_CHUNK = 500;
+
+interface DueDigest {
+  lovedOne: LovedOneRecord;
+  member: MemberRecord;
+  period: DigestPeriod;
+  kinds: AlertKind[];
+  zone: string;
+  key: string;
+}
+
+type WorkspaceMember = { member: MemberRecord; user: Pick<UserRecord, '_id' | 'timeZone'> | null };
 
 export interface AlertDeps {
   config: Config;
@@ -56,7 +69,6 @@ export class AlertEngine {
   readonly ranges: RangeStore;
   readonly links: UnsubscribeLinks;
   private readonly store: WorkspaceStore;
-  private readonly plans: PlansStore;
 
   constructor(private readonly d: AlertDeps) {
     this.outbox = new AlertOutbox(d.db);
@@ -64,7 +76,6 @@ export class AlertEngine {
     this.ranges = new RangeStore(d.db);
     this.links = new UnsubscribeLinks(d.db, d.config, d.clock);
     this.store = new WorkspaceStore(d.db, d.credentials, d.config.inboxDomain, d.timelines);
-    this.plans = new PlansStore(d.db, d.clock);
   }
 
   private now = () => new Date(this.d.clock());
@@ -159,7 +170,7 @@ export class AlertEngine {
   async decideAll(candidates: Candidate[], now: Date): Promise<number> {
     // Most candidates of a read were decided before (the look-back reads them again every minute):
     // one read finds those, where an insert refused for each made the minute run slowest under load.
-    const known = await this.outbox.alreadyDecided(candidates.map((c) => c.key));
+    const known = await this.outbox.decided(candidates.map((c) => c.key));
     let n = 0;
     for (const c of candidates) {
       if (known.has(c.key) || !(await this.outbox.decide(c, now))) continue;
@@ -208,82 +219,135 @@ export class AlertEngine {
   }
 
   /** A workspace's members, each with the one thing of their account the alerts use: their time zone. */
-  private async members(workspaceId: string): Promise<{ member: MemberRecord; user: Pick<UserRecord, '_id' | 'timeZone'> | null }[]> {
-    const members = await this.d.db.collection<MemberRecord>(WORKSPACE_COLLECTIONS.members).find({ workspaceId }).toArray();
-    const users = await this.d.db
-      .collection<UserRecord>(WORKSPACE_COLLECTIONS.users)
-      .find({ _id: { $in: members.map((m) => m.uid) } }, { projection: { timeZone: 1 } })
-      .toArray();
-    const byUid = new Map(users.map((u) => [u._id, u]));
-    return members.map((member) => ({ member, user: byUid.get(member.uid) ?? null }));
+  private async members(workspaceId: string): Promise<WorkspaceMember[]> {
+    return (await this.membersOf([workspaceId])).get(workspaceId) ?? [];
   }
 
-  /** Daily and weekly digests due now, at each member's chosen hour in their zone, once per period. */
+  /** The members of several workspaces, by workspace, from one read of members and one of their accounts. */
+  private async membersOf(workspaceIds: readonly string[]): Promise<Map<string, WorkspaceMember[]>> {
+    const members = await this.d.db
+      .collection<MemberRecord>(WORKSPACE_COLLECTIONS.members)
+      .find(workspaceIds.length === 1 ? { workspaceId: workspaceIds[0]! } : { workspaceId: { $in: [...workspaceIds] } })
+      .toArray();
+    const users = members.length
+      ? await this.d.db
+          .collection<UserRecord>(WORKSPACE_COLLECTIONS.users)
+          .find({ _id: { $in: [...new Set(members.map((m) => m.uid))] } }, { projection: { timeZone: 1 } })
+          .toArray()
+      : [];
+    const byUid = new Map(users.map((u) => [u._id, u]));
+    const byWorkspace = new Map<string, WorkspaceMember[]>();
+    for (const member of members)
+      byWorkspace.set(member.workspaceId, [...(byWorkspace.get(member.workspaceId) ?? []), { member, user: byUid.get(member.uid) ?? null }]);
+    return byWorkspace;
+  }
+
+  /**
+   * Daily and weekly digests due now, at each member's chosen hour in their zone, once per period.
+   * Members and preferences are read once for every loved one, then, a chunk of digests at a time,
+   * which of them were decided before and what they need besides each care record (on the
+   * embedded store a read by anything but `_id` goes through the whole collection: one read for
+   * all, not one per loved one). Each digest is still decided, composed and queued in turn.
+   */
   async queueDigests(): Promise<{ queued: number }> {
     const now = this.now();
-    let queued = 0;
     const lovedOnes = await this.d.db.collection<LovedOneRecord>(WORKSPACE_COLLECTIONS.lovedOnes).find({ sandbox: false }).toArray();
-    const byWorkspace = new Map<string, LovedOneRecord[]>();
-    for (const l of lovedOnes) byWorkspace.set(l.workspaceId, [...(byWorkspace.get(l.workspaceId) ?? []), l]);
-    for (const [workspaceId, ones] of byWorkspace) {
-      const members = await this.members(workspaceId);
-      for (const lovedOne of ones)
-        for (const { member, user } of members) {
-          const prefs = await this.preferences.of(member.uid, lovedOne._id, user?.timeZone);
-          const hour = Number(new Intl.DateTimeFormat('en-GB', { timeZone: prefs.zone, hour: '2-digit', hourCycle: 'h23' }).format(now));
-          if (hour < prefs.digestHour) continue;
-          const today = dayIn(prefs.zone, now);
-          const periods: DigestPeriod[] = [];
-          if (KIND_NAMES.some((k) => prefs.modes[k] === 'daily')) periods.push('daily');
-          if (KIND_NAMES.some((k) => prefs.modes[k] === 'weekly') && weekdayOf(today) === prefs.digestDay) periods.push('weekly');
-          for (const period of periods) {
-            const key = `digest:${period}:${member.uid}:${lovedOne._id}:${today}`;
-            const kinds = KIND_NAMES.filter((k) => prefs.modes[k] === period);
-            const decision: Candidate = {
-              key,
-              kind: kinds[0]!,
-              lovedOneId: lovedOne._id,
-              workspaceId,
-              what: `${period} digest`,
-              path: `/care/${encodeURIComponent(lovedOne._id)}`,
-              at: now,
-            };
-            // Decided by a run that died before the mail was queued: queued now (once, by its key).
-            if (!(await this.outbox.decide(decision, now)) && (await this.outbox.isFannedOut(key))) continue;
-            const message = await digestMail({
-              period,
-              to: member.email,
-              lovedOne,
-              kinds,
-              words: wordsIn(prefs.zone),
-              now,
-              store: this.store,
-              plans: this.plans,
-              outbox: this.outbox,
-              db: this.d.db,
-              appUrl: this.d.config.appUrl,
-              unsubscribe: (what) => this.links.url({ uid: member.uid, lovedOneId: lovedOne._id, kind: what }),
-            });
-            for (const channel of this.d.channels.filter((c) => c.name === 'email'))
-              if (
-                await this.enqueue({
-                  _id: `${key}|${member.uid}|${channel.name}`,
-                  decisionId: key,
-                  uid: member.uid,
-                  lovedOneId: lovedOne._id,
-                  kind: 'digest',
-                  channel: channel.name,
-                  message,
-                  notBefore: now,
-                  createdAt: now,
-                })
-              )
-                queued++;
-            await this.outbox.fannedOut(key);
-          }
-        }
+    if (!lovedOnes.length) return { queued: 0 };
+    const membersBy = await this.membersOf([...new Set(lovedOnes.map((l) => l.workspaceId))]);
+    const preferencesOf = await this.preferences.ofLovedOnes(lovedOnes.map((l) => l._id));
+    const hours = new Map<string, Intl.DateTimeFormat>();
+    const hourIn = (zone: string) => {
+      let f = hours.get(zone);
+      if (!f) hours.set(zone, (f = new Intl.DateTimeFormat('en-GB', { timeZone: zone, hour: '2-digit', hourCycle: 'h23' })));
+      return Number(f.format(now));
+    };
+    const words = new Map<string, ZoneWords>();
+    const due: DueDigest[] = [];
+    for (const lovedOne of lovedOnes)
+      for (const { member, user } of membersBy.get(lovedOne.workspaceId) ?? []) {
+        const prefs = preferencesOf(member.uid, lovedOne._id, user?.timeZone);
+        if (hourIn(prefs.zone) < prefs.digestHour) continue;
+        const today = dayIn(prefs.zone, now);
+        const periods: DigestPeriod[] = [];
+        if (KIND_NAMES.some((k) => prefs.modes[k] === 'daily')) periods.push('daily');
+        if (KIND_NAMES.some((k) => prefs.modes[k] === 'weekly') && weekdayOf(today) === prefs.digestDay) periods.push('weekly');
+        for (const period of periods)
+          due.push({
+            lovedOne,
+            member,
+            period,
+            kinds: KIND_NAMES.filter((k) => prefs.modes[k] === period),
+            zone: prefs.zone,
+            key: `digest:${period}:${member.uid}:${lovedOne._id}:${today}`,
+          });
+      }
+    let queued = 0;
+    for (let from = 0; from < due.length; from += DIGESTS_PER_CHUNK) {
+      const chunk = due.slice(from, from + DIGESTS_PER_CHUNK);
+      // After the digest hour every run finds the day's digests decided: one read, and nothing more.
+      const decidedBefore = await this.outbox.decided(
+        chunk.map((d) => d.key),
+        { fannedOut: true },
+      );
+      const open = chunk.filter((d) => !decidedBefore.has(d.key));
+      if (!open.length) continue;
+      const reads = await digestReads(this.d.db, this.outbox, [...new Set(open.map((d) => d.lovedOne._id))], now);
+      for (const d of open) if (await this.queueDigest(d, reads, words, now)) queued++;
     }
     return { queued };
+  }
+
+  /** Decide one digest and, when this is its first decision, compose and queue it; whether it was queued. */
+  private async queueDigest(
+    { lovedOne, member, period, kinds, zone, key }: DueDigest,
+    reads: DigestReads,
+    words: Map<string, ZoneWords>,
+    now: Date,
+  ): Promise<boolean> {
+    const decision: Candidate = {
+      key,
+      kind: kinds[0]!,
+      lovedOneId: lovedOne._id,
+      workspaceId: lovedOne.workspaceId,
+      what: `${period} digest`,
+      path: `/care/${encodeURIComponent(lovedOne._id)}`,
+      at: now,
+    };
+    // Decided by a run that died before the mail was queued: queued now (once, by its key). The
+    // pass that resumes alert fan-outs leaves digests to this one.
+    if (!(await this.outbox.decide(decision, now)) && (await this.outbox.isFannedOut(key))) return false;
+    let zoneWords = words.get(zone);
+    if (!zoneWords) words.set(zone, (zoneWords = wordsIn(zone)));
+    const message = await digestMail({
+      period,
+      to: member.email,
+      lovedOne,
+      kinds,
+      words: zoneWords,
+      now,
+      store: this.store,
+      reads,
+      appUrl: this.d.config.appUrl,
+      unsubscribe: (what) => this.links.url({ uid: member.uid, lovedOneId: lovedOne._id, kind: what }),
+    });
+    let queued = false;
+    for (const channel of this.d.channels.filter((c) => c.name === 'email'))
+      if (
+        await this.enqueue({
+          _id: `${key}|${member.uid}|${channel.name}`,
+          decisionId: key,
+          uid: member.uid,
+          lovedOneId: lovedOne._id,
+          kind: 'digest',
+          channel: channel.name,
+          message,
+          notBefore: now,
+          createdAt: now,
+        })
+      )
+        queued = true;
+    await this.outbox.fannedOut(key);
+    return queued;
   }
 
   /** Insert a delivery and, on NATS, hand its id to the work queue (a failed publish is sent by the next pass). */

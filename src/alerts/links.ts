@@ -1,7 +1,7 @@
 // One-click unsubscribe links (RFC 8058): a signed token naming the member, the loved one and the
 // kind of alert, good once. Signing and checking are jose's (HS256 JWS, compared in constant time);
 // the single use is an insert of the token's id, so two clicks at once cannot both count.
-import { createHmac, randomUUID } from 'node:crypto';
+import { createHmac, createSecretKey, randomUUID, type KeyObject } from 'node:crypto';
 import { errors, jwtVerify, SignJWT } from 'jose';
 import type { Collection, Db, IndexDescription } from 'mongodb';
 import type { Config } from '../config.js';
@@ -38,18 +38,20 @@ export class LinkRefused extends Error {
   }
 }
 
-function keyOf(config: Pick<Config, 'alertsSecret' | 'newsletterSecret'>): Uint8Array {
+/** The HMAC key as a KeyObject, whose imported form jose keeps: given raw bytes, it would import them
+ *  again for every link (a digest pass signs one per digest). */
+function keyOf(config: Pick<Config, 'alertsSecret' | 'newsletterSecret'>): KeyObject {
   const secret =
     config.alertsSecret ||
     createHmac('sha256', config.newsletterSecret || DEVELOPMENT_KEY)
       .update('carecircle-alerts-unsubscribe')
       .digest('base64url');
-  return new TextEncoder().encode(secret);
+  return createSecretKey(new TextEncoder().encode(secret));
 }
 
 export class UnsubscribeLinks {
   private readonly uses: Collection<{ _id: string; uid: string; usedAt: Date }>;
-  private readonly key: Uint8Array;
+  private readonly key: KeyObject;
 
   constructor(
     db: Db,

@@ -96,13 +96,6 @@ export class AlertOutbox {
     return true;
   }
 
-  /** Which of these keys were decided before (a hint: `decide` stays the claim). */
-  async alreadyDecided(keys: string[]): Promise<Set<string>> {
-    if (!keys.length) return new Set();
-    const rows = await this.decisions.find({ _id: { $in: keys } }, { projection: { _id: 1 } }).toArray();
-    return new Set(rows.map((r) => r._id));
-  }
-
   /**
    * Alert decisions whose deliveries may not all be inserted yet (a crash between the two writes).
    * Never a digest's: it is one member's mail, which the digest run composes again, not an alert
@@ -118,6 +111,14 @@ export class AlertOutbox {
   /** Whether the decision's deliveries were all inserted (or it was never decided). */
   async isFannedOut(decisionId: string): Promise<boolean> {
     return (await this.decisions.findOne({ _id: decisionId }, { projection: { fannedOut: 1 } }))?.fannedOut !== false;
+  }
+
+  /** Which of these decisions were made already (`fannedOut`: and their deliveries all queued),
+   *  from one read. A hint for skipping work: `decide` stays the claim. */
+  async decided(keys: readonly string[], opts: { fannedOut?: true } = {}): Promise<Set<string>> {
+    if (!keys.length) return new Set();
+    const rows = await this.decisions.find({ _id: { $in: [...keys] }, ...(opts.fannedOut ? { fannedOut: true } : {}) }, { projection: { _id: 1 } }).toArray();
+    return new Set(rows.map((r) => r._id));
   }
 
   async fannedOut(decisionId: string): Promise<void> {

@@ -83,6 +83,14 @@ export function quietUntil(p: AlertPreferences, at: Date): Date | null {
   return new Date(Math.floor(at.getTime() / 60_000) * 60_000 + wait * 60_000);
 }
 
+/** A member's stored row as their preferences, or the defaults in their zone when they never chose. */
+function fromRow(row: PreferenceRecord | null, zone?: string): AlertPreferences & { chosen: boolean } {
+  if (!row) return { ...defaultPreferences(zone), chosen: false };
+  const fallback = defaultPreferences(row.zone);
+  // A kind added since the member chose gets its default.
+  return { modes: { ...fallback.modes, ...row.modes }, quiet: row.quiet, zone: row.zone, digestDay: row.digestDay, digestHour: row.digestHour, chosen: true };
+}
+
 export class PreferenceStore {
   private readonly rows: Collection<PreferenceRecord>;
 
@@ -92,11 +100,15 @@ export class PreferenceStore {
 
   /** The member's preferences for the loved one, or the defaults in their zone. */
   async of(uid: string, lovedOneId: string, zone?: string): Promise<AlertPreferences & { chosen: boolean }> {
-    const row = await this.rows.findOne({ _id: `${uid}:${lovedOneId}` });
-    if (!row) return { ...defaultPreferences(zone), chosen: false };
-    const fallback = defaultPreferences(row.zone);
-    // A kind added since the member chose gets its default.
-    return { modes: { ...fallback.modes, ...row.modes }, quiet: row.quiet, zone: row.zone, digestDay: row.digestDay, digestHour: row.digestHour, chosen: true };
+    return fromRow(await this.rows.findOne({ _id: `${uid}:${lovedOneId}` }), zone);
+  }
+
+  /** `of` for every member of these loved ones, from one read: a pass over many loved ones (the
+   *  digests) reads the rows once, not once per member. */
+  async ofLovedOnes(lovedOneIds: readonly string[]): Promise<(uid: string, lovedOneId: string, zone?: string) => AlertPreferences & { chosen: boolean }> {
+    const rows = lovedOneIds.length ? await this.rows.find({ lovedOneId: { $in: [...lovedOneIds] } }).toArray() : [];
+    const byId = new Map(rows.map((r) => [r._id, r]));
+    return (uid, lovedOneId, zone) => fromRow(byId.get(`${uid}:${lovedOneId}`) ?? null, zone);
   }
 
   async set(uid: string, lovedOneId: string, prefs: AlertPreferences, now = new Date()): Promise<void> {

@@ -59,7 +59,7 @@ export interface CareSummary {
 
 export async function careSummary(
   store: Pick<WorkspaceStore, 'listCareEvents'>,
-  plans: PlansStore | undefined,
+  plans: Pick<PlansStore, 'between'> | undefined,
   lovedOne: LovedOneRecord,
   words: ZoneWords,
   since: Date,
@@ -86,7 +86,7 @@ export async function careSummary(
 
 /** The appointments from now to `ahead`, as lines. */
 async function planLines(
-  plans: PlansStore,
+  plans: Pick<PlansStore, 'between'>,
   lovedOneId: string,
   now: Date,
   ahead: Date,
