@@ -9,7 +9,8 @@
 const TESTS = '(\\.test\\.ts$|^test/)';
 const SHARED = '^src/((config|log|version|roles|tenants)\\.ts$|(http|bus|store|limits|rpc|auth|slice|metrics)/)';
 const DOMAIN = '^src/family/';
-const SLICES = '^src/(directory|site|newsletter|community|session|identity|workspace|keys|app|oauth|sandbox|inbox|ingest|partner|care|plans|portal|push|alerts)/';
+const SLICES =
+  '^src/(directory|site|newsletter|community|session|identity|workspace|keys|app|oauth|sandbox|inbox|ingest|partner|care|plans|portal|push|alerts)/';
 const RUNTIME = '^src/(gateway|worker|cron)/';
 const WIRING = '^src/(service|cli|slices|threadSlices|workerThread)\\.ts$';
 
