@@ -4,7 +4,7 @@
 // and a run after the day's digests went reads which were decided and writes nothing. Each
 // digest still carries its own loved one's counts, tasks, appointments and sign-in notice.
 // Command monitoring on the test's own client counts the reads.
-import { MongoClient, type CommandStartedEvent, type Db } from 'mongodb';
+import { MongoClient, type Db } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ALERT_DELIVERIES, type DeliveryRecord } from '../src/alerts/outbox.js';
 import { ALERT_PREFERENCES } from '../src/alerts/preferences.js';
@@ -15,10 +15,10 @@ import { appendCareEvents, type CareEventRecord } from '../src/family/careEvents
 import { createLogger } from '../src/log.js';
 import { databaseName } from '../src/store/mongo.js';
 import { timelinesOf } from '../src/store/timeline/timelines.js';
-import { freshDatabaseUrl } from './harness/servers.js';
+import { sentCommands, watchedDatabaseUrl, type SentCommand } from './harness/servers.js';
 
-const clients: MongoClient[] = [];
-const commands: { name: string; collection: string }[] = [];
+let client: MongoClient | undefined;
+let commands: SentCommand[] = [];
 let db: Db;
 
 // A Sunday at 18:00 UTC: the default weekly digest's day and hour.
@@ -28,12 +28,10 @@ const FAMILIES = 3;
 const fam = (i: number) => ({ ws: `ws_dr${i}`, uid: `u_dr${i}`, lo: `lo_dr${i}`, email: `dr${i}@example.com` });
 
 beforeAll(async () => {
-  const url = new URL(freshDatabaseUrl(inject('mongoUrl')));
-  url.searchParams.set('monitorCommands', 'true');
-  const client = await new MongoClient(url.toString()).connect();
-  clients.push(client);
-  client.on('commandStarted', (e: CommandStartedEvent) => commands.push({ name: e.commandName, collection: String(e.command[e.commandName]) }));
-  db = client.db(databaseName(url.toString()));
+  const url = watchedDatabaseUrl(inject('mongoUrl'));
+  client = await new MongoClient(url).connect();
+  commands = sentCommands(client);
+  db = client.db(databaseName(url));
   const timelines = timelinesOf(db, 'embedded');
   const ids = Array.from({ length: FAMILIES }, (_, i) => i);
   const created = new Date(NOW.getTime() - 30 * DAY);
@@ -155,7 +153,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await db?.dropDatabase();
-  for (const c of clients) await c.close();
+  await client?.close();
 });
 
 describe('the digest pass on the embedded store, in commands', () => {

@@ -2,31 +2,29 @@
 // collection for every command, so a write must be a few inserts however large the batch, and
 // a read must touch the month list and the newest months only. Command monitoring on the test's
 // own client counts them.
-import { MongoClient, type CommandStartedEvent, type Db } from 'mongodb';
+import { MongoClient, type Db } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { appendCareEvents, listCareEvents, type CareEventRecord } from '../src/family/careEvents.js';
 import { databaseName } from '../src/store/mongo.js';
 import type { Timelines } from '../src/store/timeline/port.js';
 import { timelinesOf } from '../src/store/timeline/timelines.js';
-import { freshDatabaseUrl } from './harness/servers.js';
+import { sentCommands, watchedDatabaseUrl, type SentCommand } from './harness/servers.js';
 
-const clients: MongoClient[] = [];
-const commands: { name: string; collection: string }[] = [];
+let client: MongoClient | undefined;
+let commands: SentCommand[] = [];
 let db: Db;
 let timelines: Timelines;
 
 beforeAll(async () => {
-  const url = new URL(freshDatabaseUrl(inject('mongoUrl')));
-  url.searchParams.set('monitorCommands', 'true');
-  const client = await new MongoClient(url.toString()).connect();
-  clients.push(client);
-  client.on('commandStarted', (e: CommandStartedEvent) => commands.push({ name: e.commandName, collection: String(e.command[e.commandName]) }));
-  db = client.db(databaseName(url.toString()));
+  const url = watchedDatabaseUrl(inject('mongoUrl'));
+  client = await new MongoClient(url).connect();
+  commands = sentCommands(client);
+  db = client.db(databaseName(url));
   timelines = timelinesOf(db, 'embedded');
 });
 afterAll(async () => {
   await db?.dropDatabase();
-  for (const c of clients) await c.close();
+  await client?.close();
 });
 
 let seq = 0;

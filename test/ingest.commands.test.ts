@@ -2,12 +2,11 @@
 // The driver's command monitoring on the service's own client shows that the institution, like the
 // binding and the loved one, comes from memory once the process has read it, and is read again on
 // the first event after a change to it.
-import type { CommandStartedEvent } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { FAMILY_SHARE_BINDINGS } from '../src/ingest/familyShare.js';
 import { WORKSPACE_COLLECTIONS } from '../src/family/records.js';
 import { PARTNER_COLLECTIONS } from '../src/partner/records.js';
-import { freshDatabaseUrl } from './harness/servers.js';
+import { sentCommands, watchedDatabaseUrl, type SentCommand } from './harness/servers.js';
 import { startTestService, type TestService } from './harness/service.js';
 import { family, onboard, partnerStore, postEvent, shareWith, TEST_DATA_KEY, visit, type Partner } from './ingest.fixtures.js';
 
@@ -15,18 +14,17 @@ const READS = new Set(['find', 'aggregate', 'count', 'distinct', 'getMore']);
 const RECORDS = new Set<string>([PARTNER_COLLECTIONS.institutions, FAMILY_SHARE_BINDINGS, WORKSPACE_COLLECTIONS.lovedOnes]);
 
 let svc: TestService;
-const commands: { name: string; collection: string }[] = [];
+let commands: SentCommand[] = [];
 
 beforeAll(async () => {
-  const url = new URL(freshDatabaseUrl(inject('mongoUrl')));
-  url.searchParams.set('monitorCommands', 'true');
+  const url = watchedDatabaseUrl(inject('mongoUrl'));
   // The alerts' read of new records (its own work on the same client) is left to the minute run here: only the ingest path is counted.
   svc = await startTestService({
     nats: true,
-    mongoUrl: url.toString(),
+    mongoUrl: url,
     env: { DATA_KEY: TEST_DATA_KEY, RATE_INGEST_PER_MIN: '100000', ALERTS_ON_STORE: 'off' },
   });
-  svc.store.client.on('commandStarted', (e: CommandStartedEvent) => commands.push({ name: e.commandName, collection: String(e.command[e.commandName]) }));
+  commands = sentCommands(svc.store.client);
 });
 afterAll(async () => {
   await svc?.stop();

@@ -3,12 +3,11 @@
 // caller's membership, workspace and loved one come from memory once the process has read them;
 // the listing reads the loved one's month list and newest months (a few small collections of its
 // own), and the audit row, written off the reply path, still reaches the store.
-import type { CommandStartedEvent } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { appendCareEvents, type CareEventRecord } from '../src/family/records.js';
 import { MCP_AUDIT_LOG } from '../src/workspace/auditRow.js';
 import { caregiverWithKey } from './harness/identity.js';
-import { freshDatabaseUrl } from './harness/servers.js';
+import { sentCommands, watchedDatabaseUrl, type SentCommand } from './harness/servers.js';
 import { startTestService, type TestService } from './harness/service.js';
 
 const READS = new Set(['find', 'aggregate', 'count', 'distinct', 'getMore']);
@@ -19,13 +18,12 @@ const ownTimeline = (lovedOneId: string) => (collection: string) =>
   new RegExp(`^tlm?_care_(\\d{6}_)?${lovedOneId}$`).test(collection) || collection === 'care_events';
 
 let svc: TestService;
-const commands: { name: string; collection: string }[] = [];
+let commands: SentCommand[] = [];
 
 beforeAll(async () => {
-  const url = new URL(freshDatabaseUrl(inject('mongoUrl')));
-  url.searchParams.set('monitorCommands', 'true');
-  svc = await startTestService({ mongoUrl: url.toString(), env: { RATE_MCP_KEY_PER_MIN: '100000' } });
-  svc.store.client.on('commandStarted', (e: CommandStartedEvent) => commands.push({ name: e.commandName, collection: String(e.command[e.commandName]) }));
+  const url = watchedDatabaseUrl(inject('mongoUrl'));
+  svc = await startTestService({ mongoUrl: url, env: { RATE_MCP_KEY_PER_MIN: '100000' } });
+  commands = sentCommands(svc.store.client);
 });
 afterAll(async () => {
   await svc?.stop();

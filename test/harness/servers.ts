@@ -13,7 +13,7 @@ import { accessSync, constants, mkdtempSync, readFileSync, rmSync, statSync } fr
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { MongoClient } from 'mongodb';
+import { MongoClient, type CommandStartedEvent } from 'mongodb';
 import { ensureFerretDbBinary, startFerretDb } from '../../src/store/embedded/ferretdb.js';
 import { findExecutable, freePort as findFreePort, spawnServerProcess, waitForPort } from '../../src/store/embedded/process.js';
 
@@ -179,6 +179,26 @@ export function databaseName(url: string): string | undefined {
  */
 export function freshDatabaseUrl(url: string): string {
   return withDatabase(url, uniqueDatabaseName(databaseName(url) ?? 'carecircle_test'));
+}
+
+/** A fresh database (as `freshDatabaseUrl`) whose clients report each command they send. */
+export function watchedDatabaseUrl(url: string): string {
+  const watched = new URL(freshDatabaseUrl(url));
+  watched.searchParams.set('monitorCommands', 'true');
+  return watched.toString();
+}
+
+/** One command a client sent: its name (`find`, `insert`…) and the collection it went to. */
+export interface SentCommand {
+  name: string;
+  collection: string;
+}
+
+/** The commands `client` (on a `watchedDatabaseUrl`) sends from now on, as they are sent. */
+export function sentCommands(client: MongoClient): SentCommand[] {
+  const sent: SentCommand[] = [];
+  client.on('commandStarted', (e: CommandStartedEvent) => sent.push({ name: e.commandName, collection: String(e.command[e.commandName]) }));
+  return sent;
 }
 
 /** Drops `db` and every database whose name starts with `<db>_` (those made by freshDatabaseUrl). */
