@@ -679,6 +679,26 @@ describe('alerts - within seconds of the record', () => {
     }
   });
 
+  it('when the read of care events by arrival would not find the new record, then the mail still goes out, decided from the announced record', async () => {
+    const fast = await startTestService({ env: { DATA_KEY: TEST_DATA_KEY, SMTP_URL: smtp.url } });
+    await fast.cron?.stop();
+    try {
+      // The scan's watermark an hour ahead: a read of new records by `receivedAt` finds nothing now.
+      await engineAt(fast, Date.now).outbox.setMark('scan', new Date(Date.now() + 3_600_000));
+      const fam = await family(fast.store.db, fast.credentials, fast.config);
+      store = new WorkspaceStore(fast.store.db, fast.credentials, fast.config.inboxDomain, fast.timelines);
+      const members = [`${fam.uid}@example.com`, (await member(fam)).email];
+      store = new WorkspaceStore(svc.store.db, svc.credentials, svc.config.inboxDomain, svc.timelines);
+      const partner = await onboard(fast.store.db, fast.credentials);
+      await shareWith(fast, partner, `rose-${fam.lovedOneId}`, fam);
+      await fallNote(fast, fam, partner);
+      await eachGetsOne(members);
+      expect(await engineAt(fast, Date.now).scanRecords()).toMatchObject({ read: 0 });
+    } finally {
+      await fast.stop();
+    }
+  });
+
   it('when two worker processes on NATS both read the new record, then each member gets the mail once, without the minute run', async () => {
     const mongoUrl = freshDatabaseUrl(inject('mongoUrl'));
     const env = {

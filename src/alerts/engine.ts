@@ -119,6 +119,24 @@ export class AlertEngine {
     return { read, decided };
   }
 
+  /**
+   * Decide what records just stored raise, from the records themselves (as announced on the bus):
+   * no read of care events, so its cost does not grow with the collection. The scan watermark is
+   * left alone: the minute run still reads everything with its long look-back, and the decision
+   * keys make the second look harmless.
+   */
+  async decideRecords(records: readonly CareEventRecord[]): Promise<{ decided: number }> {
+    const now = this.now();
+    const ranges = new Map<string, Awaited<ReturnType<RangeStore['of']>>>();
+    for (const e of records) if (!ranges.has(e.lovedOneId)) ranges.set(e.lovedOneId, await this.ranges.of(e.lovedOneId));
+    return {
+      decided: await this.decideAll(
+        records.flatMap((e) => recordRules(e, ranges.get(e.lovedOneId)!)),
+        now,
+      ),
+    };
+  }
+
   /** The rules about what did not happen: doses past their grace, tasks nobody took, appointments tomorrow. */
   async sweepSchedules(): Promise<{ decided: number }> {
     const now = this.now();
