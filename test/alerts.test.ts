@@ -16,12 +16,15 @@ import { alertsCommand } from '../src/alerts/cli.js';
 import { ALERT_DECISIONS, ALERT_DELIVERIES, LEASE_MS, MAX_ATTEMPTS, backoffMs, type DeliveryRecord } from '../src/alerts/outbox.js';
 import { defaultPreferences, PreferenceStore } from '../src/alerts/preferences.js';
 import { SessionStore } from '../src/auth/sessions.js';
+import { subjects } from '../src/bus/subjects.js';
+import { appendCareEvents } from '../src/family/careEvents.js';
 import { deleteLovedOne } from '../src/family/changes.js';
 import { FamilyCircle } from '../src/family/circle.js';
 import { MedicationList, type MedicationFields } from '../src/family/medications.js';
 import { WorkspaceStore } from '../src/family/records.js';
 import { createLogger } from '../src/log.js';
 import { registry } from '../src/metrics/index.js';
+import { ANNOUNCED_RECORDS_MAX_BYTES, recordsStored, timelinesOf } from '../src/store/timeline/timelines.js';
 import { startRole } from './harness/processes.js';
 import { freePort, freshDatabaseUrl } from './harness/servers.js';
 import { startSmtpSink, type SmtpSink } from './harness/smtpSink.js';
@@ -694,6 +697,38 @@ describe('alerts - within seconds of the record', () => {
       await fallNote(fast, fam, partner);
       await eachGetsOne(members);
       expect(await engineAt(fast, Date.now).scanRecords()).toMatchObject({ read: 0 });
+    } finally {
+      await fast.stop();
+    }
+  });
+
+  it('when an announcement comes without its records (an append past the size carried), then the worker reads new records instead and the mail goes out', async () => {
+    const big = { _id: 'evt_big', lovedOneId: 'lo', workspaceId: 'ws', payload: { text: 'x'.repeat(ANNOUNCED_RECORDS_MAX_BYTES) } };
+    expect(recordsStored('care', [big])).toEqual({ stream: 'care' });
+    expect(recordsStored('care', [{ ...big, payload: {} }])).toEqual({ stream: 'care', records: [{ ...big, payload: {} }] });
+    const fast = await startTestService({ env: { DATA_KEY: TEST_DATA_KEY, SMTP_URL: smtp.url } });
+    await fast.cron?.stop();
+    try {
+      const fam = await family(fast.store.db, fast.credentials, fast.config);
+      store = new WorkspaceStore(fast.store.db, fast.credentials, fast.config.inboxDomain, fast.timelines);
+      const members = [`${fam.uid}@example.com`, (await member(fam)).email];
+      store = new WorkspaceStore(svc.store.db, svc.credentials, svc.config.inboxDomain, svc.timelines);
+      // Stored past the announcing wrapper, then announced by its stream alone.
+      const now = new Date();
+      await appendCareEvents(timelinesOf(fast.store.db, fast.timelines.shape), [
+        {
+          _id: `evt_${randomBytes(8).toString('hex')}`,
+          lovedOneId: fam.lovedOneId,
+          workspaceId: fam.workspaceId,
+          source: 'partner',
+          eventType: 'note_added',
+          occurredAt: now,
+          receivedAt: now,
+          payload: { caregiver_id: 'cg-1', note_text: 'She fell in the bathroom and was taken to the hospital.' },
+        },
+      ]);
+      fast.bus.publish(subjects(fast.config.busNamespace).recordsStored, { stream: 'care' });
+      await eachGetsOne(members);
     } finally {
       await fast.stop();
     }
