@@ -477,6 +477,44 @@ describe('alerts - a digest run that dies half way', () => {
   });
 });
 
+describe('alerts - a burst of alerting records', () => {
+  it('when several alerts are decided together, then they are fanned out at once, not one after another', async () => {
+    const fam = await family(svc.store.db, svc.credentials, svc.config);
+    // A channel whose check of each member waits until a second fan-out is under way: one after
+    // another, the first would wait for ever.
+    let inFlight = 0;
+    let most = 0;
+    let release!: () => void;
+    const both = new Promise<void>((resolve) => (release = resolve));
+    const gated: Channel = {
+      name: 'push',
+      reaches: async () => {
+        most = Math.max(most, ++inFlight);
+        if (inFlight >= 2) release();
+        await both;
+        inFlight--;
+        return false;
+      },
+      send: async () => {},
+    };
+    const now = Date.now();
+    const engine = new AlertEngine({ ...engineDeps(svc, now), channels: [gated] });
+    const candidates = [1, 2, 3].map((i) => ({
+      key: `flagged_note:evt_burst${i}${randomBytes(4).toString('hex')}`,
+      kind: 'flagged_note' as const,
+      lovedOneId: fam.lovedOneId,
+      workspaceId: fam.workspaceId,
+      what: 'a note mentions a fall',
+      path: `/care/${fam.lovedOneId}`,
+      at: new Date(now),
+    }));
+    expect(await engine.decideAll(candidates, new Date(now))).toBe(3);
+    expect(most).toBeGreaterThanOrEqual(2);
+    // Decided once: the same candidates again decide nothing.
+    expect(await engine.decideAll(candidates, new Date(now))).toBe(0);
+  });
+});
+
 describe('alerts - what is kept', () => {
   it('when a member leaves and a loved one is removed, then their alert settings, ranges and pending mail are forgotten', async () => {
     const fam = await family(svc.store.db, svc.credentials, svc.config);
