@@ -26,7 +26,7 @@ import { startEmbeddedMongo, type EmbeddedMongo } from './store/embeddedMongo.js
 import { openStore, type Store } from './store/mongo.js';
 import type { Timelines } from './store/timeline/port.js';
 import { migrateTimelines } from './store/timeline/migrate.js';
-import { announcingTimelines, openTimelines } from './store/timeline/timelines.js';
+import { announcingTimelines, openTimelines, recordsStored } from './store/timeline/timelines.js';
 import { PACKAGE_ROOT } from './version.js';
 import { startWorkers, type WorkerPool } from './worker/runtime.js';
 import { directoryThreadCount, startWorkerThreads, type WorkerThreads } from './worker/threads.js';
@@ -125,9 +125,10 @@ export async function startService(role: Role, config: Config, log: Logger): Pro
 
     // Exact in memory for one process; in JetStream key-value where several share the NATS bus.
     const limiter = openLimiter(bus, config.busNamespace, log);
-    // Each append is announced on the bus: the alert workers read new care records at once.
-    const recordsStored = subjects(config.busNamespace).recordsStored;
-    const timelines = announcingTimelines(await openTimelines(store.db), (stream) => bus.publish(recordsStored, { stream }));
+    // Each append is announced on the bus with the records stored (up to a size): the alert workers
+    // decide from them at once, without reading care events back.
+    const storedSubject = subjects(config.busNamespace).recordsStored;
+    const timelines = announcingTimelines(await openTimelines(store.db), (stream, records) => bus.publish(storedSubject, recordsStored(stream, records)));
     // A store an earlier version wrote is taken into the timelines once, by a process that serves.
     if (role === 'all' || role === 'worker')
       await migrateTimelines(

@@ -16,12 +16,15 @@ import { alertsCommand } from '../src/alerts/cli.js';
 import { ALERT_DECISIONS, ALERT_DELIVERIES, LEASE_MS, MAX_ATTEMPTS, backoffMs, type DeliveryRecord } from '../src/alerts/outbox.js';
 import { defaultPreferences, PreferenceStore } from '../src/alerts/preferences.js';
 import { SessionStore } from '../src/auth/sessions.js';
+import { subjects } from '../src/bus/subjects.js';
+import { appendCareEvents } from '../src/family/careEvents.js';
 import { deleteLovedOne } from '../src/family/changes.js';
 import { FamilyCircle } from '../src/family/circle.js';
 import { MedicationList, type MedicationFields } from '../src/family/medications.js';
 import { WorkspaceStore } from '../src/family/records.js';
 import { createLogger } from '../src/log.js';
 import { registry } from '../src/metrics/index.js';
+import { ANNOUNCED_RECORDS_MAX_BYTES, recordsStored, timelinesOf } from '../src/store/timeline/timelines.js';
 import { startRole } from './harness/processes.js';
 import { freePort, freshDatabaseUrl } from './harness/servers.js';
 import { startSmtpSink, type SmtpSink } from './harness/smtpSink.js';
@@ -474,6 +477,44 @@ describe('alerts - a digest run that dies half way', () => {
   });
 });
 
+describe('alerts - a burst of alerting records', () => {
+  it('when several alerts are decided together, then they are fanned out at once, not one after another', async () => {
+    const fam = await family(svc.store.db, svc.credentials, svc.config);
+    // A channel whose check of each member waits until a second fan-out is under way: one after
+    // another, the first would wait for ever.
+    let inFlight = 0;
+    let most = 0;
+    let release!: () => void;
+    const both = new Promise<void>((resolve) => (release = resolve));
+    const gated: Channel = {
+      name: 'push',
+      reaches: async () => {
+        most = Math.max(most, ++inFlight);
+        if (inFlight >= 2) release();
+        await both;
+        inFlight--;
+        return false;
+      },
+      send: async () => {},
+    };
+    const now = Date.now();
+    const engine = new AlertEngine({ ...engineDeps(svc, now), channels: [gated] });
+    const candidates = [1, 2, 3].map((i) => ({
+      key: `flagged_note:evt_burst${i}${randomBytes(4).toString('hex')}`,
+      kind: 'flagged_note' as const,
+      lovedOneId: fam.lovedOneId,
+      workspaceId: fam.workspaceId,
+      what: 'a note mentions a fall',
+      path: `/care/${fam.lovedOneId}`,
+      at: new Date(now),
+    }));
+    expect(await engine.decideAll(candidates, new Date(now))).toBe(3);
+    expect(most).toBeGreaterThanOrEqual(2);
+    // Decided once: the same candidates again decide nothing.
+    expect(await engine.decideAll(candidates, new Date(now))).toBe(0);
+  });
+});
+
 describe('alerts - what is kept', () => {
   it('when a member leaves and a loved one is removed, then their alert settings, ranges and pending mail are forgotten', async () => {
     const fam = await family(svc.store.db, svc.credentials, svc.config);
@@ -674,6 +715,59 @@ describe('alerts - within seconds of the record', () => {
       expect(rows.map((r) => r.state)).toEqual(['sent', 'sent']);
       // A later read of the same records decides nothing again.
       expect(await engineAt(fast, Date.now).scanRecords()).toMatchObject({ decided: 0 });
+    } finally {
+      await fast.stop();
+    }
+  });
+
+  it('when the read of care events by arrival would not find the new record, then the mail still goes out, decided from the announced record', async () => {
+    const fast = await startTestService({ env: { DATA_KEY: TEST_DATA_KEY, SMTP_URL: smtp.url } });
+    await fast.cron?.stop();
+    try {
+      // The scan's watermark an hour ahead: a read of new records by `receivedAt` finds nothing now.
+      await engineAt(fast, Date.now).outbox.setMark('scan', new Date(Date.now() + 3_600_000));
+      const fam = await family(fast.store.db, fast.credentials, fast.config);
+      store = new WorkspaceStore(fast.store.db, fast.credentials, fast.config.inboxDomain, fast.timelines);
+      const members = [`${fam.uid}@example.com`, (await member(fam)).email];
+      store = new WorkspaceStore(svc.store.db, svc.credentials, svc.config.inboxDomain, svc.timelines);
+      const partner = await onboard(fast.store.db, fast.credentials);
+      await shareWith(fast, partner, `rose-${fam.lovedOneId}`, fam);
+      await fallNote(fast, fam, partner);
+      await eachGetsOne(members);
+      expect(await engineAt(fast, Date.now).scanRecords()).toMatchObject({ read: 0 });
+    } finally {
+      await fast.stop();
+    }
+  });
+
+  it('when an announcement comes without its records (an append past the size carried), then the worker reads new records instead and the mail goes out', async () => {
+    const big = { _id: 'evt_big', lovedOneId: 'lo', workspaceId: 'ws', payload: { text: 'x'.repeat(ANNOUNCED_RECORDS_MAX_BYTES) } };
+    expect(recordsStored('care', [big])).toEqual({ stream: 'care' });
+    const small = { ...big, payload: {} };
+    expect(recordsStored('care', [small])).toEqual({ stream: 'care', records: [small] });
+    const fast = await startTestService({ env: { DATA_KEY: TEST_DATA_KEY, SMTP_URL: smtp.url } });
+    await fast.cron?.stop();
+    try {
+      const fam = await family(fast.store.db, fast.credentials, fast.config);
+      store = new WorkspaceStore(fast.store.db, fast.credentials, fast.config.inboxDomain, fast.timelines);
+      const members = [`${fam.uid}@example.com`, (await member(fam)).email];
+      store = new WorkspaceStore(svc.store.db, svc.credentials, svc.config.inboxDomain, svc.timelines);
+      // Stored past the announcing wrapper, then announced by its stream alone.
+      const now = new Date();
+      await appendCareEvents(timelinesOf(fast.store.db, fast.timelines.shape), [
+        {
+          _id: `evt_${randomBytes(8).toString('hex')}`,
+          lovedOneId: fam.lovedOneId,
+          workspaceId: fam.workspaceId,
+          source: 'partner',
+          eventType: 'note_added',
+          occurredAt: now,
+          receivedAt: now,
+          payload: { caregiver_id: 'cg-1', note_text: 'She fell in the bathroom and was taken to the hospital.' },
+        },
+      ]);
+      fast.bus.publish(subjects(fast.config.busNamespace).recordsStored, { stream: 'care' });
+      await eachGetsOne(members);
     } finally {
       await fast.stop();
     }

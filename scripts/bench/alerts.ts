@@ -16,6 +16,8 @@ import { finding, fixed, heading, note, progress, rate, table } from './report.j
 
 /** Longer than this, a note counts as lost (the minute run would have sent it by then). */
 const WAIT_MS = 90_000;
+/** How often the store is asked which of the load's notes it holds (each ask a scan of `care_events` on FerretDB). */
+const STORED_POLL_MS = 250;
 
 const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 /** Now, on the epoch's scale with sub-millisecond precision: comparable with the load generator's instants. */
@@ -57,6 +59,34 @@ interface Timed {
   lost: number;
   /** From each mailed note's 202 to its delivery's creation (the record stored, announced, read, decided and fanned out). */
   queued?: number[];
+  /** From each mailed note's 202 to the first poll that found it stored (the ingest path: gateway, JetStream, the consumer's write). */
+  stored?: number[];
+  /** From that poll to the delivery's creation (the announcement, the read of new records, the decision and the fan-out); negative when the poll saw it late. */
+  storedToQueued?: number[];
+}
+
+/** Polls the store for the records of one load's notes, keeping the instant each was first seen stored (within STORED_POLL_MS and one query's time). */
+function watchStored(d: PartnerDeployment, tag: string) {
+  const seenAt = new Map<string, number>();
+  let stopped = false;
+  const polling = (async () => {
+    const records = d.db.collection<{ _id: string; sourceEventId?: string }>('care_events');
+    while (!stopped) {
+      const found = await records
+        .find({ lovedOneId: d.family.lovedOneId, eventType: 'note_added', sourceEventId: { $regex: `^${tag}-` } }, { projection: { sourceEventId: 1 } })
+        .toArray();
+      const at = instant();
+      for (const r of found) if (r.sourceEventId && !seenAt.has(r.sourceEventId)) seenAt.set(r.sourceEventId, at);
+      await new Promise((resolve) => setTimeout(resolve, STORED_POLL_MS));
+    }
+  })();
+  return {
+    seenAt,
+    stop: async () => {
+      stopped = true;
+      await polling;
+    },
+  };
 }
 
 /** `NOTES` notes, one at a time, each timed from its 202 to its mail. */
@@ -99,6 +129,8 @@ async function atIngestRate(infra: Infra, d: PartnerDeployment, mails: Mails): P
     return mails.until(() => mails.seen.length - from >= notes);
   };
   let measuredFrom = mails.seen.length;
+  const tag = `alerts-${randomBytes(4).toString('hex')}`;
+  const storedWatch = watchStored(d, tag);
   const load = await runLoad(
     {
       kind: 'ingest',
@@ -106,7 +138,7 @@ async function atIngestRate(infra: Infra, d: PartnerDeployment, mails: Mails): P
       institutionId: d.institutionId,
       secret: d.secret,
       subjectRef: 'client-bench',
-      tag: `alerts-${randomBytes(4).toString('hex')}`,
+      tag,
       alertEvery: KNOBS.alertEvery,
       ...ingestBounds(),
     },
@@ -124,6 +156,7 @@ async function atIngestRate(infra: Infra, d: PartnerDeployment, mails: Mails): P
   const notes = load.alerting ?? [];
   const left = measuredFrom + notes.length - mails.seen.length;
   if (left > 0) await mailsFor(left);
+  await storedWatch.stop();
   // The mail names the stored event (its Message-ID is made from the decision's key); the store maps the partner's id to it.
   const stored = await d.db
     .collection<{ _id: string; sourceEventId?: string }>('care_events')
@@ -143,7 +176,14 @@ async function atIngestRate(infra: Infra, d: PartnerDeployment, mails: Mails): P
     .find({ decisionId: { $in: mailedNotes.map((n) => `flagged_note:${n.event}`) } }, { projection: { decisionId: 1, createdAt: 1 } })
     .toArray();
   const queuedAt = new Map(deliveries.map((x) => [x.decisionId, x.createdAt.getTime()]));
+  const split = mailedNotes.flatMap((n) => {
+    const queued = queuedAt.get(`flagged_note:${n.event}`);
+    const stored = storedWatch.seenAt.get(n.sourceEventId);
+    return queued === undefined || stored === undefined ? [] : [{ stored: stored - n.at, storedToQueued: queued - stored }];
+  });
   return {
+    stored: split.map((x) => x.stored),
+    storedToQueued: split.map((x) => x.storedToQueued),
     latencies: mailedNotes.map((n) => n.mailed - n.at),
     lost: notes.length - mailedNotes.length,
     queued: mailedNotes.flatMap((n) => {
@@ -158,9 +198,27 @@ const row = (what: string, t: Timed, eventsPerSecond: string, unexpected = '') =
   const sorted = [...t.latencies].sort((a, b) => a - b);
   const p50 = sorted.length ? percentile(sorted, 50) : NaN;
   const p99 = sorted.length ? percentile(sorted, 99) : NaN;
-  const queued = [...(t.queued ?? [])].sort((a, b) => a - b);
-  const split = queued.length ? `${fixed(percentile(queued, 50), 0)} / ${fixed(percentile(queued, 99), 0)}` : '';
-  return { p50, p99, cells: [what, sorted.length, eventsPerSecond, fixed(p50, 0), fixed(p99, 0), fixed(sorted.at(-1), 0), split, t.lost, unexpected] };
+  const split = (xs: number[] | undefined) => {
+    const s = [...(xs ?? [])].sort((a, b) => a - b);
+    return s.length ? `${fixed(percentile(s, 50), 0)} / ${fixed(percentile(s, 99), 0)}` : '';
+  };
+  return {
+    p50,
+    p99,
+    cells: [
+      what,
+      sorted.length,
+      eventsPerSecond,
+      fixed(p50, 0),
+      fixed(p99, 0),
+      fixed(sorted.at(-1), 0),
+      split(t.stored),
+      split(t.storedToQueued),
+      split(t.queued),
+      t.lost,
+      unexpected,
+    ],
+  };
 };
 
 export async function benchAlerts(infra: Infra): Promise<void> {
@@ -186,9 +244,23 @@ export async function benchAlerts(infra: Infra): Promise<void> {
       rate(loaded.load.perSecond),
       problems(loaded.load),
     );
-    progress(`alerts at the ingest rate: ${rate(loaded.load.perSecond)} events/s, p50 ${fixed(underLoad.p50, 0)} ms, p99 ${fixed(underLoad.p99, 0)} ms`);
+    progress(
+      `alerts at the ingest rate: ${rate(loaded.load.perSecond)} events/s, p50 ${fixed(underLoad.p50, 0)} ms, p99 ${fixed(underLoad.p99, 0)} ms; p50 / p99 202 → stored ${underLoad.cells[6]}, stored → queued ${underLoad.cells[7]}, 202 → queued ${underLoad.cells[8]}`,
+    );
     table(
-      ['partner note mentioning a fall, 202 → alert mail accepted by SMTP', 'notes', 'events/s', 'p50 ms', 'p99 ms', 'max ms', 'lost', 'unexpected'],
+      [
+        'partner note mentioning a fall, 202 → alert mail accepted by SMTP',
+        'notes',
+        'events/s',
+        'p50 ms',
+        'p99 ms',
+        'max ms',
+        '202 → stored, p50 / p99 ms',
+        'stored → queued, p50 / p99 ms',
+        '202 → queued, p50 / p99 ms',
+        'lost',
+        'unexpected',
+      ],
       [single.cells, underLoad.cells],
     );
     note(
@@ -197,6 +269,7 @@ export async function benchAlerts(infra: Infra): Promise<void> {
         `(${bounds.connections} connections, up to ${bounds.maxRequests} events or ${bounds.maxSeconds} s after ${bounds.warmup} warm-up events, whose alerts are mailed before measuring), ` +
         `one event in ${KNOBS.alertEvery} (BENCH_ALERTS_EVERY) a note that should alert, the rest visits; each note timed from its own 202 to its own mail (matched by the mail's Message-ID). ` +
         `"202 → delivery queued" ends at the delivery's createdAt (the engine's clock when it fanned the alert out): the ingest path, the announcement, the read of new records and the decision; the rest is the delivery work queue and the relay. ` +
+        `"202 → stored" ends at the first of the bench's polls of \`care_events\` (every ${STORED_POLL_MS} ms, each a scan on FerretDB) that found the note's record, so it is late by up to a poll's interval and query; "stored → queued" runs from there to the delivery's createdAt (the announcement, the read of new records, the decision and the fan-out). ` +
         `A note whose mail does not come within ${WAIT_MS / 1000} s counts as lost.`,
     );
     finding({

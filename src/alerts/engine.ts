@@ -37,6 +37,8 @@ const SCAN_BATCH = 500;
 const DELIVERIES_PER_RUN = 500;
 /** Marking a delivery sent stops being retried this long before its lease ends (src/alerts/outbox.ts). */
 const MARK_SENT_MARGIN_MS = 30_000;
+/** Candidates decided and fanned out at once by one `decideAll`. */
+const DECIDE_CONCURRENCY = 8;
 /** Digests whose decisions, and what they need besides the care record, are read at once. */
 const DIGESTS_PER_CHUNK = 500;
 
@@ -119,6 +121,24 @@ export class AlertEngine {
     return { read, decided };
   }
 
+  /**
+   * Decide what records just stored raise, from the records themselves (as announced on the bus):
+   * no read of care events, so its cost does not grow with the collection. The scan watermark is
+   * left alone: the minute run still reads everything with its long look-back, and the decision
+   * keys make the second look harmless.
+   */
+  async decideRecords(records: readonly CareEventRecord[]): Promise<{ decided: number }> {
+    const now = this.now();
+    const ranges = new Map<string, Awaited<ReturnType<RangeStore['of']>>>();
+    for (const e of records) if (!ranges.has(e.lovedOneId)) ranges.set(e.lovedOneId, await this.ranges.of(e.lovedOneId));
+    return {
+      decided: await this.decideAll(
+        records.flatMap((e) => recordRules(e, ranges.get(e.lovedOneId)!)),
+        now,
+      ),
+    };
+  }
+
   /** The rules about what did not happen: doses past their grace, tasks nobody took, appointments tomorrow. */
   async sweepSchedules(): Promise<{ decided: number }> {
     const now = this.now();
@@ -171,12 +191,21 @@ export class AlertEngine {
     // Most candidates of a read were decided before (the look-back reads them again every minute):
     // one read finds those, where an insert refused for each made the minute run slowest under load.
     const known = await this.outbox.decided(candidates.map((c) => c.key));
+    const open = candidates.filter((c) => !known.has(c.key));
     let n = 0;
-    for (const c of candidates) {
-      if (known.has(c.key) || !(await this.outbox.decide(c, now))) continue;
-      n++;
-      await this.fanOut({ ...c, _id: c.key, decidedAt: now, fannedOut: false });
-    }
+    // A few at once: each costs about ten store round trips in turn (the claim, the loved one, the
+    // members, their preferences, links and deliveries), which one after another fell behind a
+    // burst of alerting records. Each is claimed by its own insert, so the order does not matter.
+    let next = 0;
+    const lane = async () => {
+      while (next < open.length) {
+        const c = open[next++]!;
+        if (!(await this.outbox.decide(c, now))) continue;
+        n++;
+        await this.fanOut({ ...c, _id: c.key, decidedAt: now, fannedOut: false });
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(DECIDE_CONCURRENCY, open.length) }, lane));
     return n;
   }
 

@@ -5,7 +5,7 @@
 const NAMES = {
   ingestEvents: 'cc.ingest.events',
   alertDeliveries: 'cc.alerts.deliveries',
-  /** Fire-and-forget: records were appended to a timeline (`{ stream }`), for whoever reacts to new records. */
+  /** Fire-and-forget: records were appended to a timeline (`{ stream, records? }`, src/store/timeline/timelines.ts), for whoever reacts to new records. */
   recordsStored: 'cc.records.stored',
   opsSandboxCreated: 'ops.sandbox.created',
   /** `.<key>`: a person's answer on its way to the tools/call stream waiting for it. */

@@ -30,9 +30,10 @@ export async function openTimelines(db: Db): Promise<Timelines> {
   return timelinesOf(db, await storeShape(db));
 }
 
-/** The same timelines, telling `stored` the stream's name after each append that stored a record
- *  (a supersession appends too). Best effort: what listens must not depend on it for correctness. */
-export function announcingTimelines(timelines: Timelines, stored: (stream: string) => void): Timelines {
+/** The same timelines, telling `stored` the stream's name and the records stored after each append
+ *  that stored any (a supersession appends too: its newer record, marked as superseding). Best
+ *  effort: what listens must not depend on it for correctness. */
+export function announcingTimelines(timelines: Timelines, stored: (stream: string, records: readonly TimelineRecord[]) => void): Timelines {
   const made = new Map<string, Timeline<never>>();
   return {
     shape: timelines.shape,
@@ -43,7 +44,13 @@ export function announcingTimelines(timelines: Timelines, stored: (stream: strin
         t = {
           append: async (records) => {
             const appended = await inner.append(records);
-            if (appended.stored.length) stored(stream.name);
+            if (appended.stored.length) {
+              const ids = new Set(appended.stored);
+              stored(
+                stream.name,
+                records.filter((r) => ids.delete(r._id)),
+              );
+            }
             return appended;
           },
           list: (owner, q) => inner.list(owner, q),
@@ -51,7 +58,7 @@ export function announcingTimelines(timelines: Timelines, stored: (stream: strin
           // The inner supersede appends through its own append: the newer record is announced here.
           supersede: async (owner, id, newer) => {
             await inner.supersede(owner, id, newer);
-            stored(stream.name);
+            stored(stream.name, [{ ...newer, supersedes: id }]);
           },
           history: (owner, id) => inner.history(owner, id),
           purge: (match) => inner.purge(match),
@@ -65,4 +72,24 @@ export function announcingTimelines(timelines: Timelines, stored: (stream: strin
       return t;
     },
   };
+}
+
+/** Records announced with their stream at most this large, encoded; a larger append is announced by its stream alone. */
+export const ANNOUNCED_RECORDS_MAX_BYTES = 256 * 1024;
+
+/** What is published on `cc.records.stored`: the stream, and the records stored when they fit. */
+export interface RecordsStored {
+  stream: string;
+  records?: readonly TimelineRecord[];
+}
+
+export function recordsStored(stream: string, records: readonly TimelineRecord[], maxBytes = ANNOUNCED_RECORDS_MAX_BYTES): RecordsStored {
+  if (!records.length) return { stream };
+  let bytes: number;
+  try {
+    bytes = Buffer.byteLength(JSON.stringify(records));
+  } catch {
+    return { stream };
+  }
+  return bytes <= maxBytes ? { stream, records } : { stream };
 }
