@@ -33,12 +33,10 @@ import { family, onboard, postEvent, shareWith, storedEvents, TEST_DATA_KEY, typ
 
 let smtp: SmtpSink;
 let svc: TestService;
-let store: WorkspaceStore;
 beforeAll(async () => {
   smtp = await startSmtpSink();
   // The engine runs on the test's clock: no read of new records on store here (see 'alerts - within seconds').
   svc = await startTestService({ env: { DATA_KEY: TEST_DATA_KEY, SMTP_URL: smtp.url, ALERTS_ON_STORE: 'off' } });
-  store = new WorkspaceStore(svc.store.db, svc.credentials, svc.config.inboxDomain, svc.timelines);
 });
 afterAll(async () => {
   await svc?.stop();
@@ -78,15 +76,25 @@ interface Member {
   cookie: string;
 }
 
-async function member(fam: Family, access: 'read' | 'write' = 'read'): Promise<Member> {
+async function member(fam: Family, access: 'read' | 'write' = 'read', s: TestService = svc): Promise<Member> {
   const uid = `u-${randomBytes(5).toString('hex')}`;
   const email = `${uid}@example.com`;
+  const store = new WorkspaceStore(s.store.db, s.credentials, s.config.inboxDomain, s.timelines);
   await store.upsertUser({ uid, email });
   await store.addMember(fam.workspaceId, { uid, email }, 'family_member');
   if (access === 'write')
-    await svc.store.db.collection<{ _id: string }>('workspace_members').updateOne({ _id: `${fam.workspaceId}:${uid}` }, { $set: { access: 'write' } });
-  const { token } = await new SessionStore(svc.store.db, svc.credentials).create({ uid, email, tenant: 'family' });
+    await s.store.db.collection<{ _id: string }>('workspace_members').updateOne({ _id: `${fam.workspaceId}:${uid}` }, { $set: { access: 'write' } });
+  const { token } = await new SessionStore(s.store.db, s.credentials).create({ uid, email, tenant: 'family' });
   return { uid, email, cookie: `cc_session=${token}` };
+}
+
+/** A family of two on `s` whose loved one an agency shares care with: the addresses alerts go to, and the agency. */
+async function sharedFamily(s: TestService): Promise<{ fam: Family; members: string[]; partner: Partner }> {
+  const fam = await family(s.store.db, s.credentials, s.config);
+  const members = [`${fam.uid}@example.com`, (await member(fam, 'read', s)).email];
+  const partner = await onboard(s.store.db, s.credentials);
+  await shareWith(s, partner, `rose-${fam.lovedOneId}`, fam);
+  return { fam, members, partner };
 }
 
 const post = async (path: string, form: Record<string, string>, headers: Record<string, string> = {}) => {
@@ -353,9 +361,7 @@ describe('alerts - the outbox across a restart', () => {
   it('when the service stops with one mail sent and one taken mid-send, then after the restart every member has exactly one mail', async () => {
     const first = await startTestService({ env: { DATA_KEY: TEST_DATA_KEY, SMTP_URL: smtp.url, ALERTS_ON_STORE: 'off' } });
     const fam = await family(first.store.db, first.credentials, first.config);
-    store = new WorkspaceStore(first.store.db, first.credentials, first.config.inboxDomain, first.timelines);
-    const members = [`${fam.uid}@example.com`, (await member(fam)).email, (await member(fam)).email];
-    store = new WorkspaceStore(svc.store.db, svc.credentials, svc.config.inboxDomain, svc.timelines);
+    const members = [`${fam.uid}@example.com`, (await member(fam, 'read', first)).email, (await member(fam, 'read', first)).email];
     const partner = await onboard(first.store.db, first.credentials);
     await shareWith(first, partner, `rose-${fam.lovedOneId}`, fam);
     await fallNote(first, fam, partner);
@@ -446,9 +452,7 @@ describe('alerts - a digest run that dies half way', () => {
     const client = new MongoClient(s.mongoUrl, { monitorCommands: true });
     try {
       const fam = await family(s.store.db, s.credentials, s.config);
-      store = new WorkspaceStore(s.store.db, s.credentials, s.config.inboxDomain, s.timelines);
-      const other = await member(fam);
-      store = new WorkspaceStore(svc.store.db, svc.credentials, svc.config.inboxDomain, svc.timelines);
+      const other = await member(fam, 'read', s);
       // The owner wants missed doses in a daily digest, due from midnight; the other member right away.
       const prefs = new PreferenceStore(s.store.db);
       const defaults = defaultPreferences('UTC');
@@ -579,12 +583,7 @@ describe('alerts - on NATS', () => {
     // No cron pass over the outbox in this process: only the work queue can send.
     await onNats.cron?.stop();
     try {
-      const fam = await family(onNats.store.db, onNats.credentials, onNats.config);
-      store = new WorkspaceStore(onNats.store.db, onNats.credentials, onNats.config.inboxDomain, onNats.timelines);
-      const members = [`${fam.uid}@example.com`, (await member(fam)).email];
-      store = new WorkspaceStore(svc.store.db, svc.credentials, svc.config.inboxDomain, svc.timelines);
-      const partner = await onboard(onNats.store.db, onNats.credentials);
-      await shareWith(onNats, partner, `rose-${fam.lovedOneId}`, fam);
+      const { fam, members, partner } = await sharedFamily(onNats);
       await fallNote(onNats, fam, partner);
       const engine = alertEngine({
         config: onNats.config,
@@ -703,12 +702,7 @@ describe('alerts - within seconds of the record', () => {
     // No minute run in this process: only the read on store can send.
     await fast.cron?.stop();
     try {
-      const fam = await family(fast.store.db, fast.credentials, fast.config);
-      store = new WorkspaceStore(fast.store.db, fast.credentials, fast.config.inboxDomain, fast.timelines);
-      const members = [`${fam.uid}@example.com`, (await member(fam)).email];
-      store = new WorkspaceStore(svc.store.db, svc.credentials, svc.config.inboxDomain, svc.timelines);
-      const partner = await onboard(fast.store.db, fast.credentials);
-      await shareWith(fast, partner, `rose-${fam.lovedOneId}`, fam);
+      const { fam, members, partner } = await sharedFamily(fast);
       await fallNote(fast, fam, partner);
       await eachGetsOne(members);
       const rows = await fast.store.db.collection<DeliveryRecord>(ALERT_DELIVERIES).find({ lovedOneId: fam.lovedOneId }).toArray();
@@ -726,12 +720,7 @@ describe('alerts - within seconds of the record', () => {
     try {
       // The scan's watermark an hour ahead: a read of new records by `receivedAt` finds nothing now.
       await engineAt(fast, Date.now).outbox.setMark('scan', new Date(Date.now() + 3_600_000));
-      const fam = await family(fast.store.db, fast.credentials, fast.config);
-      store = new WorkspaceStore(fast.store.db, fast.credentials, fast.config.inboxDomain, fast.timelines);
-      const members = [`${fam.uid}@example.com`, (await member(fam)).email];
-      store = new WorkspaceStore(svc.store.db, svc.credentials, svc.config.inboxDomain, svc.timelines);
-      const partner = await onboard(fast.store.db, fast.credentials);
-      await shareWith(fast, partner, `rose-${fam.lovedOneId}`, fam);
+      const { fam, members, partner } = await sharedFamily(fast);
       await fallNote(fast, fam, partner);
       await eachGetsOne(members);
       expect(await engineAt(fast, Date.now).scanRecords()).toMatchObject({ read: 0 });
@@ -749,9 +738,7 @@ describe('alerts - within seconds of the record', () => {
     await fast.cron?.stop();
     try {
       const fam = await family(fast.store.db, fast.credentials, fast.config);
-      store = new WorkspaceStore(fast.store.db, fast.credentials, fast.config.inboxDomain, fast.timelines);
-      const members = [`${fam.uid}@example.com`, (await member(fam)).email];
-      store = new WorkspaceStore(svc.store.db, svc.credentials, svc.config.inboxDomain, svc.timelines);
+      const members = [`${fam.uid}@example.com`, (await member(fam, 'read', fast)).email];
       // Stored past the announcing wrapper, then announced by its stream alone.
       const now = new Date();
       await appendCareEvents(timelinesOf(fast.store.db, fast.timelines.shape), [
@@ -788,12 +775,7 @@ describe('alerts - within seconds of the record', () => {
     try {
       await Promise.all(workers.map((w) => w.waitFor(/alert sender started/)));
       gateway = await startTestService({ nats: true, role: 'gateway', mongoUrl, env });
-      const fam = await family(gateway.store.db, gateway.credentials, gateway.config);
-      store = new WorkspaceStore(gateway.store.db, gateway.credentials, gateway.config.inboxDomain, gateway.timelines);
-      const members = [`${fam.uid}@example.com`, (await member(fam)).email];
-      store = new WorkspaceStore(svc.store.db, svc.credentials, svc.config.inboxDomain, svc.timelines);
-      const partner = await onboard(gateway.store.db, gateway.credentials);
-      await shareWith(gateway, partner, `rose-${fam.lovedOneId}`, fam);
+      const { fam, members, partner } = await sharedFamily(gateway);
       await fallNote(gateway, fam, partner);
       await eachGetsOne(members);
       const rows = await gateway.store.db.collection<DeliveryRecord>(ALERT_DELIVERIES).find({ lovedOneId: fam.lovedOneId }).toArray();
