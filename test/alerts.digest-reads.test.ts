@@ -156,16 +156,20 @@ afterAll(async () => {
   await client?.close();
 });
 
+/** The alert engine on this test's database, its clock stopped at `at`. */
+const engineAt = (at: number) =>
+  alertEngine({
+    config: loadConfig({}),
+    db,
+    credentials: passThroughCredentials(db),
+    timelines: timelinesOf(db, 'embedded'),
+    log: createLogger('silent'),
+    clock: () => at,
+  });
+
 describe('the digest pass on the embedded store, in commands', () => {
   it('when three weekly digests fall due, then each collection they need is read once for all three, and each digest has its own loved one in it', async () => {
-    const engine = alertEngine({
-      config: loadConfig({}),
-      db,
-      credentials: passThroughCredentials(db),
-      timelines: timelinesOf(db, 'embedded'),
-      log: createLogger('silent'),
-      clock: () => NOW.getTime(),
-    });
+    const engine = engineAt(NOW.getTime());
     commands.length = 0;
     expect((await engine.queueDigests()).queued).toBe(FAMILIES);
     const reads = (collection: string) => commands.filter((c) => c.collection === collection && c.name !== 'insert' && c.name !== 'update').length;
@@ -187,14 +191,7 @@ describe('the digest pass on the embedded store, in commands', () => {
   });
 
   it('when the pass runs again the same day, then it reads which digests were decided and writes nothing', async () => {
-    const engine = alertEngine({
-      config: loadConfig({}),
-      db,
-      credentials: passThroughCredentials(db),
-      timelines: timelinesOf(db, 'embedded'),
-      log: createLogger('silent'),
-      clock: () => NOW.getTime() + 60_000,
-    });
+    const engine = engineAt(NOW.getTime() + 60_000);
     commands.length = 0;
     expect((await engine.queueDigests()).queued).toBe(0);
     expect(commands.filter((c) => c.name === 'insert' || c.name === 'update')).toEqual([]);
