@@ -42,6 +42,9 @@ const DECIDE_CONCURRENCY = 8;
 /** Digests whose decisions, and what they need besides the care record, are read at once. */
 const DIGESTS_PER_CHUNK = 500;
 
+/** The family's vital-sign ranges, by loved one, as the record rules read them. */
+type RangesByLovedOne = Map<string, Awaited<ReturnType<RangeStore['of']>>>;
+
 interface DueDigest {
   lovedOne: LovedOneRecord;
   member: MemberRecord;
@@ -96,7 +99,7 @@ export class AlertEngine {
     let read = 0;
     let decided = 0;
     let latest = mark;
-    const ranges = new Map<string, Awaited<ReturnType<RangeStore['of']>>>();
+    const ranges: RangesByLovedOne = new Map();
     for (;;) {
       const batch = await this.d.db
         .collection<CareEventRecord>(CARE_EVENTS)
@@ -104,11 +107,7 @@ export class AlertEngine {
         .sort({ receivedAt: 1, _id: 1 })
         .limit(SCAN_BATCH)
         .toArray();
-      for (const e of batch) if (!ranges.has(e.lovedOneId)) ranges.set(e.lovedOneId, await this.ranges.of(e.lovedOneId));
-      decided += await this.decideAll(
-        batch.flatMap((e) => recordRules(e, ranges.get(e.lovedOneId)!)),
-        now,
-      );
+      decided += await this.decideOn(batch, ranges, now);
       for (const e of batch) if (e.receivedAt > latest) latest = e.receivedAt;
       read += batch.length;
       if (batch.length < SCAN_BATCH) break;
@@ -128,15 +127,16 @@ export class AlertEngine {
    * keys make the second look harmless.
    */
   async decideRecords(records: readonly CareEventRecord[]): Promise<{ decided: number }> {
-    const now = this.now();
-    const ranges = new Map<string, Awaited<ReturnType<RangeStore['of']>>>();
+    return { decided: await this.decideOn(records, new Map(), this.now()) };
+  }
+
+  /** The record rules on these records, each loved one's ranges read once into `ranges`; how many alerts were decided now. */
+  private async decideOn(records: readonly CareEventRecord[], ranges: RangesByLovedOne, now: Date): Promise<number> {
     for (const e of records) if (!ranges.has(e.lovedOneId)) ranges.set(e.lovedOneId, await this.ranges.of(e.lovedOneId));
-    return {
-      decided: await this.decideAll(
-        records.flatMap((e) => recordRules(e, ranges.get(e.lovedOneId)!)),
-        now,
-      ),
-    };
+    return this.decideAll(
+      records.flatMap((e) => recordRules(e, ranges.get(e.lovedOneId)!)),
+      now,
+    );
   }
 
   /** The rules about what did not happen: doses past their grace, tasks nobody took, appointments tomorrow. */
