@@ -6,6 +6,7 @@
 // out. Failures are retried with backoff, then held as dead letters for the operator.
 import type { Collection, Db, IndexDescription } from 'mongodb';
 import { isDuplicateKey } from '../store/errors.js';
+import { insertReporting } from '../store/timeline/port.js';
 import type { AlertKind, ChannelName } from './kinds.js';
 import { alertMetrics } from './metrics.js';
 import { ALERT_PREFERENCES } from './preferences.js';
@@ -96,6 +97,18 @@ export class AlertOutbox {
     return true;
   }
 
+  /** `decide` for many candidates, with one unordered insert: the keys decided now (a key decided
+   *  before, or given twice, is decided once). */
+  async decideMany(candidates: readonly Candidate[], now: Date): Promise<Set<string>> {
+    const { stored } = await insertReporting(
+      this.decisions,
+      candidates.map(({ key, ...rest }) => ({ _id: key, ...rest, decidedAt: now, fannedOut: false })),
+    );
+    const kindOf = new Map(candidates.map((c) => [c.key, c.kind]));
+    for (const key of stored) alertMetrics.decided.inc({ kind: kindOf.get(key)! });
+    return new Set(stored);
+  }
+
   /**
    * Alert decisions whose deliveries may not all be inserted yet (a crash between the two writes).
    * Never a digest's: it is one member's mail, which the digest run composes again, not an alert
@@ -125,6 +138,11 @@ export class AlertOutbox {
     await this.decisions.updateOne({ _id: decisionId }, { $set: { fannedOut: true } });
   }
 
+  /** `fannedOut` for many decisions, with one update. */
+  async fannedOutMany(decisionIds: readonly string[]): Promise<void> {
+    if (decisionIds.length) await this.decisions.updateMany({ _id: { $in: [...decisionIds] } }, { $set: { fannedOut: true } });
+  }
+
   /** Insert a delivery unless it exists (the key makes a second fan-out harmless). */
   async enqueue(d: Omit<DeliveryRecord, 'state' | 'attempts'>): Promise<boolean> {
     try {
@@ -134,6 +152,15 @@ export class AlertOutbox {
       if (isDuplicateKey(err)) return false;
       throw err;
     }
+  }
+
+  /** `enqueue` for many deliveries, with one unordered insert: the ids inserted now (one that exists stays as it is). */
+  async enqueueMany(ds: readonly Omit<DeliveryRecord, 'state' | 'attempts'>[]): Promise<Set<string>> {
+    const { stored } = await insertReporting(
+      this.deliveries,
+      ds.map((d) => ({ ...d, state: 'pending' as const, attempts: 0 })),
+    );
+    return new Set(stored);
   }
 
   /** Take the next delivery due, for LEASE_MS: pending and due, or taken by a process whose lease ran out. */
