@@ -1,10 +1,14 @@
 // The alert rules on records, without a server: which note texts raise an alert (the reviewed word
 // list, negations and harmless phrases), which readings fall outside the family's range, which
 // visits are late, and what a range or a preference refuses, naming the field.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { CARE_EVENT_TYPES } from '../family/careEventTypes.js';
+import { DAY_NOTED } from '../family/entries.js';
 import type { CareEventRecord } from '../family/records.js';
 import { defaultPreferences, parsePreferences, PreferenceInvalid, quietUntil } from './preferences.js';
 import { parseRange, RangeInvalid } from './ranges.js';
+import { mayRaiseAlert } from '../family/alerting.js';
 import { recordRules } from './rules.js';
 
 const at = new Date('2026-11-27T10:00:00Z');
@@ -123,5 +127,57 @@ describe('alert settings - refusals name the field', () => {
       digestHour: 18,
       quiet: null,
     });
+  });
+});
+
+describe('alert rules - what may raise an alert, known from the record alone', () => {
+  const words = ['She fell', 'found on the floor', 'hospital', 'called 911', 'wound', 'did not fall', 'lunch eaten', 'walked', 'fine', 'ER visit', ''];
+  const text = fc.array(fc.constantFrom(...words), { maxLength: 4 }).map((w) => w.join('. '));
+  const vital = fc.constantFrom('pulse', 'blood_pressure', 'weight', 'temperature', 'glucose', 'spo2');
+  const unit = fc.constantFrom('/min', 'mmHg', 'kg', '°C', 'mg/dL', '%');
+  const instant = fc.integer({ min: -3 * 3_600_000, max: 3 * 3_600_000 }).map((d) => new Date(at.getTime() + d).toISOString());
+  const payload = fc.record(
+    {
+      note_text: text,
+      text,
+      caregiver_id: fc.constant('cg-1'),
+      vital_type: vital,
+      value: fc.double({ min: -10, max: 300, noNaN: true }),
+      unit,
+      scheduled_start: instant,
+      actual_start: instant,
+      comment: text,
+    },
+    { requiredKeys: [] },
+  );
+  const record = fc
+    .tuple(
+      fc.constantFrom(...Object.keys(CARE_EVENT_TYPES), DAY_NOTED, 'inbox_message', 'fall_reported', 'x.custom'),
+      payload,
+      fc.constantFrom<CareEventRecord['source']>('partner', 'family', 'inbox', 'portal'),
+    )
+    .map(([type, p, source]) => event(type, p, source));
+  const ranges = fc.array(
+    fc.record({ vital, unit, low: fc.double({ min: -10, max: 300, noNaN: true }), high: fc.double({ min: -10, max: 300, noNaN: true }) }),
+    {
+      maxLength: 4,
+    },
+  );
+
+  it('when any rule raises an alert on a record, for any ranges a family set, then the record was said to be one that may', () => {
+    fc.assert(
+      fc.property(record, ranges, (e, r) => {
+        if (recordRules(e, r).length) expect(mayRaiseAlert(e)).toBe(true);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('when a record is routine (an on-time visit, a dose given, a calm note), then it is not one that may', () => {
+    expect(mayRaiseAlert(event('visit_started', { caregiver_id: 'cg-1', scheduled_start: at.toISOString(), actual_start: at.toISOString() }))).toBe(false);
+    expect(mayRaiseAlert(event('med_administered', { medication_name: 'Metoprolol', dose_amount: 25, dose_unit: 'mg', administered_by: 'cg-1' }))).toBe(false);
+    expect(mayRaiseAlert(note('Lunch eaten, a short walk in the garden.'))).toBe(false);
+    expect(mayRaiseAlert(note('She fell in the garden.'))).toBe(true);
+    expect(mayRaiseAlert(event('vital_recorded', { vital_type: 'pulse', value: 72, unit: '/min', recorded_by: 'cg-1' }))).toBe(true);
   });
 });

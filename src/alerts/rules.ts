@@ -3,8 +3,7 @@
 // scheduled dose not given within its grace, a task due today nobody took, an appointment
 // tomorrow). Pure: the records come in, candidate alerts go out, each with the key that makes its
 // decision happen once.
-import { ALERTING_REASONS, flaggableText, flaggedReasons } from '../family/careEventTypes.js';
-import { DAY_NOTED } from '../family/entries.js';
+import { alertingReasons, isInboxMail, isReading, minutesLate } from '../family/alerting.js';
 import { dayIn, todaysListDoses, type Scheduled } from '../family/medSchedule.js';
 import type { AppointmentRecord, TaskRecord } from '../family/plans.js';
 import type { CareEventRecord, LovedOneRecord } from '../family/records.js';
@@ -28,19 +27,10 @@ export interface Candidate {
   unrecorded?: true;
 }
 
-/** A visit that starts this long after its scheduled start is late. */
-export const LATE_VISIT_MS = 30 * 60_000;
-
 const REASON_WORDS: Record<string, string> = { fall: 'a fall', hospital: 'a hospital visit', emergency: 'an emergency', injury: 'a wound or injury' };
 
 const pathOf = (e: CareEventRecord) =>
   e.source === 'family' ? `/care/${encodeURIComponent(e.lovedOneId)}/entries/${encodeURIComponent(e._id)}` : `/care/${encodeURIComponent(e.lovedOneId)}`;
-
-/** The text of a record the reviewed words are read in: notes, how the day went, unknown types. */
-function textOf(e: CareEventRecord): string | null {
-  if (e.eventType === DAY_NOTED) return typeof e.payload.text === 'string' ? e.payload.text : null;
-  return flaggableText(e);
-}
 
 /** The alerts one new care record raises. */
 export function recordRules(e: CareEventRecord, ranges: readonly ReadingRange[]): Candidate[] {
@@ -48,18 +38,15 @@ export function recordRules(e: CareEventRecord, ranges: readonly ReadingRange[])
   // A correction or a withdrawal is not news of its own.
   if (e.supersedes) return [];
   const out: Candidate[] = [];
-  const text = textOf(e);
-  if (text) {
-    const reasons = flaggedReasons(text).filter((r) => ALERTING_REASONS.includes(r));
-    if (reasons.length)
-      out.push({
-        ...base,
-        key: `flagged_note:${e._id}`,
-        kind: 'flagged_note',
-        what: `a note mentions ${reasons.map((r) => REASON_WORDS[r] ?? r).join(' and ')}`,
-      });
-  }
-  if (e.eventType === 'vital_recorded') {
+  const reasons = alertingReasons(e);
+  if (reasons.length)
+    out.push({
+      ...base,
+      key: `flagged_note:${e._id}`,
+      kind: 'flagged_note',
+      what: `a note mentions ${reasons.map((r) => REASON_WORDS[r] ?? r).join(' and ')}`,
+    });
+  if (isReading(e)) {
     const range = outsideRange(ranges, e.payload);
     if (range) {
       const kind = vitalKind(e.payload.vital_type);
@@ -71,13 +58,9 @@ export function recordRules(e: CareEventRecord, ranges: readonly ReadingRange[])
       });
     }
   }
-  if (e.eventType === 'visit_started') {
-    const scheduled = Date.parse(String(e.payload.scheduled_start));
-    const actual = Date.parse(String(e.payload.actual_start));
-    if (Number.isFinite(scheduled) && Number.isFinite(actual) && actual - scheduled >= LATE_VISIT_MS)
-      out.push({ ...base, key: `late_visit:${e._id}`, kind: 'late_visit', what: `a visit started ${Math.round((actual - scheduled) / 60_000)} minutes late` });
-  }
-  if (e.eventType === 'inbox_message')
+  const late = minutesLate(e);
+  if (late !== null) out.push({ ...base, key: `late_visit:${e._id}`, kind: 'late_visit', what: `a visit started ${late} minutes late` });
+  if (isInboxMail(e))
     out.push({
       ...base,
       key: `inbox_mail:${e._id}`,
