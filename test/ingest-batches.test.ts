@@ -8,7 +8,9 @@ import { subjects } from '../src/bus/subjects.js';
 import { startIngestConsumer } from '../src/ingest/consumer.js';
 import { DeadLetters } from '../src/ingest/deadLetters.js';
 import { FamilyShares } from '../src/ingest/familyShare.js';
-import { ensureIngestStream, ingestStream, type IngestStream } from '../src/ingest/stream.js';
+import { ensureIngestStream, ingestBacklog, ingestStream, StreamSink, type IngestStream } from '../src/ingest/stream.js';
+import { laneOf } from '../src/ingest/handler.js';
+import { registry } from '../src/metrics/index.js';
 import { CareEventWriter, type QueuedEvent, type WriteOutcome } from '../src/ingest/writer.js';
 import { createLogger } from '../src/log.js';
 import { newId } from '../src/store/ids.js';
@@ -247,4 +249,101 @@ describe('ingest - a purge that returns while a write is between its binding rea
       expect(await careEvents(svc.store.db).countDocuments({ _id: e.eventId })).toBe(0);
     });
   }
+});
+
+/** Holds every write without the urgent event in it until released. */
+class RoutineHeld extends CareEventWriter {
+  private release!: () => void;
+  private readonly held = new Promise<void>((resolve) => (this.release = resolve));
+  constructor(
+    timelines: ConstructorParameters<typeof CareEventWriter>[0],
+    shares: FamilyShares,
+    private readonly urgentId: string,
+  ) {
+    super(timelines, shares);
+  }
+  override async write(e: QueuedEvent): Promise<WriteOutcome> {
+    if (e.eventId !== this.urgentId) await this.held;
+    return super.write(e);
+  }
+  override async writeMany(events: QueuedEvent[]): Promise<WriteOutcome[]> {
+    if (!events.some((e) => e.eventId === this.urgentId)) await this.held;
+    return super.writeMany(events);
+  }
+  letGo(): void {
+    this.release();
+  }
+}
+
+const urgentTotal = async () => (await registry.getSingleMetric('carecircle_ingest_urgent_total')!.get()).values[0]?.value ?? 0;
+
+describe('ingest - an event that may raise an alert takes the urgent lane', () => {
+  it('when routine events are held up on their way to the store, then a note about a fall is still written, through its own lane', async () => {
+    const s = ingestStream(`${svc.config.busNamespace}_lanes`, `${subjects(svc.config.busNamespace).ingestEvents}.lanes`);
+    const sink = new StreamSink(svc.bus.durable!, s, 10_000);
+    const routine = Array.from({ length: 20 }, (_, i) => queued({ caregiver_id: 'cg-1', note_text: `Lunch eaten, round ${i}.` }));
+    const fall = queued({ caregiver_id: 'cg-1', note_text: 'She fell in the hallway this morning.' });
+    expect(new Set(routine.map(laneOf))).toEqual(new Set(['routine']));
+    expect(laneOf(fall)).toBe('urgent');
+    for (const e of [...routine, fall]) await sink.put(e, laneOf(e));
+    expect(await svc.bus.durable!.consumerState(s.stream, s.urgent.durable)).toEqual({ pending: 1, ackPending: 0 });
+    expect(await svc.bus.durable!.consumerState(s.stream, s.durable)).toEqual({ pending: 20, ackPending: 0 });
+
+    const writer = new RoutineHeld(svc.timelines, new FamilyShares(svc.store.db, svc.credentials), fall.eventId);
+    const consumer = startIngestConsumer(svc.bus.durable!, s, writer, new DeadLetters(svc.store.db), createLogger('silent'), {
+      concurrency: 8,
+      ackWaitMs: 10_000,
+      maxDeliveries: 2,
+    });
+    const ids = routine.map((e) => e.eventId);
+    try {
+      // Were both lanes one queue, the fall would wait behind the held routine batch for ever.
+      await vi.waitFor(async () => expect(await careEvents(svc.store.db).countDocuments({ _id: fall.eventId })).toBe(1), { timeout: 20_000, interval: 50 });
+      expect(await careEvents(svc.store.db).countDocuments({ _id: { $in: ids } })).toBe(0);
+      writer.letGo();
+      await vi.waitFor(
+        async () => {
+          const left = await ingestBacklog(svc.bus.durable!, s);
+          if (left.pending || left.ackPending) throw new Error(`${left.pending} pending, ${left.ackPending} unacknowledged`);
+        },
+        { timeout: 20_000, interval: 50 },
+      );
+    } finally {
+      writer.letGo();
+      await consumer.stop();
+    }
+    expect(await careEvents(svc.store.db).countDocuments({ _id: { $in: ids } })).toBe(20);
+  });
+
+  it('when a partner sends a visit, a note about a fall and a reading, then the note and the reading are counted on the urgent lane and all three are stored', async () => {
+    const before = await urgentTotal();
+    const onTime = new Date(Date.now() - 60_000).toISOString();
+    const events = [
+      visit(partner, SUBJECT, { source_event_id: 'lane-visit', payload: { caregiver_id: 'cg-12', scheduled_start: onTime, actual_start: onTime } }),
+      {
+        ...visit(partner, SUBJECT, { source_event_id: 'lane-fall' }),
+        event_type: 'note_added',
+        payload: { caregiver_id: 'cg-1', note_text: 'Found her on the floor; she had a fall overnight.' },
+      },
+      {
+        ...visit(partner, SUBJECT, { source_event_id: 'lane-pulse' }),
+        event_type: 'vital_recorded',
+        payload: { vital_type: 'pulse', value: 72, unit: '/min', recorded_by: 'cg-1' },
+      },
+    ];
+    const lanes: number[] = [];
+    for (const e of events) {
+      const res = await postEvent(svc.urls.pipe!, partner, e);
+      expect(res.status).toBe(202);
+      lanes.push((await urgentTotal()) - before);
+    }
+    expect(lanes).toEqual([0, 1, 2]);
+    await drained(svc.bus, svc.config);
+    expect(
+      await careEvents(svc.store.db).countDocuments({
+        institutionId: partner.institutionId,
+        sourceEventId: { $in: ['lane-visit', 'lane-fall', 'lane-pulse'] },
+      }),
+    ).toBe(3);
+  });
 });

@@ -9,7 +9,7 @@ import { sliceSubject } from '../src/slice/contract.js';
 import type { Bus } from '../src/bus/types.js';
 import type { Config } from '../src/config.js';
 import { signBody } from '../src/partner/signature.js';
-import { ingestStream } from '../src/ingest/stream.js';
+import { ingestBacklog, ingestStream } from '../src/ingest/stream.js';
 import type { PartnerCareEvent } from '../src/ingest/writer.js';
 import { PartnerStore } from '../src/partner/records.js';
 import { parseDataKey, SecretBox } from '../src/partner/secretBox.js';
@@ -157,14 +157,14 @@ export function storedEvents(db: Db, filter: Record<string, unknown>, count: num
   );
 }
 
-/** Wait (bounded) until the durable consumer has nothing pending or unacknowledged. */
+/** Wait (bounded) until both lanes' durable consumers have nothing pending or unacknowledged. */
 export async function drained(bus: Bus, config: Config, timeoutMs = 15_000): Promise<void> {
   const durable = bus.durable;
   if (!durable) return;
   const s = ingestStream(config.busNamespace, subjects(config.busNamespace).ingestEvents);
   await vi.waitFor(
     async () => {
-      const state = await durable.consumerState(s.stream, s.durable);
+      const state = await ingestBacklog(durable, s);
       if (state.pending || state.ackPending) throw new Error(`ingest consumer not drained: ${state.pending} pending, ${state.ackPending} unacknowledged`);
     },
     { timeout: timeoutMs, interval: 25 },

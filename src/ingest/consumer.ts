@@ -7,7 +7,7 @@
 import type { DurableMessage, DurableStreams } from '../bus/durable.js';
 import type { Logger } from '../log.js';
 import { errorClass, isTransientStoreError, type DeadLetters } from './deadLetters.js';
-import { consumerSpec, streamSpec, type IngestStream } from './stream.js';
+import { consumerSpec, streamSpec, type IngestLane, type IngestStream } from './stream.js';
 import type { CareEventWriter, QueuedEvent } from './writer.js';
 import { countDatabaseError } from '../bus/failures.js';
 import { GroupCommit } from './fresh.js';
@@ -21,6 +21,9 @@ export const redeliveryDelayMs = (deliveryCount: number): number => Math.min(1_0
 
 /** Longest a batch that follows another waits for a full one (the end-to-end delay it may add). */
 export const GATHER_MS = 100;
+
+/** Urgent events written together at most: few, and written as they come, never gathered. */
+export const URGENT_BATCH = 32;
 
 export interface IngestConsumerOptions {
   /** Deliveries written together at most; twice as many are in flight in this process, so the
@@ -82,20 +85,26 @@ export function startIngestConsumer(
   // timeline write of its own). Under load it waits up to GATHER_MS for a full one: a loved one's
   // timeline write costs per batch and per chunk sealed, not per event, so fuller batches leave the
   // store's CPU to the 202s; an event arriving at a quiet consumer is written at once.
-  const batches = new GroupCommit<Delivery, void>(writeBatch, opts.concurrency, { atLeast: opts.concurrency, waitMs: GATHER_MS });
+  const routine = new GroupCommit<Delivery, void>(writeBatch, opts.concurrency, { atLeast: opts.concurrency, waitMs: GATHER_MS });
+  // The urgent lane's events (those that may raise an alert) are written beside the routine lane's
+  // batches, not after them: whatever the routine backlog, an alert waits for one small write.
+  const urgentBatch = Math.min(URGENT_BATCH, opts.concurrency);
+  const urgent = new GroupCommit<Delivery, void>(writeBatch, urgentBatch);
 
-  const handle = async (m: DurableMessage): Promise<void> => {
-    let e: QueuedEvent;
-    try {
-      e = m.json() as QueuedEvent;
-      if (e?.v !== 1 || typeof e.eventId !== 'string') throw new Error('not a v1 queued event');
-    } catch (err) {
-      log.error({ err, seq: m.seq }, 'ingest message unreadable; terminated');
-      m.term();
-      return;
-    }
-    await batches.submit({ m, e });
-  };
+  const handler =
+    (batches: GroupCommit<Delivery, void>) =>
+    async (m: DurableMessage): Promise<void> => {
+      let e: QueuedEvent;
+      try {
+        e = m.json() as QueuedEvent;
+        if (e?.v !== 1 || typeof e.eventId !== 'string') throw new Error('not a v1 queued event');
+      } catch (err) {
+        log.error({ err, seq: m.seq }, 'ingest message unreadable; terminated');
+        m.term();
+        return;
+      }
+      await batches.submit({ m, e });
+    };
 
   const handleOne = async (m: DurableMessage, e: QueuedEvent): Promise<void> => {
     const ids = { eventId: e.eventId, institutionId: e.institutionId, attempt: m.deliveryCount };
@@ -127,14 +136,17 @@ export function startIngestConsumer(
     }
   };
 
-  return durable.consume(streamSpec(s), consumerSpec(s, opts.ackWaitMs), handle, {
-    concurrency: opts.concurrency * 2,
-    ...(opts.maxBytes ? { maxBytes: opts.maxBytes } : {}),
-    onStart: () => log.info({ stream: s.stream, durable: s.durable }, 'ingest consumer started'),
-    onError: (err, failures) => {
-      // Said once (JetStream may be off on this server); then quietly retried.
-      if (failures === 1) log.warn({ err, stream: s.stream }, 'ingest consumer cannot run (is JetStream enabled?); retrying');
-      else log.debug({ err, stream: s.stream }, 'ingest consumer still waiting');
-    },
-  });
+  const consume = (lane: IngestLane, batches: GroupCommit<Delivery, void>, inFlight: number) =>
+    durable.consume(streamSpec(s), consumerSpec(lane, opts.ackWaitMs), handler(batches), {
+      concurrency: inFlight,
+      ...(opts.maxBytes ? { maxBytes: opts.maxBytes } : {}),
+      onStart: () => log.info({ stream: s.stream, durable: lane.durable }, 'ingest consumer started'),
+      onError: (err, failures) => {
+        // Said once (JetStream may be off on this server); then quietly retried.
+        if (failures === 1) log.warn({ err, stream: s.stream, durable: lane.durable }, 'ingest consumer cannot run (is JetStream enabled?); retrying');
+        else log.debug({ err, stream: s.stream, durable: lane.durable }, 'ingest consumer still waiting');
+      },
+    });
+  const lanes = [consume({ subject: s.subject, durable: s.durable }, routine, opts.concurrency * 2), consume(s.urgent, urgent, urgentBatch * 2)];
+  return { stop: async () => void (await Promise.all(lanes.map((l) => l.stop()))) };
 }

@@ -19,7 +19,8 @@ import { describeIssues, familyShareBody, parseEvent, purgeBody } from './envelo
 import { shareView, type FamilyShares } from './familyShare.js';
 import { unstorable } from './storable.js';
 import { INGEST_ROUTES } from './routes.js';
-import type { EventSink } from './stream.js';
+import type { EventSink, LaneName } from './stream.js';
+import { mayRaiseAlert } from '../family/alerting.js';
 import type { CareEventWriter, QueuedEvent } from './writer.js';
 import { countDatabaseError } from '../bus/failures.js';
 import { metrics } from '../metrics/index.js';
@@ -43,6 +44,22 @@ export interface PipeDeps {
   clock?: () => number;
   /** Keep institutions in memory: only where every writer reaches this process (NATS). */
   keepInstitutions?: boolean;
+}
+
+/** The stream lane of an accepted event: urgent when it may raise an alert (a fall in a note, a
+ *  reading), decided from the event alone, so the alert never waits behind routine events. */
+export function laneOf(e: QueuedEvent): LaneName {
+  const record = {
+    _id: e.eventId,
+    lovedOneId: '',
+    workspaceId: '',
+    source: 'partner' as const,
+    eventType: e.eventType,
+    occurredAt: new Date(e.occurredAt),
+    receivedAt: new Date(e.receivedAt),
+    payload: e.payload,
+  };
+  return mayRaiseAlert(record) ? 'urgent' : 'routine';
 }
 
 function bytesOf(req: HttpRequestEnvelope): Buffer {
@@ -160,11 +177,13 @@ export function pipeHandlers(deps: PipeDeps): RouteHandlers {
       ...(sourceEventId ? { sourceEventId } : {}),
       linkId: binding.link.linkId,
     };
-    await deps.sink.put(queued);
+    const lane = laneOf(queued);
+    await deps.sink.put(queued, lane);
     metrics.ingestAccepted.inc();
+    if (lane === 'urgent') metrics.ingestUrgent.inc();
     if (duplicate) metrics.ingestDuplicates.inc();
     log.info(
-      { institutionId: institution._id, secretId, eventId: queued.eventId, eventType: queued.eventType, duplicate, sink: deps.sink.kind },
+      { institutionId: institution._id, secretId, eventId: queued.eventId, eventType: queued.eventType, duplicate, sink: deps.sink.kind, lane },
       'event accepted',
     );
     return json(202, { event_id: queued.eventId, duplicate });

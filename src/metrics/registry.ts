@@ -94,6 +94,10 @@ export const metrics = {
     ['server'],
   ),
   ingestAccepted: counter('ingest_accepted_total', 'Partner events answered 202, duplicates included.'),
+  ingestUrgent: counter(
+    'ingest_urgent_total',
+    "Partner events answered 202 that may raise an alert (a fall in a note, a reading): sent on the ingest stream's urgent lane, written beside the routine backlog.",
+  ),
   ingestDuplicates: counter('ingest_duplicates_total', 'Partner events answered 202 as a duplicate of one accepted before.'),
   ingestStored: counter('ingest_stored_total', 'Partner events stored as a care event.'),
   ingestNotStored: counter(

@@ -27,7 +27,7 @@ import { LEASES } from '../../src/cron/lease.js';
 import { WorkspaceStore } from '../../src/family/records.js';
 import { DeadLetters } from '../../src/ingest/deadLetters.js';
 import { ingestKeysBucketName } from '../../src/ingest/kvClaims.js';
-import { ingestStream } from '../../src/ingest/stream.js';
+import { ingestBacklog, ingestStream, type IngestStream } from '../../src/ingest/stream.js';
 import { KeyStore } from '../../src/keys/keys.js';
 import { rateBucketName } from '../../src/limits/index.js';
 import { createLogger } from '../../src/log.js';
@@ -466,13 +466,13 @@ const alertRunsSince = (processes: { name: string; lines: string[] }[], since: n
       }
     }).length;
 
-/** Until the ingest consumer has nothing pending or unacknowledged (NATS may still be settling). */
-async function drained(bus: NatsBus, cluster: NatsCluster, s: { stream: string; durable: string }, timeoutMs = 120_000): Promise<void> {
+/** Until both ingest lanes have nothing pending or unacknowledged (NATS may still be settling). */
+async function drained(bus: NatsBus, cluster: NatsCluster, s: IngestStream, timeoutMs = 120_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   let last = '';
   for (;;) {
     try {
-      const state = await bus.durable.consumerState(s.stream, s.durable);
+      const state = await ingestBacklog(bus.durable, s);
       if (state.pending === 0 && state.ackPending === 0) return;
       last = `${state.pending} pending, ${state.ackPending} unacknowledged`;
     } catch (err) {
