@@ -22,6 +22,8 @@ import { instrumentListener, startMetricsListener } from './metrics/index.js';
 import { sliceSubject, type SliceContext, type SliceManifest, type Stoppable } from './slice/contract.js';
 import { SLICES } from './slices.js';
 import { CARE_EVENT_STREAM } from './family/careEvents.js';
+import type { CareEventRecord } from './family/records.js';
+import { mayRaiseAlert } from './family/alerting.js';
 import { readStoreAddress, recordStoreAddress, unanswered } from './store/embedded/address.js';
 import { startEmbeddedMongo, type EmbeddedMongo } from './store/embeddedMongo.js';
 import { openStore, type Store } from './store/mongo.js';
@@ -126,12 +128,16 @@ export async function startService(role: Role, config: Config, log: Logger): Pro
 
     // Exact in memory for one process; in JetStream key-value where several share the NATS bus.
     const limiter = openLimiter(bus, config.busNamespace, log);
-    // Each append is announced on the bus; the care stream's with the records stored (up to a size):
-    // the alert workers decide from them at once, without reading care events back. No other stream's
-    // records travel, since nothing reads them there.
+    // Each append is announced on the bus; the care stream's with those of its records that may raise
+    // an alert (up to a size): the alert workers decide from them at once, without reading care
+    // events back, and a batch of routine events travels as an empty list. No other stream's records
+    // travel, since nothing reads them there.
     const storedSubject = subjects(config.busNamespace).recordsStored;
     const timelines = announcingTimelines(await openTimelines(store.db), (stream, records) =>
-      bus.publish(storedSubject, recordsStored(stream, stream === CARE_EVENT_STREAM.name ? records : [])),
+      bus.publish(
+        storedSubject,
+        recordsStored(stream, stream === CARE_EVENT_STREAM.name ? (records as readonly CareEventRecord[]).filter((r) => mayRaiseAlert(r)) : null),
+      ),
     );
     // A store an earlier version wrote is taken into the timelines once, by a process that serves.
     if (role === 'all' || role === 'worker')

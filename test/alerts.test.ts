@@ -481,44 +481,6 @@ describe('alerts - a digest run that dies half way', () => {
   });
 });
 
-describe('alerts - a burst of alerting records', () => {
-  it('when several alerts are decided together, then they are fanned out at once, not one after another', async () => {
-    const fam = await family(svc.store.db, svc.credentials, svc.config);
-    // A channel whose check of each member waits until a second fan-out is under way: one after
-    // another, the first would wait for ever.
-    let inFlight = 0;
-    let most = 0;
-    let release!: () => void;
-    const both = new Promise<void>((resolve) => (release = resolve));
-    const gated: Channel = {
-      name: 'push',
-      reaches: async () => {
-        most = Math.max(most, ++inFlight);
-        if (inFlight >= 2) release();
-        await both;
-        inFlight--;
-        return false;
-      },
-      send: async () => {},
-    };
-    const now = Date.now();
-    const engine = new AlertEngine({ ...engineDeps(svc, now), channels: [gated] });
-    const candidates = [1, 2, 3].map((i) => ({
-      key: `flagged_note:evt_burst${i}${randomBytes(4).toString('hex')}`,
-      kind: 'flagged_note' as const,
-      lovedOneId: fam.lovedOneId,
-      workspaceId: fam.workspaceId,
-      what: 'a note mentions a fall',
-      path: `/care/${fam.lovedOneId}`,
-      at: new Date(now),
-    }));
-    expect(await engine.decideAll(candidates, new Date(now))).toBe(3);
-    expect(most).toBeGreaterThanOrEqual(2);
-    // Decided once: the same candidates again decide nothing.
-    expect(await engine.decideAll(candidates, new Date(now))).toBe(0);
-  });
-});
-
 describe('alerts - what is kept', () => {
   it('when a member leaves and a loved one is removed, then their alert settings, ranges and pending mail are forgotten', async () => {
     const fam = await family(svc.store.db, svc.credentials, svc.config);
@@ -729,11 +691,37 @@ describe('alerts - within seconds of the record', () => {
     }
   });
 
+  it('when care events are stored, then only those that may raise an alert travel with the announcement, and a routine one is announced with none', async () => {
+    const announced: { stream: string; records?: { eventType: string }[] }[] = [];
+    const sub = svc.bus.subscribe(subjects(svc.config.busNamespace).recordsStored, (m) => void announced.push(m.data as (typeof announced)[number]));
+    try {
+      const { fam, partner } = await sharedFamily(svc);
+      const onTime = new Date(Date.now() - 60_000).toISOString();
+      const r = await postEvent(svc.urls.pipe!, partner, {
+        institution_id: partner.institutionId,
+        subject_ref: `rose-${fam.lovedOneId}`,
+        event_type: 'visit_started',
+        occurred_at: onTime,
+        payload: { caregiver_id: 'cg-1', scheduled_start: onTime, actual_start: onTime },
+      });
+      expect(r.status).toBe(202);
+      await storedEvents(svc.store.db, { lovedOneId: fam.lovedOneId, eventType: 'visit_started' }, 1);
+      await fallNote(svc, fam, partner);
+      await vi.waitFor(() => expect(announced.filter((a) => a.stream === 'care')).toHaveLength(2));
+      expect(announced.filter((a) => a.stream === 'care').map((a) => a.records?.map((x) => x.eventType))).toEqual([[], ['note_added']]);
+    } finally {
+      await sub.drain();
+    }
+  });
+
   it('when an announcement comes without its records (an append past the size carried), then the worker reads new records instead and the mail goes out', async () => {
     const big = { _id: 'evt_big', lovedOneId: 'lo', workspaceId: 'ws', payload: { text: 'x'.repeat(ANNOUNCED_RECORDS_MAX_BYTES) } };
     expect(recordsStored('care', [big])).toEqual({ stream: 'care' });
     const small = { ...big, payload: {} };
     expect(recordsStored('care', [small])).toEqual({ stream: 'care', records: [small] });
+    // None that a listener needs is an answer of its own; no records at all is the stream alone.
+    expect(recordsStored('care', [])).toEqual({ stream: 'care', records: [] });
+    expect(recordsStored('inbox', null)).toEqual({ stream: 'inbox' });
     const fast = await startTestService({ env: { DATA_KEY: TEST_DATA_KEY, SMTP_URL: smtp.url } });
     await fast.cron?.stop();
     try {

@@ -37,8 +37,6 @@ const SCAN_BATCH = 500;
 const DELIVERIES_PER_RUN = 500;
 /** Marking a delivery sent stops being retried this long before its lease ends (src/alerts/outbox.ts). */
 const MARK_SENT_MARGIN_MS = 30_000;
-/** Candidates decided and fanned out at once by one `decideAll`. */
-const DECIDE_CONCURRENCY = 8;
 /** Digests whose decisions, and what they need besides the care record, are read at once. */
 const DIGESTS_PER_CHUNK = 500;
 
@@ -188,48 +186,69 @@ export class AlertEngine {
 
   /** Decide each candidate once and fan out the ones decided now; how many were. */
   async decideAll(candidates: Candidate[], now: Date): Promise<number> {
+    if (!candidates.length) return 0;
     // Most candidates of a read were decided before (the look-back reads them again every minute):
     // one read finds those, where an insert refused for each made the minute run slowest under load.
     const known = await this.outbox.decided(candidates.map((c) => c.key));
-    const open = candidates.filter((c) => !known.has(c.key));
-    let n = 0;
-    // A few at once: each costs about ten store round trips in turn (the claim, the loved one, the
-    // members, their preferences, links and deliveries), which one after another fell behind a
-    // burst of alerting records. Each is claimed by its own insert, so the order does not matter.
-    let next = 0;
-    const lane = async () => {
-      while (next < open.length) {
-        const c = open[next++]!;
-        if (!(await this.outbox.decide(c, now))) continue;
-        n++;
-        await this.fanOut({ ...c, _id: c.key, decidedAt: now, fannedOut: false });
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(DECIDE_CONCURRENCY, open.length) }, lane));
-    return n;
+    const open = [...new Map(candidates.filter((c) => !known.has(c.key)).map((c) => [c.key, c])).values()];
+    if (!open.length) return 0;
+    // The deliveries first, then the decisions, already marked fanned out: on the embedded store an
+    // insert costs little and an update goes through the whole collection. Each delivery's key
+    // makes a second fan-out of the same decision (another process, a crash before the decision
+    // was written and the minute run's look-back) queue nothing twice, and the decision's key
+    // still counts it once. One write each for the whole batch: each waits behind the ingest's
+    // batch writes, so a burst of alerting records pays that wait a few times, not once per alert.
+    await this.fanOut(open.map(({ key, ...c }) => ({ ...c, _id: key, decidedAt: now, fannedOut: false })));
+    return (await this.outbox.decideMany(open, now, { fannedOut: true })).size;
   }
 
-  /** Alert decisions whose fan-out a crash interrupted (a digest's is redone by `queueDigests`). */
+  /** Alert decisions whose fan-out a crash interrupted, written by an earlier version that decided
+   *  before it fanned out (a digest's is redone by `queueDigests`). */
   async fanOutPending(): Promise<number> {
     const left = await this.outbox.unfanned();
-    for (const d of left) await this.fanOut(d);
+    await this.fanOut(left);
+    await this.outbox.fannedOutMany(left.map((d) => d._id));
     return left.length;
   }
 
-  /** One delivery per member who wants this kind right away, per channel; held past their quiet hours unless urgent. */
-  private async fanOut(decision: DecisionRecord): Promise<void> {
-    const lovedOne = await this.lovedOne(decision.lovedOneId);
-    if (lovedOne) {
-      const now = this.now();
-      for (const { member, user } of await this.members(decision.workspaceId)) {
-        const prefs = await this.preferences.of(member.uid, lovedOne._id, user?.timeZone);
+  /**
+   * One delivery per member who wants the kind right away, per channel; held past their quiet hours
+   * unless urgent. The loved ones, members and preferences of every decision are read once, and the
+   * deliveries inserted with one write (one that exists stays as it was).
+   */
+  private async fanOut(decisions: readonly DecisionRecord[]): Promise<void> {
+    if (!decisions.length) return;
+    const now = this.now();
+    const lovedOnes = new Map(
+      (
+        await this.d.db
+          .collection<LovedOneRecord>(WORKSPACE_COLLECTIONS.lovedOnes)
+          .find({ _id: { $in: [...new Set(decisions.map((d) => d.lovedOneId))] } })
+          .toArray()
+      ).map((l) => [l._id, l]),
+    );
+    const membersBy = await this.membersOf([...new Set(decisions.filter((d) => lovedOnes.has(d.lovedOneId)).map((d) => d.workspaceId))]);
+    const preferencesOf = await this.preferences.ofLovedOnes([...lovedOnes.keys()]);
+    const reached = new Map<string, Promise<boolean>>();
+    const reaches = (channel: Channel, uid: string) => {
+      const key = `${channel.name}|${uid}`;
+      let r = reached.get(key);
+      if (!r) reached.set(key, (r = channel.reaches ? channel.reaches(uid) : Promise.resolve(true)));
+      return r;
+    };
+    const deliveries: Parameters<AlertOutbox['enqueueMany']>[0][number][] = [];
+    for (const decision of decisions) {
+      const lovedOne = lovedOnes.get(decision.lovedOneId);
+      if (!lovedOne) continue;
+      for (const { member, user } of membersBy.get(decision.workspaceId) ?? []) {
+        const prefs = preferencesOf(member.uid, lovedOne._id, user?.timeZone);
         if (prefs.modes[decision.kind] !== 'now') continue;
         const notBefore = (ALERT_KINDS[decision.kind].urgent ? null : quietUntil(prefs, now)) ?? now;
         const unsubscribe = await this.links.url({ uid: member.uid, lovedOneId: lovedOne._id, kind: decision.kind });
         const message = alertMail(member.email, lovedOne.firstName, decision.kind, decision.what, this.d.config.appUrl, decision.path, unsubscribe);
         for (const channel of this.d.channels) {
-          if (channel.reaches && !(await channel.reaches(member.uid))) continue;
-          await this.enqueue({
+          if (!(await reaches(channel, member.uid))) continue;
+          deliveries.push({
             _id: `${decision._id}|${member.uid}|${channel.name}`,
             decisionId: decision._id,
             uid: member.uid,
@@ -244,7 +263,15 @@ export class AlertEngine {
         }
       }
     }
-    await this.outbox.fannedOut(decision._id);
+    await this.outbox.enqueueMany(deliveries);
+    // Each delivery again on the work queue, inserted now or before (a fan-out a crash cut short).
+    const queue = this.d.queue;
+    if (queue)
+      await Promise.all(
+        deliveries.map((d) =>
+          queue.publish(d._id).catch((err: unknown) => this.d.log.warn({ err, delivery: d._id }, 'alert delivery not queued; the next pass sends it')),
+        ),
+      );
   }
 
   /** A workspace's members, each with the one thing of their account the alerts use: their time zone. */

@@ -77,14 +77,17 @@ export function announcingTimelines(timelines: Timelines, stored: (stream: strin
 /** Records announced with their stream at most this large, encoded; a larger append is announced by its stream alone. */
 export const ANNOUNCED_RECORDS_MAX_BYTES = 256 * 1024;
 
-/** What is published on `cc.records.stored`: the stream, and the records stored when they fit. */
+/** What is published on `cc.records.stored`: the stream, and the records a listener needs when they fit. */
 export interface RecordsStored {
   stream: string;
   records?: readonly TimelineRecord[];
 }
 
-export function recordsStored(stream: string, records: readonly TimelineRecord[], maxBytes = ANNOUNCED_RECORDS_MAX_BYTES): RecordsStored {
-  if (!records.length) return { stream };
+/** The announcement: `records` (those of the append a listener needs, none at all being an answer
+ *  too) when they fit in `maxBytes`; the stream alone when they do not, or when `records` is null. */
+export function recordsStored(stream: string, records: readonly TimelineRecord[] | null, maxBytes = ANNOUNCED_RECORDS_MAX_BYTES): RecordsStored {
+  if (!records) return { stream };
+  if (!records.length) return { stream, records: [] };
   let bytes: number;
   try {
     bytes = Buffer.byteLength(JSON.stringify(records));

@@ -1,0 +1,130 @@
+// The alert fan-out on the embedded store, in commands: an insert costs FerretDB v1 little and an
+// update or a read goes through the whole collection, so alerts decided together are queued with
+// one insert of their deliveries and one of their decisions (written already fanned out), whatever
+// their number; and a fan-out cut short before its decisions were written queues nothing twice
+// when the same alerts are decided again. Command monitoring on the test's own client counts them.
+import { MongoClient, type Db } from 'mongodb';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { ALERT_DECISIONS, ALERT_DELIVERIES, type DecisionRecord, type DeliveryRecord } from '../src/alerts/outbox.js';
+import type { Candidate } from '../src/alerts/rules.js';
+import { alertEngine } from '../src/alerts/slice.js';
+import { passThroughCredentials } from '../src/auth/credentials.js';
+import { loadConfig } from '../src/config.js';
+import { createLogger } from '../src/log.js';
+import { databaseName } from '../src/store/mongo.js';
+import { timelinesOf } from '../src/store/timeline/timelines.js';
+import { sentCommands, watchedDatabaseUrl, type SentCommand } from './harness/servers.js';
+
+let client: MongoClient | undefined;
+let commands: SentCommand[] = [];
+let db: Db;
+const NOW = new Date('2026-11-25T10:00:00Z');
+const MEMBERS = ['u_fo1', 'u_fo2'];
+
+beforeAll(async () => {
+  const url = watchedDatabaseUrl(inject('mongoUrl'));
+  client = await new MongoClient(url).connect();
+  commands = sentCommands(client);
+  db = client.db(databaseName(url));
+  const created = new Date(NOW.getTime() - 30 * 86_400_000);
+  await db.collection('workspaces').insertOne({ _id: 'ws_fo', name: 'F', ownerUid: MEMBERS[0], sandbox: false, createdAt: created } as never);
+  await db.collection('users').insertMany(
+    MEMBERS.map((uid) => ({
+      _id: uid,
+      email: `${uid}@example.com`,
+      tenant: 'family',
+      createdAt: created,
+      lastSignInAt: created,
+      timeZone: 'UTC',
+    })) as never[],
+  );
+  await db.collection('workspace_members').insertMany(
+    MEMBERS.map((uid, i) => ({
+      _id: `ws_fo:${uid}`,
+      workspaceId: 'ws_fo',
+      uid,
+      email: `${uid}@example.com`,
+      role: i === 0 ? 'caregiver' : 'viewer',
+      joinedAt: created,
+    })) as never[],
+  );
+  await db.collection('loved_ones').insertOne({
+    _id: 'lo_fo',
+    workspaceId: 'ws_fo',
+    firstName: 'Rose',
+    lastName: 'Test',
+    displayName: 'Rose Test',
+    inboxAddress: 'rose-fo@in.example.com',
+    sandbox: false,
+    createdAt: created,
+  } as never);
+});
+afterAll(async () => {
+  await db?.dropDatabase();
+  await client?.close();
+});
+
+const engine = () =>
+  alertEngine({
+    config: loadConfig({}),
+    db,
+    credentials: passThroughCredentials(db),
+    timelines: timelinesOf(db, 'embedded'),
+    log: createLogger('silent'),
+    clock: () => NOW.getTime(),
+  });
+
+const falls = (n: number, tag: string): Candidate[] =>
+  Array.from({ length: n }, (_, i) => ({
+    key: `flagged_note:evt_${tag}${i}`,
+    kind: 'flagged_note' as const,
+    lovedOneId: 'lo_fo',
+    workspaceId: 'ws_fo',
+    what: 'a note mentions a fall',
+    path: '/care/lo_fo',
+    at: NOW,
+  }));
+
+describe('the alert fan-out on the embedded store, in commands', () => {
+  it('when five alerts are decided together, then their ten deliveries go in one insert, their decisions in one more, already fanned out, and nothing is updated', async () => {
+    const candidates = falls(5, 'burst');
+    commands.length = 0;
+    expect(await engine().decideAll(candidates, NOW)).toBe(5);
+    const writes = commands.filter((c) => ['insert', 'update', 'delete', 'findAndModify'].includes(c.name)).map((c) => `${c.name} ${c.collection}`);
+    expect(writes).toEqual([`insert ${ALERT_DELIVERIES}`, `insert ${ALERT_DECISIONS}`]);
+    const deliveries = await db
+      .collection<DeliveryRecord>(ALERT_DELIVERIES)
+      .find({ decisionId: { $in: candidates.map((c) => c.key) } })
+      .toArray();
+    expect(deliveries.map((d) => d._id).sort()).toEqual(candidates.flatMap((c) => MEMBERS.map((uid) => `${c.key}|${uid}|email`)).sort());
+    const decisions = await db
+      .collection<DecisionRecord>(ALERT_DECISIONS)
+      .find({ _id: { $in: candidates.map((c) => c.key) } })
+      .toArray();
+    expect(decisions.map((d) => d.fannedOut)).toEqual([true, true, true, true, true]);
+    // Decided once: the same candidates again are found decided by one read, and nothing is written.
+    commands.length = 0;
+    expect(await engine().decideAll(candidates, NOW)).toBe(0);
+    expect(commands.map((c) => `${c.name} ${c.collection}`)).toEqual([`find ${ALERT_DECISIONS}`]);
+  });
+
+  it('when a fan-out queued the deliveries and died before writing its decisions, then deciding again writes the decisions and queues nothing twice', async () => {
+    const candidates = falls(2, 'cut');
+    expect(await engine().decideAll(candidates, NOW)).toBe(2);
+    const before = await db
+      .collection<DeliveryRecord>(ALERT_DELIVERIES)
+      .find({ decisionId: { $in: candidates.map((c) => c.key) } })
+      .toArray();
+    // The crash: the decisions never reached the store.
+    await db.collection(ALERT_DECISIONS).deleteMany({ _id: { $in: candidates.map((c) => c.key) } } as never);
+    expect(await engine().decideAll(candidates, NOW)).toBe(2);
+    const after = await db
+      .collection<DeliveryRecord>(ALERT_DELIVERIES)
+      .find({ decisionId: { $in: candidates.map((c) => c.key) } })
+      .toArray();
+    expect(after).toHaveLength(4);
+    // The deliveries first queued are the ones kept (their mail and its unsubscribe link as made then).
+    expect(after.map((d) => d.message?.text).sort()).toEqual(before.map((d) => d.message?.text).sort());
+    expect(await db.collection(ALERT_DECISIONS).countDocuments({ _id: { $in: candidates.map((c) => c.key) }, fannedOut: true } as never)).toBe(2);
+  });
+});
