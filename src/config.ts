@@ -561,7 +561,7 @@ export const CONFIG_KEYS = {
   },
   smtpUrl: {
     env: 'SMTP_URL',
-    doc: 'SMTP server for outgoing mail (smtp:// or smtps://, credentials in the URL; query parameters are nodemailer options, such as requireTLS=true to insist on STARTTLS). NODE_ENV=production refuses a password over smtp:// to a host other than this machine unless requireTLS=true. Set: newsletter sign-ups are double opt-in by a confirmation mail, and family invitations are mailed. Empty: no mail; sign-ups are active at once, and invitations are links to copy.',
+    doc: 'SMTP server for outgoing mail (smtp:// or smtps://, credentials in the URL; query parameters are nodemailer options, such as requireTLS=true to insist on STARTTLS; alert mail keeps up to five connections open unless pool=false). NODE_ENV=production refuses a password over smtp:// to a host other than this machine unless requireTLS=true. Set: newsletter sign-ups are double opt-in by a confirmation mail, and family invitations are mailed. Empty: no mail; sign-ups are active at once, and invitations are links to copy.',
     schema: z.string().regex(/^(smtps?:\/\/.+)?$/, 'must be empty or start with smtp:// or smtps://'),
     default: '',
   },

@@ -573,6 +573,41 @@ describe('alerts - on NATS', () => {
   });
 });
 
+describe('alerts - the SMTP relay', () => {
+  const delivery = (i: number): DeliveryRecord => ({
+    _id: `flagged_note:evt_pool${i}|u-pool|email`,
+    decisionId: `flagged_note:evt_pool${i}`,
+    uid: 'u-pool',
+    lovedOneId: 'lo-pool',
+    kind: 'flagged_note',
+    channel: 'email',
+    message: { to: 'pool@example.com', subject: `Rose: note ${i}`, text: 'A note mentions a fall.', html: '<p>A note mentions a fall.</p>', headers: {} },
+    state: 'sending',
+    attempts: 1,
+    notBefore: new Date(),
+    createdAt: new Date(),
+  });
+
+  it('when several alerts are mailed, then they go over kept-open connections, unless SMTP_URL says pool=false', async () => {
+    const sink = await startSmtpSink();
+    try {
+      const pooled = emailChannel({ ...svc.config, smtpUrl: sink.url }, svc.store.db);
+      for (let i = 0; i < 6; i++) await pooled.send(delivery(i));
+      pooled.close?.();
+      expect(sink.received).toHaveLength(6);
+      expect(sink.connections()).toBe(1);
+
+      const single = emailChannel({ ...svc.config, smtpUrl: `${sink.url}?pool=false` }, svc.store.db);
+      for (let i = 6; i < 9; i++) await single.send(delivery(i));
+      single.close?.();
+      expect(sink.received).toHaveLength(9);
+      expect(sink.connections()).toBe(4);
+    } finally {
+      await sink.close();
+    }
+  });
+});
+
 describe('alerts - failures and the local outbox', () => {
   it('when the SMTP server keeps answering 451, then the delivery is retried with backoff and then listed as a dead letter', async () => {
     const port = await freePort();

@@ -51,7 +51,11 @@ export function emailChannel(config: Pick<Config, 'smtpUrl' | 'mailFrom' | 'appU
       },
     };
   }
-  const transport = nodemailer.createTransport(config.smtpUrl);
+  // Kept-open connections (nodemailer's pool, five at most), unless the URL says `pool=false`: a
+  // burst of alerts then pays the connection and greeting once per connection, not once per mail.
+  const url = new URL(config.smtpUrl);
+  if (!url.searchParams.has('pool')) url.searchParams.set('pool', 'true');
+  const transport = nodemailer.createTransport(url.href);
   return {
     name: 'email',
     send: async (d) => {
