@@ -5,6 +5,8 @@
 // partner load (the same connections and bounds), one event in BENCH_ALERTS_EVERY a note that
 // should alert.
 import { randomBytes } from 'node:crypto';
+import { connect } from '@nats-io/transport-node';
+import { subjects } from '../../src/bus/subjects.js';
 import { signBody } from '../../src/partner/signature.js';
 import { startSmtpSink, type SmtpSink } from '../../test/harness/smtpSink.js';
 import { ingestBounds } from './ingest.js';
@@ -16,8 +18,6 @@ import { finding, fixed, heading, note, progress, rate, table } from './report.j
 
 /** Longer than this, a note counts as lost (the minute run would have sent it by then). */
 const WAIT_MS = 90_000;
-/** How often the store is asked which of the load's notes it holds (each ask a scan of `care_events` on FerretDB). */
-const STORED_POLL_MS = 250;
 
 const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 /** Now, on the epoch's scale with sub-millisecond precision: comparable with the load generator's instants. */
@@ -59,32 +59,33 @@ interface Timed {
   lost: number;
   /** From each mailed note's 202 to its delivery's creation (the record stored, announced, read, decided and fanned out). */
   queued?: number[];
-  /** From each mailed note's 202 to the first poll that found it stored (the ingest path: gateway, JetStream, the consumer's write). */
+  /** From each mailed note's 202 to the announcement of its record stored (the ingest path: gateway, JetStream, the consumer's write). */
   stored?: number[];
-  /** From that poll to the delivery's creation (the announcement, the read of new records, the decision and the fan-out); negative when the poll saw it late. */
+  /** From that announcement to the delivery's creation (the decision from the announced record and the fan-out). */
   storedToQueued?: number[];
 }
 
-/** Polls the store for the records of one load's notes, keeping the instant each was first seen stored (within STORED_POLL_MS and one query's time). */
-function watchStored(d: PartnerDeployment, tag: string) {
+/** Watches the deployment's announcements of stored care records (`cc.records.stored` on its
+ *  namespace) for the notes of one load, keeping the instant each was first announced: the moment
+ *  the consumer's write returned, give or take the bus, with no read of the store (a poll of
+ *  `care_events` is a scan of its own on FerretDB, and loaded the very path it timed). */
+async function watchStored(d: PartnerDeployment, tag: string) {
   const seenAt = new Map<string, number>();
-  let stopped = false;
-  const polling = (async () => {
-    const records = d.db.collection<{ _id: string; sourceEventId?: string }>('care_events');
-    while (!stopped) {
-      const found = await records
-        .find({ lovedOneId: d.family.lovedOneId, eventType: 'note_added', sourceEventId: { $regex: `^${tag}-` } }, { projection: { sourceEventId: 1 } })
-        .toArray();
+  const nc = await connect({ servers: d.env.NATS_URL! });
+  const sub = nc.subscribe(subjects(d.env.BUS_NAMESPACE ?? '').recordsStored, {
+    callback: (err, m) => {
+      if (err) return;
       const at = instant();
-      for (const r of found) if (r.sourceEventId && !seenAt.has(r.sourceEventId)) seenAt.set(r.sourceEventId, at);
-      await new Promise((resolve) => setTimeout(resolve, STORED_POLL_MS));
-    }
-  })();
+      const records = (m.json() as { records?: { sourceEventId?: string }[] }).records ?? [];
+      for (const r of records) if (r.sourceEventId?.startsWith(`${tag}-`) && !seenAt.has(r.sourceEventId)) seenAt.set(r.sourceEventId, at);
+    },
+  });
+  await nc.flush();
   return {
     seenAt,
     stop: async () => {
-      stopped = true;
-      await polling;
+      sub.unsubscribe();
+      await nc.drain();
     },
   };
 }
@@ -130,7 +131,7 @@ async function atIngestRate(infra: Infra, d: PartnerDeployment, mails: Mails): P
   };
   let measuredFrom = mails.seen.length;
   const tag = `alerts-${randomBytes(4).toString('hex')}`;
-  const storedWatch = watchStored(d, tag);
+  const storedWatch = await watchStored(d, tag);
   const load = await runLoad(
     {
       kind: 'ingest',
@@ -269,7 +270,7 @@ export async function benchAlerts(infra: Infra): Promise<void> {
         `(${bounds.connections} connections, up to ${bounds.maxRequests} events or ${bounds.maxSeconds} s after ${bounds.warmup} warm-up events, whose alerts are mailed before measuring), ` +
         `one event in ${KNOBS.alertEvery} (BENCH_ALERTS_EVERY) a note that should alert, the rest visits; each note timed from its own 202 to its own mail (matched by the mail's Message-ID). ` +
         `"202 → delivery queued" ends at the delivery's createdAt (the engine's clock when it fanned the alert out): the ingest path, the announcement, the read of new records and the decision; the rest is the delivery work queue and the relay. ` +
-        `"202 → stored" ends at the first of the bench's polls of \`care_events\` (every ${STORED_POLL_MS} ms, each a scan on FerretDB) that found the note's record, so it is late by up to a poll's interval and query; "stored → queued" runs from there to the delivery's createdAt (the announcement, the read of new records, the decision and the fan-out). ` +
+        `"202 → stored" ends when the bench, subscribed to the deployment's announcements of stored care records on NATS, receives the note's record (the consumer's write returned, plus the bus); "stored → queued" runs from there to the delivery's createdAt (the decision from the announced record and the fan-out). ` +
         `A note whose mail does not come within ${WAIT_MS / 1000} s counts as lost.`,
     );
     finding({
