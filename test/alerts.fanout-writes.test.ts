@@ -108,6 +108,25 @@ describe('the alert fan-out on the embedded store, in commands', () => {
     expect(commands.map((c) => `${c.name} ${c.collection}`)).toEqual([`find ${ALERT_DECISIONS}`]);
   });
 
+  it('when the work queue hands over ten deliveries together, then they are taken with one update and one read, sent, and marked sent with one update', async () => {
+    const candidates = falls(5, 'send');
+    expect(await engine().decideAll(candidates, NOW)).toBe(5);
+    const ids = candidates.flatMap((c) => MEMBERS.map((uid) => `${c.key}|${uid}|email`));
+    commands.length = 0;
+    const outcomes = await engine().deliverMany(ids);
+    expect(outcomes).toEqual(ids.map(() => ({ settled: true })));
+    expect(commands.filter((c) => c.collection === ALERT_DELIVERIES).map((c) => c.name)).toEqual(['update', 'find', 'update']);
+    const rows = await db
+      .collection<DeliveryRecord>(ALERT_DELIVERIES)
+      .find({ _id: { $in: ids } })
+      .toArray();
+    expect(rows.map((r) => [r.state, r.message, r.lease])).toEqual(ids.map(() => ['sent', undefined, undefined]));
+    // Handed over again (a redelivery from the queue): nothing is taken, each is settled, none sent twice.
+    commands.length = 0;
+    expect(await engine().deliverMany(ids)).toEqual(ids.map(() => ({ settled: true })));
+    expect(commands.filter((c) => c.collection === 'alert_local_outbox')).toEqual([]);
+  });
+
   it('when a fan-out queued the deliveries and died before writing its decisions, then deciding again writes the decisions and queues nothing twice', async () => {
     const candidates = falls(2, 'cut');
     expect(await engine().decideAll(candidates, NOW)).toBe(2);

@@ -21,7 +21,7 @@ import { digestMail, digestReads, type DigestPeriod, type DigestReads } from './
 import { ALERT_KINDS, KIND_NAMES, type AlertKind } from './kinds.js';
 import { UnsubscribeLinks } from './links.js';
 import { AlertOutbox, backoffMs, LEASE_MS, type DecisionRecord, type DeliveryRecord } from './outbox.js';
-import { PreferenceStore, quietUntil } from './preferences.js';
+import { PreferenceStore, quietUntil, type AlertPreferences } from './preferences.js';
 import { RangeStore } from './ranges.js';
 import { appointmentsTomorrow, missedDoses, recordRules, unclaimedTasks, type Candidate } from './rules.js';
 
@@ -416,23 +416,45 @@ export class AlertEngine {
 
   /** Send one delivery now, for the work queue: settled (sent, dead, or nothing left to do), or to be tried again after a while. */
   async deliverOne(id: string): Promise<{ settled: true } | { settled: false; retryInMs: number }> {
+    return (await this.deliverMany([id]))[0]!;
+  }
+
+  /**
+   * `deliverOne` for the deliveries a work queue handed this process together: taken with one
+   * update and one read, the members' preferences read once, each sent through its channel, and
+   * those sent marked with one update. Outcomes in the order of `ids`.
+   */
+  async deliverMany(ids: readonly string[]): Promise<({ settled: true } | { settled: false; retryInMs: number })[]> {
     const now = this.now();
-    const d = await this.outbox.takeOne(id, now);
-    if (!d) {
-      const row = await this.outbox.get(id);
-      if (!row || row.state === 'sent' || row.state === 'dead') return { settled: true };
+    const taken = new Map((await this.outbox.takeMany(ids, now)).map((d) => [d._id, d]));
+    const rows = new Map((await this.outbox.getMany(ids.filter((id) => !taken.has(id)))).map((d) => [d._id, d]));
+    const prefs = await this.preferences.ofLovedOnes([...new Set([...taken.values()].map((d) => d.lovedOneId))]);
+    const outcomes = new Map<string, Awaited<ReturnType<AlertEngine['sendOnly']>>>();
+    await Promise.all([...taken.values()].map(async (d) => outcomes.set(d._id, await this.sendOnly(d, prefs(d.uid, d.lovedOneId)))));
+    await this.markSent([...taken.values()].filter((d) => outcomes.get(d._id) === 'sent'));
+    return ids.map((id) => {
+      const d = taken.get(id);
+      if (d) return outcomes.get(id) === 'retry' ? { settled: false, retryInMs: backoffMs(d.attempts) } : { settled: true };
+      const row = rows.get(id);
+      if (!row || row.state === 'sent' || row.state === 'dead' || row.state === 'withdrawn') return { settled: true };
       // Not due yet (quiet hours, a backoff) or taken by another process: ask again then.
       const until = row.state === 'pending' ? row.notBefore.getTime() : (row.leaseUntil?.getTime() ?? now.getTime());
       return { settled: false, retryInMs: Math.max(1_000, until - now.getTime()) };
-    }
-    const outcome = await this.send(d);
-    return outcome === 'retry' ? { settled: false, retryInMs: backoffMs(d.attempts) } : { settled: true };
+    });
   }
 
   private async send(d: DeliveryRecord): Promise<'sent' | 'retry' | 'dead' | 'withdrawn'> {
+    const outcome = await this.sendOnly(d, await this.preferences.of(d.uid, d.lovedOneId));
+    if (outcome === 'sent') await this.markSent([d]);
+    return outcome;
+  }
+
+  /** Through its channel, unless the member turned the kind off meanwhile; a failure is recorded, a
+   *  success is left for the caller to mark sent. */
+  private async sendOnly(d: DeliveryRecord, prefs: AlertPreferences): Promise<'sent' | 'retry' | 'dead' | 'withdrawn'> {
     const channel = this.d.channels.find((c) => c.name === d.channel);
     // A member who turned the kind off (an unsubscribe link, Settings) while it waited gets nothing.
-    if (d.kind !== 'digest' && (await this.preferences.of(d.uid, d.lovedOneId)).modes[d.kind] !== 'now') {
+    if (d.kind !== 'digest' && prefs.modes[d.kind] !== 'now') {
       await this.outbox.withdraw(d, this.now());
       return 'withdrawn';
     }
@@ -444,7 +466,6 @@ export class AlertEngine {
       this.d.log.warn({ delivery: d._id, attempt: d.attempts, outcome, error: errorText(err) }, 'alert delivery failed');
       return outcome;
     }
-    await this.markSent(d);
     return 'sent';
   }
 
@@ -453,16 +474,17 @@ export class AlertEngine {
    * to send, which would send it again after the backoff. Asked again while the lease holds the
    * delivery; past that, the error is thrown and the delivery goes again once its lease runs out.
    */
-  private async markSent(d: DeliveryRecord): Promise<void> {
-    const held = (d.leaseUntil ? d.leaseUntil.getTime() - this.d.clock() : LEASE_MS) - MARK_SENT_MARGIN_MS;
+  private async markSent(ds: readonly DeliveryRecord[]): Promise<void> {
+    if (!ds.length) return;
+    const held = Math.min(...ds.map((d) => (d.leaseUntil ? d.leaseUntil.getTime() - this.d.clock() : LEASE_MS))) - MARK_SENT_MARGIN_MS;
     const until = Date.now() + held;
     for (let wait = 250; ; wait = Math.min(wait * 2, 4_000)) {
       try {
-        await this.outbox.sent(d, this.now());
+        await this.outbox.sentMany(ds, this.now());
         return;
       } catch (err) {
         if (Date.now() + wait > until) throw err;
-        this.d.log.warn({ delivery: d._id, error: errorText(err) }, 'alert sent but not yet marked sent; asking the store again');
+        this.d.log.warn({ deliveries: ds.map((d) => d._id), error: errorText(err) }, 'alert sent but not yet marked sent; asking the store again');
         await sleep(wait);
       }
     }

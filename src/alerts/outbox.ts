@@ -4,6 +4,7 @@
 // the store until sent: a restart finds what was pending and sends it, and never sends again what
 // was marked sent. A delivery taken by a process that then died is taken again once its lease runs
 // out. Failures are retried with backoff, then held as dead letters for the operator.
+import { randomUUID } from 'node:crypto';
 import type { Collection, Db, IndexDescription } from 'mongodb';
 import { isDuplicateKey } from '../store/errors.js';
 import { insertReporting } from '../store/timeline/port.js';
@@ -68,6 +69,8 @@ export interface DeliveryRecord {
   /** Not sent before this instant: quiet hours, or a retry's backoff. */
   notBefore: Date;
   leaseUntil?: Date;
+  /** Who took it last (`takeMany`): a take that lost a race to another process finds someone else's. */
+  lease?: string;
   lastError?: string;
   sentAt?: Date;
   createdAt: Date;
@@ -196,6 +199,42 @@ export class AlertOutbox {
       { $set: { state: 'sending', leaseUntil: new Date(now.getTime() + LEASE_MS) }, $inc: { attempts: 1 } },
       { returnDocument: 'after' },
     );
+  }
+
+  /**
+   * `takeOne` for many deliveries: one update marks those due as taken under a lease of its own, and
+   * one read returns what carries that lease. On the embedded store each of the two goes through the
+   * collection once for the whole batch, where a take and a mark for each delivery went through it
+   * twice per delivery; and of two processes whose updates crossed, each gets only what it holds.
+   */
+  async takeMany(ids: readonly string[], now: Date): Promise<DeliveryRecord[]> {
+    if (!ids.length) return [];
+    const lease = randomUUID();
+    await this.deliveries.updateMany(
+      {
+        _id: { $in: [...ids] },
+        $or: [
+          { state: 'pending', notBefore: { $lte: now } },
+          { state: 'sending', leaseUntil: { $lt: now } },
+        ],
+      },
+      { $set: { state: 'sending', leaseUntil: new Date(now.getTime() + LEASE_MS), lease }, $inc: { attempts: 1 } },
+    );
+    return this.deliveries.find({ _id: { $in: [...ids] }, lease }).toArray();
+  }
+
+  /** `sent` for many deliveries, with one update. */
+  async sentMany(ds: readonly DeliveryRecord[], now: Date): Promise<void> {
+    if (!ds.length) return;
+    await this.deliveries.updateMany(
+      { _id: { $in: ds.map((d) => d._id) }, state: 'sending' },
+      { $set: { state: 'sent', sentAt: now }, $unset: { leaseUntil: '', lease: '', lastError: '', message: '', note: '' } },
+    );
+    for (const d of ds) alertMetrics.sent.inc({ channel: d.channel });
+  }
+
+  getMany(ids: readonly string[]): Promise<DeliveryRecord[]> {
+    return ids.length ? this.deliveries.find({ _id: { $in: [...ids] } }).toArray() : Promise.resolve([]);
   }
 
   get(id: string): Promise<DeliveryRecord | null> {

@@ -8,6 +8,7 @@ import type { ConsumerSpec, DurableMessage, DurableStreams, RunningConsumer, Str
 import { onFirstUse } from '../bus/onFirstUse.js';
 import { subjects } from '../bus/subjects.js';
 import type { Logger } from '../log.js';
+import { GroupCommit } from '../ingest/fresh.js';
 
 export interface DeliveryQueue {
   publish(deliveryId: string): Promise<void>;
@@ -41,11 +42,17 @@ export function jetStreamQueue(durable: DurableStreams, namespace: string): Deli
 /** The workers' consumer: each message is one delivery to send now, or later when it is not due. */
 /** What the sender needs of the alert engine: one delivery sent, or when to ask again. */
 export interface SendsDeliveries {
-  deliverOne(id: string): Promise<{ settled: true } | { settled: false; retryInMs: number }>;
+  deliverMany(ids: readonly string[]): Promise<({ settled: true } | { settled: false; retryInMs: number })[]>;
 }
+
+/** Deliveries unsettled in one process at once, and sent together at most. */
+export const SENDER_CONCURRENCY = 64;
 
 export function startAlertSender(durable: DurableStreams, namespace: string, engine: SendsDeliveries, log: Logger): RunningConsumer {
   const { stream, consumer } = alertStream(namespace);
+  // What arrives while a batch is being sent is sent together next: taking and marking a batch
+  // costs the store a few commands, however many deliveries it holds.
+  const batches = new GroupCommit<string, { settled: true } | { settled: false; retryInMs: number }>((ids) => engine.deliverMany(ids), SENDER_CONCURRENCY);
   const handle = async (m: DurableMessage) => {
     let id: string;
     try {
@@ -56,12 +63,12 @@ export function startAlertSender(durable: DurableStreams, namespace: string, eng
       m.term();
       return;
     }
-    const outcome = await engine.deliverOne(id);
+    const outcome = await batches.submit(id);
     if (outcome.settled) m.ack();
     else m.nak(outcome.retryInMs);
   };
   return durable.consume(stream, consumer, handle, {
-    concurrency: 16,
+    concurrency: SENDER_CONCURRENCY,
     onStart: () => log.info({ stream: stream.name }, 'alert sender started'),
     onError: (err, failures) => {
       if (failures === 1) log.warn({ err, stream: stream.name }, 'alert sender cannot run (is JetStream enabled?); retrying');
