@@ -6,6 +6,7 @@
 // out. Failures are retried with backoff, then held as dead letters for the operator.
 import type { Collection, Db, IndexDescription } from 'mongodb';
 import { isDuplicateKey } from '../store/errors.js';
+import { insertReporting } from '../store/timeline/port.js';
 import type { AlertKind, ChannelName } from './kinds.js';
 import { alertMetrics } from './metrics.js';
 import { ALERT_PREFERENCES } from './preferences.js';
@@ -96,6 +97,18 @@ export class AlertOutbox {
     return true;
   }
 
+  /** Claim several decisions with one unordered insert; the keys claimed now (the others were
+   *  decided before, by this or any process). Each is counted once, as `decide` counts it. */
+  async decideMany(candidates: readonly Candidate[], now: Date): Promise<Set<string>> {
+    const { stored } = await insertReporting(
+      this.decisions,
+      candidates.map(({ key, ...rest }) => ({ _id: key, ...rest, decidedAt: now, fannedOut: false })),
+    );
+    const claimed = new Set(stored);
+    for (const c of candidates) if (claimed.has(c.key)) alertMetrics.decided.inc({ kind: c.kind });
+    return claimed;
+  }
+
   /**
    * Alert decisions whose deliveries may not all be inserted yet (a crash between the two writes).
    * Never a digest's: it is one member's mail, which the digest run composes again, not an alert
@@ -123,6 +136,20 @@ export class AlertOutbox {
 
   async fannedOut(decisionId: string): Promise<void> {
     await this.decisions.updateOne({ _id: decisionId }, { $set: { fannedOut: true } });
+  }
+
+  /** Mark several decisions fanned out with one update. */
+  async fannedOutMany(decisionIds: readonly string[]): Promise<void> {
+    if (decisionIds.length) await this.decisions.updateMany({ _id: { $in: [...decisionIds] } }, { $set: { fannedOut: true } });
+  }
+
+  /** Insert several deliveries with one unordered insert, each unless it exists; the ids inserted now. */
+  async enqueueMany(ds: readonly Omit<DeliveryRecord, 'state' | 'attempts'>[]): Promise<Set<string>> {
+    const { stored } = await insertReporting(
+      this.deliveries,
+      ds.map((d) => ({ ...d, state: 'pending' as const, attempts: 0 })),
+    );
+    return new Set(stored);
   }
 
   /** Insert a delivery unless it exists (the key makes a second fan-out harmless). */
