@@ -101,6 +101,21 @@ describe.each(shapes)('timeline (%s)', (shape) => {
     expect(await t.get('o_other', b._id)).toBeNull();
   });
 
+  it('gives records back with the values they were stored with, dates anywhere in them', async () => {
+    const when = new Date('2026-01-02T03:04:05.678Z');
+    const odd = {
+      // Extended JSON writes these in its long forms.
+      before1970: new Date('1969-07-20T20:17:40Z'),
+      big: 2 ** 40,
+      fraction: 61.5,
+    };
+    const plain = rec('o_values', 5, { payload: { n: 1, note: 'a "quoted" note, with $ and \\ in it', at: [when, { when }] } as never });
+    const other = rec('o_values', 6, { payload: { n: 2, ...odd } as never });
+    await t.append([plain, other]);
+    for (const r of [plain, other]) expect(await t.get('o_values', r._id)).toEqual(r);
+    expect((await t.list('o_values', { limit: 5 })).records).toEqual([other, plain]);
+  });
+
   it('a stream partitioned by day lists, filters and removes like any other', async () => {
     const daily = timelinesOf(db, shape).of(DAILY);
     const owner = 'o_day';

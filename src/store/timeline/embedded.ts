@@ -150,7 +150,7 @@ export class EmbeddedTimeline<T extends TimelineRecord> extends TimelineBase<T> 
   }
 
   private recordOf(c: Pick<Copy, 'j' | 'x'>): T {
-    const r = BSON.EJSON.parse(c.j, { relaxed: true }) as T;
+    const r = fromEJSON(c.j) as T;
     return c.x ? { ...r, supersededBy: c.x } : r;
   }
 
@@ -286,4 +286,34 @@ function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string
     else out.set(key, [item]);
   }
   return out;
+}
+
+const NOT_PLAIN = Symbol('not plain');
+
+/** A copy's record: most are plain JSON but for their dates, which JSON.parse and a walk read in a
+ *  third of the time EJSON.parse takes (a week's read parses every record of it); anything else
+ *  in extended JSON (a `$`-key other than a date's ISO string) is read by EJSON.parse. */
+function fromEJSON(j: string): unknown {
+  const r = plainDates(JSON.parse(j));
+  return r === NOT_PLAIN ? BSON.EJSON.parse(j, { relaxed: true }) : r;
+}
+
+function plainDates(v: unknown): unknown {
+  if (typeof v !== 'object' || v === null) return v;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const w = plainDates(v[i]);
+      if (w === NOT_PLAIN) return NOT_PLAIN;
+      if (w !== v[i]) v[i] = w;
+    }
+    return v;
+  }
+  const o = v as Record<string, unknown>;
+  for (const k in o) {
+    if (k.charCodeAt(0) === 36 /* $ */) return k === '$date' && typeof o.$date === 'string' && Object.keys(o).length === 1 ? new Date(o.$date) : NOT_PLAIN;
+    const w = plainDates(o[k]);
+    if (w === NOT_PLAIN) return NOT_PLAIN;
+    if (w !== o[k]) o[k] = w;
+  }
+  return o;
 }
