@@ -121,11 +121,6 @@ export class AlertOutbox {
       .toArray();
   }
 
-  /** Whether the decision's deliveries were all inserted (or it was never decided). */
-  async isFannedOut(decisionId: string): Promise<boolean> {
-    return (await this.decisions.findOne({ _id: decisionId }, { projection: { fannedOut: 1 } }))?.fannedOut !== false;
-  }
-
   /** Which of these decisions were made already (`fannedOut`: and their deliveries all queued),
    *  from one read. A hint for skipping work: `decide` stays the claim. */
   async decided(keys: readonly string[], opts: { fannedOut?: true } = {}): Promise<Set<string>> {
