@@ -1,11 +1,13 @@
 // The digest pass on the embedded store, in commands: FerretDB v1 scans a collection for every
 // read by anything but `_id`, so the pass reads members, accounts, preferences, tasks, portal
 // connections, appointments and missed-dose decisions once for every loved one, not once each,
+// writes the decisions, the deliveries and their marks with one command each for all of them,
 // and a run after the day's digests went reads which were decided and writes nothing. Each
 // digest still carries its own loved one's counts, tasks, appointments and sign-in notice.
 // Command monitoring on the test's own client counts the reads.
 import { MongoClient, type Db } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { alertMetrics } from '../src/alerts/metrics.js';
 import { ALERT_DELIVERIES, type DeliveryRecord } from '../src/alerts/outbox.js';
 import { ALERT_PREFERENCES } from '../src/alerts/preferences.js';
 import { alertEngine } from '../src/alerts/slice.js';
@@ -177,6 +179,9 @@ describe('the digest pass on the embedded store, in commands', () => {
       expect(reads(collection), collection).toBe(1);
     // Which digests were decided before, and the doses nobody recorded.
     expect(reads('alert_decisions')).toBe(2);
+    // One write of each kind for all three, in this order: the decisions, the deliveries, the marks.
+    const writes = commands.filter((c) => c.name === 'insert' || c.name === 'update').map((c) => `${c.name} ${c.collection}`);
+    expect(writes).toEqual([`insert ${ALERT_DELIVERIES}`, 'insert alert_decisions']);
 
     const digests = await db.collection<DeliveryRecord>(ALERT_DELIVERIES).find({ kind: 'digest' }).toArray();
     const textFor = (i: number) => digests.find((d) => d.lovedOneId === fam(i).lo)!.message!.text;
@@ -196,5 +201,48 @@ describe('the digest pass on the embedded store, in commands', () => {
     expect((await engine.queueDigests()).queued).toBe(0);
     expect(commands.filter((c) => c.name === 'insert' || c.name === 'update')).toEqual([]);
     expect(commands.filter((c) => c.collection === 'alert_decisions').map((c) => c.name)).toEqual(['find']);
+  });
+
+  it('when a run dies after queueing the digests and before deciding them, then the next run decides each once and queues nothing twice', async () => {
+    const nextWeek = NOW.getTime() + 7 * DAY;
+    const decided = async () => (await alertMetrics.decided.get()).values.reduce((n, v) => n + v.value, 0);
+    const before = await decided();
+    // The dying run's connection: it drops as soon as the deliveries are written.
+    const dyingClient = new MongoClient(watchedDatabaseUrl(inject('mongoUrl')), { monitorCommands: true });
+    try {
+      await dyingClient.connect();
+      const inserts = new Set<number>();
+      dyingClient.on('commandStarted', (e) => {
+        if (e.commandName === 'insert' && (e.command as { insert?: string }).insert === ALERT_DELIVERIES) inserts.add(e.requestId);
+      });
+      dyingClient.on('commandSucceeded', (e) => {
+        if (inserts.has(e.requestId)) void dyingClient.close();
+      });
+      const dyingDb = dyingClient.db(db.databaseName);
+      const dying = alertEngine({
+        config: loadConfig({}),
+        db: dyingDb,
+        credentials: passThroughCredentials(dyingDb),
+        timelines: timelinesOf(dyingDb, 'embedded'),
+        log: createLogger('silent'),
+        clock: () => nextWeek,
+      });
+      await expect(dying.queueDigests()).rejects.toThrow();
+    } finally {
+      await dyingClient.close();
+    }
+    const week = { kind: 'digest', createdAt: new Date(nextWeek) } as const;
+    const weekDecisions = { what: 'weekly digest', decidedAt: new Date(nextWeek) } as const;
+    const queuedByTheDead = await db.collection<DeliveryRecord>(ALERT_DELIVERIES).find(week).toArray();
+    expect(queuedByTheDead).toHaveLength(FAMILIES);
+    expect(await db.collection('alert_decisions').countDocuments(weekDecisions)).toBe(0);
+
+    // The next run finds them queued already: it decides them, and queues none again.
+    expect((await engineAt(nextWeek).queueDigests()).queued).toBe(0);
+    expect(await db.collection('alert_decisions').countDocuments({ ...weekDecisions, fannedOut: true })).toBe(FAMILIES);
+    const queued = await db.collection<DeliveryRecord>(ALERT_DELIVERIES).find(week).toArray();
+    expect(queued.map((d) => [d._id, d.message?.text]).sort()).toEqual(queuedByTheDead.map((d) => [d._id, d.message?.text]).sort());
+    expect((await engineAt(nextWeek + 60_000).queueDigests()).queued).toBe(0);
+    expect((await decided()) - before).toBe(FAMILIES);
   });
 });

@@ -445,10 +445,10 @@ describe('alerts - a store that drops out mid-send', () => {
 });
 
 describe('alerts - a digest run that dies half way', () => {
-  it('when a run dies after deciding a digest and before queueing it, then the next run mails that digest, and nobody gets it as an alert', async () => {
+  it('when a run dies after queueing a digest and before deciding it, then the next run mails that digest once, and nobody gets it as an alert', async () => {
     const s = await startTestService({ env: { DATA_KEY: TEST_DATA_KEY, SMTP_URL: smtp.url, ALERTS_ON_STORE: 'off' } });
     await s.cron?.stop();
-    // The dying run's connection: it drops as soon as the digest's decision is written.
+    // The dying run's connection: it drops as soon as the digest's delivery is written.
     const client = new MongoClient(s.mongoUrl, { monitorCommands: true });
     try {
       const fam = await family(s.store.db, s.credentials, s.config);
@@ -459,19 +459,21 @@ describe('alerts - a digest run that dies half way', () => {
       await prefs.set(fam.uid, fam.lovedOneId, { ...defaults, modes: { ...defaults.modes, missed_dose: 'daily' }, digestHour: 0 });
 
       await client.connect();
-      const decisionInserts = new Set<number>();
+      const deliveryInserts = new Set<number>();
       client.on('commandStarted', (e) => {
-        if (e.commandName === 'insert' && (e.command as { insert?: string }).insert === ALERT_DECISIONS) decisionInserts.add(e.requestId);
+        if (e.commandName === 'insert' && (e.command as { insert?: string }).insert === ALERT_DELIVERIES) deliveryInserts.add(e.requestId);
       });
       client.on('commandSucceeded', (e) => {
-        if (decisionInserts.has(e.requestId)) void client.close();
+        if (deliveryInserts.has(e.requestId)) void client.close();
       });
       const now = Date.now();
       const dying = new AlertEngine({ ...engineDeps(s, now), db: client.db(), channels: [emailChannel(s.config, client.db())] });
       await expect(dying.queueDigests()).rejects.toThrow();
 
       const next = engineAt(s, () => now);
-      expect(await next.run()).toMatchObject({ refanned: 0, digests: 1, sent: 1 });
+      // Queued already: decided now, and sent, but not queued again.
+      expect(await next.run()).toMatchObject({ refanned: 0, digests: 0, sent: 1 });
+      expect(await s.store.db.collection(ALERT_DECISIONS).countDocuments({ lovedOneId: fam.lovedOneId, what: 'daily digest', fannedOut: true })).toBe(1);
       expect((await mailsTo(`${fam.uid}@example.com`)).filter((m) => m.subject === 'Rose: your daily care digest')).toHaveLength(1);
       expect(await mailsTo(other.email)).toHaveLength(0);
     } finally {

@@ -1,6 +1,7 @@
 // What a loved one's timeline costs the embedded store in commands: FerretDB v1 scans a
 // collection for every command, so a write must be a few inserts however large the batch, and
-// a read must touch the month list and the newest months only. Command monitoring on the test's
+// a read must touch the month list and the newest months only (a week's read, bounded on both
+// sides, only the months it spans). Command monitoring on the test's
 // own client counts them.
 import { MongoClient, type Db } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -61,5 +62,21 @@ describe('a loved one timeline on the embedded store, in commands', () => {
     expect(commands.map((c) => `${c.name} ${c.collection}`).sort()).toEqual(
       ['find tl_care_202609_lo_commands', 'find tl_care_202610_lo_commands', 'find tlm_care_lo_commands'].sort(),
     );
+  });
+
+  it('when a week that spans two months is read, then it is one find per month and no read of the month list', async () => {
+    const who = { lovedOneId: 'lo_week', workspaceId: 'ws_week' };
+    // Hours 600 to 799: September 26th to October 4th.
+    await appendCareEvents(
+      timelines,
+      Array.from({ length: 200 }, (_, i) => event(who, 600 + i)),
+    );
+    const since = new Date('2026-09-28T00:00:00Z');
+    const until = new Date('2026-10-05T00:00:00Z');
+    commands.length = 0;
+    const page = await listCareEvents(timelines, who.lovedOneId, { since, until, limit: 200 });
+    // Hours 648 (September 28th) to 799.
+    expect(page.events).toHaveLength(152);
+    expect(commands.map((c) => `${c.name} ${c.collection}`).sort()).toEqual(['find tl_care_202609_lo_week', 'find tl_care_202610_lo_week']);
   });
 });

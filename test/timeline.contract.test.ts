@@ -101,6 +101,21 @@ describe.each(shapes)('timeline (%s)', (shape) => {
     expect(await t.get('o_other', b._id)).toBeNull();
   });
 
+  it('gives records back with the values they were stored with, dates anywhere in them', async () => {
+    const when = new Date('2026-01-02T03:04:05.678Z');
+    const odd = {
+      // Extended JSON writes these in its long forms.
+      before1970: new Date('1969-07-20T20:17:40Z'),
+      big: 2 ** 40,
+      fraction: 61.5,
+    };
+    const plain = rec('o_values', 5, { payload: { n: 1, note: 'a "quoted" note, with $ and \\ in it', at: [when, { when }] } as never });
+    const other = rec('o_values', 6, { payload: { n: 2, ...odd } as never });
+    await t.append([plain, other]);
+    for (const r of [plain, other]) expect(await t.get('o_values', r._id)).toEqual(r);
+    expect((await t.list('o_values', { limit: 5 })).records).toEqual([other, plain]);
+  });
+
   it('a stream partitioned by day lists, filters and removes like any other', async () => {
     const daily = timelinesOf(db, shape).of(DAILY);
     const owner = 'o_day';
@@ -112,6 +127,9 @@ describe.each(shapes)('timeline (%s)', (shape) => {
     expect(await listAll(daily, owner, { since, until, types: ['med'] }, 3)).toEqual(
       newestFirst(all.filter((r) => r.at >= since && r.at < until && r.kind === 'med')),
     );
+    // Three days, the last before any record: read by name on the embedded store.
+    const fewDays = { since: new Date('2025-12-30T00:00:00Z'), until: new Date('2026-01-01T12:00:00Z') };
+    expect(await listAll(daily, owner, fewDays, 2)).toEqual(newestFirst(all.filter((r) => r.at < fewDays.until)));
     expect(await daily.count(owner)).toBe(30);
     expect(await daily.remove(owner)).toBe(30);
     expect(await listAll(daily, owner)).toEqual([]);
@@ -137,6 +155,33 @@ describe.each(shapes)('timeline (%s)', (shape) => {
     expect(await listAll(t, owner, { types: ['none'] })).toEqual([]);
     expect((await t.list(owner, { limit: 5 })).records.map((r) => r._id)).toEqual(newestFirst(all).slice(0, 5));
     expect((await t.list('o_nobody', { limit: 5 })).records).toEqual([]);
+  });
+
+  it('a range bounded on both sides lists what it holds, across months with and without records', async () => {
+    const owner = 'o_range';
+    // January and March have records; February and the months after none.
+    const all = [
+      rec(owner, '2026-01-30T10:00:00Z'),
+      rec(owner, '2026-01-31T23:59:59.999Z'),
+      rec(owner, '2026-03-01T00:00:00Z'),
+      rec(owner, '2026-03-02T08:00:00Z'),
+    ];
+    await t.append(all);
+    const between = (since: string, until: string) => all.filter((r) => r.at >= new Date(since) && r.at < new Date(until));
+    for (const [since, until] of [
+      ['2026-01-31T00:00:00Z', '2026-03-02T00:00:00Z'],
+      ['2026-01-01T00:00:00Z', '2026-03-31T00:00:00Z'],
+      ['2025-12-01T00:00:00Z', '2026-03-02T08:00:00.001Z'],
+      ['2026-02-01T00:00:00Z', '2026-03-01T00:00:00Z'],
+      ['2026-04-01T00:00:00Z', '2026-06-01T00:00:00Z'],
+      ['2025-01-01T00:00:00Z', '2027-01-01T00:00:00Z'],
+    ] as const)
+      expect(await listAll(t, owner, { since: new Date(since), until: new Date(until) }, 1), `${since} to ${until}`).toEqual(
+        newestFirst(between(since, until)),
+      );
+    expect((await t.list('o_range_nobody', { since: new Date('2026-01-01T00:00:00Z'), until: new Date('2026-02-01T00:00:00Z'), limit: 5 })).records).toEqual(
+      [],
+    );
   });
 
   it('keeps a page where it was while newer records arrive', async () => {

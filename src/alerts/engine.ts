@@ -39,6 +39,8 @@ const DELIVERIES_PER_RUN = 500;
 const MARK_SENT_MARGIN_MS = 30_000;
 /** Digests whose decisions, and what they need besides the care record, are read at once. */
 const DIGESTS_PER_CHUNK = 500;
+/** Digests composed at once: each waits on a read of its care record. */
+const DIGEST_CONCURRENCY = 8;
 
 /** The family's vital-sign ranges, by loved one, as the record rules read them. */
 type RangesByLovedOne = Map<string, Awaited<ReturnType<RangeStore['of']>>>;
@@ -303,7 +305,7 @@ export class AlertEngine {
    * Members and preferences are read once for every loved one, then, a chunk of digests at a time,
    * which of them were decided before and what they need besides each care record (on the
    * embedded store a read by anything but `_id` goes through the whole collection: one read for
-   * all, not one per loved one). Each digest is still decided, composed and queued in turn.
+   * all, not one per loved one), and each chunk is decided, composed and queued together (queueChunk).
    */
   async queueDigests(): Promise<{ queued: number }> {
     const now = this.now();
@@ -348,19 +350,36 @@ export class AlertEngine {
       const open = chunk.filter((d) => !decidedBefore.has(d.key));
       if (!open.length) continue;
       const reads = await digestReads(this.d.db, this.outbox, [...new Set(open.map((d) => d.lovedOne._id))], now);
-      for (const d of open) if (await this.queueDigest(d, reads, words, now)) queued++;
+      queued += await this.queueChunk(open, reads, words, now);
     }
     return { queued };
   }
 
-  /** Decide one digest and, when this is its first decision, compose and queue it; whether it was queued. */
-  private async queueDigest(
-    { lovedOne, member, period, kinds, zone, key }: DueDigest,
-    reads: DigestReads,
-    words: Map<string, ZoneWords>,
-    now: Date,
-  ): Promise<boolean> {
-    const decision: Candidate = {
+  /**
+   * Queue a chunk's open digests and decide them, with one write of each kind: the deliveries in one
+   * insert, then the decisions in one, written already fanned out (as the alerts' fan-out does: an
+   * update on the embedded store goes through the whole collection). A run that died between the
+   * two leaves its digests undecided: the next run composes them again, and the deliveries' keys
+   * make that queue nothing twice. How many were queued now.
+   */
+  private async queueChunk(open: DueDigest[], reads: DigestReads, words: Map<string, ZoneWords>, now: Date): Promise<number> {
+    const mine = open;
+    const channels = this.d.channels.filter((c) => c.name === 'email');
+    const deliveries: Parameters<AlertOutbox['enqueue']>[0][] = new Array(mine.length);
+    // A few at once: each waits on its care record's read, and the store's cores and the engine's
+    // composing overlap; one after another the pass took as long as both added up.
+    let next = 0;
+    const lane = async () => {
+      while (next < mine.length) {
+        const n = next++;
+        deliveries[n] = await this.composeDigest(mine[n]!, reads, words, now);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(DIGEST_CONCURRENCY, mine.length) }, lane));
+    const all = channels.flatMap((channel) => deliveries.map((d) => ({ ...d, _id: `${d.decisionId}|${d.uid}|${channel.name}`, channel: channel.name })));
+    const inserted = await this.outbox.enqueueMany(all);
+    if (this.d.queue) for (const d of all) await this.publish(d._id);
+    const candidates = mine.map(({ lovedOne, period, kinds, key }) => ({
       key,
       kind: kinds[0]!,
       lovedOneId: lovedOne._id,
@@ -368,10 +387,22 @@ export class AlertEngine {
       what: `${period} digest`,
       path: `/care/${encodeURIComponent(lovedOne._id)}`,
       at: now,
-    };
-    // Decided by a run that died before the mail was queued: queued now (once, by its key). The
-    // pass that resumes alert fan-outs leaves digests to this one.
-    if (!(await this.outbox.decide(decision, now)) && (await this.outbox.isFannedOut(key))) return false;
+    }));
+    const decided = await this.outbox.decideMany(candidates, now, { fannedOut: true });
+    // Decided before and never marked (a run of an earlier version that died before queueing them):
+    // queued now, so marked now.
+    const left = mine.filter((d) => !decided.has(d.key)).map((d) => d.key);
+    if (left.length) await this.outbox.fannedOutMany(left);
+    return new Set(all.filter((d) => inserted.has(d._id)).map((d) => d.decisionId)).size;
+  }
+
+  /** One digest's delivery, composed (its channel set by the caller). */
+  private async composeDigest(
+    { lovedOne, member, period, kinds, zone, key }: DueDigest,
+    reads: DigestReads,
+    words: Map<string, ZoneWords>,
+    now: Date,
+  ): Promise<Parameters<AlertOutbox['enqueue']>[0]> {
     let zoneWords = words.get(zone);
     if (!zoneWords) words.set(zone, (zoneWords = wordsIn(zone)));
     const message = await digestMail({
@@ -386,32 +417,29 @@ export class AlertEngine {
       appUrl: this.d.config.appUrl,
       unsubscribe: (what) => this.links.url({ uid: member.uid, lovedOneId: lovedOne._id, kind: what }),
     });
-    let queued = false;
-    for (const channel of this.d.channels.filter((c) => c.name === 'email'))
-      if (
-        await this.enqueue({
-          _id: `${key}|${member.uid}|${channel.name}`,
-          decisionId: key,
-          uid: member.uid,
-          lovedOneId: lovedOne._id,
-          kind: 'digest',
-          channel: channel.name,
-          message,
-          notBefore: now,
-          createdAt: now,
-        })
-      )
-        queued = true;
-    await this.outbox.fannedOut(key);
-    return queued;
+    return {
+      _id: `${key}|${member.uid}|email`,
+      decisionId: key,
+      uid: member.uid,
+      lovedOneId: lovedOne._id,
+      kind: 'digest',
+      channel: 'email',
+      message,
+      notBefore: now,
+      createdAt: now,
+    };
   }
 
   /** Insert a delivery and, on NATS, hand its id to the work queue (a failed publish is sent by the next pass). */
   private async enqueue(d: Parameters<AlertOutbox['enqueue']>[0]): Promise<boolean> {
     const inserted = await this.outbox.enqueue(d);
-    if (this.d.queue)
-      await this.d.queue.publish(d._id).catch((err: unknown) => this.d.log.warn({ err, delivery: d._id }, 'alert delivery not queued; the next pass sends it'));
+    if (this.d.queue) await this.publish(d._id);
     return inserted;
+  }
+
+  /** On NATS, hand a delivery's id to the work queue; a failed publish is sent by the next pass. */
+  private async publish(id: string): Promise<void> {
+    await this.d.queue?.publish(id).catch((err: unknown) => this.d.log.warn({ err, delivery: id }, 'alert delivery not queued; the next pass sends it'));
   }
 
   /** Send one delivery now, for the work queue: settled (sent, dead, or nothing left to do), or to be tried again after a while. */

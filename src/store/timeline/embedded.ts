@@ -7,7 +7,8 @@
 // collection `tlm_<stream>_<owner>`, `_id` = `yyyy-mm`. These collections live in one of SHARDS
 // databases beside the store's own, `<database>_tl<nn>`, chosen by the owner, so that no database's
 // list of collections grows with every family. A read looks at the month list and then at the
-// newest months only, so it costs what one owner's recent data costs.
+// newest months only, so it costs what one owner's recent data costs; a read bounded on both sides
+// that spans a few months reads those by name, without the list.
 //
 // Nothing is ever rewritten, and every write is an insert on a unique `_id` (the one write FerretDB
 // v1 makes atomic across connections): a month is listed before any of its records is copied, a
@@ -46,6 +47,8 @@ const COPY_ATTEMPTS = 3;
 /** Months read at first: most listings end within the newest one or two; each later round reads
  *  twice as many as the one before, so a sparse timeline takes few round trips. */
 const READ_AHEAD = 2;
+/** Partitions a read bounded on both sides reads by name, without the owner's list, at most. */
+const DIRECT_PARTITIONS = 3;
 /** Databases the copies are spread over. */
 export const SHARDS = 32;
 
@@ -147,7 +150,7 @@ export class EmbeddedTimeline<T extends TimelineRecord> extends TimelineBase<T> 
   }
 
   private recordOf(c: Pick<Copy, 'j' | 'x'>): T {
-    const r = BSON.EJSON.parse(c.j, { relaxed: true }) as T;
+    const r = fromEJSON(c.j) as T;
     return c.x ? { ...r, supersededBy: c.x } : r;
   }
 
@@ -156,7 +159,12 @@ export class EmbeddedTimeline<T extends TimelineRecord> extends TimelineBase<T> 
     const upper = Math.min(q.until ? q.until.getTime() - 1 : Infinity, after ? after.at.getTime() : Infinity);
     const newest = Number.isFinite(upper) ? this.monthOf(new Date(upper)) : '9999-12';
     const oldest = q.since ? this.monthOf(q.since) : '0000-00';
-    const months = (await this.months(owner)).filter((m) => m <= newest && m >= oldest);
+    // A range of a few partitions reads them by name: one command fewer than reading the owner's
+    // list first, and a partition nobody wrote to reads empty (FerretDB, like MongoDB, finds nothing
+    // in a collection that does not exist).
+    const months =
+      (q.since && Number.isFinite(upper) ? this.partitionsBetween(oldest, newest) : undefined) ??
+      (await this.months(owner)).filter((m) => m <= newest && m >= oldest);
     const and: Document[] = [{ x: { $exists: false } }];
     if (q.since) and.push({ t: { $gte: q.since } });
     if (q.until) and.push({ t: { $lt: q.until } });
@@ -183,6 +191,20 @@ export class EmbeddedTimeline<T extends TimelineRecord> extends TimelineBase<T> 
     return found.length > q.limit && last
       ? { records: page, nextCursor: encodeCursor(this.stream.name, owner, q, { at: last.t, id: last._id }) }
       : { records: page };
+  }
+
+  /** The partitions from `oldest` to `newest`, newest first; undefined when there are more than DIRECT_PARTITIONS. */
+  private partitionsBetween(oldest: string, newest: string): string[] | undefined {
+    const out: string[] = [];
+    const day = this.stream.period === 'day';
+    for (let at = new Date(`${newest}${day ? '' : '-01'}T00:00:00Z`); ;) {
+      const p = this.monthOf(at);
+      if (p < oldest) return out;
+      if (out.length === DIRECT_PARTITIONS) return undefined;
+      out.push(p);
+      if (day) at = new Date(at.getTime() - 86_400_000);
+      else at.setUTCMonth(at.getUTCMonth() - 1);
+    }
   }
 
   /** Where a record's copy is: looked for in the owner's months by `_id`, newest first. */
@@ -264,4 +286,34 @@ function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string
     else out.set(key, [item]);
   }
   return out;
+}
+
+const NOT_PLAIN = Symbol('not plain');
+
+/** A copy's record: most are plain JSON but for their dates, which JSON.parse and a walk read in a
+ *  third of the time EJSON.parse takes (a week's read parses every record of it); anything else
+ *  in extended JSON (a `$`-key other than a date's ISO string) is read by EJSON.parse. */
+function fromEJSON(j: string): unknown {
+  const r = plainDates(JSON.parse(j));
+  return r === NOT_PLAIN ? BSON.EJSON.parse(j, { relaxed: true }) : r;
+}
+
+function plainDates(v: unknown): unknown {
+  if (typeof v !== 'object' || v === null) return v;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const w = plainDates(v[i]);
+      if (w === NOT_PLAIN) return NOT_PLAIN;
+      if (w !== v[i]) v[i] = w;
+    }
+    return v;
+  }
+  const o = v as Record<string, unknown>;
+  for (const k in o) {
+    if (k.charCodeAt(0) === 36 /* $ */) return k === '$date' && typeof o.$date === 'string' && Object.keys(o).length === 1 ? new Date(o.$date) : NOT_PLAIN;
+    const w = plainDates(o[k]);
+    if (w === NOT_PLAIN) return NOT_PLAIN;
+    if (w !== o[k]) o[k] = w;
+  }
+  return o;
 }
