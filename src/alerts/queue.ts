@@ -41,18 +41,24 @@ export function jetStreamQueue(durable: DurableStreams, namespace: string): Deli
 
 /** The workers' consumer: each message is one delivery to send now, or later when it is not due. */
 /** What the sender needs of the alert engine: one delivery sent, or when to ask again. */
+type Settled = { settled: true } | { settled: false; retryInMs: number };
+
 export interface SendsDeliveries {
-  deliverMany(ids: readonly string[]): Promise<({ settled: true } | { settled: false; retryInMs: number })[]>;
+  deliverMany(ids: readonly string[]): Promise<Settled[]>;
 }
 
 /** Deliveries unsettled in one process at once, and sent together at most. */
 export const SENDER_CONCURRENCY = 64;
+/** Batches being sent at once in one process. */
+const SENDER_LANES = 2;
 
 export function startAlertSender(durable: DurableStreams, namespace: string, engine: SendsDeliveries, log: Logger): RunningConsumer {
   const { stream, consumer } = alertStream(namespace);
   // What arrives while a batch is being sent is sent together next: taking and marking a batch
-  // costs the store a few commands, however many deliveries it holds.
-  const batches = new GroupCommit<string, { settled: true } | { settled: false; retryInMs: number }>((ids) => engine.deliverMany(ids), SENDER_CONCURRENCY);
+  // costs the store a few commands, however many deliveries it holds. Two batches at a time, taken
+  // in turn, so that one waits on the store while the other waits on the relay.
+  const lanes = Array.from({ length: SENDER_LANES }, () => new GroupCommit<string, Settled>((ids) => engine.deliverMany(ids), SENDER_CONCURRENCY));
+  let turn = 0;
   const handle = async (m: DurableMessage) => {
     let id: string;
     try {
@@ -63,7 +69,7 @@ export function startAlertSender(durable: DurableStreams, namespace: string, eng
       m.term();
       return;
     }
-    const outcome = await batches.submit(id);
+    const outcome = await lanes[turn++ % SENDER_LANES]!.submit(id);
     if (outcome.settled) m.ack();
     else m.nak(outcome.retryInMs);
   };
