@@ -10,14 +10,11 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { alertMetrics } from '../src/alerts/metrics.js';
 import { ALERT_DELIVERIES, type DeliveryRecord } from '../src/alerts/outbox.js';
 import { ALERT_PREFERENCES } from '../src/alerts/preferences.js';
-import { alertEngine } from '../src/alerts/slice.js';
-import { passThroughCredentials } from '../src/auth/credentials.js';
-import { loadConfig } from '../src/config.js';
 import { appendCareEvents, type CareEventRecord } from '../src/family/careEvents.js';
-import { createLogger } from '../src/log.js';
 import { databaseName } from '../src/store/mongo.js';
 import { timelinesOf } from '../src/store/timeline/timelines.js';
-import { sentCommands, watchedDatabaseUrl, type SentCommand } from './harness/servers.js';
+import { engineOn } from './harness/alertEngine.js';
+import { closeAfterInsert, sentCommands, watchedDatabaseUrl, type SentCommand } from './harness/servers.js';
 
 let client: MongoClient | undefined;
 let commands: SentCommand[] = [];
@@ -159,15 +156,7 @@ afterAll(async () => {
 });
 
 /** The alert engine on this test's database, its clock stopped at `at`. */
-const engineAt = (at: number) =>
-  alertEngine({
-    config: loadConfig({}),
-    db,
-    credentials: passThroughCredentials(db),
-    timelines: timelinesOf(db, 'embedded'),
-    log: createLogger('silent'),
-    clock: () => at,
-  });
+const engineAt = (at: number) => engineOn(db, at);
 
 describe('the digest pass on the embedded store, in commands', () => {
   it('when three weekly digests fall due, then each collection they need is read once for all three, and each digest has its own loved one in it', async () => {
@@ -211,22 +200,9 @@ describe('the digest pass on the embedded store, in commands', () => {
     const dyingClient = new MongoClient(watchedDatabaseUrl(inject('mongoUrl')), { monitorCommands: true });
     try {
       await dyingClient.connect();
-      const inserts = new Set<number>();
-      dyingClient.on('commandStarted', (e) => {
-        if (e.commandName === 'insert' && (e.command as { insert?: string }).insert === ALERT_DELIVERIES) inserts.add(e.requestId);
-      });
-      dyingClient.on('commandSucceeded', (e) => {
-        if (inserts.has(e.requestId)) void dyingClient.close();
-      });
+      closeAfterInsert(dyingClient, ALERT_DELIVERIES);
       const dyingDb = dyingClient.db(db.databaseName);
-      const dying = alertEngine({
-        config: loadConfig({}),
-        db: dyingDb,
-        credentials: passThroughCredentials(dyingDb),
-        timelines: timelinesOf(dyingDb, 'embedded'),
-        log: createLogger('silent'),
-        clock: () => nextWeek,
-      });
+      const dying = engineOn(dyingDb, nextWeek);
       await expect(dying.queueDigests()).rejects.toThrow();
     } finally {
       await dyingClient.close();

@@ -7,12 +7,8 @@ import { MongoClient, type Db } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ALERT_DECISIONS, ALERT_DELIVERIES, type DecisionRecord, type DeliveryRecord } from '../src/alerts/outbox.js';
 import type { Candidate } from '../src/alerts/rules.js';
-import { alertEngine } from '../src/alerts/slice.js';
-import { passThroughCredentials } from '../src/auth/credentials.js';
-import { loadConfig } from '../src/config.js';
-import { createLogger } from '../src/log.js';
 import { databaseName } from '../src/store/mongo.js';
-import { timelinesOf } from '../src/store/timeline/timelines.js';
+import { engineOn } from './harness/alertEngine.js';
 import { sentCommands, watchedDatabaseUrl, type SentCommand } from './harness/servers.js';
 
 let client: MongoClient | undefined;
@@ -64,15 +60,7 @@ afterAll(async () => {
   await client?.close();
 });
 
-const engine = () =>
-  alertEngine({
-    config: loadConfig({}),
-    db,
-    credentials: passThroughCredentials(db),
-    timelines: timelinesOf(db, 'embedded'),
-    log: createLogger('silent'),
-    clock: () => NOW.getTime(),
-  });
+const engine = () => engineOn(db, NOW.getTime());
 
 const falls = (n: number, tag: string): Candidate[] =>
   Array.from({ length: n }, (_, i) => ({

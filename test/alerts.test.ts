@@ -26,7 +26,7 @@ import { createLogger } from '../src/log.js';
 import { registry } from '../src/metrics/index.js';
 import { ANNOUNCED_RECORDS_MAX_BYTES, recordsStored, timelinesOf } from '../src/store/timeline/timelines.js';
 import { startRole } from './harness/processes.js';
-import { freePort, freshDatabaseUrl } from './harness/servers.js';
+import { closeAfterInsert, freePort, freshDatabaseUrl } from './harness/servers.js';
 import { startSmtpSink, type SmtpSink } from './harness/smtpSink.js';
 import { startTestService, type TestService } from './harness/service.js';
 import { family, onboard, postEvent, shareWith, storedEvents, TEST_DATA_KEY, type Family, type Partner } from './ingest.fixtures.js';
@@ -459,13 +459,7 @@ describe('alerts - a digest run that dies half way', () => {
       await prefs.set(fam.uid, fam.lovedOneId, { ...defaults, modes: { ...defaults.modes, missed_dose: 'daily' }, digestHour: 0 });
 
       await client.connect();
-      const deliveryInserts = new Set<number>();
-      client.on('commandStarted', (e) => {
-        if (e.commandName === 'insert' && (e.command as { insert?: string }).insert === ALERT_DELIVERIES) deliveryInserts.add(e.requestId);
-      });
-      client.on('commandSucceeded', (e) => {
-        if (deliveryInserts.has(e.requestId)) void client.close();
-      });
+      closeAfterInsert(client, ALERT_DELIVERIES);
       const now = Date.now();
       const dying = new AlertEngine({ ...engineDeps(s, now), db: client.db(), channels: [emailChannel(s.config, client.db())] });
       await expect(dying.queueDigests()).rejects.toThrow();

@@ -201,6 +201,18 @@ export function sentCommands(client: MongoClient): SentCommand[] {
   return sent;
 }
 
+/** Closes `client` (made with `monitorCommands: true`) as soon as an insert into `collection`
+ *  succeeds: a process dying right after that write, for a test of what the next run does. */
+export function closeAfterInsert(client: MongoClient, collection: string): void {
+  const inserts = new Set<number>();
+  client.on('commandStarted', (e: CommandStartedEvent) => {
+    if (e.commandName === 'insert' && (e.command as { insert?: string }).insert === collection) inserts.add(e.requestId);
+  });
+  client.on('commandSucceeded', (e) => {
+    if (inserts.has(e.requestId)) void client.close();
+  });
+}
+
 /** Drops `db` and every database whose name starts with `<db>_` (those made by freshDatabaseUrl). */
 export async function dropDatabases(url: string, db: string): Promise<void> {
   const client = new MongoClient(url, { serverSelectionTimeoutMS: 5_000 });
