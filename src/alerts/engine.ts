@@ -20,7 +20,7 @@ import { alertMail } from './compose.js';
 import { digestMail, digestReads, type DigestPeriod, type DigestReads } from './digest.js';
 import { ALERT_KINDS, KIND_NAMES, type AlertKind } from './kinds.js';
 import { UnsubscribeLinks } from './links.js';
-import { AlertOutbox, backoffMs, LEASE_MS, type DecisionRecord, type DeliveryRecord } from './outbox.js';
+import { AlertOutbox, backoffMs, LEASE_MS, type DecisionRecord, type DeliveryRecord, type NewDelivery } from './outbox.js';
 import { PreferenceStore, quietUntil, type AlertPreferences } from './preferences.js';
 import { RangeStore } from './ranges.js';
 import { appointmentsTomorrow, missedDoses, recordRules, unclaimedTasks, type Candidate } from './rules.js';
@@ -238,7 +238,7 @@ export class AlertEngine {
       if (!r) reached.set(key, (r = channel.reaches ? channel.reaches(uid) : Promise.resolve(true)));
       return r;
     };
-    const deliveries: Parameters<AlertOutbox['enqueueMany']>[0][number][] = [];
+    const deliveries: NewDelivery[] = [];
     for (const decision of decisions) {
       const lovedOne = lovedOnes.get(decision.lovedOneId);
       if (!lovedOne) continue;
@@ -267,13 +267,7 @@ export class AlertEngine {
     }
     await this.outbox.enqueueMany(deliveries);
     // Each delivery again on the work queue, inserted now or before (a fan-out a crash cut short).
-    const queue = this.d.queue;
-    if (queue)
-      await Promise.all(
-        deliveries.map((d) =>
-          queue.publish(d._id).catch((err: unknown) => this.d.log.warn({ err, delivery: d._id }, 'alert delivery not queued; the next pass sends it')),
-        ),
-      );
+    await this.publish(deliveries);
   }
 
   /** A workspace's members, each with the one thing of their account the alerts use: their time zone. */
@@ -363,23 +357,22 @@ export class AlertEngine {
    * make that queue nothing twice. How many were queued now.
    */
   private async queueChunk(open: DueDigest[], reads: DigestReads, words: Map<string, ZoneWords>, now: Date): Promise<number> {
-    const mine = open;
     const channels = this.d.channels.filter((c) => c.name === 'email');
-    const deliveries: Parameters<AlertOutbox['enqueue']>[0][] = new Array(mine.length);
+    const deliveries: NewDelivery[] = new Array(open.length);
     // A few at once: each waits on its care record's read, and the store's cores and the engine's
     // composing overlap; one after another the pass took as long as both added up.
     let next = 0;
     const lane = async () => {
-      while (next < mine.length) {
+      while (next < open.length) {
         const n = next++;
-        deliveries[n] = await this.composeDigest(mine[n]!, reads, words, now);
+        deliveries[n] = await this.composeDigest(open[n]!, reads, words, now);
       }
     };
-    await Promise.all(Array.from({ length: Math.min(DIGEST_CONCURRENCY, mine.length) }, lane));
+    await Promise.all(Array.from({ length: Math.min(DIGEST_CONCURRENCY, open.length) }, lane));
     const all = channels.flatMap((channel) => deliveries.map((d) => ({ ...d, _id: `${d.decisionId}|${d.uid}|${channel.name}`, channel: channel.name })));
     const inserted = await this.outbox.enqueueMany(all);
-    if (this.d.queue) for (const d of all) await this.publish(d._id);
-    const candidates = mine.map(({ lovedOne, period, kinds, key }) => ({
+    await this.publish(all);
+    const candidates = open.map(({ lovedOne, period, kinds, key }) => ({
       key,
       kind: kinds[0]!,
       lovedOneId: lovedOne._id,
@@ -391,7 +384,7 @@ export class AlertEngine {
     const decided = await this.outbox.decideMany(candidates, now, { fannedOut: true });
     // Decided before and never marked (a run of an earlier version that died before queueing them):
     // queued now, so marked now.
-    const left = mine.filter((d) => !decided.has(d.key)).map((d) => d.key);
+    const left = open.filter((d) => !decided.has(d.key)).map((d) => d.key);
     if (left.length) await this.outbox.fannedOutMany(left);
     return new Set(all.filter((d) => inserted.has(d._id)).map((d) => d.decisionId)).size;
   }
@@ -402,7 +395,7 @@ export class AlertEngine {
     reads: DigestReads,
     words: Map<string, ZoneWords>,
     now: Date,
-  ): Promise<Parameters<AlertOutbox['enqueue']>[0]> {
+  ): Promise<NewDelivery> {
     let zoneWords = words.get(zone);
     if (!zoneWords) words.set(zone, (zoneWords = wordsIn(zone)));
     const message = await digestMail({
@@ -430,32 +423,28 @@ export class AlertEngine {
     };
   }
 
-  /** Insert a delivery and, on NATS, hand its id to the work queue (a failed publish is sent by the next pass). */
-  private async enqueue(d: Parameters<AlertOutbox['enqueue']>[0]): Promise<boolean> {
-    const inserted = await this.outbox.enqueue(d);
-    if (this.d.queue) await this.publish(d._id);
-    return inserted;
-  }
-
-  /** On NATS, hand a delivery's id to the work queue; a failed publish is sent by the next pass. */
-  private async publish(id: string): Promise<void> {
-    await this.d.queue?.publish(id).catch((err: unknown) => this.d.log.warn({ err, delivery: id }, 'alert delivery not queued; the next pass sends it'));
-  }
-
-  /** Send one delivery now, for the work queue: settled (sent, dead, or nothing left to do), or to be tried again after a while. */
-  async deliverOne(id: string): Promise<{ settled: true } | { settled: false; retryInMs: number }> {
-    return (await this.deliverMany([id]))[0]!;
+  /** On NATS, hand each delivery's id to the work queue; a failed publish is sent by the next pass. */
+  private async publish(deliveries: readonly NewDelivery[]): Promise<void> {
+    const queue = this.d.queue;
+    if (!queue) return;
+    await Promise.all(
+      deliveries.map((d) =>
+        queue.publish(d._id).catch((err: unknown) => this.d.log.warn({ err, delivery: d._id }, 'alert delivery not queued; the next pass sends it')),
+      ),
+    );
   }
 
   /**
-   * `deliverOne` for the deliveries a work queue handed this process together: taken with one
-   * update and one read, the members' preferences read once, each sent through its channel, and
-   * those sent marked with one update. Outcomes in the order of `ids`.
+   * Send the deliveries a work queue handed this process together: taken with one update and one
+   * read, the members' preferences read once, each sent through its channel, and those sent marked
+   * with one update. For each of `ids`, in order: settled (sent, dead, or nothing left to do), or to
+   * be tried again after a while.
    */
   async deliverMany(ids: readonly string[]): Promise<({ settled: true } | { settled: false; retryInMs: number })[]> {
     const now = this.now();
-    const taken = new Map((await this.outbox.takeMany(ids, now)).map((d) => [d._id, d]));
-    const rows = new Map((await this.outbox.getMany(ids.filter((id) => !taken.has(id)))).map((d) => [d._id, d]));
+    const took = await this.outbox.takeMany(ids, now);
+    const taken = new Map(took.taken.map((d) => [d._id, d]));
+    const rows = new Map(took.others.map((d) => [d._id, d]));
     const prefs = await this.preferences.ofLovedOnes([...new Set([...taken.values()].map((d) => d.lovedOneId))]);
     const outcomes = new Map<string, Awaited<ReturnType<AlertEngine['sendOnly']>>>();
     await Promise.all([...taken.values()].map(async (d) => outcomes.set(d._id, await this.sendOnly(d, prefs(d.uid, d.lovedOneId)))));

@@ -6,7 +6,6 @@
 // out. Failures are retried with backoff, then held as dead letters for the operator.
 import { randomUUID } from 'node:crypto';
 import type { Collection, Db, IndexDescription } from 'mongodb';
-import { isDuplicateKey } from '../store/errors.js';
 import { insertReporting } from '../store/timeline/port.js';
 import type { AlertKind, ChannelName } from './kinds.js';
 import { alertMetrics } from './metrics.js';
@@ -76,6 +75,9 @@ export interface DeliveryRecord {
   createdAt: Date;
 }
 
+/** A delivery as a fan-out makes it, before the outbox sets its state. */
+export type NewDelivery = Omit<DeliveryRecord, 'state' | 'attempts'>;
+
 export class AlertOutbox {
   readonly decisions: Collection<DecisionRecord>;
   readonly deliveries: Collection<DeliveryRecord>;
@@ -85,19 +87,6 @@ export class AlertOutbox {
     this.decisions = db.collection(ALERT_DECISIONS);
     this.deliveries = db.collection(ALERT_DELIVERIES);
     this.state = db.collection(ALERT_STATE);
-  }
-
-  /** Claim the decision; false when it was decided before (by this or any process). */
-  async decide(c: Candidate, now: Date): Promise<boolean> {
-    const { key, ...rest } = c;
-    try {
-      await this.decisions.insertOne({ _id: key, ...rest, decidedAt: now, fannedOut: false });
-    } catch (err) {
-      if (isDuplicateKey(err)) return false;
-      throw err;
-    }
-    alertMetrics.decided.inc({ kind: c.kind });
-    return true;
   }
 
   /** `decide` for many candidates, with one unordered insert: the keys decided now (a key decided
@@ -132,29 +121,15 @@ export class AlertOutbox {
     return new Set(rows.map((r) => r._id));
   }
 
-  async fannedOut(decisionId: string): Promise<void> {
-    await this.decisions.updateOne({ _id: decisionId }, { $set: { fannedOut: true } });
-  }
-
-  /** `fannedOut` for many decisions, with one update (through the whole collection on the
-   *  embedded store: the fan-outs of this version write their decisions fanned out instead). */
+  /** Mark decisions fanned out, with one update (through the whole collection on the embedded
+   *  store: the fan-outs of this version write their decisions fanned out instead). */
   async fannedOutMany(decisionIds: readonly string[]): Promise<void> {
     if (decisionIds.length) await this.decisions.updateMany({ _id: { $in: [...decisionIds] } }, { $set: { fannedOut: true } });
   }
 
-  /** Insert a delivery unless it exists (the key makes a second fan-out harmless). */
-  async enqueue(d: Omit<DeliveryRecord, 'state' | 'attempts'>): Promise<boolean> {
-    try {
-      await this.deliveries.insertOne({ ...d, state: 'pending', attempts: 0 });
-      return true;
-    } catch (err) {
-      if (isDuplicateKey(err)) return false;
-      throw err;
-    }
-  }
-
-  /** `enqueue` for many deliveries, with one unordered insert: the ids inserted now (one that exists stays as it is). */
-  async enqueueMany(ds: readonly Omit<DeliveryRecord, 'state' | 'attempts'>[]): Promise<Set<string>> {
+  /** Insert deliveries with one unordered insert: the ids inserted now (one that exists, queued by a
+   *  fan-out before, stays as it is). */
+  async enqueueMany(ds: readonly NewDelivery[]): Promise<Set<string>> {
     const { stored } = await insertReporting(
       this.deliveries,
       ds.map((d) => ({ ...d, state: 'pending' as const, attempts: 0 })),
@@ -176,29 +151,16 @@ export class AlertOutbox {
     );
   }
 
-  /** Take one delivery by id, as `take` would; null when it is not due, taken by a live process, sent or dead. */
-  takeOne(id: string, now: Date): Promise<DeliveryRecord | null> {
-    return this.deliveries.findOneAndUpdate(
-      {
-        _id: id,
-        $or: [
-          { state: 'pending', notBefore: { $lte: now } },
-          { state: 'sending', leaseUntil: { $lt: now } },
-        ],
-      },
-      { $set: { state: 'sending', leaseUntil: new Date(now.getTime() + LEASE_MS) }, $inc: { attempts: 1 } },
-      { returnDocument: 'after' },
-    );
-  }
-
   /**
-   * `takeOne` for many deliveries: one update marks those due as taken under a lease of its own, and
-   * one read returns what carries that lease. On the embedded store each of the two goes through the
-   * collection once for the whole batch, where a take and a mark for each delivery went through it
-   * twice per delivery; and of two processes whose updates crossed, each gets only what it holds.
+   * Take these deliveries, as `take` would each: one update marks those due as taken under a lease
+   * of its own, and one read returns them all, `taken` (those carrying that lease) and the `others`
+   * as they are (not due, taken by another process, sent, dead). On the embedded store each of the
+   * two goes through the collection once for the whole batch, where a take and a mark for each
+   * delivery went through it twice per delivery; and of two processes whose updates crossed, each
+   * takes only what carries its own lease.
    */
-  async takeMany(ids: readonly string[], now: Date): Promise<DeliveryRecord[]> {
-    if (!ids.length) return [];
+  async takeMany(ids: readonly string[], now: Date): Promise<{ taken: DeliveryRecord[]; others: DeliveryRecord[] }> {
+    if (!ids.length) return { taken: [], others: [] };
     const lease = randomUUID();
     await this.deliveries.updateMany(
       {
@@ -210,10 +172,12 @@ export class AlertOutbox {
       },
       { $set: { state: 'sending', leaseUntil: new Date(now.getTime() + LEASE_MS), lease }, $inc: { attempts: 1 } },
     );
-    return this.deliveries.find({ _id: { $in: [...ids] }, lease }).toArray();
+    const rows = await this.deliveries.find({ _id: { $in: [...ids] } }).toArray();
+    return { taken: rows.filter((d) => d.lease === lease), others: rows.filter((d) => d.lease !== lease) };
   }
 
-  /** `sent` for many deliveries, with one update. */
+  /** Mark deliveries sent, with one update. Once sent, the words (which may tell of someone's
+   *  health) are not kept: only that it went. */
   async sentMany(ds: readonly DeliveryRecord[], now: Date): Promise<void> {
     if (!ds.length) return;
     await this.deliveries.updateMany(
@@ -221,23 +185,6 @@ export class AlertOutbox {
       { $set: { state: 'sent', sentAt: now }, $unset: { leaseUntil: '', lease: '', lastError: '', message: '', note: '' } },
     );
     for (const d of ds) alertMetrics.sent.inc({ channel: d.channel });
-  }
-
-  getMany(ids: readonly string[]): Promise<DeliveryRecord[]> {
-    return ids.length ? this.deliveries.find({ _id: { $in: [...ids] } }).toArray() : Promise.resolve([]);
-  }
-
-  get(id: string): Promise<DeliveryRecord | null> {
-    return this.deliveries.findOne({ _id: id });
-  }
-
-  async sent(d: DeliveryRecord, now: Date): Promise<void> {
-    // Once sent, the words (which may tell of someone's health) are not kept: only that it went.
-    await this.deliveries.updateOne(
-      { _id: d._id, state: 'sending' },
-      { $set: { state: 'sent', sentAt: now }, $unset: { leaseUntil: '', lastError: '', message: '', note: '' } },
-    );
-    alertMetrics.sent.inc({ channel: d.channel });
   }
 
   /** Not sent after all: the member no longer wants this kind right away. The words go too. */
