@@ -11,11 +11,13 @@ import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { alertEngine } from '../src/alerts/slice.js';
 import { emailChannel, LOCAL_OUTBOX, type Channel, type LocalMail } from '../src/alerts/channels.js';
-import { AlertEngine } from '../src/alerts/engine.js';
+import { alertClaimsBucketName, KvAttemptClaims } from '../src/alerts/claims.js';
+import { AlertEngine, QUEUE_GRACE_MS } from '../src/alerts/engine.js';
 import { alertsCommand } from '../src/alerts/cli.js';
 import { ALERT_DECISIONS, ALERT_DELIVERIES, LEASE_MS, MAX_ATTEMPTS, backoffMs, type DeliveryRecord } from '../src/alerts/outbox.js';
 import { defaultPreferences, PreferenceStore } from '../src/alerts/preferences.js';
 import { SessionStore } from '../src/auth/sessions.js';
+import { NatsBus } from '../src/bus/nats.js';
 import { subjects } from '../src/bus/subjects.js';
 import { appendCareEvents } from '../src/family/careEvents.js';
 import { deleteLovedOne } from '../src/family/changes.js';
@@ -605,52 +607,66 @@ describe('alerts - the SMTP relay', () => {
 });
 
 describe('alerts - failures and the local outbox', () => {
-  it('when the SMTP server keeps answering 451, then the delivery is retried with backoff and then listed as a dead letter', async () => {
-    const port = await freePort();
-    const refusing = new SMTPServer({
-      authOptional: true,
-      disabledCommands: ['STARTTLS'],
-      logger: false,
-      onRcptTo: (_address, _session, cb) => cb(Object.assign(new Error('mailbox busy, try later'), { responseCode: 451 })),
-    });
-    await new Promise<void>((resolve) => refusing.listen(port, '127.0.0.1', resolve));
-    try {
-      const fam = await family(svc.store.db, svc.credentials, svc.config);
-      const partner = await onboard(svc.store.db, svc.credentials);
-      await shareWith(svc, partner, `rose-${fam.lovedOneId}`, fam);
-      await fallNote(svc, fam, partner);
-      let now = Date.now();
-      const config = { ...svc.config, smtpUrl: `smtp://127.0.0.1:${port}` };
-      const engine = alertEngine({
-        config,
-        db: svc.store.db,
-        credentials: svc.credentials,
-        timelines: svc.timelines,
-        log: createLogger('silent'),
-        clock: () => now,
+  // On NATS first: the other puts its dead letter back in the queue, for the test after this one.
+  it.each([
+    ['claims in NATS key-value', true],
+    ['the outbox’s own lease', false],
+  ])(
+    'when the SMTP server keeps answering 451, then the delivery is retried with backoff and then listed as a dead letter (taken through %s)',
+    async (_, onNats) => {
+      const bus = onNats ? await NatsBus.connect(inject('natsUrl'), createLogger('silent'), 'alerts-451-test') : undefined;
+      // On NATS the work queue sends a due delivery; the pass over the outbox only what it left.
+      const queueGrace = bus ? QUEUE_GRACE_MS : 0;
+      const port = await freePort();
+      const refusing = new SMTPServer({
+        authOptional: true,
+        disabledCommands: ['STARTTLS'],
+        logger: false,
+        onRcptTo: (_address, _session, cb) => cb(Object.assign(new Error('mailbox busy, try later'), { responseCode: 451 })),
       });
-      await engine.scanRecords();
-      const deliveries = () => svc.store.db.collection<DeliveryRecord>(ALERT_DELIVERIES).find({ lovedOneId: fam.lovedOneId }).toArray();
-      for (let attempt = 1; attempt < MAX_ATTEMPTS; attempt++) {
-        expect(await engine.deliver()).toMatchObject({ sent: 0, failed: 1, dead: 0 });
-        const [d] = await deliveries();
-        expect(d).toMatchObject({ state: 'pending', attempts: attempt, lastError: expect.stringContaining('SMTP 451') });
-        // Not again before its backoff.
-        expect(await engine.deliver()).toMatchObject({ failed: 0 });
-        now += backoffMs(attempt);
+      await new Promise<void>((resolve) => refusing.listen(port, '127.0.0.1', resolve));
+      try {
+        const fam = await family(svc.store.db, svc.credentials, svc.config);
+        const partner = await onboard(svc.store.db, svc.credentials);
+        await shareWith(svc, partner, `rose-${fam.lovedOneId}`, fam);
+        await fallNote(svc, fam, partner);
+        let now = Date.now();
+        const config = { ...svc.config, smtpUrl: `smtp://127.0.0.1:${port}` };
+        const engine = alertEngine({
+          config,
+          db: svc.store.db,
+          credentials: svc.credentials,
+          timelines: svc.timelines,
+          log: createLogger('silent'),
+          clock: () => now,
+          ...(bus ? { claims: new KvAttemptClaims(bus.kv, alertClaimsBucketName(`t451${randomBytes(4).toString('hex')}`)) } : {}),
+        });
+        await engine.scanRecords();
+        now += queueGrace;
+        const deliveries = () => svc.store.db.collection<DeliveryRecord>(ALERT_DELIVERIES).find({ lovedOneId: fam.lovedOneId }).toArray();
+        for (let attempt = 1; attempt < MAX_ATTEMPTS; attempt++) {
+          expect(await engine.deliver()).toMatchObject({ sent: 0, failed: 1, dead: 0 });
+          const [d] = await deliveries();
+          expect(d).toMatchObject({ state: 'pending', attempts: attempt, lastError: expect.stringContaining('SMTP 451') });
+          // Not again before its backoff.
+          expect(await engine.deliver()).toMatchObject({ failed: 0 });
+          now += backoffMs(attempt) + queueGrace;
+        }
+        expect(await engine.deliver()).toMatchObject({ dead: 1 });
+        const [dead] = await deliveries();
+        expect(dead).toMatchObject({ state: 'dead', attempts: MAX_ATTEMPTS });
+        if (bus) return;
+        const listed = await alertsCli(svc, [fam.lovedOneId, '--json']);
+        expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ delivery_id: dead!._id, state: 'dead', kind: 'flagged_note', channel: 'email' })]);
+        expect((await alertsCli(svc, ['dead'])).stdout).toContain(dead!._id);
+        expect((await alertsCli(svc, ['retry', dead!._id])).code).toBe(0);
+        expect((await deliveries())[0]).toMatchObject({ state: 'pending', attempts: 0 });
+      } finally {
+        await new Promise<void>((resolve) => refusing.close(() => resolve()));
+        await bus?.close();
       }
-      expect(await engine.deliver()).toMatchObject({ dead: 1 });
-      const [dead] = await deliveries();
-      expect(dead).toMatchObject({ state: 'dead', attempts: MAX_ATTEMPTS });
-      const listed = await alertsCli(svc, [fam.lovedOneId, '--json']);
-      expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ delivery_id: dead!._id, state: 'dead', kind: 'flagged_note', channel: 'email' })]);
-      expect((await alertsCli(svc, ['dead'])).stdout).toContain(dead!._id);
-      expect((await alertsCli(svc, ['retry', dead!._id])).code).toBe(0);
-      expect((await deliveries())[0]).toMatchObject({ state: 'pending', attempts: 0 });
-    } finally {
-      await new Promise<void>((resolve) => refusing.close(() => resolve()));
-    }
-  });
+    },
+  );
 
   it('when SMTP_URL is empty, then the mail lands in the local outbox that `carecircle alerts outbox` prints', async () => {
     const fam = await family(svc.store.db, svc.credentials, svc.config);

@@ -15,7 +15,9 @@ import type { Logger } from '../log.js';
 import type { Timelines } from '../store/timeline/port.js';
 import { wordsIn, type ZoneWords } from '../workspace/careReader.js';
 import type { Channel } from './channels.js';
-import type { DeliveryQueue } from './queue.js';
+import type { AttemptClaims } from './claims.js';
+import type { DeliveryQueue, QueuedDelivery, Settled } from './queue.js';
+import { GroupCommit } from '../ingest/fresh.js';
 import { alertMail } from './compose.js';
 import { digestMail, digestReads, type DigestPeriod, type DigestReads } from './digest.js';
 import { ALERT_KINDS, KIND_NAMES, type AlertKind } from './kinds.js';
@@ -35,6 +37,11 @@ const FIRST_SCAN_MS = 24 * 3_600_000;
 const SCAN_BATCH = 500;
 /** Deliveries one run sends at most; the next run takes the rest. */
 const DELIVERIES_PER_RUN = 500;
+/** On NATS, how long the pass over the outbox leaves a due delivery to the work queue. */
+export const QUEUE_GRACE_MS = 60_000;
+/** How old a delivery handed over whole may be for the sender to claim it without reading it:
+ *  well inside QUEUE_GRACE_MS, so no pass can have claimed its first attempt before. */
+const FRESH_MS = 30_000;
 /** Marking a delivery sent stops being retried this long before its lease ends (src/alerts/outbox.ts). */
 const MARK_SENT_MARGIN_MS = 30_000;
 /** Digests whose decisions, and what they need besides the care record, are read at once. */
@@ -66,6 +73,8 @@ export interface AlertDeps {
   channels: readonly Channel[];
   /** On NATS: the JetStream work queue each new delivery is published to (src/alerts/queue.ts). */
   queue?: DeliveryQueue;
+  /** On NATS: who sends which attempt, held in key-value instead of by a write to the outbox (src/alerts/claims.ts). */
+  claims?: AttemptClaims;
 }
 
 export class AlertEngine {
@@ -74,6 +83,11 @@ export class AlertEngine {
   readonly ranges: RangeStore;
   readonly links: UnsubscribeLinks;
   private readonly store: WorkspaceStore;
+  /** Deliveries sent and not yet marked so: whatever the sender's batches sent meanwhile, marked with one update. */
+  private readonly marks = new GroupCommit<DeliveryRecord, void>(async (ds) => {
+    await this.markSent(ds);
+    return ds.map(() => undefined);
+  }, 512);
 
   constructor(private readonly d: AlertDeps) {
     this.outbox = new AlertOutbox(d.db);
@@ -265,9 +279,9 @@ export class AlertEngine {
         }
       }
     }
-    await this.outbox.enqueueMany(deliveries);
+    const inserted = await this.outbox.enqueueMany(deliveries);
     // Each delivery again on the work queue, inserted now or before (a fan-out a crash cut short).
-    await this.publish(deliveries);
+    await this.publish(deliveries, inserted);
   }
 
   /** A workspace's members, each with the one thing of their account the alerts use: their time zone. */
@@ -371,7 +385,7 @@ export class AlertEngine {
     await Promise.all(Array.from({ length: Math.min(DIGEST_CONCURRENCY, open.length) }, lane));
     const all = channels.flatMap((channel) => deliveries.map((d) => ({ ...d, _id: `${d.decisionId}|${d.uid}|${channel.name}`, channel: channel.name })));
     const inserted = await this.outbox.enqueueMany(all);
-    await this.publish(all);
+    await this.publish(all, new Set());
     const candidates = open.map(({ lovedOne, period, kinds, key }) => ({
       key,
       kind: kinds[0]!,
@@ -423,41 +437,91 @@ export class AlertEngine {
     };
   }
 
-  /** On NATS, hand each delivery's id to the work queue; a failed publish is sent by the next pass. */
-  private async publish(deliveries: readonly NewDelivery[]): Promise<void> {
+  /**
+   * On NATS, hand each delivery to the work queue; a failed publish is sent by the next pass. A
+   * delivery `inserted` by this fan-out goes whole, so that the sender need not read it back: one
+   * queued before (a fan-out that a crash cut short, done again) may have been sent meanwhile, and
+   * goes by its id only.
+   */
+  private async publish(deliveries: readonly NewDelivery[], inserted: ReadonlySet<string>): Promise<void> {
     const queue = this.d.queue;
     if (!queue) return;
     await Promise.all(
       deliveries.map((d) =>
-        queue.publish(d._id).catch((err: unknown) => this.d.log.warn({ err, delivery: d._id }, 'alert delivery not queued; the next pass sends it')),
+        queue
+          .publish({ id: d._id, lovedOneId: d.lovedOneId, ...(inserted.has(d._id) ? { fresh: d } : {}) })
+          .catch((err: unknown) => this.d.log.warn({ err, delivery: d._id }, 'alert delivery not queued; the next pass sends it')),
       ),
     );
   }
 
   /**
-   * Send the deliveries a work queue handed this process together: taken with one update and one
-   * read, the members' preferences read once, each sent through its channel, and those sent marked
-   * with one update. For each of `ids`, in order: settled (sent, dead, or nothing left to do), or to
-   * be tried again after a while.
+   * Send the deliveries a work queue handed this process together: taken (`takeMany`) while the
+   * members' preferences are read (the queue's messages name each delivery's loved one), and each
+   * sent through its channel. Resolves once they are sent, with, for each item in
+   * order, when it is settled: sent and marked so (the marks of every batch sent meanwhile go in
+   * one update, so the next batch need not wait for them), dead, or nothing left to do; or to be
+   * tried again after a while.
    */
-  async deliverMany(ids: readonly string[]): Promise<({ settled: true } | { settled: false; retryInMs: number })[]> {
+  async deliverMany(items: readonly QueuedDelivery[]): Promise<{ done: Promise<Settled> }[]> {
     const now = this.now();
-    const took = await this.outbox.takeMany(ids, now);
+    const ids = items.map((i) => i.id);
+    const named = [...new Set(items.flatMap((i) => (i.lovedOneId ? [i.lovedOneId] : [])))];
+    const [took, prefsOfNamed] = await Promise.all([this.takeMany(items, now), this.preferences.ofLovedOnes(named)]);
     const taken = new Map(took.taken.map((d) => [d._id, d]));
     const rows = new Map(took.others.map((d) => [d._id, d]));
-    const prefs = await this.preferences.ofLovedOnes([...new Set([...taken.values()].map((d) => d.lovedOneId))]);
+    // A message queued by an earlier version names no loved one: theirs are read now.
+    const unnamed = [...new Set([...taken.values()].map((d) => d.lovedOneId))].filter((l) => !named.includes(l));
+    const prefs = unnamed.length ? await this.preferences.ofLovedOnes([...named, ...unnamed]) : prefsOfNamed;
     const outcomes = new Map<string, Awaited<ReturnType<AlertEngine['sendOnly']>>>();
     await Promise.all([...taken.values()].map(async (d) => outcomes.set(d._id, await this.sendOnly(d, prefs(d.uid, d.lovedOneId)))));
-    await this.markSent([...taken.values()].filter((d) => outcomes.get(d._id) === 'sent'));
+    const sent = [...taken.values()].filter((d) => outcomes.get(d._id) === 'sent');
+    const marks = this.marks.submitAll(sent);
+    const marked = new Map(sent.map((d, i) => [d._id, marks[i]!]));
     return ids.map((id) => {
       const d = taken.get(id);
-      if (d) return outcomes.get(id) === 'retry' ? { settled: false, retryInMs: backoffMs(d.attempts) } : { settled: true };
+      const mark = marked.get(id);
+      if (mark) return { done: mark.then(() => ({ settled: true }) as const) };
+      if (d) return { done: Promise.resolve(outcomes.get(id) === 'retry' ? { settled: false, retryInMs: backoffMs(d.attempts) } : { settled: true }) };
       const row = rows.get(id);
-      if (!row || row.state === 'sent' || row.state === 'dead' || row.state === 'withdrawn') return { settled: true };
+      if (!row || row.state === 'sent' || row.state === 'dead' || row.state === 'withdrawn') return { done: Promise.resolve({ settled: true }) };
       // Not due yet (quiet hours, a backoff) or taken by another process: ask again then.
       const until = row.state === 'pending' ? row.notBefore.getTime() : (row.leaseUntil?.getTime() ?? now.getTime());
-      return { settled: false, retryInMs: Math.max(1_000, until - now.getTime()) };
+      return { done: Promise.resolve({ settled: false, retryInMs: Math.max(1_000, until - now.getTime()) }) };
     });
+  }
+
+  /**
+   * Take these deliveries for a lease: through the outbox's own lease in the store, or, on NATS,
+   * each attempt claimed in key-value. A delivery the queue hands over whole, on its first
+   * delivery and moments after its fan-out, is claimed as it came (nothing else can have taken its
+   * first attempt yet: the pass over the outbox leaves a delivery to the queue for QUEUE_GRACE_MS),
+   * so its take reads nothing from the store; any other is read first.
+   */
+  private async takeMany(items: readonly QueuedDelivery[], now: Date): Promise<{ taken: DeliveryRecord[]; others: DeliveryRecord[] }> {
+    if (!this.d.claims)
+      return this.outbox.takeMany(
+        items.map((i) => i.id),
+        now,
+      );
+    const fresh = (f: NewDelivery | undefined): f is NewDelivery => !!f && now.getTime() - f.createdAt.getTime() < FRESH_MS && f.notBefore <= now;
+    const whole = new Map(
+      items.flatMap((i) => (fresh(i.fresh) && i.fresh._id === i.id ? [[i.id, { ...i.fresh, state: 'pending' as const, attempts: 0 }]] : [])),
+    );
+    const rows = [...whole.values(), ...(await this.outbox.rowsOf(items.map((i) => i.id).filter((id) => !whole.has(id))))];
+    return this.claim(rows, now, now);
+  }
+
+  /** `takeMany` through the claims, for rows read or handed over: those due by `dueBy`, or whose
+   *  store lease ran out, each for its next attempt. One held elsewhere comes back as taken by
+   *  another process, until the lease it may hold runs out. */
+  private async claim(rows: readonly DeliveryRecord[], now: Date, dueBy: Date): Promise<{ taken: DeliveryRecord[]; others: DeliveryRecord[] }> {
+    const leaseUntil = new Date(now.getTime() + LEASE_MS);
+    const due = (d: DeliveryRecord) => (d.state === 'pending' && d.notBefore <= dueBy) || (d.state === 'sending' && !!d.leaseUntil && d.leaseUntil < now);
+    const held = await this.d.claims!.claim(rows.filter(due).map((d) => ({ id: d._id, attempt: d.attempts })));
+    const taken = rows.filter((d) => held.has(d._id)).map((d) => ({ ...d, state: 'sending' as const, attempts: d.attempts + 1, leaseUntil }));
+    const others = rows.filter((d) => !held.has(d._id)).map((d) => (due(d) ? { ...d, state: 'sending' as const, leaseUntil } : d));
+    return { taken, others };
   }
 
   private async send(d: DeliveryRecord): Promise<'sent' | 'retry' | 'dead' | 'withdrawn'> {
@@ -510,6 +574,20 @@ export class AlertEngine {
   /** Send what is due, through each delivery's channel; a failure is retried later or dead-lettered. */
   async deliver(limit = DELIVERIES_PER_RUN): Promise<{ sent: number; failed: number; dead: number }> {
     const counts = { sent: 0, failed: 0, dead: 0 };
+    if (this.d.claims) {
+      // On NATS the work queue sends each delivery as it comes; this pass sends what it left (a
+      // publish that failed), once the delivery has been due for a while.
+      const now = this.now();
+      const dueBy = new Date(now.getTime() - QUEUE_GRACE_MS);
+      const { taken } = await this.claim(await this.outbox.due(now, dueBy, limit), now, dueBy);
+      for (const d of taken) {
+        const outcome = await this.send(d);
+        if (outcome === 'sent') counts.sent++;
+        else if (outcome === 'dead') counts.dead++;
+        else if (outcome === 'retry') counts.failed++;
+      }
+      return counts;
+    }
     for (let i = 0; i < limit; i++) {
       const now = this.now();
       const d = await this.outbox.take(now);

@@ -21,4 +21,5 @@ export type DeliveryMode = (typeof DELIVERY_MODES)[number];
 export const MODE_LABELS: Record<DeliveryMode, string> = { now: 'Right away', daily: 'Daily digest', weekly: 'Weekly digest', never: 'Never' };
 
 /** The channels an alert can go out on; `email` is built here, web push plugs in beside it. */
-export type ChannelName = 'email' | 'push';
+export const CHANNEL_NAMES = ['email', 'push'] as const;
+export type ChannelName = (typeof CHANNEL_NAMES)[number];

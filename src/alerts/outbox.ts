@@ -78,6 +78,10 @@ export interface DeliveryRecord {
 /** A delivery as a fan-out makes it, before the outbox sets its state. */
 export type NewDelivery = Omit<DeliveryRecord, 'state' | 'attempts'>;
 
+/** The states of a taken delivery: `sending` under the store's lease, still `pending` under a claim
+ *  held elsewhere (`AttemptClaims`). */
+const TAKEN: DeliveryState[] = ['sending', 'pending'];
+
 export class AlertOutbox {
   readonly decisions: Collection<DecisionRecord>;
   readonly deliveries: Collection<DeliveryRecord>;
@@ -151,6 +155,26 @@ export class AlertOutbox {
     );
   }
 
+  /** These deliveries as they are, from one read. */
+  rowsOf(ids: readonly string[]): Promise<DeliveryRecord[]> {
+    return ids.length ? this.deliveries.find({ _id: { $in: [...ids] } }).toArray() : Promise.resolve([]);
+  }
+
+  /** Deliveries due since `dueBy` at the latest (pending), or whose lease ran out, oldest first: what
+   *  a pass over the outbox sends when something else takes them (`AttemptClaims`). */
+  due(now: Date, dueBy: Date, limit: number): Promise<DeliveryRecord[]> {
+    return this.deliveries
+      .find({
+        $or: [
+          { state: 'pending', notBefore: { $lte: dueBy } },
+          { state: 'sending', leaseUntil: { $lt: now } },
+        ],
+      })
+      .sort({ notBefore: 1 })
+      .limit(limit)
+      .toArray();
+  }
+
   /**
    * Take these deliveries, as `take` would each: one update marks those due as taken under a lease
    * of its own, and one read returns them all, `taken` (those carrying that lease) and the `others`
@@ -181,7 +205,7 @@ export class AlertOutbox {
   async sentMany(ds: readonly DeliveryRecord[], now: Date): Promise<void> {
     if (!ds.length) return;
     await this.deliveries.updateMany(
-      { _id: { $in: ds.map((d) => d._id) }, state: 'sending' },
+      { _id: { $in: ds.map((d) => d._id) }, state: { $in: TAKEN } },
       { $set: { state: 'sent', sentAt: now }, $unset: { leaseUntil: '', lease: '', lastError: '', message: '', note: '' } },
     );
     for (const d of ds) alertMetrics.sent.inc({ channel: d.channel });
@@ -190,7 +214,7 @@ export class AlertOutbox {
   /** Not sent after all: the member no longer wants this kind right away. The words go too. */
   async withdraw(d: DeliveryRecord, now: Date): Promise<void> {
     await this.deliveries.updateOne(
-      { _id: d._id, state: 'sending' },
+      { _id: d._id, state: { $in: TAKEN } },
       { $set: { state: 'withdrawn', sentAt: now }, $unset: { leaseUntil: '', message: '', note: '' } },
     );
   }
@@ -199,9 +223,16 @@ export class AlertOutbox {
   async failed(d: DeliveryRecord, error: string, now: Date): Promise<'retry' | 'dead'> {
     const dead = d.attempts >= MAX_ATTEMPTS;
     await this.deliveries.updateOne(
-      { _id: d._id, state: 'sending' },
+      { _id: d._id, state: { $in: TAKEN } },
       {
-        $set: { state: dead ? 'dead' : 'pending', lastError: error.slice(0, 500), notBefore: new Date(now.getTime() + backoffMs(d.attempts)) },
+        // The attempts as the take counted them: the store's own lease counted them there, a claim
+        // (`AttemptClaims`) counts them here.
+        $set: {
+          state: dead ? 'dead' : 'pending',
+          attempts: d.attempts,
+          lastError: error.slice(0, 500),
+          notBefore: new Date(now.getTime() + backoffMs(d.attempts)),
+        },
         $unset: { leaseUntil: '' },
       },
     );

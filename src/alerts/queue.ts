@@ -9,9 +9,48 @@ import { onFirstUse } from '../bus/onFirstUse.js';
 import { subjects } from '../bus/subjects.js';
 import type { Logger } from '../log.js';
 import { GroupCommit } from '../ingest/fresh.js';
+import { z } from 'zod';
+import { CHANNEL_NAMES, KIND_NAMES } from './kinds.js';
+import type { NewDelivery } from './outbox.js';
+
+/** A queue message: the delivery's id; its loved one, whose members' preferences the sender reads
+ *  while it takes the delivery; and the delivery whole when its fan-out inserted it (the sender
+ *  then claims it without reading it back). A message of an earlier version has only the id. */
+export interface QueuedDelivery {
+  id: string;
+  lovedOneId?: string;
+  fresh?: NewDelivery;
+}
+
+const text = z.string().max(1 << 20);
+const freshDelivery = z.object({
+  _id: text,
+  decisionId: text,
+  uid: text,
+  lovedOneId: text,
+  kind: z.enum([...KIND_NAMES, 'digest']),
+  channel: z.enum(CHANNEL_NAMES),
+  message: z.object({ to: text, subject: text, text, html: text, headers: z.record(z.string(), text) }).optional(),
+  note: z.object({ title: text, body: text, url: text, tag: text }).optional(),
+  notBefore: z.coerce.date(),
+  createdAt: z.coerce.date(),
+});
+
+/** The message's body as the sender takes it; a delivery that does not read back whole is read
+ *  from the store instead. Undefined when the body names no delivery. */
+export function queuedDelivery(body: unknown): QueuedDelivery | undefined {
+  const b = body as { id?: unknown; lovedOneId?: unknown; fresh?: unknown } | null;
+  if (typeof b?.id !== 'string') return undefined;
+  const fresh = b.fresh === undefined ? undefined : freshDelivery.safeParse(b.fresh);
+  return {
+    id: b.id,
+    ...(typeof b.lovedOneId === 'string' ? { lovedOneId: b.lovedOneId } : {}),
+    ...(fresh?.success ? { fresh: fresh.data as NewDelivery } : {}),
+  };
+}
 
 export interface DeliveryQueue {
-  publish(deliveryId: string): Promise<void>;
+  publish(delivery: QueuedDelivery): Promise<void>;
 }
 
 /** Stream names cannot hold dots: the namespace's dots become underscores. */
@@ -31,20 +70,20 @@ export function jetStreamQueue(durable: DurableStreams, namespace: string): Deli
     await durable.ensureConsumer(stream.name, consumer);
   });
   return {
-    publish: async (deliveryId) => {
+    publish: async (delivery) => {
       await ensured();
       // The delivery id as message id: a second fan-out of the same delivery is stored once.
-      await durable.publish(stream.subjects[0]!, { id: deliveryId }, { msgId: deliveryId });
+      await durable.publish(stream.subjects[0]!, delivery, { msgId: delivery.id });
     },
   };
 }
 
-/** The workers' consumer: each message is one delivery to send now, or later when it is not due. */
-/** What the sender needs of the alert engine: one delivery sent, or when to ask again. */
-type Settled = { settled: true } | { settled: false; retryInMs: number };
+/** A delivery done with (sent and marked so, dead, nothing left to do), or when to ask again. */
+export type Settled = { settled: true } | { settled: false; retryInMs: number };
 
+/** What the sender needs of the alert engine: a batch sent, each with when it is settled. */
 export interface SendsDeliveries {
-  deliverMany(ids: readonly string[]): Promise<Settled[]>;
+  deliverMany(items: readonly QueuedDelivery[]): Promise<{ done: Promise<Settled> }[]>;
 }
 
 /** Deliveries unsettled in one process at once, and sent together at most. */
@@ -54,22 +93,30 @@ const SENDER_LANES = 2;
 
 export function startAlertSender(durable: DurableStreams, namespace: string, engine: SendsDeliveries, log: Logger): RunningConsumer {
   const { stream, consumer } = alertStream(namespace);
-  // What arrives while a batch is being sent is sent together next: taking and marking a batch
-  // costs the store a few commands, however many deliveries it holds. Two batches at a time, taken
-  // in turn, so that one waits on the store while the other waits on the relay.
-  const lanes = Array.from({ length: SENDER_LANES }, () => new GroupCommit<string, Settled>((ids) => engine.deliverMany(ids), SENDER_CONCURRENCY));
+  // What arrives while a batch is being sent is sent together next: taking a batch costs the store
+  // a few commands, however many deliveries it holds. Two batches at a time, so that one waits on
+  // the store while the other waits on the relay; a delivery goes to a lane with nothing to do if
+  // there is one. A lane is free again once its batch is sent: the marks wait in the engine.
+  const lanes = Array.from(
+    { length: SENDER_LANES },
+    () => new GroupCommit<QueuedDelivery, { done: Promise<Settled> }>((items) => engine.deliverMany(items), SENDER_CONCURRENCY),
+  );
   let turn = 0;
   const handle = async (m: DurableMessage) => {
-    let id: string;
+    let item: QueuedDelivery | undefined;
     try {
-      const body = m.json() as { id?: unknown };
-      if (typeof body?.id !== 'string') throw new Error('no delivery id');
-      id = body.id;
+      item = queuedDelivery(m.json());
     } catch {
+      item = undefined;
+    }
+    if (!item) {
       m.term();
       return;
     }
-    const outcome = await lanes[turn++ % SENDER_LANES]!.submit(id);
+    // Handed over again (a nak, a sender that died): whatever became of it is in the store.
+    if (m.deliveryCount > 1) delete item.fresh;
+    const lane = lanes.find((l) => l.idle) ?? lanes[turn++ % SENDER_LANES]!;
+    const outcome = await (await lane.submit(item)).done;
     if (outcome.settled) m.ack();
     else m.nak(outcome.retryInMs);
   };

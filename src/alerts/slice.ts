@@ -15,12 +15,17 @@ import { alertPages } from './pages.js';
 import { startAlertPrompt } from './prompt.js';
 import { PREFERENCE_INDEXES } from './preferences.js';
 import { RANGE_INDEXES } from './ranges.js';
+import { alertClaimsBucketName, KvAttemptClaims, type AttemptClaims } from './claims.js';
 import { jetStreamQueue, startAlertSender } from './queue.js';
 import { ALERT_ROUTES } from './routes.js';
 
 /** The alert engine of a process: mail, web push to the browsers members turned it on in, and any other channel given. */
 export function alertEngine(
-  ctx: Pick<SliceContext, 'config' | 'db' | 'credentials' | 'timelines' | 'log' | 'clock'> & { bus?: Pick<SliceContext['bus'], 'durable'> },
+  ctx: Pick<SliceContext, 'config' | 'db' | 'credentials' | 'timelines' | 'log' | 'clock'> & {
+    bus?: Pick<SliceContext['bus'], 'durable' | 'kv'>;
+    /** Instead of the ones the bus gives (a test's own bucket). */
+    claims?: AttemptClaims;
+  },
   more: readonly Channel[] = [],
 ): AlertEngine {
   const durable = ctx.bus?.durable;
@@ -36,6 +41,11 @@ export function alertEngine(
       ...more,
     ],
     ...(durable ? { queue: jetStreamQueue(durable, ctx.config.busNamespace) } : {}),
+    ...(ctx.claims
+      ? { claims: ctx.claims }
+      : durable && ctx.bus?.kv
+        ? { claims: new KvAttemptClaims(ctx.bus.kv, alertClaimsBucketName(ctx.config.busNamespace)) }
+        : {}),
   });
 }
 

@@ -73,12 +73,23 @@ export class GroupCommit<I, O> {
     private readonly gather?: Gather,
   ) {}
 
+  /** No batch is being written. */
+  get idle(): boolean {
+    return !this.busy;
+  }
+
   submit(item: I): Promise<O> {
-    return new Promise<O>((resolve, reject) => {
-      this.waiting.push({ item, resolve, reject });
+    return this.submitAll([item])[0]!;
+  }
+
+  /** `submit` for several items at once: written in the same batch while it has room. */
+  submitAll(items: readonly I[]): Promise<O>[] {
+    const results = items.map((item) => new Promise<O>((resolve, reject) => void this.waiting.push({ item, resolve, reject })));
+    if (items.length) {
       if (!this.busy) void this.drain();
       else if (this.wake && this.waiting.length >= Math.min(this.gather!.atLeast, this.maxBatch)) this.wake();
-    });
+    }
+    return results;
   }
 
   private async drain(): Promise<void> {
