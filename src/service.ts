@@ -199,13 +199,12 @@ export async function startService(role: Role, config: Config, log: Logger): Pro
       stops.push(() => inbox.close());
     }
     if (role === 'all' || role === 'cron') {
-      cronRole = startCron(
-        store,
-        log,
-        slices.flatMap((s) => s.jobs?.(ctx) ?? []),
-        config.cronLease,
-      );
-      stops.push(() => cronRole!.stop());
+      const jobs = slices.flatMap((s) => s.jobs?.(ctx) ?? []);
+      cronRole = startCron(store, log, jobs, config.cronLease);
+      stops.push(async () => {
+        await cronRole!.stop();
+        await Promise.all(jobs.map((j) => j.close?.()));
+      });
     }
     if (config.metricsPort !== 'off') {
       // Its own port, never a public listener's: scraped from inside the deployment only.

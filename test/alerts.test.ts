@@ -619,6 +619,7 @@ describe('alerts - failures and the local outbox', () => {
       const queueGrace = bus ? QUEUE_GRACE_MS : 0;
       const port = await freePort();
       const refusing = new SMTPServer({
+        closeTimeout: 200,
         authOptional: true,
         disabledCommands: ['STARTTLS'],
         logger: false,
@@ -722,6 +723,28 @@ describe('alerts - within seconds of the record', () => {
       expect(await engineAt(fast, Date.now).scanRecords()).toMatchObject({ decided: 0 });
     } finally {
       await fast.stop();
+    }
+  });
+
+  it('when the service stops, then it lets go of the SMTP connections it kept open', async () => {
+    const own = await startSmtpSink();
+    const fast = await startTestService({ env: { DATA_KEY: TEST_DATA_KEY, SMTP_URL: own.url } });
+    let stopped = false;
+    try {
+      const { fam, members, partner } = await sharedFamily(fast);
+      await fallNote(fast, fam, partner);
+      await vi.waitFor(() => expect(own.received.filter((m) => members.some((to) => m.to.includes(to)))).toHaveLength(members.length), {
+        timeout: 20_000,
+        interval: 50,
+      });
+      // Kept open for the next alert while the service runs.
+      expect(own.open()).toBeGreaterThan(0);
+      await fast.stop();
+      stopped = true;
+      await vi.waitFor(() => expect(own.open()).toBe(0), { timeout: 5_000, interval: 50 });
+    } finally {
+      if (!stopped) await fast.stop();
+      await own.close();
     }
   });
 

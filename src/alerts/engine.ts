@@ -626,6 +626,12 @@ export class AlertEngine {
   }
 
   /** One run of the whole cycle: what a cron tick does. */
+  /** Let go of the channels' connections (the SMTP pool), once nothing is sent any more. */
+  close(): Promise<void> {
+    for (const c of this.d.channels) c.close?.();
+    return Promise.resolve();
+  }
+
   async run(): Promise<Record<string, number>> {
     const forgotten = await this.forgetGone();
     const scanned = await this.scanRecords();

@@ -88,11 +88,16 @@ export const alertsSlice = defineSlice({
     if (ctx.bus.durable) running.push(startAlertSender(ctx.bus.durable, ctx.config.busNamespace, engine, ctx.log.child({ component: 'alert-sender' })));
     if (ctx.config.alertsOnStore)
       running.push(startAlertPrompt(ctx.bus, ctx.config.busNamespace, engine, !!ctx.bus.durable, ctx.log.child({ component: 'alert-prompt' })));
-    return running.length ? { stop: async () => void (await Promise.all(running.map((r) => r.stop()))) } : undefined;
+    return {
+      stop: async () => {
+        await Promise.all(running.map((r) => r.stop()));
+        await engine.close();
+      },
+    };
   },
   // Every minute: new records read, schedules checked, digests due queued, the outbox sent.
   jobs: (ctx) => {
     const engine = alertEngine(ctx);
-    return [{ name: 'alerts', schedule: '* * * * *', run: () => engine.run() }];
+    return [{ name: 'alerts', schedule: '* * * * *', run: () => engine.run(), close: () => engine.close() }];
   },
 });

@@ -119,6 +119,8 @@ export interface SweepJob {
   /** node-cron expression. */
   schedule: string;
   run(): Promise<Record<string, number>>;
+  /** Once the cron role has stopped: let go of what the job holds open (a mail server's connections). */
+  close?(): Promise<void>;
 }
 
 export interface Stoppable {

@@ -13,6 +13,8 @@ export interface SmtpSink {
   received: ReceivedMail[];
   /** Connections opened to the sink so far. */
   connections(): number;
+  /** Connections open now. */
+  open(): number;
   close(): Promise<void>;
 }
 
@@ -20,13 +22,20 @@ export async function startSmtpSink(): Promise<SmtpSink> {
   const port = await freePort();
   const received: ReceivedMail[] = [];
   let connections = 0;
+  let closed = 0;
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS'],
     logger: false,
+    // A client still connected when the test closes the sink (an engine a test made by hand, its
+    // pool never closed) is cut off at once, not after smtp-server's default 30 s.
+    closeTimeout: 200,
     onConnect(_session, cb) {
       connections++;
       cb();
+    },
+    onClose() {
+      closed++;
     },
     onData(stream, session, cb) {
       let data = '';
@@ -42,6 +51,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
     url: `smtp://127.0.0.1:${port}`,
     received,
     connections: () => connections,
+    open: () => connections - closed,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
