@@ -42,6 +42,8 @@ export const QUEUE_GRACE_MS = 60_000;
 /** How old a delivery handed over whole may be for the sender to claim it without reading it:
  *  well inside QUEUE_GRACE_MS, so no pass can have claimed its first attempt before. */
 const FRESH_MS = 30_000;
+/** On NATS, how soon a delivery whose attempt another process holds is asked about again. */
+const HELD_ELSEWHERE_RETRY_MS = 10_000;
 /** Marking a delivery sent stops being retried this long before its lease ends (src/alerts/outbox.ts). */
 const MARK_SENT_MARGIN_MS = 30_000;
 /** Digests whose decisions, and what they need besides the care record, are read at once. */
@@ -514,13 +516,15 @@ export class AlertEngine {
 
   /** `takeMany` through the claims, for rows read or handed over: those due by `dueBy`, or whose
    *  store lease ran out, each for its next attempt. One held elsewhere comes back as taken by
-   *  another process, until the lease it may hold runs out. */
+   *  another process, to be asked about again in HELD_ELSEWHERE_RETRY_MS. */
   private async claim(rows: readonly DeliveryRecord[], now: Date, dueBy: Date): Promise<{ taken: DeliveryRecord[]; others: DeliveryRecord[] }> {
     const leaseUntil = new Date(now.getTime() + LEASE_MS);
     const due = (d: DeliveryRecord) => (d.state === 'pending' && d.notBefore <= dueBy) || (d.state === 'sending' && !!d.leaseUntil && d.leaseUntil < now);
     const held = await this.d.claims!.claim(rows.filter(due).map((d) => ({ id: d._id, attempt: d.attempts })));
     const taken = rows.filter((d) => held.has(d._id)).map((d) => ({ ...d, state: 'sending' as const, attempts: d.attempts + 1, leaseUntil }));
-    const others = rows.filter((d) => !held.has(d._id)).map((d) => (due(d) ? { ...d, state: 'sending' as const, leaseUntil } : d));
+    // Held elsewhere: perhaps by a sender that died, whose lease ends at a time not known here.
+    const askAgain = new Date(now.getTime() + HELD_ELSEWHERE_RETRY_MS);
+    const others = rows.filter((d) => !held.has(d._id)).map((d) => (due(d) ? { ...d, state: 'sending' as const, leaseUntil: askAgain } : d));
     return { taken, others };
   }
 
