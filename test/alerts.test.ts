@@ -11,7 +11,7 @@ import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { alertEngine } from '../src/alerts/slice.js';
 import { emailChannel, LOCAL_OUTBOX, type Channel, type LocalMail } from '../src/alerts/channels.js';
-import { alertClaimsBucketName, KvAttemptClaims } from '../src/alerts/claims.js';
+import { alertClaimsBucketName, KvAttemptClaims, type AttemptClaims } from '../src/alerts/claims.js';
 import { AlertEngine, QUEUE_GRACE_MS } from '../src/alerts/engine.js';
 import { alertsCommand } from '../src/alerts/cli.js';
 import { ALERT_DECISIONS, ALERT_DELIVERIES, LEASE_MS, MAX_ATTEMPTS, backoffMs, type DeliveryRecord } from '../src/alerts/outbox.js';
@@ -45,9 +45,18 @@ afterAll(async () => {
   await smtp?.close();
 });
 
-/** An engine on the running service's store, on a clock the test sets. */
-const engineAt = (s: TestService, at: () => number) =>
-  alertEngine({ config: s.config, db: s.store.db, credentials: s.credentials, timelines: s.timelines, log: createLogger('silent'), clock: at });
+/** An engine on the running service's store, on a clock the test sets; `smtpUrl` instead of the
+ *  service's, `claims` to take deliveries as on NATS. */
+const engineAt = (s: TestService, at: () => number, other: { smtpUrl?: string; claims?: AttemptClaims } = {}) =>
+  alertEngine({
+    config: other.smtpUrl === undefined ? s.config : { ...s.config, smtpUrl: other.smtpUrl },
+    db: s.store.db,
+    credentials: s.credentials,
+    timelines: s.timelines,
+    log: createLogger('silent'),
+    clock: at,
+    ...(other.claims ? { claims: other.claims } : {}),
+  });
 /** What an AlertEngine built by hand needs of a running service, at a fixed instant. */
 const engineDeps = (s: TestService, at: number) => ({
   config: s.config,
@@ -632,14 +641,8 @@ describe('alerts - failures and the local outbox', () => {
         await shareWith(svc, partner, `rose-${fam.lovedOneId}`, fam);
         await fallNote(svc, fam, partner);
         let now = Date.now();
-        const config = { ...svc.config, smtpUrl: `smtp://127.0.0.1:${port}` };
-        const engine = alertEngine({
-          config,
-          db: svc.store.db,
-          credentials: svc.credentials,
-          timelines: svc.timelines,
-          log: createLogger('silent'),
-          clock: () => now,
+        const engine = engineAt(svc, () => now, {
+          smtpUrl: `smtp://127.0.0.1:${port}`,
           ...(bus ? { claims: new KvAttemptClaims(bus.kv, alertClaimsBucketName(`t451${randomBytes(4).toString('hex')}`)) } : {}),
         });
         await engine.scanRecords();
@@ -674,15 +677,7 @@ describe('alerts - failures and the local outbox', () => {
     const partner = await onboard(svc.store.db, svc.credentials);
     await shareWith(svc, partner, `rose-${fam.lovedOneId}`, fam);
     await fallNote(svc, fam, partner);
-    const config = { ...svc.config, smtpUrl: '' };
-    const engine = alertEngine({
-      config,
-      db: svc.store.db,
-      credentials: svc.credentials,
-      timelines: svc.timelines,
-      log: createLogger('silent'),
-      clock: Date.now,
-    });
+    const engine = engineAt(svc, Date.now, { smtpUrl: '' });
     await engine.scanRecords();
     // (The dead letter the test before put back in the queue goes out this way too.)
     expect((await engine.deliver()).sent).toBeGreaterThanOrEqual(1);
