@@ -25,6 +25,9 @@ beforeAll(async () => {
   const url = new URL(freshDatabaseUrl(inject('mongoUrl')));
   url.searchParams.set('monitorCommands', 'true');
   svc = await startTestService({ mongoUrl: url.toString(), env: { RATE_MCP_KEY_PER_MIN: '100000' } });
+  // The minute run's sweeps (expired sessions among them) are not requests: none may tick inside
+  // the window of commands the test counts.
+  await svc.cron?.stop();
   svc.store.client.on('commandStarted', (e: CommandStartedEvent) =>
     commands.push({ name: e.commandName, collection: String(e.command[e.commandName]), projected: e.command.projection !== undefined }),
   );

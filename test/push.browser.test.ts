@@ -106,13 +106,17 @@ describe('web push in Chromium', () => {
       );
       await cdp.send('ServiceWorker.enable');
       const registrationId = await registered;
+      // Delivered only once the worker is active: a push to one still installing may be dropped.
+      await page.evaluate(async () => void (await navigator.serviceWorker.ready));
       await cdp.send('ServiceWorker.deliverPushMessage', { origin, registrationId, data: JSON.stringify(payload) });
       await expect
-        .poll(() =>
-          page.evaluate(async () => {
-            const reg = await navigator.serviceWorker.ready;
-            return (await reg.getNotifications()).map((n) => ({ title: n.title, body: n.body, tag: n.tag, url: (n.data as { url: string }).url }));
-          }),
+        .poll(
+          () =>
+            page.evaluate(async () => {
+              const reg = await navigator.serviceWorker.ready;
+              return (await reg.getNotifications()).map((n) => ({ title: n.title, body: n.body, tag: n.tag, url: (n.data as { url: string }).url }));
+            }),
+          { timeout: 10_000 },
         )
         .toEqual([{ title: 'Missed dose', body: 'The 8:00 dose is not marked taken.', tag: 'dose', url: app('/settings#notifications') }]);
 
@@ -123,11 +127,13 @@ describe('web push in Chromium', () => {
         data: JSON.stringify({ title: 'Elsewhere', body: '', url: 'https://evil.example/', tag: 'other' }),
       });
       await expect
-        .poll(() =>
-          page.evaluate(async () => {
-            const reg = await navigator.serviceWorker.ready;
-            return (await reg.getNotifications({ tag: 'other' })).map((n) => (n.data as { url: string }).url);
-          }),
+        .poll(
+          () =>
+            page.evaluate(async () => {
+              const reg = await navigator.serviceWorker.ready;
+              return (await reg.getNotifications({ tag: 'other' })).map((n) => (n.data as { url: string }).url);
+            }),
+          { timeout: 10_000 },
         )
         .toEqual([app('/')]);
 
