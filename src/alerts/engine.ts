@@ -17,6 +17,7 @@ import { wordsIn, type ZoneWords } from '../workspace/careReader.js';
 import type { Channel } from './channels.js';
 import type { AttemptClaims } from './claims.js';
 import type { DeliveryQueue, QueuedDelivery, Settled } from './queue.js';
+import { ClaimedTakes, LeasedTakes, type DeliveryTakes } from './takes.js';
 import { GroupCommit } from '../ingest/fresh.js';
 import { alertMail } from './compose.js';
 import { digestMail, digestReads, type DigestPeriod, type DigestReads } from './digest.js';
@@ -37,13 +38,6 @@ const FIRST_SCAN_MS = 24 * 3_600_000;
 const SCAN_BATCH = 500;
 /** Deliveries one run sends at most; the next run takes the rest. */
 const DELIVERIES_PER_RUN = 500;
-/** On NATS, how long the pass over the outbox leaves a due delivery to the work queue. */
-export const QUEUE_GRACE_MS = 60_000;
-/** How old a delivery handed over whole may be for the sender to claim it without reading it:
- *  well inside QUEUE_GRACE_MS, so no pass can have claimed its first attempt before. */
-const FRESH_MS = 30_000;
-/** On NATS, how soon a delivery whose attempt another process holds is asked about again. */
-const HELD_ELSEWHERE_RETRY_MS = 10_000;
 /** Marking a delivery sent stops being retried this long before its lease ends (src/alerts/outbox.ts). */
 const MARK_SENT_MARGIN_MS = 30_000;
 /** Digests whose decisions, and what they need besides the care record, are read at once. */
@@ -85,6 +79,8 @@ export class AlertEngine {
   readonly ranges: RangeStore;
   readonly links: UnsubscribeLinks;
   private readonly store: WorkspaceStore;
+  /** How deliveries are taken before they are sent: claims in NATS key-value, or the store's lease. */
+  private readonly takes: DeliveryTakes;
   /** Deliveries sent and not yet marked so: whatever the sender's batches sent meanwhile, marked with one update. */
   private readonly marks = new GroupCommit<DeliveryRecord, void>(async (ds) => {
     await this.markSent(ds);
@@ -93,6 +89,7 @@ export class AlertEngine {
 
   constructor(private readonly d: AlertDeps) {
     this.outbox = new AlertOutbox(d.db);
+    this.takes = d.claims ? new ClaimedTakes(this.outbox, d.claims) : new LeasedTakes(this.outbox);
     this.preferences = new PreferenceStore(d.db);
     this.ranges = new RangeStore(d.db);
     this.links = new UnsubscribeLinks(d.db, d.config, d.clock);
@@ -387,6 +384,7 @@ export class AlertEngine {
     await Promise.all(Array.from({ length: Math.min(DIGEST_CONCURRENCY, open.length) }, lane));
     const all = channels.flatMap((channel) => deliveries.map((d) => ({ ...d, _id: `${d.decisionId}|${d.uid}|${channel.name}`, channel: channel.name })));
     const inserted = await this.outbox.enqueueMany(all);
+    // By id only: a digest is no alert to hurry, and its mail is long.
     await this.publish(all, new Set());
     const candidates = open.map(({ lovedOne, period, kinds, key }) => ({
       key,
@@ -458,7 +456,7 @@ export class AlertEngine {
   }
 
   /**
-   * Send the deliveries a work queue handed this process together: taken (`takeMany`) while the
+   * Send the deliveries a work queue handed this process together: taken (src/alerts/takes.ts) while the
    * members' preferences are read (the queue's messages name each delivery's loved one), and each
    * sent through its channel. Resolves once they are sent, with, for each item in
    * order, when it is settled: sent and marked so (the marks of every batch sent meanwhile go in
@@ -469,7 +467,7 @@ export class AlertEngine {
     const now = this.now();
     const ids = items.map((i) => i.id);
     const named = [...new Set(items.flatMap((i) => (i.lovedOneId ? [i.lovedOneId] : [])))];
-    const [took, prefsOfNamed] = await Promise.all([this.takeMany(items, now), this.preferences.ofLovedOnes(named)]);
+    const [took, prefsOfNamed] = await Promise.all([this.takes.takeMany(items, now), this.preferences.ofLovedOnes(named)]);
     const taken = new Map(took.taken.map((d) => [d._id, d]));
     const rows = new Map(took.others.map((d) => [d._id, d]));
     // A message queued by an earlier version names no loved one: theirs are read now.
@@ -491,41 +489,6 @@ export class AlertEngine {
       const until = row.state === 'pending' ? row.notBefore.getTime() : (row.leaseUntil?.getTime() ?? now.getTime());
       return { done: Promise.resolve({ settled: false, retryInMs: Math.max(1_000, until - now.getTime()) }) };
     });
-  }
-
-  /**
-   * Take these deliveries for a lease: through the outbox's own lease in the store, or, on NATS,
-   * each attempt claimed in key-value. A delivery the queue hands over whole, on its first
-   * delivery and moments after its fan-out, is claimed as it came (nothing else can have taken its
-   * first attempt yet: the pass over the outbox leaves a delivery to the queue for QUEUE_GRACE_MS),
-   * so its take reads nothing from the store; any other is read first.
-   */
-  private async takeMany(items: readonly QueuedDelivery[], now: Date): Promise<{ taken: DeliveryRecord[]; others: DeliveryRecord[] }> {
-    if (!this.d.claims)
-      return this.outbox.takeMany(
-        items.map((i) => i.id),
-        now,
-      );
-    const fresh = (f: NewDelivery | undefined): f is NewDelivery => !!f && now.getTime() - f.createdAt.getTime() < FRESH_MS && f.notBefore <= now;
-    const whole = new Map(
-      items.flatMap((i) => (fresh(i.fresh) && i.fresh._id === i.id ? [[i.id, { ...i.fresh, state: 'pending' as const, attempts: 0 }]] : [])),
-    );
-    const rows = [...whole.values(), ...(await this.outbox.rowsOf(items.map((i) => i.id).filter((id) => !whole.has(id))))];
-    return this.claim(rows, now, now);
-  }
-
-  /** `takeMany` through the claims, for rows read or handed over: those due by `dueBy`, or whose
-   *  store lease ran out, each for its next attempt. One held elsewhere comes back as taken by
-   *  another process, to be asked about again in HELD_ELSEWHERE_RETRY_MS. */
-  private async claim(rows: readonly DeliveryRecord[], now: Date, dueBy: Date): Promise<{ taken: DeliveryRecord[]; others: DeliveryRecord[] }> {
-    const leaseUntil = new Date(now.getTime() + LEASE_MS);
-    const due = (d: DeliveryRecord) => (d.state === 'pending' && d.notBefore <= dueBy) || (d.state === 'sending' && !!d.leaseUntil && d.leaseUntil < now);
-    const held = await this.d.claims!.claim(rows.filter(due).map((d) => ({ id: d._id, attempt: d.attempts })));
-    const taken = rows.filter((d) => held.has(d._id)).map((d) => ({ ...d, state: 'sending' as const, attempts: d.attempts + 1, leaseUntil }));
-    // Held elsewhere: perhaps by a sender that died, whose lease ends at a time not known here.
-    const askAgain = new Date(now.getTime() + HELD_ELSEWHERE_RETRY_MS);
-    const others = rows.filter((d) => !held.has(d._id)).map((d) => (due(d) ? { ...d, state: 'sending' as const, leaseUntil: askAgain } : d));
-    return { taken, others };
   }
 
   private async send(d: DeliveryRecord): Promise<'sent' | 'retry' | 'dead' | 'withdrawn'> {
@@ -578,28 +541,16 @@ export class AlertEngine {
   /** Send what is due, through each delivery's channel; a failure is retried later or dead-lettered. */
   async deliver(limit = DELIVERIES_PER_RUN): Promise<{ sent: number; failed: number; dead: number }> {
     const counts = { sent: 0, failed: 0, dead: 0 };
-    if (this.d.claims) {
-      // On NATS the work queue sends each delivery as it comes; this pass sends what it left (a
-      // publish that failed), once the delivery has been due for a while.
-      const now = this.now();
-      const dueBy = new Date(now.getTime() - QUEUE_GRACE_MS);
-      const { taken } = await this.claim(await this.outbox.due(now, dueBy, limit), now, dueBy);
-      for (const d of taken) {
+    for (let n = 0; n < limit;) {
+      const batch = await this.takes.takeDue(this.now(), limit - n);
+      if (!batch.length) break;
+      n += batch.length;
+      for (const d of batch) {
         const outcome = await this.send(d);
         if (outcome === 'sent') counts.sent++;
         else if (outcome === 'dead') counts.dead++;
         else if (outcome === 'retry') counts.failed++;
       }
-      return counts;
-    }
-    for (let i = 0; i < limit; i++) {
-      const now = this.now();
-      const d = await this.outbox.take(now);
-      if (!d) break;
-      const outcome = await this.send(d);
-      if (outcome === 'sent') counts.sent++;
-      else if (outcome === 'dead') counts.dead++;
-      else if (outcome === 'retry') counts.failed++;
     }
     return counts;
   }
@@ -629,13 +580,13 @@ export class AlertEngine {
     );
   }
 
-  /** One run of the whole cycle: what a cron tick does. */
   /** Let go of the channels' connections (the SMTP pool), once nothing is sent any more. */
   close(): Promise<void> {
     for (const c of this.d.channels) c.close?.();
     return Promise.resolve();
   }
 
+  /** One run of the whole cycle: what a cron tick does. */
   async run(): Promise<Record<string, number>> {
     const forgotten = await this.forgetGone();
     const scanned = await this.scanRecords();
