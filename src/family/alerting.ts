@@ -6,23 +6,26 @@ import { ALERTING_REASONS, flaggableText, flaggedReasons } from './careEventType
 import type { CareEventRecord } from './careEvents.js';
 import { DAY_NOTED } from './entries.js';
 
+/** What of a record the checks read: enough to judge an event before it is stored. */
+type Judged = Pick<CareEventRecord, 'eventType' | 'payload' | 'supersedes'>;
+
 /** A visit that starts this long after its scheduled start is late. */
 export const LATE_VISIT_MS = 30 * 60_000;
 
 /** The text of a record the reviewed words are read in: notes, how the day went, unknown types. */
-function textOf(e: CareEventRecord): string | null {
+function textOf(e: Judged): string | null {
   if (e.eventType === DAY_NOTED) return typeof e.payload.text === 'string' ? e.payload.text : null;
   return flaggableText(e);
 }
 
 /** The alerting reasons of the reviewed words in a record's text ("fall", "hospital"…), in list order. */
-export function alertingReasons(e: CareEventRecord): string[] {
+export function alertingReasons(e: Judged): string[] {
   const text = textOf(e);
   return text ? flaggedReasons(text).filter((r) => ALERTING_REASONS.includes(r)) : [];
 }
 
 /** How many minutes late a visit started, or null when it was on time or is not a visit's start. */
-export function minutesLate(e: CareEventRecord): number | null {
+export function minutesLate(e: Judged): number | null {
   if (e.eventType !== 'visit_started') return null;
   const scheduled = Date.parse(String(e.payload.scheduled_start));
   const actual = Date.parse(String(e.payload.actual_start));
@@ -39,7 +42,7 @@ export const isInboxMail = (e: Pick<CareEventRecord, 'eventType'>): boolean => e
  * Whether a new record could raise an alert for some family, whatever its settings: what the alert
  * rules act on, a correction or a withdrawal aside.
  */
-export function mayRaiseAlert(e: CareEventRecord): boolean {
+export function mayRaiseAlert(e: Judged): boolean {
   if (e.supersedes) return false;
   return isReading(e) || isInboxMail(e) || minutesLate(e) !== null || alertingReasons(e).length > 0;
 }

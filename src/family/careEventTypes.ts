@@ -512,7 +512,7 @@ export function flaggedReasons(text: string): string[] {
 }
 
 /** The text of an event the flag words are read in: a note's text, or an unknown type's name and fields. */
-export function flaggableText(e: CareEventRecord): string | null {
+export function flaggableText(e: Pick<CareEventRecord, 'eventType' | 'payload'>): string | null {
   if (e.eventType === 'note_added')
     return [str(e.payload.note_text), typeof e.payload.structured_summary === 'string' ? e.payload.structured_summary : ''].join('\n');
   if (known(e.eventType)) return null;

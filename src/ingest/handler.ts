@@ -49,17 +49,7 @@ export interface PipeDeps {
 /** The stream lane of an accepted event: urgent when it may raise an alert (a fall in a note, a
  *  reading), decided from the event alone, so the alert never waits behind routine events. */
 export function laneOf(e: QueuedEvent): LaneName {
-  const record = {
-    _id: e.eventId,
-    lovedOneId: '',
-    workspaceId: '',
-    source: 'partner' as const,
-    eventType: e.eventType,
-    occurredAt: new Date(e.occurredAt),
-    receivedAt: new Date(e.receivedAt),
-    payload: e.payload,
-  };
-  return mayRaiseAlert(record) ? 'urgent' : 'routine';
+  return mayRaiseAlert(e) ? 'urgent' : 'routine';
 }
 
 function bytesOf(req: HttpRequestEnvelope): Buffer {
