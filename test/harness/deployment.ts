@@ -34,10 +34,27 @@ async function answers(url: string, timeoutMs: number, gateway: RoleProcess): Pr
     },
     { timeout: timeoutMs, interval: 100 },
   );
-  if (exited !== null) throw new Error(`gateway exited with ${exited}`);
+  if (exited !== null) {
+    await gateway.closed;
+    throw new Error(`gateway exited with ${exited}; ${gateway.tail()}`);
+  }
 }
 
-export async function startDeployment(opts: { natsUrl: string; mongoUrl: string; workers?: number; env?: Record<string, string> }): Promise<Deployment> {
+type DeploymentOptions = { natsUrl: string; mongoUrl: string; workers?: number; env?: Record<string, string> };
+
+export async function startDeployment(opts: DeploymentOptions): Promise<Deployment> {
+  // A port picked free can be taken by an outgoing connection before the gateway binds it: then
+  // the whole deployment starts again on new ports (the workers' links name the surfaces too).
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(opts);
+    } catch (err) {
+      if (attempt >= 3 || !/EADDRINUSE|address already in use/i.test(String((err as Error).message))) throw err;
+    }
+  }
+}
+
+async function startOnce(opts: DeploymentOptions): Promise<Deployment> {
   const surfaces = await surfaceEnv();
   const env = { NATS_URL: opts.natsUrl, MONGO_URL: opts.mongoUrl, BUS_NAMESPACE: `dep${process.pid}${Date.now() % 100_000}`, ...surfaces, ...opts.env };
   const roles: Deployment['roles'] = [];

@@ -11,6 +11,10 @@ export interface RoleProcess {
   /** Resolves with the first line matching `pattern`. */
   waitFor(pattern: RegExp, timeoutMs?: number): Promise<string>;
   kill(signal?: NodeJS.Signals): Promise<number | null>;
+  /** The last log lines and stderr, to say why a process ended (complete once `closed` resolves). */
+  tail(): string;
+  /** Resolves once the process exited and its output was read to the end. */
+  closed: Promise<unknown>;
 }
 
 export function startRole(role: string, env: Record<string, string>): RoleProcess {
@@ -39,8 +43,10 @@ export function startRole(role: string, env: Record<string, string>): RoleProces
   });
   child.stderr!.on('data', (chunk: Buffer) => void (stderr += chunk.toString()));
   const exited = once(child, 'exit');
+  const closed = once(child, 'close').catch(() => undefined);
   return {
     child,
+    closed,
     lines,
     waitFor: (pattern, timeoutMs = 30_000) => {
       const found = lines.find((l) => pattern.test(l));
@@ -51,6 +57,7 @@ export function startRole(role: string, env: Record<string, string>): RoleProces
         void exited.then(() => reject(new Error(`${role} exited before logging ${pattern}; stderr: ${stderr.slice(-2000)}`)));
       });
     },
+    tail: () => `last log lines: ${lines.slice(-5).join('\n')}\nstderr: ${stderr.slice(-2000)}`,
     kill: async (signal = 'SIGTERM') => {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
       child.kill(signal);

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MongoClient, type CommandStartedEvent } from 'mongodb';
 import { ensureFerretDbBinary, startFerretDb } from '../../src/store/embedded/ferretdb.js';
-import { findExecutable, freePort as findFreePort, spawnServerProcess, waitForPort } from '../../src/store/embedded/process.js';
+import { findExecutable, freePort as findFreePort, isPortFree, spawnServerProcess, waitForPort } from '../../src/store/embedded/process.js';
 
 export interface RunningServer {
   url: string;
@@ -31,7 +31,22 @@ function log(line: string): void {
   process.stderr.write(`[test harness] ${line}\n`);
 }
 
-export function freePort(): Promise<number> {
+// Test listeners take their ports from below the kernel's ephemeral range (32768–60999 on Linux),
+// from which every outgoing connection draws its local port. A port picked there by listening on
+// port 0 can be taken by one of the dozens of connections a starting process opens (its database
+// pool, NATS) before its own listener binds it. Each vitest worker walks its own band, from a
+// random start, so files running side by side do not pick the same port either.
+const PORT_BAND = 2_000;
+const FIRST_PORT = 12_000;
+const BANDS = 10;
+let portCursor = Math.floor(Math.random() * PORT_BAND);
+
+export async function freePort(): Promise<number> {
+  const low = FIRST_PORT + (Number(process.env.VITEST_POOL_ID ?? 0) % BANDS) * PORT_BAND;
+  for (let tries = 0; tries < 50; tries++) {
+    const port = low + (portCursor++ % PORT_BAND);
+    if (await isPortFree(port)) return port;
+  }
   return findFreePort();
 }
 
