@@ -120,6 +120,7 @@ export async function carecircleEnv(mongoUrl: string, extra: Record<string, stri
     // The limits stay on the path but never refuse: a 429 would measure nothing.
     RATE_DIRECTORY_MCP_PER_MIN: '100000000',
     RATE_MCP_KEY_PER_MIN: '100000000',
+    RATE_MCP_SESSION_PER_MIN: '100000000',
     RATE_INGEST_PER_MIN: '100000000',
     ...extra,
   };

@@ -143,10 +143,10 @@ export async function benchWorkspace(infra: Infra): Promise<void> {
     if (key.storeCommands !== undefined)
       finding({
         part: 'workspace',
-        what: 'API key: store commands per request',
+        what: "API key: store commands per request (the loved one's month list and newest month, the audit write)",
         value: fixed(key.storeCommands),
-        target: '≤ 1 (the audit write)',
-        meets: key.storeCommands <= 1.005,
+        target: '≤ 3',
+        meets: key.storeCommands <= 3.005,
       });
   } finally {
     await stopAll(children);
