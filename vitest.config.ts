@@ -1,20 +1,26 @@
 import os from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
-import { FAULTS, LEFT_OUT_OF_QUICK, OWN_PROCESS } from './test/harness/quickRun.js';
+import { CONFORMANCE, FAULTS, LEFT_OUT_OF_QUICK, OWN_PROCESS } from './test/harness/quickRun.js';
 
 const FILES = ['src/**/*.test.ts', 'machines/**/*.test.ts', 'bridge/**/*.test.ts', 'test/**/*.test.ts'];
 /** Files that start several carecircle processes (or a NATS cluster): one such file at a time. */
 const PROCESSES = [...LEFT_OUT_OF_QUICK.cluster, 'test/chaos.test.ts', 'test/fuzz.test.ts'];
-/** Files that drive Chromium, and the conformance suite's processes. */
-const BROWSER = [...LEFT_OUT_OF_QUICK.browser, 'test/conformance.test.ts'];
+/** Files that drive Chromium. */
+const BROWSER = LEFT_OUT_OF_QUICK.browser;
 // Two files at a time even on two cores (vitest's default there is one): most of a file's time is
 // spent waiting on servers, child processes and Chromium, so a second one fills the gaps.
-const MAX_WORKERS = Math.max(2, os.availableParallelism() - 1);
+const MAX_WORKERS = Number(process.env.TEST_WORKERS ?? Math.max(2, os.availableParallelism() - 1));
 
 export default defineConfig(({ mode }) => {
   // `vitest run --mode quick` (npm run test:quick): the inner loop, without the long, browser and cluster files.
   // `vitest run --mode faults` (npm run test:faults): only the fault runs, which the other modes leave out.
-  const exclude = [...configDefaults.exclude, ...(mode === 'quick' ? Object.values(LEFT_OUT_OF_QUICK).flat() : []), ...(mode === 'faults' ? [] : FAULTS)];
+  // `vitest run --mode conformance` (npm run test:conformance): only the MCP conformance suite, likewise.
+  const exclude = [
+    ...configDefaults.exclude,
+    ...(mode === 'quick' ? Object.values(LEFT_OUT_OF_QUICK).flat() : []),
+    ...(mode === 'faults' ? [] : FAULTS),
+    ...(mode === 'conformance' ? [] : CONFORMANCE),
+  ];
   const project = (name: string, include: string[], options: { isolate?: boolean; maxWorkers: number; order: number; without?: string[] }) => ({
     test: {
       name,
@@ -40,14 +46,16 @@ export default defineConfig(({ mode }) => {
       projects:
         mode === 'faults'
           ? [project('faults', FAULTS, { maxWorkers: 1, order: 0 })]
-          : [
-              project('in process', FILES, { maxWorkers: MAX_WORKERS, order: 0, without: [...OWN_PROCESS, ...BROWSER, ...PROCESSES] }),
-              // Files that read what belongs to the whole process, such as the metrics registry.
-              project('own process', OWN_PROCESS, { isolate: true, maxWorkers: MAX_WORKERS, order: 0 }),
-              project('browser', BROWSER, { maxWorkers: MAX_WORKERS, order: 1 }),
-              // Each starts several processes of its own: two such files at once starve each other on two cores.
-              project('processes', PROCESSES, { maxWorkers: 1, order: 2 }),
-            ],
+          : mode === 'conformance'
+            ? [project('conformance', CONFORMANCE, { maxWorkers: 1, order: 0 })]
+            : [
+                project('in process', FILES, { maxWorkers: MAX_WORKERS, order: 0, without: [...OWN_PROCESS, ...BROWSER, ...PROCESSES] }),
+                // Files that read what belongs to the whole process, such as the metrics registry.
+                project('own process', OWN_PROCESS, { isolate: true, maxWorkers: MAX_WORKERS, order: 0 }),
+                project('browser', BROWSER, { maxWorkers: MAX_WORKERS, order: 1 }),
+                // Each starts several processes of its own: two such files at once starve each other on two cores.
+                project('processes', PROCESSES, { maxWorkers: 1, order: 2 }),
+              ],
     },
   };
 });

@@ -236,7 +236,9 @@ describe('every app page on a phone and with assistive technology', () => {
     expect(pages.map((p) => p.path)).toEqual(expect.arrayContaining(['/', '/settings', '/care/:lovedOneId']));
   });
 
-  it.each(pages)('when the caregiver opens $path ($name) at 375 px, then it fits and passes axe', async ({ name, path }) => {
+  // Pages are checked a few at a time (vitest's maxConcurrency): each has its own tab, and most of
+  // a check is Chromium laying out and axe walking one page while the other core has room.
+  it.concurrent.for(pages)('when the caregiver opens $path ($name) at 375 px, then it fits and passes axe', async ({ name, path }, { expect }) => {
     const url = path.replace(/:([A-Za-z]+)/g, (_, param: string) => {
       const value = samples[`${name}:${param}`] ?? samples[param];
       if (!value) throw new Error(`no sample value for :${param} of ${path}: add one to this test`);

@@ -4,7 +4,7 @@
 import { globSync, readFileSync } from 'node:fs';
 import { matchesGlob } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FAULTS, LEFT_OUT_OF_QUICK } from './harness/quickRun.js';
+import { CONFORMANCE, FAULTS, LEFT_OUT_OF_QUICK } from './harness/quickRun.js';
 import { repoRoot } from './harness/servers.js';
 
 const HEAVY = /from '\.\/harness\/(browser|processes|twoGateways|ingestWorkers|deployment|chaos|natsCluster)\.js'/;
@@ -26,5 +26,10 @@ describe('the quick run', () => {
   it('leaves out the fault runs too, and they name only files that exist', () => {
     expect(FAULTS.filter((f) => !leftOut(f))).toEqual([]);
     expect(FAULTS.filter((f) => !files.includes(f))).toEqual([]);
+  });
+
+  it('leaves out the conformance suite, which names only files that exist', () => {
+    expect(CONFORMANCE.filter((f) => !leftOut(f))).toEqual([]);
+    expect(CONFORMANCE.filter((f) => !files.includes(f))).toEqual([]);
   });
 });

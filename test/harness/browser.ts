@@ -1,7 +1,7 @@
 // Real headless Chromium (Debian's package) driven by playwright-core, one browser per test file.
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
 import { repoRoot } from './servers.js';
 import { startTestService, type TestService, type TestServiceOptions } from './service.js';
@@ -9,7 +9,7 @@ import { startTestService, type TestService, type TestServiceOptions } from './s
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const SCREENSHOTS = path.join(repoRoot, 'test-results');
 
-export function launchBrowser(): Promise<Browser> {
+function launch(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
     args: [
@@ -22,6 +22,40 @@ export function launchBrowser(): Promise<Browser> {
       '--disable-sync',
       '--disable-dev-shm-usage',
     ],
+  });
+}
+
+let shared: Promise<Browser> | undefined;
+
+/**
+ * Chromium for one test file. The files of a vitest worker share its modules, and so one Chromium
+ * (a launch costs about 1.5 s of CPU, some twenty times a run): each file gets a handle whose
+ * `close()` closes the contexts and pages the file opened, never the browser, which ends with
+ * its worker. Everything a page keeps (cookies, storage, service workers, permissions) lives in
+ * its context, so no file sees another's.
+ */
+export async function launchBrowser(): Promise<Browser> {
+  if (!shared || !(await shared.catch(() => undefined))?.isConnected()) shared = launch();
+  const browser = await shared;
+  const opened = new Set<BrowserContext>();
+  const track = (context: BrowserContext) => {
+    opened.add(context);
+    context.once('close', () => opened.delete(context));
+    return context;
+  };
+  return new Proxy(browser, {
+    get(target, prop) {
+      if (prop === 'newContext') return async (...args: Parameters<Browser['newContext']>) => track(await target.newContext(...args));
+      if (prop === 'newPage')
+        return async (...args: Parameters<Browser['newPage']>) => {
+          const page = await target.newPage(...args);
+          track(page.context());
+          return page;
+        };
+      if (prop === 'close') return async () => void (await Promise.all([...opened].map((c) => c.close().catch(() => undefined))));
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
   });
 }
 
