@@ -223,4 +223,16 @@ describe('a store written by the earlier version', () => {
     expect(beside.length).toBeGreaterThan(0);
     expect(await migrateTimelines(db, timelines, STREAMS, capturingLog().log)).toBe('done already');
   });
+
+  it('when several processes start at once on a fresh store, then each finds the timelines ready and none fails', async () => {
+    // Separate clients, as separate processes have: each marks the store migrated at the same moment.
+    // A few fresh stores, since the race is a matter of the same few milliseconds.
+    for (let round = 0; round < 4; round++) {
+      const url = freshDatabaseUrl(inject('mongoUrl'));
+      const dbs = await Promise.all(Array.from({ length: 12 }, () => connect(url)));
+      const outcomes = await Promise.all(dbs.map((db) => migrateTimelines(db, timelinesOf(db, 'embedded'), STREAMS, capturingLog().log)));
+      expect(outcomes.every((o) => o === 'migrated' || o === 'done already')).toBe(true);
+      expect(await dbs[0]!.collection(MIGRATIONS).countDocuments()).toBe(1);
+    }
+  });
 });
