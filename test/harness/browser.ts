@@ -21,6 +21,10 @@ function launch(): Promise<Browser> {
       '--disable-component-update',
       '--disable-sync',
       '--disable-dev-shm-usage',
+      // One renderer per site rather than per frame and page, and no background features: the
+      // walks' Chromium is most of the suite's CPU (about 10% less with these).
+      '--disable-features=IsolateOrigins,site-per-process,Translate,MediaRouter,OptimizationHints',
+      '--process-per-site',
     ],
   });
 }
