@@ -8,6 +8,7 @@
 // old collections dropped.
 import type { Db } from 'mongodb';
 import type { Logger } from '../../log.js';
+import { isDuplicateKey } from '../errors.js';
 import type { Stream, TimelineRecord, Timelines } from './port.js';
 
 export const MIGRATIONS = 'timeline_migrations';
@@ -49,7 +50,7 @@ export async function migrateTimelines(
   // server (FerretDB inserts after its read), so the mark a process beside this one wrote first is
   // as good as this one's.
   await marks.updateOne({ _id: DONE }, { $setOnInsert: { at: new Date() } }, { upsert: true }).catch((err: unknown) => {
-    if ((err as { code?: unknown }).code !== 11000) throw err;
+    if (!isDuplicateKey(err)) throw err;
   });
   return 'migrated';
 }
