@@ -23,13 +23,11 @@ describe('the quick run', () => {
     expect(patterns.filter((p) => !files.some((f) => matchesGlob(f, p)))).toEqual([]);
   });
 
-  it('leaves out the fault runs too, and they name only files that exist', () => {
-    expect(FAULTS.filter((f) => !leftOut(f))).toEqual([]);
-    expect(FAULTS.filter((f) => !files.includes(f))).toEqual([]);
-  });
-
-  it('leaves out the conformance suite, which names only files that exist', () => {
-    expect(CONFORMANCE.filter((f) => !leftOut(f))).toEqual([]);
-    expect(CONFORMANCE.filter((f) => !files.includes(f))).toEqual([]);
+  it.for([
+    ['fault runs', FAULTS],
+    ['conformance suite', CONFORMANCE],
+  ] as const)('leaves out the %s too, whose list names only files that exist', ([, list]) => {
+    expect(list.filter((f) => !leftOut(f))).toEqual([]);
+    expect(list.filter((f) => !files.includes(f))).toEqual([]);
   });
 });

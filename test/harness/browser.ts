@@ -1,4 +1,4 @@
-// Real headless Chromium (Debian's package) driven by playwright-core, one browser per test file.
+// Real headless Chromium (Debian's package) driven by playwright-core, one browser per vitest worker.
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';

@@ -46,8 +46,8 @@ export const FAULTS = [
 ];
 
 /** The official MCP conformance suite: about 45 runs of its command, each a Node.js process of
- *  its own, a minute and a half of CPU. `npm run test:conformance` runs it, and `.ci/run` runs it
- *  after `npm test`, which leaves it out to stay within five minutes on two cores. */
+ *  its own (33 s alone). `npm run test:conformance` runs it, and `.ci/run` runs it after
+ *  `npm test`, which leaves it out to stay near five minutes on two cores. */
 export const CONFORMANCE = ['test/conformance.test.ts'];
 
 /** Files run in a process of their own (vitest.config.ts): they read what belongs to the whole
